@@ -1,0 +1,22 @@
+// gpu-ctk: the administration tool (config, hooks, CDI, engine set-up) and the hook binary.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace gcr {
+
+// One `gpu-ctk <name> ...` command; `args` excludes the command name.
+struct CtkCommand {
+  const char* name;
+  const char* summary;
+  int (*run)(const std::vector<std::string>& args);
+};
+
+// `program` is argv[0] (the tool dispatches on the name it was invoked by), `args` argv[1..].
+[[nodiscard]] int run_ctk(const std::string& program, const std::vector<std::string>& args);
+
+// Commands, one file each.
+[[nodiscard]] int ctk_config(const std::vector<std::string>& args);
+
+}  // namespace gcr

@@ -1,0 +1,61 @@
+#include "shim.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "config_file.h"
+#include "create.h"
+#include "fs.h"
+#include "handoff.h"
+#include "log.h"
+#include "runc_args.h"
+#include "runtime_lookup.h"
+#include "version.h"
+
+namespace gcr {
+namespace {
+
+constexpr const char* kProgram = "gpu-container-runtime";
+
+std::string env_or_empty(const char* name) {
+  const char* value = std::getenv(name);
+  return value == nullptr ? std::string() : std::string(value);
+}
+
+void print_version() {
+  (void)write_all(STDOUT_FILENO, std::string(kProgram) + " version " + kVersion + "\n\n");
+}
+
+}  // namespace
+
+int run_shim(const std::vector<std::string>& args) {
+  const RuncArgs runc = parse_runc_args(args);
+  Logger logger(kProgram);
+  logger.set_runc_log(runc.log_path, runc.log_format);
+  if (runc.version) print_version();
+
+  auto config = load_config(runc.config_path ? runc.config_path : config_path_from_env());
+  if (!config) {
+    logger.error(config.error().message);
+    return 1;
+  }
+  configure_logger(logger, *config, runc.log_path, runc.log_format, runc.debug);
+
+  auto runtime = find_low_level_runtime(config->runtime.runtimes, env_or_empty("PATH"));
+  if (!runtime) {
+    logger.error(runtime.error().message);
+    return 1;
+  }
+  if (runc.edits_bundle()) {
+    if (auto s = prepare_container(runc, *config, logger); !s) {
+      logger.error(s.error().message);
+      return 1;
+    }
+  }
+  close_unhanded_fds(handed_fd_count(runc, std::getenv("LISTEN_FDS"), std::getenv("LISTEN_PID")));
+  logger.error(exec_runtime(*runtime, args_for_runc(args)).message);
+  return 1;
+}
+
+}  // namespace gcr

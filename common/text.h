@@ -1,0 +1,36 @@
+// Small string helpers shared by the parsers.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gcr {
+
+[[nodiscard]] std::string_view trim(std::string_view s);
+[[nodiscard]] std::vector<std::string_view> split(std::string_view s, char sep);
+[[nodiscard]] std::string join(const std::vector<std::string>& parts, std::string_view sep);
+[[nodiscard]] std::string to_lower(std::string_view s);
+[[nodiscard]] bool iequals(std::string_view a, std::string_view b);
+
+// Parses a plain unsigned decimal ("0".."18446744073709551615"); no sign, no spaces.
+[[nodiscard]] std::optional<std::uint64_t> parse_decimal(std::string_view s);
+
+// Returns s with control characters escaped (\n, \x1b, ...) and cut to max_len bytes, so a
+// value from a container cannot forge or flood log lines.
+[[nodiscard]] std::string printable(std::string_view s, std::size_t max_len = 512);
+
+// True when `path` equals `dir` or lies below it, comparing whole components
+// ("/a/b" is under "/a", "/ab" is not).
+[[nodiscard]] bool path_is_under(std::string_view path, std::string_view dir);
+
+// Lexically cleans an absolute or relative path: removes "." components, duplicate and
+// trailing slashes, and resolves ".." against preceding components (never above "/").
+[[nodiscard]] std::string clean_path(std::string_view path);
+
+// Joins a root directory and an absolute in-root path ("/a" + "/b" -> "/a/b"; "/" + "/b" -> "/b").
+[[nodiscard]] std::string join_root(std::string_view root, std::string_view path);
+
+}  // namespace gcr

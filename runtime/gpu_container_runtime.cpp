@@ -1,0 +1,9 @@
+// gpu-container-runtime: a drop-in for runc that gives containers NVIDIA GPUs.
+#include <string>
+#include <vector>
+
+#include "shim.h"
+
+int main(int argc, char** argv) {
+  return gcr::run_shim(std::vector<std::string>(argv + 1, argv + argc));
+}

@@ -1,0 +1,235 @@
+// The shim in front of a recording fake runc: argv, environment and fds pass through
+// unchanged; create/run without a GPU request leave the bundle untouched; failures are one
+// line on stderr and in runc's --log, with runc not run.
+#include <doctest/doctest.h>
+
+#include <sys/stat.h>
+
+#include "shim_fixture.h"
+
+using gcr::Json;
+using gcr::test::ShimFixture;
+
+namespace {
+
+std::vector<std::string> recorded_args(const Json& record) {
+  auto argv = record.at("argv").get<std::vector<std::string>>();
+  return std::vector<std::string>(argv.begin() + 1, argv.end());
+}
+
+struct timespec mtime_of(const std::string& path) {
+  struct stat st {};
+  REQUIRE(::stat(path.c_str(), &st) == 0);
+  return st.st_mtim;
+}
+
+const std::string kPlainSpec =
+    R"({"ociVersion":"1.0.2","process":{"env":["PATH=/bin"],"args":["sh"]},"root":{"path":"rootfs"}})";
+
+}  // namespace
+
+TEST_CASE("every command reaches runc with argv[1..] byte-identical") {
+  ShimFixture f;
+  f.write_spec(kPlainSpec);
+  const std::vector<std::vector<std::string>> calls = {
+      {"--root", "/run/x", "--log", f.path("log.json"), "--log-format", "json", "create",
+       "--bundle", f.bundle(), "--pid-file", "/run/p", "c1"},
+      {"--root", "/run/x", "start", "c1"},
+      {"--root", "/run/x", "state", "c1"},
+      {"--root", "/run/x", "kill", "c1", "KILL"},
+      {"--root", "/run/x", "delete", "--force", "c1"},
+      {"exec", "--process", "/p.json", "c1"},
+      {"ps", "c1"},
+      {"events", "c1"},
+      {"pause", "c1"},
+      {"resume", "c1"},
+      {"update", "c1"},
+      {"features"},
+      {"checkpoint", "c1"},
+      {"restore", "c1"},
+      {"spec"},
+      {"list"},
+      {"not-a-runc-command", "--weird", "x y", ""},
+      {"run", "-b", f.bundle(), "c2"},
+      {"state", "create"},
+  };
+  for (const auto& args : calls) {
+    CAPTURE(args);
+    const auto result = f.shim(args);
+    CHECK(result.exit_code == 0);
+    const Json record = f.record();
+    REQUIRE_FALSE(record.is_null());
+    CHECK(recorded_args(record) == args);
+    CHECK(record.at("argv").at(0) == gcr::test::built("fake-runc"));
+  }
+}
+
+TEST_CASE("runc's exit status is the caller's") {
+  ShimFixture f;
+  gcr::test::RunOptions options;
+  options.env["FAKE_RUNC_EXIT"] = "42";
+  CHECK(f.shim({"state", "c1"}, options).exit_code == 42);
+}
+
+TEST_CASE("runc gets the shim's environment unchanged") {
+  ShimFixture f;
+  gcr::test::RunOptions options;
+  options.env["SOME_CALLER_VAR"] = "value with spaces";
+  options.env["LD_LIBRARY_PATH"] = "/caller/lib";
+  const auto result = f.shim({"state", "c1"}, options);
+  REQUIRE(result.exit_code == 0);
+  const auto env = f.record().at("env").get<std::vector<std::string>>();
+  CHECK(std::find(env.begin(), env.end(), "SOME_CALLER_VAR=value with spaces") != env.end());
+  CHECK(std::find(env.begin(), env.end(), "LD_LIBRARY_PATH=/caller/lib") != env.end());
+  CHECK(std::find(env.begin(), env.end(), "GPU_CONTAINER_RUNTIME_CONFIG=" + f.config_path()) !=
+        env.end());
+}
+
+TEST_CASE("only fds 0-2 and the handed ones survive the exec") {
+  ShimFixture f;
+  f.write_spec(kPlainSpec);
+  const std::string shim = gcr::test::built("gpu-container-runtime");
+  const auto fds_with = [&](const std::string& runc_args, const std::string& extra_env) {
+    const std::string script = "exec 3</dev/null 4</dev/null 5</dev/null 6</dev/null; " +
+                               extra_env + " exec " + shim + " " + runc_args;
+    gcr::test::RunOptions options;
+    options.env["GPU_CONTAINER_RUNTIME_CONFIG"] = f.config_path();
+    options.env["FAKE_RUNC_RECORD"] = f.path("record.json");
+    REQUIRE(gcr::test::run({"/bin/sh", "-c", script}, options).exit_code == 0);
+    return f.record().at("fds").get<std::vector<int>>();
+  };
+  CHECK(fds_with("state c1", "") == std::vector<int>{0, 1, 2});
+  CHECK(fds_with("create --preserve-fds 2 --bundle " + f.bundle() + " c1", "") ==
+        std::vector<int>{0, 1, 2, 3, 4});
+  CHECK(fds_with("exec --preserve-fds 1 c1 sh", "LISTEN_FDS=2") ==
+        std::vector<int>{0, 1, 2, 3, 4, 5});
+}
+
+TEST_CASE("create and run without a GPU request leave config.json byte-identical") {
+  ShimFixture f;
+  f.write_spec(kPlainSpec);
+  const auto before = mtime_of(f.spec_path());
+  for (const std::string command : {"create", "run"}) {
+    REQUIRE(f.shim({command, "--bundle", f.bundle(), "c1"}).exit_code == 0);
+    CHECK(f.record().at("spec") == kPlainSpec);
+    const auto after = mtime_of(f.spec_path());
+    CHECK(after.tv_sec == before.tv_sec);
+    CHECK(after.tv_nsec == before.tv_nsec);
+  }
+}
+
+TEST_CASE("the working directory is the bundle when no --bundle is given") {
+  ShimFixture f;
+  f.write_spec("not json");
+  gcr::test::RunOptions in_bundle;
+  in_bundle.cwd = f.bundle();
+  const auto result = f.shim({"create", "c1"}, in_bundle);
+  CHECK(result.exit_code == 1);
+  CHECK(result.err.find("(./config.json)") != std::string::npos);
+}
+
+TEST_CASE("a bad config.json fails create: one line, file untouched, runc not run") {
+  ShimFixture f;
+  const std::string cases[] = {"",
+                               "null",
+                               "[]",
+                               R"({"process":{},"process":{}})",
+                               R"({} junk)",
+                               "\xEF\xBB\xBF{}",
+                               "{\"a\":\"\xff\"}"};
+  for (const auto& text : cases) {
+    CAPTURE(text);
+    f.write_spec(text);
+    const auto result = f.shim({"--log", f.path("log.json"), "--log-format", "json", "create",
+                                "--bundle", f.bundle(), "c1"});
+    CHECK(result.exit_code == 1);
+    CHECK(f.record().is_null());
+    CHECK(gcr::test::read_file(f.spec_path()) == text);
+    CHECK(std::count(result.err.begin(), result.err.end(), '\n') == 1);
+    CHECK(result.err.rfind("gpu-container-runtime: cannot read the container spec: ", 0) == 0);
+  }
+}
+
+TEST_CASE("errors reach runc's --log in runc's format") {
+  ShimFixture f;
+  f.write_spec("[]");
+  const std::string log = f.path("log.json");
+  REQUIRE(f.shim({"--log", log, "--log-format", "json", "create", "--bundle", f.bundle(), "c1"})
+              .exit_code == 1);
+  const Json entry = Json::parse(gcr::test::read_file(log));
+  CHECK(entry.at("level") == "error");
+  CHECK(entry.at("msg").get<std::string>().find("the top level is not a JSON object") !=
+        std::string::npos);
+  CHECK(entry.at("time").is_string());
+
+  const std::string text_log = f.path("log.txt");
+  REQUIRE(f.shim({"--log", text_log, "create", "--bundle", f.bundle(), "c1"}).exit_code == 1);
+  const std::string line = gcr::test::read_file(text_log);
+  CHECK(line.rfind("time=\"", 0) == 0);
+  CHECK(line.find(" level=error msg=\"cannot read the container spec: ") != std::string::npos);
+}
+
+TEST_CASE("no low-level runtime: one line naming every candidate") {
+  ShimFixture f;
+  f.write_config({{"runtime", {{"runtimes", {"/nonexistent/runc", "no-such-runtime-name"}}}}});
+  const auto result = f.shim({"state", "c1"});
+  CHECK(result.exit_code == 1);
+  CHECK(result.err ==
+        "gpu-container-runtime: no low-level runtime found: tried /nonexistent/runc (not an "
+        "executable "
+        "file), no-such-runtime-name (not in PATH)\n");
+}
+
+TEST_CASE("a runtime candidate that is the shim itself is skipped") {
+  ShimFixture f;
+  gcr::test::make_symlink(gcr::test::built("gpu-container-runtime"), f.path("bin/runc"));
+  f.write_config(
+      {{"runtime",
+        {{"runtimes",
+          {f.path("bin/runc"), "gpu-container-runtime", gcr::test::built("fake-runc")}}}}});
+  gcr::test::RunOptions options;
+  options.env["PATH"] = f.path("bin") + ":" +
+                        gcr::test::built("gpu-container-runtime")
+                            .substr(0, gcr::test::built("gpu-container-runtime").rfind('/'));
+  const auto result = f.shim({"state", "c1"}, options);
+  CHECK(result.exit_code == 0);
+  CHECK_FALSE(f.record().is_null());
+}
+
+TEST_CASE("configuration errors name the key and the file; --gpu-config is ours alone") {
+  ShimFixture f;
+  gcr::test::write_file(f.path("bad.toml"), "[runtime]\nlog-levels = \"debug\"\n");
+  const auto bad = f.shim({"--gpu-config", f.path("bad.toml"), "state", "c1"});
+  CHECK(bad.exit_code == 1);
+  CHECK(bad.err == "gpu-container-runtime: config: unknown key `runtime.log-levels` (" +
+                       f.path("bad.toml") + ")\n");
+
+  gcr::test::write_file(f.path("good.toml"),
+                        "[runtime]\nruntimes = [\"" + gcr::test::built("fake-runc") + "\"]\n");
+  gcr::test::RunOptions no_env;
+  no_env.env["GPU_CONTAINER_RUNTIME_CONFIG"] = f.path("bad.toml");
+  const auto good =
+      f.shim({"--gpu-config=" + f.path("good.toml"), "--root", "/r", "state", "c1"}, no_env);
+  CHECK(good.exit_code == 0);
+  CHECK(recorded_args(f.record()) == std::vector<std::string>{"--root", "/r", "state", "c1"});
+}
+
+TEST_CASE("--version prints ours, then runc's") {
+  ShimFixture f;
+  const auto result = f.shim({"--version"});
+  CHECK(result.exit_code == 0);
+  CHECK(result.out.rfind("gpu-container-runtime version ", 0) == 0);
+  CHECK(recorded_args(f.record()) == std::vector<std::string>{"--version"});
+}
+
+TEST_CASE("[runtime] log-file and --debug record the decision") {
+  ShimFixture f;
+  f.write_spec(kPlainSpec);
+  f.write_config({{"runtime", {{"log-file", f.path("shim.log")}, {"log-level", "error"}}}});
+  REQUIRE(f.shim({"create", "--bundle", f.bundle(), "c1"}).exit_code == 0);
+  CHECK_FALSE(gcr::test::exists(f.path("shim.log")));
+  REQUIRE(f.shim({"--debug", "create", "--bundle", f.bundle(), "c1"}).exit_code == 0);
+  const Json entry = Json::parse(gcr::test::read_file(f.path("shim.log")));
+  CHECK(entry.at("level") == "debug");
+  CHECK(entry.at("msg").get<std::string>().find("no GPU requested") != std::string::npos);
+}

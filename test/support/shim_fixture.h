@@ -1,0 +1,42 @@
+// A bundle, a configuration naming the recording fake runc, and helpers to run the shim.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "strict_json.h"
+#include "test_support.h"
+
+namespace gcr::test {
+
+class ShimFixture {
+ public:
+  ShimFixture();
+
+  [[nodiscard]] std::string bundle() const { return dir_ / "bundle"; }
+  [[nodiscard]] std::string spec_path() const { return dir_ / "bundle/config.json"; }
+  [[nodiscard]] std::string config_path() const { return dir_ / "config.json"; }
+  [[nodiscard]] std::string path(const std::string& rel) const { return dir_ / rel; }
+
+  // Writes the shim's configuration ({"runtime": {"runtimes": [fake-runc]}} merged with `extra`).
+  void write_config(const Json& extra = Json::object()) const;
+  void write_spec(const std::string& text) const;
+
+  // Runs gpu-container-runtime with `args`; the fake runc records into record.json.
+  [[nodiscard]] ProcessResult shim(const std::vector<std::string>& args,
+                                   RunOptions options = {}) const;
+
+  // What the fake runc recorded; null when it was not run.
+  [[nodiscard]] Json record() const;
+
+ private:
+  TempDir dir_;
+};
+
+// A minimal OCI spec whose process runs `args` in a busybox rootfs.
+[[nodiscard]] Json busybox_spec(const std::vector<std::string>& args);
+
+// Creates <bundle>/rootfs with a static busybox and its applet links.
+void make_busybox_rootfs(const std::string& bundle);
+
+}  // namespace gcr::test

@@ -1,0 +1,58 @@
+// Helpers for tests: temporary directories, files, and running programs.
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gcr::test {
+
+// A directory under $TMPDIR (or /tmp) removed with its contents when the object dies.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  [[nodiscard]] const std::string& path() const { return path_; }
+  [[nodiscard]] std::string operator/(const std::string& rel) const { return path_ + "/" + rel; }
+
+ private:
+  std::string path_;
+};
+
+void write_file(const std::string& path, const std::string& content, mode_t mode = 0644);
+[[nodiscard]] std::string read_file(const std::string& path);
+[[nodiscard]] bool exists(const std::string& path);
+void make_dirs(const std::string& path);
+void make_symlink(const std::string& target, const std::string& link);
+
+struct ProcessResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+struct RunOptions {
+  std::map<std::string, std::string> env;  // set on top of the test's environment
+  std::vector<std::string> unset_env;      // removed from it
+  std::optional<std::string> cwd;
+  std::optional<std::string> stdin_text;
+};
+
+// Runs argv[0] (a path) with argv[1..] and waits for it.
+[[nodiscard]] ProcessResult run(const std::vector<std::string>& argv,
+                                const RunOptions& options = {});
+
+// A program built by this project (gpu-container-runtime, gpu-ctk, fake-runc).
+[[nodiscard]] std::string built(const std::string& name);
+// A file under the source tree's test/ directory.
+[[nodiscard]] std::string test_source(const std::string& rel);
+
+[[nodiscard]] bool is_root();
+
+}  // namespace gcr::test
