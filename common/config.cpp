@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "capabilities.h"
+#include "cdi_name.h"
 
 namespace gcr {
 namespace {
@@ -123,11 +124,7 @@ Status check_capabilities(const std::vector<std::string>& names) {
 }
 
 Status check_kind(const std::string& kind) {
-  const auto slash = kind.find('/');
-  if (slash == std::string::npos || slash == 0 || slash + 1 == kind.size() ||
-      kind.find_first_of("/=", slash + 1) != std::string::npos) {
-    return Error{"must be a CDI kind such as nvidia.com/gpu"};
-  }
+  if (!is_valid_kind(kind)) return Error{"must be a CDI kind such as nvidia.com/gpu"};
   return {};
 }
 

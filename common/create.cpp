@@ -1,13 +1,47 @@
 #include "create.h"
 
+#include "driver_host.h"
+#include "driver_probe.h"
+#include "gpu_injection.h"
+#include "node_stat.h"
+#include "request.h"
 #include "spec_io.h"
+#include "spec_view.h"
 
 namespace gcr {
+namespace {
 
-Status prepare_container(const RuncArgs& runc, const Config& /*config*/, const Logger& logger) {
+std::size_t array_size(const Json& spec, const Json::json_pointer& at) {
+  return spec.contains(at) && spec.at(at).is_array() ? spec.at(at).size() : 0;
+}
+
+std::string summary(const GpuRequest& request, const Json& spec) {
+  return "GPU request (" + request.capabilities.to_string() + "): spec now has " +
+         std::to_string(array_size(spec, Json::json_pointer("/linux/devices"))) + " devices and " +
+         std::to_string(array_size(spec, Json::json_pointer("/mounts"))) + " mounts";
+}
+
+}  // namespace
+
+Status prepare_container(const RuncArgs& runc, const Config& config, const Logger& logger) {
   auto bundle = read_bundle_spec(runc.bundle);
   if (!bundle) return bundle.error();
-  logger.debug("no GPU requested; " + bundle->path + " left untouched");
+  auto view = view_spec(bundle->spec);
+  if (!view)
+    return Error{"cannot read the container spec: " + view.error().message + " (" + bundle->path +
+                 ")"};
+  auto request = read_gpu_request(*view, config, logger);
+  if (!request) return request.error().wrap("cannot give the container its GPUs");
+  if (!*request) {
+    logger.debug("no GPU requested; " + bundle->path + " left untouched");
+    return {};
+  }
+  DriverHost host(config.driver, lstat_node);
+  CtkProbe probe(config);
+  auto edited = inject_gpus(bundle->spec, **request, config, host, probe, lstat_node);
+  if (!edited) return edited.error().wrap("cannot give the container its GPUs");
+  if (auto s = write_bundle_spec(*bundle, *edited); !s) return s;
+  logger.info(summary(**request, *edited));
   return {};
 }
 

@@ -8,8 +8,11 @@
 namespace gcr {
 namespace {
 
-constexpr std::array<CtkCommand, 1> kCommands = {{
+constexpr std::array<CtkCommand, 3> kCommands = {{
     {"config", "print the default configuration or check a configuration file", ctk_config},
+    {"info", "show the driver version, CUDA version and GPUs the runtime sees", ctk_info},
+    {"hook", "the createContainer hooks the runtime injects (update-ldcache, create-symlinks)",
+     ctk_hook},
 }};
 
 int usage(std::FILE* out) {
@@ -21,7 +24,9 @@ int usage(std::FILE* out) {
 
 }  // namespace
 
-int run_ctk(const std::string& /*program*/, const std::vector<std::string>& args) {
+int run_ctk(const std::string& program, const std::vector<std::string>& args) {
+  if (program.substr(program.rfind('/') + 1) == "nvidia-container-runtime-hook")
+    return legacy_nvidia_hook(args);
   if (args.empty()) return usage(stderr);
   const std::string& name = args.front();
   if (name == "--help" || name == "-h" || name == "help") return usage(stdout);

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <exception>
 
 #include "config_file.h"
 #include "create.h"
@@ -27,11 +28,8 @@ void print_version() {
   (void)write_all(STDOUT_FILENO, std::string(kProgram) + " version " + kVersion + "\n\n");
 }
 
-}  // namespace
-
-int run_shim(const std::vector<std::string>& args) {
+int shim_main(const std::vector<std::string>& args, Logger& logger) {
   const RuncArgs runc = parse_runc_args(args);
-  Logger logger(kProgram);
   logger.set_runc_log(runc.log_path, runc.log_format);
   if (runc.version) print_version();
 
@@ -56,6 +54,18 @@ int run_shim(const std::vector<std::string>& args) {
   close_unhanded_fds(handed_fd_count(runc, std::getenv("LISTEN_FDS"), std::getenv("LISTEN_PID")));
   logger.error(exec_runtime(*runtime, args_for_runc(args)).message);
   return 1;
+}
+
+}  // namespace
+
+int run_shim(const std::vector<std::string>& args) {
+  Logger logger(kProgram);
+  try {
+    return shim_main(args, logger);
+  } catch (const std::exception& e) {
+    logger.error(std::string("internal error: ") + e.what());
+    return 1;
+  }
 }
 
 }  // namespace gcr

@@ -1,0 +1,83 @@
+// Discovery of the host's NVIDIA driver from [driver] root and dev-root: version, GPUs,
+// device nodes, libraries, binaries, IPC endpoints and firmware. Each question is answered
+// on demand and remembered, so a request only pays for what it needs.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "capabilities.h"
+#include "config.h"
+#include "edits.h"
+#include "ldcache.h"
+#include "node_stat.h"
+#include "proc_driver.h"
+#include "result.h"
+
+namespace gcr {
+
+struct Gpu {
+  unsigned index = 0;  // position in PCI bus order, as NVML numbers GPUs
+  std::string model;
+  std::string uuid;
+  PciAddress bus;
+  unsigned minor = 0;
+};
+
+// A host file injected at `path` inside the container.
+struct HostFile {
+  std::string path;       // in-root path, which is also the container path
+  std::string host_path;  // where it is on the host
+};
+
+struct DriverLibrary : HostFile {
+  std::string prefix;  // the capability list entry it satisfies ("libcuda.so")
+};
+
+class DriverHost {
+ public:
+  DriverHost(Config::Driver roots, NodeStatFn stat);
+
+  [[nodiscard]] const Config::Driver& roots() const { return roots_; }
+
+  [[nodiscard]] Result<std::string> version();
+  [[nodiscard]] Result<std::vector<Gpu>> gpus();
+
+  // /dev/nvidia<minor> of a GPU, checked against the host node (char device, major 195).
+  [[nodiscard]] Result<DeviceNode> gpu_node(const Gpu& gpu);
+  // nvidiactl always; nvidia-uvm and nvidia-uvm-tools with compute libraries; nvidia-modeset
+  // with display. Optional nodes that are absent are skipped.
+  [[nodiscard]] Result<std::vector<DeviceNode>> control_nodes(const CapabilitySet& caps);
+  // /dev/nvidia-caps/nvidia-cap<minor>, checked against the nvidia-caps major.
+  [[nodiscard]] Result<DeviceNode> cap_node(unsigned minor);
+
+  [[nodiscard]] Result<std::vector<DriverLibrary>> libraries(const CapabilitySet& caps,
+                                                             LibArch arch);
+  [[nodiscard]] std::vector<HostFile> binaries(const CapabilitySet& caps);
+  [[nodiscard]] std::vector<HostFile> ipc_endpoints(const CapabilitySet& caps);
+  [[nodiscard]] std::vector<HostFile> firmware();
+
+  // Where dev-root's files are, for messages and for tools that read them directly.
+  [[nodiscard]] std::string dev_path(const std::string& in_root) const;
+  [[nodiscard]] std::string driver_path(const std::string& in_root) const;
+
+ private:
+  Result<std::map<std::string, unsigned>> char_majors();
+  Result<DeviceNode> checked_node(const std::string& name, unsigned expected_major);
+  Result<const std::vector<LdCacheEntry>*> ld_cache();
+  Result<std::vector<DriverLibrary>> libraries_from_cache(const std::vector<std::string>& prefixes,
+                                                          LibArch arch, const std::string& version);
+  std::vector<DriverLibrary> libraries_from_dirs(const std::vector<std::string>& prefixes,
+                                                 LibArch arch, const std::string& version);
+
+  Config::Driver roots_;
+  NodeStatFn stat_;
+  std::optional<Result<std::string>> version_;
+  std::optional<Result<std::vector<Gpu>>> gpus_;
+  std::optional<Result<std::map<std::string, unsigned>>> majors_;
+  std::optional<Result<std::optional<std::vector<LdCacheEntry>>>> ld_cache_;
+};
+
+}  // namespace gcr

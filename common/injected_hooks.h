@@ -1,0 +1,31 @@
+// The createContainer hooks the shim injects (gpu-ctk hook update-ldcache / create-symlinks)
+// and the clean-up of hooks they supersede.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "config.h"
+#include "edits.h"
+#include "strict_json.h"
+
+namespace gcr {
+
+// Every injected hook runs with exactly this environment, never the container's.
+[[nodiscard]] const std::vector<std::string>& hook_environment();
+
+inline constexpr int kHookTimeoutSeconds = 30;
+
+// gpu-ctk hook create-symlinks --link <target>::<link>...
+[[nodiscard]] Hook create_symlinks_hook(const Config::Hooks& hooks,
+                                        const std::vector<std::string>& links);
+// gpu-ctk hook update-ldcache --ldconfig-path <@path> --folder <dir>...
+[[nodiscard]] Hook update_ldcache_hook(const Config::Hooks& hooks,
+                                       const std::vector<std::string>& folders);
+
+// Removes what a GPU container no longer needs once the shim has done the work: the
+// nvidia-container-runtime-hook prestart hook docker --gpus adds, and hooks an earlier run of
+// this shim injected (so running twice on one bundle adds nothing twice).
+void remove_superseded_hooks(Json& spec, const Config::Hooks& hooks);
+
+}  // namespace gcr

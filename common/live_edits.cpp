@@ -1,0 +1,94 @@
+#include "live_edits.h"
+
+#include <set>
+
+#include "driver_files.h"
+#include "injected_hooks.h"
+
+namespace gcr {
+namespace {
+
+const std::vector<std::string> kReadOnlyBind = {"ro", "nosuid", "nodev", "rbind", "rprivate"};
+const std::vector<std::string> kIpcBind = {"nosuid", "nodev", "rbind", "rprivate", "noexec"};
+
+std::string dirname_of(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::string replace_version(std::string text, const std::string& version) {
+  const std::string marker = "@VERSION@";
+  const auto at = text.find(marker);
+  if (at != std::string::npos) text.replace(at, marker.size(), version);
+  return text;
+}
+
+void add_node(ContainerEdits& edits, DeviceNode node) {
+  // A node not usable by everyone is usable through its group: give the container that group.
+  if (node.gid && (node.file_mode.value_or(0) & 06) != 06)
+    edits.additional_gids.push_back(*node.gid);
+  edits.device_nodes.push_back(std::move(node));
+}
+
+void add_bind(ContainerEdits& edits, const HostFile& file,
+              const std::vector<std::string>& options) {
+  edits.mounts.push_back(Mount{file.host_path, file.path, "bind", options});
+}
+
+Status add_device_nodes(ContainerEdits& edits, const GpuRequest& request,
+                        const std::vector<Gpu>& selected, DriverHost& host) {
+  auto control = host.control_nodes(request.capabilities);
+  if (!control) return control.error();
+  for (auto& node : *control) add_node(edits, std::move(node));
+  for (const auto& gpu : selected) {
+    auto node = host.gpu_node(gpu);
+    if (!node) return node.error().wrap("GPU " + std::to_string(gpu.index));
+    add_node(edits, std::move(*node));
+  }
+  return {};
+}
+
+// Library mounts plus the folders and links the hooks need.
+Status add_libraries(ContainerEdits& edits, const CapabilitySet& caps, DriverHost& host,
+                     const Config& config) {
+  std::vector<DriverLibrary> libs;
+  for (LibArch arch : {LibArch::k64, LibArch::k32}) {
+    if (arch == LibArch::k32 && !caps.has(Capability::kCompat32)) continue;
+    auto found = host.libraries(caps, arch);
+    if (!found) return found.error();
+    libs.insert(libs.end(), found->begin(), found->end());
+  }
+  if (libs.empty()) return {};
+  auto version = host.version();
+  if (!version) return version.error();
+  std::vector<std::string> folders;
+  std::vector<std::string> links;
+  std::set<std::string> seen;
+  for (const auto& lib : libs) {
+    add_bind(edits, lib, kReadOnlyBind);
+    const std::string dir = dirname_of(lib.path);
+    if (seen.insert(dir).second) folders.push_back(dir);
+    for (const auto& rule : library_links()) {
+      if (rule.prefix == lib.prefix)
+        links.push_back(replace_version(rule.target, *version) + "::" + dir + "/" + rule.link);
+    }
+  }
+  if (!links.empty()) edits.hooks.push_back(create_symlinks_hook(config.hooks, links));
+  edits.hooks.push_back(update_ldcache_hook(config.hooks, folders));
+  return {};
+}
+
+}  // namespace
+
+Result<ContainerEdits> live_edits(const GpuRequest& request, const std::vector<Gpu>& selected,
+                                  DriverHost& host, const Config& config) {
+  ContainerEdits edits;
+  if (auto s = add_device_nodes(edits, request, selected, host); !s) return s.error();
+  if (auto s = add_libraries(edits, request.capabilities, host, config); !s) return s.error();
+  for (const auto& bin : host.binaries(request.capabilities)) add_bind(edits, bin, kReadOnlyBind);
+  for (const auto& ipc : host.ipc_endpoints(request.capabilities)) add_bind(edits, ipc, kIpcBind);
+  for (const auto& fw : host.firmware()) add_bind(edits, fw, kReadOnlyBind);
+  return edits;
+}
+
+}  // namespace gcr

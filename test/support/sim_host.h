@@ -1,0 +1,62 @@
+// A simulated GPU host in a directory: a driver root (stub libraries with real SONAMEs and
+// version suffixes, binaries, a persistenced socket, GSP firmware) and a separate dev root
+// (real character device nodes, /proc/driver/nvidia files, /proc/devices). GPU index order
+// (PCI bus order) differs from the minors, and minor 2 is missing.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "strict_json.h"
+
+namespace gcr::test {
+
+struct SimGpu {
+  unsigned index;
+  std::string bus;  // "0000:06:00.0"
+  unsigned minor;
+  std::string uuid;
+  std::string model;
+};
+
+enum class LibLayout {
+  kMultiarch,   // usr/lib/x86_64-linux-gnu + usr/lib/i386-linux-gnu, no ld.so.cache
+  kLib64Cache,  // usr/lib64 + usr/lib (32-bit) with the root's etc/ld.so.cache
+};
+
+struct SimHostOptions {
+  unsigned gpus = 4;
+  LibLayout layout = LibLayout::kMultiarch;
+  bool device_nodes = true;  // real char nodes need root
+};
+
+class SimHost {
+ public:
+  SimHost(const std::string& dir, const SimHostOptions& options = {});
+
+  [[nodiscard]] const std::string& driver_root() const { return driver_root_; }
+  [[nodiscard]] const std::string& dev_root() const { return dev_root_; }
+  [[nodiscard]] const std::vector<SimGpu>& gpus() const { return gpus_; }
+  [[nodiscard]] static std::string version() { return GCR_STUB_DRIVER_VERSION; }
+  // In-root (and in-container) directories of the 64-bit and 32-bit libraries.
+  [[nodiscard]] std::string lib_dir() const;
+  [[nodiscard]] std::string lib32_dir() const;
+  [[nodiscard]] unsigned uvm_major() const { return 508; }
+  [[nodiscard]] unsigned caps_major() const { return 509; }
+
+  // {"driver": {"root": ..., "dev-root": ...}} to merge into a configuration.
+  [[nodiscard]] Json driver_config() const;
+
+ private:
+  void write_proc_files() const;
+  void make_device_nodes() const;
+  void install_libraries() const;
+  void install_binaries_ipc_firmware() const;
+
+  SimHostOptions options_;
+  std::string driver_root_;
+  std::string dev_root_;
+  std::vector<SimGpu> gpus_;
+};
+
+}  // namespace gcr::test
