@@ -227,6 +227,18 @@ Result<DeviceNode> DriverHost::cap_node(unsigned minor) {
   return checked_node("nvidia-caps/nvidia-cap" + std::to_string(minor), caps->second);
 }
 
+Result<MigMinors> DriverHost::mig_minors() {
+  const std::string path = dev_path("/proc/driver/nvidia-caps/mig-minors");
+  auto text = read_regular_file(path, kMaxProcFileBytes);
+  if (!text)
+    return Error{"cannot read MIG capability minors: " + text.error().message + " (" + path + ")"};
+  auto minors = parse_mig_minors(*text);
+  if (!minors)
+    return Error{"cannot read MIG capability minors: " + minors.error().message + " (" + path +
+                 ")"};
+  return minors;
+}
+
 Result<const std::vector<LdCacheEntry>*> DriverHost::ld_cache() {
   if (!ld_cache_) ld_cache_ = load_ld_cache(driver_path("/etc/ld.so.cache"));
   if (!ld_cache_->ok()) return ld_cache_->error();

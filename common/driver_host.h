@@ -52,6 +52,8 @@ class DriverHost {
   [[nodiscard]] Result<std::vector<DeviceNode>> control_nodes(const CapabilitySet& caps);
   // /dev/nvidia-caps/nvidia-cap<minor>, checked against the nvidia-caps major.
   [[nodiscard]] Result<DeviceNode> cap_node(unsigned minor);
+  // proc/driver/nvidia-caps/mig-minors: which cap minor stands for what.
+  [[nodiscard]] Result<MigMinors> mig_minors();
 
   [[nodiscard]] Result<std::vector<DriverLibrary>> libraries(const CapabilitySet& caps,
                                                              LibArch arch);

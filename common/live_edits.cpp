@@ -48,6 +48,38 @@ Status add_device_nodes(ContainerEdits& edits, const GpuRequest& request,
   return {};
 }
 
+Status add_cap(ContainerEdits& edits, DriverHost& host, const std::optional<unsigned>& minor,
+               const char* what) {
+  if (!minor) return Error{std::string("the driver lists no MIG ") + what + " capability"};
+  auto node = host.cap_node(*minor);
+  if (!node) return node.error();
+  add_node(edits, std::move(*node));
+  return {};
+}
+
+// NVIDIA_MIG_CONFIG_DEVICES / NVIDIA_MIG_MONITOR_DEVICES=all: the global config / monitor
+// capability plus every MIG capability of the selected GPUs that has a node.
+Status add_mig_management(ContainerEdits& edits, const GpuRequest& request,
+                          const std::vector<Gpu>& selected, DriverHost& host) {
+  if (!request.mig_config && !request.mig_monitor) return {};
+  auto minors = host.mig_minors();
+  if (!minors) return minors.error();
+  if (request.mig_config) {
+    if (auto s = add_cap(edits, host, minors->config, "config"); !s) return s;
+  }
+  if (request.mig_monitor) {
+    if (auto s = add_cap(edits, host, minors->monitor, "monitor"); !s) return s;
+  }
+  for (const auto& gpu : selected) {
+    const std::string prefix = "gpu" + std::to_string(gpu.minor) + "/";
+    for (const auto& [path, minor] : minors->by_path) {
+      if (path.rfind(prefix, 0) != 0) continue;
+      if (auto node = host.cap_node(minor)) add_node(edits, std::move(*node));
+    }
+  }
+  return {};
+}
+
 // Library mounts plus the folders and links the hooks need.
 Status add_libraries(ContainerEdits& edits, const CapabilitySet& caps, DriverHost& host,
                      const Config& config) {
@@ -84,6 +116,7 @@ Result<ContainerEdits> live_edits(const GpuRequest& request, const std::vector<G
                                   DriverHost& host, const Config& config) {
   ContainerEdits edits;
   if (auto s = add_device_nodes(edits, request, selected, host); !s) return s.error();
+  if (auto s = add_mig_management(edits, request, selected, host); !s) return s.error();
   if (auto s = add_libraries(edits, request.capabilities, host, config); !s) return s.error();
   for (const auto& bin : host.binaries(request.capabilities)) add_bind(edits, bin, kReadOnlyBind);
   for (const auto& ipc : host.ipc_endpoints(request.capabilities)) add_bind(edits, ipc, kIpcBind);

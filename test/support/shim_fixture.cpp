@@ -84,4 +84,27 @@ void make_busybox_rootfs(const std::string& bundle) {
   }
 }
 
+void make_glibc_rootfs(const std::string& bundle) {
+  make_busybox_rootfs(bundle);
+  const std::string rootfs = bundle + "/rootfs";
+  const std::string libdir = rootfs + "/lib/x86_64-linux-gnu";
+  make_dirs(libdir);
+  make_dirs(rootfs + "/lib64");
+  for (const char* lib : {"libc.so.6", "ld-linux-x86-64.so.2"}) {
+    if (run({"/bin/cp", "-L", std::string("/lib/x86_64-linux-gnu/") + lib, libdir + "/" + lib})
+            .exit_code != 0) {
+      throw std::runtime_error(std::string("cannot copy ") + lib);
+    }
+  }
+  make_symlink("/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2",
+               rootfs + "/lib64/ld-linux-x86-64.so.2");
+  write_file(rootfs + "/etc/ld.so.conf", "include /etc/ld.so.conf.d/*.conf\n");
+  write_file(rootfs + "/etc/ld.so.conf.d/x86_64-linux-gnu.conf",
+             "/usr/local/lib/x86_64-linux-gnu\n/lib/x86_64-linux-gnu\n/usr/lib/x86_64-linux-gnu\n");
+  write_file(rootfs + "/etc/debian_version", "12.0\n");
+  if (run({"/bin/cp", built("dlopen-probe"), rootfs + "/probe"}).exit_code != 0)
+    throw std::runtime_error("cp probe");
+  if (run({"/sbin/ldconfig", "-r", rootfs}).exit_code != 0) throw std::runtime_error("ldconfig -r");
+}
+
 }  // namespace gcr::test

@@ -39,4 +39,8 @@ class ShimFixture {
 // Creates <bundle>/rootfs with a static busybox and its applet links.
 void make_busybox_rootfs(const std::string& bundle);
 
+// A Debian-style rootfs on top of busybox: glibc's loader and libc from the host in
+// /lib/x86_64-linux-gnu, /etc/ld.so.conf(.d), /etc/debian_version, and /probe (dlopen-probe).
+void make_glibc_rootfs(const std::string& bundle);
+
 }  // namespace gcr::test

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <boost/filesystem.hpp>
 #include <cstdio>
 #include <stdexcept>
 
@@ -47,7 +48,7 @@ const unsigned kMinors[] = {3, 0, 4, 1, 5, 6, 7, 8, 9, 10, 11, 12};  // minor 2 
 
 void copy(const std::string& from, const std::string& to) {
   make_dirs(to.substr(0, to.rfind('/')));
-  if (run({"/bin/cp", from, to}).exit_code != 0) throw std::runtime_error("cp " + from);
+  boost::filesystem::copy_file(from, to, boost::filesystem::copy_options::overwrite_existing);
 }
 
 void mknod_char(const std::string& path, unsigned major_number, unsigned minor_number,

@@ -1,0 +1,87 @@
+// Real containers on the simulated GPU host: real runc behind the shim, the injected hooks
+// run for real. Needs root.
+#include <doctest/doctest.h>
+
+#include "gpu_fixture.h"
+#include "runtime_lookup.h"
+
+using gcr::Json;
+using gcr::test::GpuFixture;
+
+namespace {
+
+std::string runc_path() {
+  auto runc = gcr::find_low_level_runtime({"runc"}, "");
+  REQUIRE_MESSAGE(runc.ok(), "runc is not installed: run scripts/install-deps.sh");
+  return *runc;
+}
+
+// Runs `script` with busybox sh in a container with `env`, through the shim and real runc.
+gcr::test::ProcessResult run_container(const GpuFixture& f, const std::vector<std::string>& env,
+                                       const std::string& script) {
+  Json spec = gcr::test::busybox_spec({"/bin/sh", "-c", script});
+  for (const auto& e : env) spec["process"]["env"].push_back(e);
+  f.write_spec(spec.dump(2));
+  return f.shim({"--root", f.path("runc-root"), "run", "--bundle", f.bundle(), "gcr-gpu-test"});
+}
+
+GpuFixture& real_runc(GpuFixture& f) {
+  f.configure({{"runtime", {{"runtimes", {runc_path()}}}}});
+  gcr::test::make_glibc_rootfs(f.bundle());
+  return f;
+}
+
+}  // namespace
+
+TEST_CASE("a container sees exactly its GPU, the control nodes, its libraries and binaries") {
+  REQUIRE_MESSAGE(gcr::test::is_root(), "running containers needs root");
+  GpuFixture f;
+  real_runc(f);
+  const auto r = run_container(
+      f, {"NVIDIA_VISIBLE_DEVICES=1"},
+      "ls /dev | grep nvidia | tr '\\n' ' '; echo; stat -c '%t:%T' /dev/nvidia0; "
+      "ls /usr/lib/x86_64-linux-gnu | grep -c 'libnvidia-encode\\|libGLX'; nvidia-smi; /probe");
+  CHECK(r.err == "");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out ==
+        "nvidia-uvm nvidia-uvm-tools nvidia0 nvidiactl \nc3:0\n0\n"
+        "NVIDIA-SMI (simulated)   Driver Version: " +
+            gcr::test::SimHost::version() +
+            "\nGPU device /dev/nvidia0\ncuDriverGetVersion: 12040\n");
+}
+
+TEST_CASE("libraries outside the image's search path are found through the ld.so.cache hook") {
+  REQUIRE_MESSAGE(gcr::test::is_root(), "running containers needs root");
+  gcr::test::SimHostOptions lib64;
+  lib64.layout = gcr::test::LibLayout::kLib64Cache;
+  GpuFixture f(lib64);
+  real_runc(f);
+  const auto r =
+      run_container(f, {"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_DRIVER_CAPABILITIES=compute,utility"},
+                    "/probe; readlink /usr/lib64/libcuda.so; cat "
+                    "/etc/ld.so.conf.d/00-gpu-container-runtime.conf");
+  CHECK(r.err == "");
+  CHECK(r.out ==
+        "cuDriverGetVersion: 12040\nlibcuda.so.1\n"
+        "# Written by gpu-container-runtime: driver libraries injected into this "
+        "container.\n/usr/lib64\n");
+  const auto cache =
+      gcr::test::run({"/sbin/ldconfig", "-p", "-C", f.bundle() + "/rootfs/etc/ld.so.cache"});
+  CHECK(cache.out.find("libcuda.so.1 (libc6,x86-64) => /usr/lib64/libcuda.so.1") !=
+        std::string::npos);
+  CHECK(cache.out.find("libc.so.6 (libc6,x86-64) => /lib/x86_64-linux-gnu/libc.so.6") !=
+        std::string::npos);
+}
+
+TEST_CASE("a request that cannot be met fails `run` with our line and leaves the bundle intact") {
+  REQUIRE_MESSAGE(gcr::test::is_root(), "running containers needs root");
+  GpuFixture f;
+  real_runc(f);
+  const auto r = run_container(f, {"NVIDIA_VISIBLE_DEVICES=9"}, "echo should not run");
+  CHECK(r.exit_code == 1);
+  CHECK(r.out == "");
+  CHECK(r.err ==
+        "gpu-container-runtime: cannot give the container its GPUs: NVIDIA_VISIBLE_DEVICES: "
+        "unknown GPU `9`: "
+        "this host has GPUs 0-3\n");
+}

@@ -1,0 +1,335 @@
+// GPU injection against a simulated host, with the recording fake runc: which devices,
+// files, hooks and errors a request produces. Needs root (the host has real device nodes).
+#include <doctest/doctest.h>
+
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "gpu_fixture.h"
+
+using gcr::Json;
+using gcr::test::GpuFixture;
+using Devices = std::map<std::string, std::string>;
+
+namespace {
+
+bool has(const std::vector<std::string>& v, const std::string& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+void require_root() {
+  REQUIRE_MESSAGE(gcr::test::is_root(), "the simulated GPU host needs root (mknod)");
+}
+
+const std::string kLib = "/usr/lib/x86_64-linux-gnu/";
+const std::string kLib32 = "/usr/lib/i386-linux-gnu/";
+const std::string kVersion = gcr::test::SimHost::version();
+
+}  // namespace
+
+TEST_CASE("one GPU by index: its node (index != minor), control nodes, compute+utility files") {
+  require_root();
+  GpuFixture f;
+  const auto result = f.create({"NVIDIA_VISIBLE_DEVICES=1"});
+  REQUIRE(result.err == "");
+  REQUIRE(result.exit_code == 0);
+  CHECK(f.devices() == Devices{{"/dev/nvidia0", "195:0"},
+                               {"/dev/nvidiactl", "195:255"},
+                               {"/dev/nvidia-uvm", "508:0"},
+                               {"/dev/nvidia-uvm-tools", "508:1"}});
+  const Json rules = f.spec()["linux"]["resources"]["devices"];
+  CHECK(rules.at(0) == Json::parse(R"({"allow":false,"access":"rwm"})"));
+  CHECK(std::count(
+            rules.begin(), rules.end(),
+            Json::parse(R"({"allow":true,"type":"c","major":195,"minor":0,"access":"rwm"})")) == 1);
+  CHECK(rules.size() == 5);
+  const auto mounts = f.mount_destinations();
+  for (const char* lib :
+       {"libcuda.so.", "libnvidia-ml.so.", "libnvidia-cfg.so.", "libnvidia-ptxjitcompiler.so.",
+        "libnvidia-opencl.so.", "libnvidia-nvvm.so.", "libnvidia-allocator.so."}) {
+    CHECK_MESSAGE(has(mounts, kLib + lib + kVersion), lib);
+  }
+  for (const char* lib : {"libnvidia-encode.so.", "libGLX_nvidia.so.", "libnvidia-glcore.so.",
+                          "libnvidia-ngx.so.", "libnvidia-gtk3.so."}) {
+    CHECK_MESSAGE(!has(mounts, kLib + lib + kVersion), lib);
+  }
+  CHECK_FALSE(has(mounts, kLib32 + "libcuda.so." + kVersion));
+  CHECK_FALSE(has(mounts, kLib + "libcuda.so.470.57.02"));
+  for (const char* bin :
+       {"/usr/bin/nvidia-smi", "/usr/bin/nvidia-debugdump", "/usr/bin/nvidia-persistenced",
+        "/usr/bin/nvidia-cuda-mps-control", "/usr/bin/nvidia-cuda-mps-server"}) {
+    CHECK_MESSAGE(has(mounts, bin), bin);
+  }
+  CHECK_FALSE(has(mounts, "/usr/bin/nvidia-settings"));
+  CHECK(has(mounts, "/lib/firmware/nvidia/" + kVersion + "/gsp_ga10x.bin"));
+  const Json lib = f.mount_at(kLib + "libcuda.so." + kVersion);
+  CHECK(lib["source"] == f.host().driver_root() + kLib + "libcuda.so." + kVersion);
+  CHECK(lib["options"] == Json({"ro", "nosuid", "nodev", "rbind", "rprivate"}));
+  CHECK(lib["type"] == "bind");
+  const Json socket = f.mount_at("/run/nvidia-persistenced/socket");
+  CHECK(socket["options"] == Json({"nosuid", "nodev", "rbind", "rprivate", "noexec"}));
+}
+
+TEST_CASE("the injected hooks: createContainer, explicit env, timeout, our gpu-ctk") {
+  require_root();
+  GpuFixture f;
+  REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=0", "LD_PRELOAD=/proc/self/cwd/poc.so"}).exit_code ==
+          0);
+  const Json hooks = f.spec()["hooks"];
+  REQUIRE(hooks["createContainer"].size() == 2);
+  const Json symlinks = hooks["createContainer"][0];
+  const Json ldcache = hooks["createContainer"][1];
+  CHECK(symlinks["path"] == gcr::test::built("gpu-ctk"));
+  CHECK(symlinks["args"] == Json({"gpu-ctk", "hook", "create-symlinks", "--link",
+                                  "libcuda.so.1::" + kLib + "libcuda.so"}));
+  CHECK(ldcache["args"] == Json({"gpu-ctk", "hook", "update-ldcache", "--ldconfig-path",
+                                 "@/sbin/ldconfig", "--folder", "/usr/lib/x86_64-linux-gnu"}));
+  for (const auto& h : {symlinks, ldcache}) {
+    CHECK(h["timeout"] == 30);
+    REQUIRE(h["env"].is_array());
+    CHECK_FALSE(h["env"].empty());
+    for (const auto& e : h["env"]) CHECK(e.get<std::string>().rfind("LD_", 0) != 0);
+  }
+}
+
+TEST_CASE("all GPUs, by UUID, by PCI bus id") {
+  require_root();
+  GpuFixture f;
+  REQUIRE(
+      f.create({"NVIDIA_VISIBLE_DEVICES=all", "NVIDIA_DRIVER_CAPABILITIES=utility"}).exit_code ==
+      0);
+  CHECK(f.devices() == Devices{{"/dev/nvidia0", "195:0"},
+                               {"/dev/nvidia1", "195:1"},
+                               {"/dev/nvidia3", "195:3"},
+                               {"/dev/nvidia4", "195:4"},
+                               {"/dev/nvidiactl", "195:255"}});
+  const auto& gpus = f.host().gpus();
+  REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=" + gpus[2].uuid + "," + gpus[3].bus}).exit_code == 0);
+  CHECK(f.devices().count("/dev/nvidia4") == 1);
+  CHECK(f.devices().count("/dev/nvidia1") == 1);
+  CHECK(f.devices().count("/dev/nvidia3") == 0);
+}
+
+TEST_CASE("none: driver files and control nodes, no GPU") {
+  require_root();
+  GpuFixture f;
+  REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=none"}).exit_code == 0);
+  CHECK(f.devices() == Devices{{"/dev/nvidiactl", "195:255"},
+                               {"/dev/nvidia-uvm", "508:0"},
+                               {"/dev/nvidia-uvm-tools", "508:1"}});
+  CHECK(has(f.mount_destinations(), kLib + "libcuda.so." + kVersion));
+}
+
+TEST_CASE("capabilities choose the files: all, video, graphics+display, compat32") {
+  require_root();
+  GpuFixture f;
+  REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_DRIVER_CAPABILITIES=all"}).exit_code == 0);
+  auto mounts = f.mount_destinations();
+  for (const char* lib : {"libcuda.so.", "libnvidia-encode.so.", "libnvcuvid.so.",
+                          "libGLX_nvidia.so.", "libEGL_nvidia.so.", "libnvidia-glcore.so.",
+                          "libnvidia-tls.so.", "libnvidia-ngx.so.", "libvdpau_nvidia.so."}) {
+    CHECK_MESSAGE(has(mounts, kLib + lib + kVersion), lib);
+  }
+  CHECK(has(mounts, kLib32 + "libcuda.so." + kVersion));
+  CHECK(has(mounts, kLib32 + "libGLX_nvidia.so." + kVersion));
+  CHECK_FALSE(has(mounts, kLib + "libnvidia-gtk3.so." + kVersion));
+  CHECK(f.devices().count("/dev/nvidia-modeset") == 1);
+  const auto links = f.spec()["hooks"]["createContainer"][0]["args"];
+  CHECK(std::find(links.begin(), links.end(),
+                  "libGLX_nvidia.so." + kVersion + "::" + kLib + "libGLX_indirect.so.0") !=
+        links.end());
+
+  REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_DRIVER_CAPABILITIES=video"}).exit_code ==
+          0);
+  mounts = f.mount_destinations();
+  CHECK(has(mounts, kLib + "libnvidia-encode.so." + kVersion));
+  CHECK(has(mounts, kLib + "libcuda.so." + kVersion));
+  CHECK_FALSE(has(mounts, kLib + "libnvidia-ml.so." + kVersion));
+  CHECK_FALSE(has(mounts, "/usr/bin/nvidia-smi"));
+  CHECK(f.devices().count("/dev/nvidia-uvm") == 1);
+  CHECK(f.devices().count("/dev/nvidia-modeset") == 0);
+}
+
+TEST_CASE("an unknown or malformed ID fails create: named, bundle byte-identical, runc not run") {
+  require_root();
+  GpuFixture f;
+  for (const std::string id : {"7", "GPU-00000000-0000-0000-0000-000000000000", "ALL",
+                               "../../dev/sda", "-1", "0x1", "0000:99:00.0"}) {
+    CAPTURE(id);
+    const std::string spec_text = gcr::test::busybox_spec({"/bin/sh"}).dump();
+    Json spec = Json::parse(spec_text);
+    spec["process"]["env"].push_back("NVIDIA_VISIBLE_DEVICES=0," + id);
+    f.write_spec(spec.dump());
+    const auto result = f.shim({"--log", f.path("log.json"), "--log-format", "json", "create",
+                                "--bundle", f.bundle(), "c"});
+    CHECK(result.exit_code == 1);
+    CHECK(result.err.rfind(
+              "gpu-container-runtime: cannot give the container its GPUs: NVIDIA_VISIBLE_DEVICES: ",
+              0) == 0);
+    CHECK(result.err.find("`" + id + "`") != std::string::npos);
+    CHECK(std::count(result.err.begin(), result.err.end(), '\n') == 1);
+    CHECK(gcr::test::read_file(f.spec_path()) == spec.dump());
+    CHECK(f.record().is_null());
+  }
+}
+
+TEST_CASE("requirements: met, unmet with the host value, per GPU, disabled") {
+  require_root();
+  GpuFixture f;
+  CHECK(f.create({"NVIDIA_VISIBLE_DEVICES=0",
+                  "NVIDIA_REQUIRE_CUDA=cuda>=12.0 brand=tesla,driver>=470,driver<471"})
+            .exit_code == 0);
+  auto r = f.create({"NVIDIA_VISIBLE_DEVICES=0",
+                     "NVIDIA_REQUIRE_CUDA=cuda>=12.6 brand=tesla,driver>=470,driver<471"});
+  CHECK(r.exit_code == 1);
+  CHECK(
+      r.err ==
+      "gpu-container-runtime: cannot give the container its GPUs: requirement not met: cuda>=12.6 "
+      "(NVIDIA_REQUIRE_CUDA; GPU 0 has cuda 12.4, driver " +
+          kVersion + ", brand Tesla)\n");
+  CHECK(f.record().is_null());
+  r = f.create({"NVIDIA_VISIBLE_DEVICES=0", "CUDA_VERSION=12.8.0"});
+  CHECK(r.err.find("requirement not met: cuda>=12.8 (CUDA_VERSION; GPU 0 has cuda 12.4)") !=
+        std::string::npos);
+  r = f.create({"NVIDIA_VISIBLE_DEVICES=0,2", "NVIDIA_REQUIRE_ARCH=arch>=8.0"});
+  CHECK(r.err.find("requirement not met: arch>=8.0 (NVIDIA_REQUIRE_ARCH; GPU 2 has arch 7.0)") !=
+        std::string::npos);
+  r = f.create({"NVIDIA_VISIBLE_DEVICES=3", "NVIDIA_REQUIRE_BRAND=brand=tesla"});
+  CHECK(r.err.find("GPU 3 has brand GeForce") != std::string::npos);
+  CHECK(f.create({"NVIDIA_VISIBLE_DEVICES=none", "NVIDIA_REQUIRE_DRIVER=driver>=500"}).exit_code ==
+        0);
+  r = f.create({"NVIDIA_VISIBLE_DEVICES=none", "NVIDIA_REQUIRE_DRIVER=driver<500"});
+  CHECK(r.err.find("requirement not met: driver<500 (NVIDIA_REQUIRE_DRIVER; this host has driver " +
+                   kVersion + ")") != std::string::npos);
+  CHECK(f.create({"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_REQUIRE_CUDA=cuda>=99",
+                  "NVIDIA_DISABLE_REQUIRE=true"})
+            .exit_code == 0);
+}
+
+TEST_CASE("no request, void, unprivileged env: the bundle is untouched") {
+  require_root();
+  GpuFixture f;
+  for (const std::vector<std::string>& env :
+       {std::vector<std::string>{"PATH=/bin"},
+        {"NVIDIA_VISIBLE_DEVICES=void"},
+        {"NVIDIA_VISIBLE_DEVICES="},
+        {"NVIDIA_VISIBLE_DEVICES=all", "NVIDIA_VISIBLE_DEVICES="}}) {
+    CAPTURE(env);
+    const std::string before = [&] {
+      Json s = gcr::test::busybox_spec({"/bin/sh"});
+      s["process"]["env"] = env;
+      return s.dump(2);
+    }();
+    REQUIRE(f.create(env).exit_code == 0);
+    CHECK(gcr::test::read_file(f.spec_path()) == before);
+  }
+  f.configure({{"requests", {{"accept-env-when-unprivileged", false}}}});
+  REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=all"}).exit_code == 0);
+  CHECK(f.devices().empty());
+  REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=all"},
+                   {{"process", {{"capabilities", {{"bounding", {"CAP_SYS_ADMIN"}}}}}}})
+              .exit_code == 0);
+  CHECK(f.devices().size() == 7);
+}
+
+TEST_CASE("volume-mount markers select GPUs when enabled") {
+  require_root();
+  GpuFixture f;
+  f.configure(
+      {{"requests", {{"accept-volume-mounts", true}, {"accept-env-when-unprivileged", false}}}});
+  const Json marker = {{"mounts",
+                        {{{"destination", "/var/run/nvidia-container-devices/2"},
+                          {"source", "/dev/null"},
+                          {"type", "bind"},
+                          {"options", {"bind", "ro"}}}}}};
+  REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=all"}, marker).exit_code == 0);
+  CHECK(f.devices().count("/dev/nvidia4") == 1);
+  CHECK(f.devices().count("/dev/nvidia0") == 0);
+}
+
+TEST_CASE("docker --gpus prestart hook is removed; running twice adds nothing twice") {
+  require_root();
+  GpuFixture f;
+  const Json docker = {{"hooks",
+                        {{"prestart",
+                          {{{"path", "/usr/bin/nvidia-container-runtime-hook"},
+                            {"args", {"nvidia-container-runtime-hook", "prestart"}}},
+                           {{"path", "/usr/local/bin/other-hook"}}}}}}};
+  REQUIRE(
+      f.create({"NVIDIA_VISIBLE_DEVICES=1", "NVIDIA_DRIVER_CAPABILITIES=all"}, docker).exit_code ==
+      0);
+  const Json once = f.spec();
+  CHECK(once["hooks"]["prestart"] == Json::parse(R"([{"path":"/usr/local/bin/other-hook"}])"));
+  REQUIRE(f.shim({"create", "--bundle", f.bundle(), "ctr"}).exit_code == 0);
+  CHECK(f.spec() == once);
+}
+
+TEST_CASE("a missing driver and a missing GPU node are errors naming what is missing") {
+  require_root();
+  GpuFixture f;
+  REQUIRE(::unlink((f.host().dev_root() + "/dev/nvidia4").c_str()) == 0);
+  auto r = f.create({"NVIDIA_VISIBLE_DEVICES=2"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("GPU 2: missing device node: No such file or directory (" + f.host().dev_root() +
+                   "/dev/nvidia4)") != std::string::npos);
+  REQUIRE(::unlink((f.host().dev_root() + "/proc/driver/nvidia/version").c_str()) == 0);
+  r = f.create({"NVIDIA_VISIBLE_DEVICES=0"});
+  CHECK(r.err.find("NVIDIA driver not found: No such file or directory (" + f.host().dev_root() +
+                   "/proc/driver/nvidia/version)") != std::string::npos);
+  CHECK(f.create({"PATH=/bin"}).exit_code == 0);
+}
+
+TEST_CASE("a device node that is not what it claims is refused") {
+  require_root();
+  GpuFixture f;
+  const std::string node = f.host().dev_root() + "/dev/nvidia0";
+  REQUIRE(::unlink(node.c_str()) == 0);
+  REQUIRE(::mknod(node.c_str(), S_IFCHR | 0666, makedev(8, 0)) == 0);
+  CHECK(f.create({"NVIDIA_VISIBLE_DEVICES=1"}).err.find("device node has major 8, expected 195") !=
+        std::string::npos);
+  REQUIRE(::unlink(node.c_str()) == 0);
+  gcr::test::make_symlink("/dev/null", node);
+  CHECK(f.create({"NVIDIA_VISIBLE_DEVICES=1"}).err.find("not a character device") !=
+        std::string::npos);
+}
+
+TEST_CASE("lib64 layout: libraries found through the driver root's ld.so.cache, decoy skipped") {
+  require_root();
+  gcr::test::SimHostOptions options;
+  options.layout = gcr::test::LibLayout::kLib64Cache;
+  GpuFixture f(options);
+  REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_DRIVER_CAPABILITIES=compute,compat32"})
+              .exit_code == 0);
+  const auto mounts = f.mount_destinations();
+  CHECK(has(mounts, "/usr/lib64/libcuda.so." + kVersion));
+  CHECK(has(mounts, "/usr/lib/libcuda.so." + kVersion));
+  CHECK_FALSE(has(mounts, "/usr/lib64/legacy/libcuda.so.470.57.02"));
+  const Json args = f.spec()["hooks"]["createContainer"][1]["args"];
+  CHECK(args == Json({"gpu-ctk", "hook", "update-ldcache", "--ldconfig-path", "@/sbin/ldconfig",
+                      "--folder", "/usr/lib64", "--folder", "/usr/lib"}));
+}
+
+TEST_CASE("MIG config and monitor caps for privileged containers") {
+  require_root();
+  GpuFixture f;
+  const Json privileged = {{"process", {{"capabilities", {{"bounding", {"CAP_SYS_ADMIN"}}}}}}};
+  REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_MIG_CONFIG_DEVICES=all",
+                    "NVIDIA_MIG_MONITOR_DEVICES=all"},
+                   privileged)
+              .exit_code == 0);
+  CHECK(f.devices().at("/dev/nvidia-caps/nvidia-cap1") == "509:1");
+  CHECK(f.devices().at("/dev/nvidia-caps/nvidia-cap2") == "509:2");
+  CHECK(f.create({"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_MIG_CONFIG_DEVICES=all"}).exit_code == 1);
+}
+
+TEST_CASE("CDI names are not resolved yet: a clear error") {
+  require_root();
+  GpuFixture f;
+  const auto r = f.create({"NVIDIA_VISIBLE_DEVICES=nvidia.com/gpu=0"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("CDI device names are not supported yet: nvidia.com/gpu=0") !=
+        std::string::npos);
+}

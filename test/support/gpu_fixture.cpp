@@ -1,0 +1,55 @@
+#include "gpu_fixture.h"
+
+namespace gcr::test {
+
+GpuFixture::GpuFixture(const SimHostOptions& options, const Json& extra_config)
+    : ShimFixture(), host_(path("host"), options) {
+  configure(extra_config);
+}
+
+void GpuFixture::configure(const Json& extra) const {
+  Json config = host_.driver_config();
+  config["hooks"] = {{"ctk-path", built("gpu-ctk")}};
+  config.merge_patch(extra);
+  write_config(config);
+}
+
+ProcessResult GpuFixture::create(const std::vector<std::string>& env, const Json& patch) const {
+  Json spec = busybox_spec({"/bin/sh"});
+  spec["process"]["env"] = env;
+  spec.merge_patch(patch);
+  write_spec(spec.dump(2));
+  return shim({"create", "--bundle", bundle(), "ctr"});
+}
+
+Json GpuFixture::spec() const {
+  return Json::parse(read_file(spec_path()));
+}
+
+std::map<std::string, std::string> GpuFixture::devices() const {
+  std::map<std::string, std::string> out;
+  const Json s = spec();
+  if (!s.contains("linux") || !s["linux"].contains("devices")) return out;
+  for (const auto& d : s["linux"]["devices"]) {
+    out[d["path"]] =
+        std::to_string(d["major"].get<int>()) + ":" + std::to_string(d["minor"].get<int>());
+  }
+  return out;
+}
+
+std::vector<std::string> GpuFixture::mount_destinations() const {
+  std::vector<std::string> out;
+  const Json s = spec();
+  for (const auto& m : s["mounts"]) out.push_back(m["destination"]);
+  return out;
+}
+
+Json GpuFixture::mount_at(const std::string& destination) const {
+  const Json s = spec();
+  for (const auto& m : s["mounts"]) {
+    if (m["destination"] == destination) return m;
+  }
+  return nullptr;
+}
+
+}  // namespace gcr::test

@@ -1,0 +1,38 @@
+// A simulated GPU host plus a shim configuration pointing at it, the built gpu-ctk and the
+// recording fake runc.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "shim_fixture.h"
+#include "sim_host.h"
+
+namespace gcr::test {
+
+class GpuFixture : public ShimFixture {
+ public:
+  explicit GpuFixture(const SimHostOptions& options = {},
+                      const Json& extra_config = Json::object());
+
+  [[nodiscard]] const SimHost& host() const { return host_; }
+  void configure(const Json& extra) const;
+
+  // Writes a spec whose process env is `env` (merged with `patch`), runs `create` through the
+  // shim and returns the result.
+  ProcessResult create(const std::vector<std::string>& env,
+                       const Json& patch = Json::object()) const;
+  // The bundle's config.json now.
+  [[nodiscard]] Json spec() const;
+
+  // linux.devices paths -> "major:minor"
+  [[nodiscard]] std::map<std::string, std::string> devices() const;
+  // mount destinations
+  [[nodiscard]] std::vector<std::string> mount_destinations() const;
+  [[nodiscard]] Json mount_at(const std::string& destination) const;
+
+ private:
+  SimHost host_;
+};
+
+}  // namespace gcr::test
