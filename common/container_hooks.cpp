@@ -14,7 +14,7 @@ namespace {
 
 bool is_clean_absolute(const std::string& path) {
   if (path.empty() || path.front() != '/' || path == "/") return false;
-  for (auto part : split(path.substr(1), '/')) {
+  for (auto part : split(std::string_view(path).substr(1), '/')) {
     if (part.empty() || part == "." || part == "..") return false;
   }
   return true;

@@ -304,7 +304,7 @@ Result<std::vector<DriverLibrary>> DriverHost::libraries(const CapabilitySet& ca
 std::vector<HostFile> DriverHost::binaries(const CapabilitySet& caps) {
   std::vector<HostFile> out;
   for (const auto& name : binary_names(caps)) {
-    for (auto dir : split(kDefaultSearchPath, ':')) {
+    for (auto dir : split(std::string_view(kDefaultSearchPath), ':')) {
       const std::string path = std::string(dir) + "/" + name;
       auto resolved = resolve_in_root(roots_.root, path);
       if (!resolved || !is_executable_file(driver_path(*resolved))) continue;

@@ -130,21 +130,42 @@ Result<Fd> RootFs::open_at(const std::string& path, int flags) const {
 }
 
 Result<Fd> RootFs::make_dirs(const std::string& path) const {
+  return make_dirs(path, kSymlinkBudget);
+}
+
+// Creates missing components one at a time, each with mkdirat on a directory fd already
+// resolved inside the root. A dangling symlink on the way is followed (inside the root) and
+// its target created, as the path's owner meant; the budget stops loops.
+Result<Fd> RootFs::make_dirs(const std::string& path, int budget) const {
+  if (budget < 0) return Error{"too many levels of symbolic links (" + path + " in " + path_ + ")"};
+  const auto parts = split(path, '/');
   std::string prefix;
   Fd current(::openat(root_.get(), ".", O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!current.valid()) return Error{errno_text(errno) + " (" + path_ + ")"};
-  for (auto part : split(path, '/')) {
-    if (part.empty() || part == ".") continue;
-    prefix += "/" + std::string(part);
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const std::string name(parts[i]);
+    if (name.empty() || name == ".") continue;
+    const std::string parent = prefix;
+    prefix += "/" + name;
     Fd existing;
     const int err = walk(prefix, O_PATH | O_DIRECTORY, existing);
     if (err == 0) {
       current = std::move(existing);
       continue;
     }
-    if (err != ENOENT) return Error{errno_text(err) + " (" + prefix + " in " + path_ + ")"};
-    const std::string name(part);
-    if (name == ".." || (::mkdirat(current.get(), name.c_str(), 0755) != 0 && errno != EEXIST)) {
+    if (err != ENOENT || name == "..")
+      return Error{errno_text(err) + " (" + prefix + " in " + path_ + ")"};
+    struct stat st {};
+    if (::fstatat(current.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        S_ISLNK(st.st_mode)) {
+      auto target = read_link_at(current.get(), name);
+      if (!target) return Error{target.error().message + " (" + prefix + " in " + path_ + ")"};
+      std::string rest;
+      for (std::size_t j = i + 1; j < parts.size(); ++j) rest += "/" + std::string(parts[j]);
+      const std::string base = !target->empty() && target->front() == '/' ? "" : parent + "/";
+      return make_dirs(base + *target + rest, budget - 1);
+    }
+    if (::mkdirat(current.get(), name.c_str(), 0755) != 0 && errno != EEXIST) {
       return Error{"cannot create " + prefix + ": " + errno_text(errno) + " (in " + path_ + ")"};
     }
     Fd created(

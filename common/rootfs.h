@@ -27,13 +27,15 @@ class RootFs {
   // (O_CLOEXEC is always added).
   [[nodiscard]] Result<Fd> open_at(const std::string& path, int flags) const;
 
-  // Opens the in-root directory `path` for *at() calls, creating missing components (0755).
-  // A component that exists but is not a directory (or a symlink to one) is an error.
+  // Opens the in-root directory `path` for *at() calls, creating missing components (0755),
+  // including the in-root targets of dangling symlinks on the way. A component that exists
+  // but is not a directory (or a symlink to one) is an error.
   [[nodiscard]] Result<Fd> make_dirs(const std::string& path) const;
 
  private:
   RootFs(Fd root, std::string path, Resolver resolver)
       : root_(std::move(root)), path_(std::move(path)), resolver_(resolver) {}
+  Result<Fd> make_dirs(const std::string& path, int budget) const;
   // 0 or an errno.
   int walk(const std::string& path, int flags, Fd& out) const;
 

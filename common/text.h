@@ -10,7 +10,9 @@
 namespace gcr {
 
 [[nodiscard]] std::string_view trim(std::string_view s);
+// The parts are views into `s`: splitting a temporary std::string would leave them dangling.
 [[nodiscard]] std::vector<std::string_view> split(std::string_view s, char sep);
+std::vector<std::string_view> split(std::string&& s, char sep) = delete;
 [[nodiscard]] std::string join(const std::vector<std::string>& parts, std::string_view sep);
 [[nodiscard]] std::string to_lower(std::string_view s);
 [[nodiscard]] bool iequals(std::string_view a, std::string_view b);

@@ -72,7 +72,7 @@ ProcessResult run(const std::vector<std::string>& argv, const RunOptions& option
   for (const auto& [k, v] : options.env) env[k] = v;
   const std::vector<std::string> args(argv.begin() + 1, argv.end());
   bp::child child(argv.front(), bp::args(args), env, bp::std_out > out_path, bp::std_err > err_path,
-                  bp::std_in < in_path,
+                  bp::std_in < options.stdin_path.value_or(in_path),
                   bp::start_dir(options.cwd.value_or(fs::current_path().string())));
   child.wait();
   return ProcessResult{child.exit_code(), read_file(out_path), read_file(err_path)};

@@ -42,6 +42,7 @@ struct RunOptions {
   std::vector<std::string> unset_env;      // removed from it
   std::optional<std::string> cwd;
   std::optional<std::string> stdin_text;
+  std::optional<std::string> stdin_path;  // a file (or device) to read stdin from instead
 };
 
 // Runs argv[0] (a path) with argv[1..] and waits for it.

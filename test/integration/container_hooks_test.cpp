@@ -1,0 +1,96 @@
+// Hooks in real containers: the NVIDIAScape image, docker --gpus' prestart hook under plain
+// runc and through the shim. Needs root.
+#include <doctest/doctest.h>
+
+#include <boost/filesystem.hpp>
+
+#include "gpu_fixture.h"
+#include "runtime_lookup.h"
+
+using gcr::Json;
+using gcr::test::GpuFixture;
+
+namespace {
+
+std::string runc_path() {
+  auto runc = gcr::find_low_level_runtime({"runc"}, "");
+  REQUIRE_MESSAGE(runc.ok(), "runc is not installed: run scripts/install-deps.sh");
+  return *runc;
+}
+
+// The NVIDIAScape image: LD_PRELOAD pointing into the rootfs through /proc/self/cwd.
+Json nvidiascape_spec(const GpuFixture& f, const std::string& marker) {
+  gcr::test::make_glibc_rootfs(f.bundle());
+  boost::filesystem::copy_file(gcr::test::built("poc.so"), f.bundle() + "/rootfs/poc.so",
+                               boost::filesystem::copy_options::overwrite_existing);
+  Json spec = gcr::test::busybox_spec({"/bin/sh", "-c", "true"});
+  spec["process"]["env"].push_back("LD_PRELOAD=/proc/self/cwd/poc.so");
+  spec["process"]["env"].push_back("POC_MARKER=" + marker);
+  return spec;
+}
+
+gcr::test::ProcessResult runc_run(const GpuFixture& f, const std::string& runc, const Json& spec) {
+  f.write_spec(spec.dump(2));
+  return gcr::test::run(
+      {runc, "--root", f.path("runc-root"), "run", "--bundle", f.bundle(), "gcr-hook-test"});
+}
+
+}  // namespace
+
+TEST_CASE("NVIDIAScape: an image's LD_PRELOAD reaches a hook without env, never ours") {
+  REQUIRE_MESSAGE(gcr::test::is_root(), "running containers needs root");
+  const std::string runc = runc_path();
+  GpuFixture control;
+  const std::string control_marker = control.path("control-owned");
+  Json spec = nvidiascape_spec(control, control_marker);
+  spec["hooks"]["createContainer"] = Json::array({{{"path", "/bin/true"}, {"args", {"true"}}}});
+  (void)runc_run(control, runc, spec);
+  CHECK_MESSAGE(gcr::test::exists(control_marker),
+                "the payload did not fire for a hook without env: this runc does not pass the "
+                "container env to hooks");
+
+  GpuFixture ours;
+  ours.configure({{"runtime", {{"runtimes", {runc}}}}});
+  const std::string marker = ours.path("ours-owned");
+  Json gpu = nvidiascape_spec(ours, marker);
+  gpu["process"]["env"].push_back("NVIDIA_VISIBLE_DEVICES=0");
+  ours.write_spec(gpu.dump(2));
+  const auto r =
+      ours.shim({"--root", ours.path("runc-root"), "run", "--bundle", ours.bundle(), "gcr-scape"});
+  CHECK(r.err == "");
+  CHECK(r.exit_code == 0);
+  CHECK(ours.spec()["hooks"]["createContainer"].size() == 2);
+  CHECK_FALSE(gcr::test::exists(marker));
+}
+
+TEST_CASE("docker --gpus' prestart hook: refused under plain runc, replaced by the shim") {
+  REQUIRE_MESSAGE(gcr::test::is_root(), "running containers needs root");
+  const std::string runc = runc_path();
+  GpuFixture f;
+  gcr::test::make_busybox_rootfs(f.bundle());
+  const std::string hook = f.path("bin/nvidia-container-runtime-hook");
+  gcr::test::make_symlink(gcr::test::built("gpu-ctk"), hook);
+  const auto docker_spec = [&](const std::string& devices) {
+    Json spec = gcr::test::busybox_spec({"/bin/sh", "-c", "ls /dev | grep nvidia | tr '\\n' ' '"});
+    spec["process"]["env"].push_back("NVIDIA_VISIBLE_DEVICES=" + devices);
+    spec["process"]["env"].push_back("NVIDIA_DRIVER_CAPABILITIES=utility");
+    spec["hooks"]["prestart"] =
+        Json::array({{{"path", hook}, {"args", {"nvidia-container-runtime-hook", "prestart"}}}});
+    return spec;
+  };
+  auto plain = runc_run(f, runc, docker_spec("1"));
+  CHECK(plain.exit_code != 0);
+  CHECK(plain.out == "");
+  CHECK(plain.err.find("this container asks for GPUs but was started by plain runc: make "
+                       "gpu-container-runtime the engine's runtime") != std::string::npos);
+
+  CHECK(runc_run(f, runc, docker_spec("void")).exit_code == 0);
+
+  f.configure({{"runtime", {{"runtimes", {runc}}}}});
+  f.write_spec(docker_spec("1").dump(2));
+  const auto shimmed =
+      f.shim({"--root", f.path("runc-root"), "run", "--bundle", f.bundle(), "gcr-gpus"});
+  CHECK(shimmed.err == "");
+  CHECK(shimmed.out == "nvidia0 nvidiactl ");
+  CHECK(f.spec()["hooks"]["prestart"].empty());
+}

@@ -1,0 +1,248 @@
+// gpu-ctk hook update-ldcache / create-symlinks run directly with a synthetic OCI state on
+// stdin, against hostile rootfs trees; each case also runs with openat2 disabled (seccomp)
+// so the fallback resolver passes the same checks. Needs root (ldconfig pivots into the rootfs).
+#include <doctest/doctest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <boost/filesystem.hpp>
+
+#include "shim_fixture.h"
+#include "sim_host.h"
+
+using gcr::Json;
+using gcr::test::make_symlink;
+using gcr::test::TempDir;
+using gcr::test::write_file;
+
+namespace {
+
+const std::string kVersion = gcr::test::SimHost::version();
+
+// A bundle with a glibc rootfs and an injected library in /usr/lib64, plus a canary tree
+// outside the rootfs that the image's symlinks point at.
+struct HookBed {
+  TempDir t;
+  std::string bundle = t / "bundle";
+  std::string rootfs = t / "bundle/rootfs";
+  std::string outside = t / "outside";
+
+  HookBed() {
+    gcr::test::make_glibc_rootfs(bundle);
+    write_file(bundle + "/config.json", R"({"ociVersion":"1.0.2","root":{"path":"rootfs"}})");
+    const std::string lib = rootfs + "/usr/lib64/libcuda.so." + kVersion;
+    gcr::test::make_dirs(rootfs + "/usr/lib64");
+    boost::filesystem::copy_file(std::string(GCR_STUB_DIR) + "/lib64/libcuda.so." + kVersion, lib);
+    write_file(outside + "/canary", "canary");
+    gcr::test::make_dirs(outside + "/etc/ld.so.conf.d");
+  }
+
+  [[nodiscard]] std::string state() const {
+    return Json{{"ociVersion", "1.0.2"},
+                {"id", "c"},
+                {"status", "creating"},
+                {"pid", 1},
+                {"bundle", bundle}}
+        .dump();
+  }
+
+  gcr::test::ProcessResult hook(const std::vector<std::string>& args, bool no_openat2 = false,
+                                const std::optional<std::string>& state_text = std::nullopt) const {
+    std::vector<std::string> argv{gcr::test::built("gpu-ctk"), "hook"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    if (no_openat2) argv.insert(argv.begin(), gcr::test::built("no-openat2"));
+    gcr::test::RunOptions options;
+    options.stdin_text = state_text.value_or(state());
+    return gcr::test::run(argv, options);
+  }
+
+  gcr::test::ProcessResult update_ldcache(bool no_openat2 = false) const {
+    return hook({"update-ldcache", "--ldconfig-path", "@/sbin/ldconfig", "--folder", "/usr/lib64"},
+                no_openat2);
+  }
+  gcr::test::ProcessResult create_symlink(bool no_openat2 = false) const {
+    return hook({"create-symlinks", "--link", "libcuda.so.1::/usr/lib64/libcuda.so"}, no_openat2);
+  }
+
+  // Every file under `outside` with its content: must not change.
+  [[nodiscard]] std::string outside_listing() const {
+    return gcr::test::run({"/bin/sh", "-c", "cd " + outside + " && find . | sort && cat canary"})
+        .out;
+  }
+
+  [[nodiscard]] std::string cache_listing() const {
+    return gcr::test::run({"/sbin/ldconfig", "-p", "-C", rootfs + "/etc/ld.so.cache"}).out;
+  }
+};
+
+void require_root() {
+  REQUIRE_MESSAGE(gcr::test::is_root(), "the ldconfig sandbox needs root");
+}
+
+}  // namespace
+
+TEST_CASE("update-ldcache indexes the folders through a drop-in; re-running is harmless") {
+  require_root();
+  for (bool no_openat2 : {false, true}) {
+    CAPTURE(no_openat2);
+    HookBed bed;
+    auto r = bed.update_ldcache(no_openat2);
+    REQUIRE(r.err == "");
+    REQUIRE(r.exit_code == 0);
+    CHECK(bed.cache_listing().find("libcuda.so.1 (libc6,x86-64) => /usr/lib64/libcuda.so.1") !=
+          std::string::npos);
+    CHECK(gcr::test::read_file(bed.rootfs + "/etc/ld.so.conf.d/00-gpu-container-runtime.conf")
+              .find("\n/usr/lib64\n") != std::string::npos);
+    const std::string before = bed.cache_listing();
+    REQUIRE(bed.update_ldcache(no_openat2).exit_code == 0);
+    CHECK(bed.cache_listing() == before);
+    CHECK(gcr::test::run({"/bin/ls", "-A", bed.rootfs + "/etc/ld.so.conf.d"}).out ==
+          "00-gpu-container-runtime.conf\nx86_64-linux-gnu.conf\n");
+  }
+}
+
+TEST_CASE("update-ldcache creates /etc/ld.so.conf with an include when the image has none") {
+  require_root();
+  HookBed bed;
+  REQUIRE(::unlink((bed.rootfs + "/etc/ld.so.conf").c_str()) == 0);
+  REQUIRE(bed.update_ldcache().exit_code == 0);
+  CHECK(gcr::test::read_file(bed.rootfs + "/etc/ld.so.conf") ==
+        "include /etc/ld.so.conf.d/*.conf\n");
+  CHECK(bed.cache_listing().find("libcuda.so.1") != std::string::npos);
+}
+
+TEST_CASE("create-symlinks: created, idempotent, stale links replaced, bad link paths refused") {
+  require_root();
+  for (bool no_openat2 : {false, true}) {
+    CAPTURE(no_openat2);
+    HookBed bed;
+    const std::string link = bed.rootfs + "/usr/lib64/libcuda.so";
+    REQUIRE(bed.create_symlink(no_openat2).exit_code == 0);
+    CHECK(gcr::test::run({"/bin/readlink", link}).out == "libcuda.so.1\n");
+    struct stat first {};
+    REQUIRE(::lstat(link.c_str(), &first) == 0);
+    REQUIRE(bed.create_symlink(no_openat2).exit_code == 0);
+    struct stat second {};
+    REQUIRE(::lstat(link.c_str(), &second) == 0);
+    CHECK(first.st_ino == second.st_ino);
+    REQUIRE(::unlink(link.c_str()) == 0);
+    make_symlink("libcuda.so.470", link);
+    REQUIRE(bed.create_symlink(no_openat2).exit_code == 0);
+    CHECK(gcr::test::run({"/bin/readlink", link}).out == "libcuda.so.1\n");
+    for (const std::string bad :
+         {"x::relative/link", "x::/usr/../../etc/passwd", "x::/", "no-separator"}) {
+      CAPTURE(bad);
+      const auto r = bed.hook({"create-symlinks", "--link", bad}, no_openat2);
+      CHECK(r.exit_code == 1);
+      CHECK(r.err.rfind("gpu-ctk hook create-symlinks: ", 0) == 0);
+    }
+  }
+}
+
+TEST_CASE("hostile images: links to host paths or climbing out change nothing outside the rootfs") {
+  require_root();
+  struct Case {
+    const char* name;
+    std::function<void(const HookBed&)> plant;
+  };
+  const std::vector<Case> cases = {
+      {"etc -> absolute host dir",
+       [](const HookBed& b) {
+         boost::filesystem::remove_all(b.rootfs + "/etc");
+         make_symlink(b.outside + "/etc", b.rootfs + "/etc");
+       }},
+      {"etc/ld.so.conf.d climbs out",
+       [](const HookBed& b) {
+         boost::filesystem::remove_all(b.rootfs + "/etc/ld.so.conf.d");
+         make_symlink("../../../../../../../../../" + b.outside.substr(1) + "/etc/ld.so.conf.d",
+                      b.rootfs + "/etc/ld.so.conf.d");
+       }},
+      {"etc/ld.so.cache -> host file",
+       [](const HookBed& b) {
+         ::unlink((b.rootfs + "/etc/ld.so.cache").c_str());
+         make_symlink(b.outside + "/canary", b.rootfs + "/etc/ld.so.cache");
+       }},
+      {"library dir -> /",
+       [](const HookBed& b) {
+         boost::filesystem::remove_all(b.rootfs + "/usr/lib64");
+         make_symlink("/", b.rootfs + "/usr/lib64");
+       }},
+      {"usr/lib climbs out",
+       [](const HookBed& b) {
+         boost::filesystem::remove_all(b.rootfs + "/usr/lib64");
+         make_symlink("../../../../../../../../../" + b.outside.substr(1), b.rootfs + "/usr/lib64");
+       }},
+  };
+  for (bool no_openat2 : {false, true}) {
+    for (const auto& c : cases) {
+      CAPTURE(no_openat2);
+      CAPTURE(c.name);
+      HookBed bed;
+      c.plant(bed);
+      const std::string before = bed.outside_listing();
+      (void)bed.create_symlink(no_openat2);
+      (void)bed.update_ldcache(no_openat2);
+      CHECK(bed.outside_listing() == before);
+    }
+  }
+}
+
+TEST_CASE("ldconfig is a host binary: container paths and dynamically linked ones are refused") {
+  require_root();
+  HookBed bed;
+  const std::string marker = bed.t / "ldconfig-ran";
+  write_file(bed.rootfs + "/sbin/ldconfig", "#!/bin/sh\ntouch " + marker + "\n", 0755);
+  auto r =
+      bed.hook({"update-ldcache", "--ldconfig-path", "/sbin/ldconfig", "--folder", "/usr/lib64"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("must be '@' and a host path") != std::string::npos);
+  r = bed.hook({"update-ldcache", "--ldconfig-path", "@/bin/ls", "--folder", "/usr/lib64"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("dynamically linked") != std::string::npos);
+  CHECK_FALSE(gcr::test::exists(marker));
+}
+
+TEST_CASE("bad state and odd files fail fast with one line; unknown hooks and flags are warnings") {
+  require_root();
+  HookBed bed;
+  auto r =
+      bed.hook({"update-ldcache", "--folder", "/usr/lib64"}, false, std::string("{\"bundle\": "));
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.rfind("gpu-ctk hook update-ldcache: invalid container state: not valid JSON", 0) ==
+        0);
+  r = bed.hook({"create-symlinks"}, false, std::string(R"({"ociVersion":"1.0.2"})"));
+  CHECK(r.err == "gpu-ctk hook create-symlinks: invalid container state: no bundle\n");
+  REQUIRE(::unlink((bed.bundle + "/config.json").c_str()) == 0);
+  REQUIRE(::mkfifo((bed.bundle + "/config.json").c_str(), 0644) == 0);
+  r = bed.create_symlink();
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("is not a regular file") != std::string::npos);
+  gcr::test::RunOptions zero;
+  zero.stdin_path = "/dev/zero";
+  r = gcr::test::run({gcr::test::built("gpu-ctk"), "hook", "create-symlinks"}, zero);
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("larger than") != std::string::npos);
+  r = bed.hook({"enable-future-feature", "--x"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.err == "gpu-ctk hook: warning: unknown hook `enable-future-feature`: nothing done\n");
+  HookBed fresh;
+  r = fresh.hook(
+      {"create-symlinks", "--new-flag", "--link", "libcuda.so.1::/usr/lib64/libcuda.so"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("warning: ignoring unknown argument `--new-flag`") != std::string::npos);
+  CHECK(gcr::test::exists(fresh.rootfs + "/usr/lib64/libcuda.so"));
+}
+
+TEST_CASE("the state's root field wins over config.json") {
+  require_root();
+  HookBed bed;
+  TempDir other;
+  gcr::test::make_dirs(other / "usr/lib64");
+  const std::string state = Json{{"bundle", bed.bundle}, {"root", other.path()}}.dump();
+  REQUIRE(
+      bed.hook({"create-symlinks", "--link", "libcuda.so.1::/usr/lib64/libcuda.so"}, false, state)
+          .exit_code == 0);
+  CHECK(gcr::test::exists(other / "usr/lib64/libcuda.so"));
+  CHECK_FALSE(gcr::test::exists(bed.rootfs + "/usr/lib64/libcuda.so"));
+}
