@@ -133,8 +133,22 @@ void apply_net_devices(Json& spec, const std::vector<NetDevice>& devices) {
 }
 
 std::size_t depth_of(const Json& mount) {
-  const std::string cleaned = clean_path(mount.value("destination", ""));
+  const auto destination = mount.find("destination");
+  if (destination == mount.end() || !destination->is_string()) return 0;
+  const std::string cleaned = clean_path(destination->get_ref<const std::string&>());
   return static_cast<std::size_t>(std::count(cleaned.begin(), cleaned.end(), '/'));
+}
+
+// Stable sort by the number of components of the destination, each depth computed once.
+void sort_by_depth(Json& list) {
+  std::vector<std::pair<std::size_t, Json>> decorated;
+  decorated.reserve(list.size());
+  for (auto& m : list) decorated.emplace_back(depth_of(m), std::move(m));
+  std::stable_sort(decorated.begin(), decorated.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  Json sorted = Json::array();
+  for (auto& [depth, m] : decorated) sorted.push_back(std::move(m));
+  list = std::move(sorted);
 }
 
 void apply_mounts(Json& spec, const std::vector<Mount>& mounts) {
@@ -152,10 +166,7 @@ void apply_mounts(Json& spec, const std::vector<Mount>& mounts) {
     if (!m.options.empty()) entry["options"] = m.options;
     list.push_back(std::move(entry));
   }
-  std::vector<Json> sorted(list.begin(), list.end());
-  std::stable_sort(sorted.begin(), sorted.end(),
-                   [](const Json& a, const Json& b) { return depth_of(a) < depth_of(b); });
-  list = Json(sorted);
+  sort_by_depth(list);
 }
 
 void apply_hooks(Json& spec, const std::vector<Hook>& hooks) {

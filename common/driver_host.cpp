@@ -91,11 +91,6 @@ Result<std::optional<std::vector<LdCacheEntry>>> load_ld_cache(const std::string
   return std::optional<std::vector<LdCacheEntry>>(std::move(*entries));
 }
 
-bool is_executable_file(const std::string& host_path) {
-  struct stat st {};
-  return ::stat(host_path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111) != 0;
-}
-
 }  // namespace
 
 DriverHost::DriverHost(Config::Driver roots, NodeStatFn stat)
@@ -266,18 +261,41 @@ Result<std::vector<DriverLibrary>> DriverHost::libraries_from_cache(
   return out;
 }
 
+const DriverHost::Listing& DriverHost::listing(const std::string& in_root_dir) {
+  auto it = listings_.find(in_root_dir);
+  if (it != listings_.end()) return it->second;
+  Listing listing;
+  if (auto dir = resolve_in_root(roots_.root, in_root_dir)) {
+    listing.resolved = *dir == "/" ? "" : *dir;
+    for (auto& name : list_dir(driver_path(*dir))) listing.names.insert(std::move(name));
+  }
+  return listings_.emplace(in_root_dir, std::move(listing)).first->second;
+}
+
+std::optional<std::string> DriverHost::find_file(const std::string& in_root_dir,
+                                                 const std::string& name, struct stat& st) {
+  const Listing& dir = listing(in_root_dir);
+  if (dir.names.count(name) == 0) return std::nullopt;
+  std::string path = dir.resolved + "/" + name;
+  if (::lstat(driver_path(path).c_str(), &st) != 0) return std::nullopt;
+  if (!S_ISLNK(st.st_mode)) return path;
+  auto resolved = resolve_in_root(roots_.root, path);
+  if (!resolved || ::stat(driver_path(*resolved).c_str(), &st) != 0) return std::nullopt;
+  return *resolved;
+}
+
 std::vector<DriverLibrary> DriverHost::libraries_from_dirs(const std::vector<std::string>& prefixes,
                                                            LibArch arch,
                                                            const std::string& version) {
   std::vector<DriverLibrary> out;
   for (const auto& prefix : prefixes) {
     for (const auto& dir : arch == LibArch::k64 ? kLibDirs64 : kLibDirs32) {
-      auto resolved = resolve_in_root(roots_.root, dir + "/" + prefix + "." + version);
-      if (!resolved || !is_file_type(driver_path(*resolved), S_IFREG) ||
-          elf_arch(driver_path(*resolved)) != arch) {
-        continue;
-      }
-      out.push_back(DriverLibrary{{*resolved, driver_path(*resolved)}, prefix});
+      struct stat st {};
+      auto found = find_file(dir, prefix + "." + version, st);
+      if (!found || !S_ISREG(st.st_mode)) continue;
+      // /usr/lib and /lib hold either word size; the other directories hold one.
+      if ((dir == "/usr/lib" || dir == "/lib") && elf_arch(driver_path(*found)) != arch) continue;
+      out.push_back(DriverLibrary{{*found, driver_path(*found)}, prefix});
       break;
     }
   }
@@ -305,10 +323,10 @@ std::vector<HostFile> DriverHost::binaries(const CapabilitySet& caps) {
   std::vector<HostFile> out;
   for (const auto& name : binary_names(caps)) {
     for (auto dir : split(std::string_view(kDefaultSearchPath), ':')) {
-      const std::string path = std::string(dir) + "/" + name;
-      auto resolved = resolve_in_root(roots_.root, path);
-      if (!resolved || !is_executable_file(driver_path(*resolved))) continue;
-      out.push_back(HostFile{path, driver_path(*resolved)});
+      struct stat st {};
+      auto found = find_file(std::string(dir), name, st);
+      if (!found || !S_ISREG(st.st_mode) || (st.st_mode & 0111) == 0) continue;
+      out.push_back(HostFile{std::string(dir) + "/" + name, driver_path(*found)});
       break;
     }
   }

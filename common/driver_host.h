@@ -3,8 +3,11 @@
 // on demand and remembered, so a request only pays for what it needs.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -67,6 +70,15 @@ class DriverHost {
 
  private:
   Result<std::map<std::string, unsigned>> char_majors();
+  // An in-root directory resolved inside the root and listed, once.
+  struct Listing {
+    std::string resolved;  // in-root path without symlinks; "" for the root
+    std::set<std::string> names;
+  };
+  const Listing& listing(const std::string& in_root_dir);
+  // The in-root path of `name` in `in_root_dir` with symlinks resolved, and its stat.
+  std::optional<std::string> find_file(const std::string& in_root_dir, const std::string& name,
+                                       struct stat& st);
   Result<DeviceNode> checked_node(const std::string& name, unsigned expected_major);
   Result<const std::vector<LdCacheEntry>*> ld_cache();
   Result<std::vector<DriverLibrary>> libraries_from_cache(const std::vector<std::string>& prefixes,
@@ -80,6 +92,7 @@ class DriverHost {
   std::optional<Result<std::vector<Gpu>>> gpus_;
   std::optional<Result<std::map<std::string, unsigned>>> majors_;
   std::optional<Result<std::optional<std::vector<LdCacheEntry>>>> ld_cache_;
+  std::map<std::string, Listing> listings_;
 };
 
 }  // namespace gcr

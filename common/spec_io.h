@@ -25,7 +25,7 @@ struct BundleSpec {
 // Replaces config.json atomically with `spec`.
 [[nodiscard]] Status write_bundle_spec(const BundleSpec& bundle, const Json& spec);
 
-// The serialised form we write: indented, UTF-8 kept as is.
+// The serialised form we write: compact, one object, UTF-8 kept as is.
 [[nodiscard]] std::string serialize_spec(const Json& spec);
 
 }  // namespace gcr

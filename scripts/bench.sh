@@ -8,12 +8,13 @@ BUILD_DIR=${BUILD_DIR:-build}
 scripts/build.sh >/dev/null
 B=$(pwd)/$BUILD_DIR
 RUNC=$(command -v runc)
-WORK=$(mktemp -d /tmp/gcr-bench-XXXXXX)
+# Bundles live on tmpfs under /run, as containerd and CRI-O keep them.
+WORK=$(mktemp -d /run/gcr-bench-XXXXXX)
 trap 'runc --root "$WORK/root" delete --force gcr-bench-state >/dev/null 2>&1 || true; rm -rf "$WORK"' EXIT
 
 printf '[runtime]\nruntimes = ["%s"]\n' "$RUNC" >"$WORK/config.toml"
 export GPU_CONTAINER_RUNTIME_CONFIG="$WORK/config.toml"
-"$B/test/gcr-fixture" busybox "$WORK/bundle" /bin/sh -c true
+"$B/test/gcr-fixture" busybox "$WORK/bundle" -- /bin/sh -c true
 
 echo "pass-through: runc state (median of $N pairs)"
 runc --root "$WORK/root" create --bundle "$WORK/bundle" gcr-bench-state
@@ -27,3 +28,41 @@ lifecycle() {
 }
 echo "no-GPU container: create + start + delete (median of $N pairs)"
 "$B/test/bench-pairs" "$N" /bin/sh -c "$(lifecycle "$RUNC")" -- /bin/sh -c "$(lifecycle "$B/gpu-container-runtime")"
+
+# GPU containers: a simulated host with 8 GPUs. The baseline runs runc on the spec the shim
+# produced (same devices, mounts and hooks), so the ratio isolates the shim's own work.
+"$B/test/gcr-fixture" gpu-host "$WORK/host" 8 >"$WORK/driver.toml"
+gpu_config() {
+  cat "$WORK/driver.toml" >"$WORK/gpu.toml"
+  printf '[runtime]\nruntimes = ["%s"]\n[hooks]\nctk-path = "%s"\n' "$1" "$B/gpu-ctk" >>"$WORK/gpu.toml"
+}
+gpu_config "$RUNC"
+export GPU_CONTAINER_RUNTIME_CONFIG="$WORK/gpu.toml"
+gpu_case() {
+  label=$1
+  shift
+  rm -rf "$WORK/gpu"
+  "$B/test/gcr-fixture" busybox "$WORK/gpu" "$@" -- /bin/sh -c true
+  cp "$WORK/gpu/config.json" "$WORK/gpu/original.json"
+  "$B/gpu-container-runtime" --root "$WORK/root" create --bundle "$WORK/gpu" gcr-bench-gpu
+  runc --root "$WORK/root" delete --force gcr-bench-gpu
+  cp "$WORK/gpu/config.json" "$WORK/gpu/edited.json"
+  once() {
+    printf 'cp %s/gpu/%s %s/gpu/config.json && %s --root %s create --bundle %s/gpu gcr-bench-gpu && %s --root %s delete --force gcr-bench-gpu' \
+      "$WORK" "$2" "$WORK" "$1" "$WORK/root" "$WORK" "$RUNC" "$WORK/root"
+  }
+  echo "GPU container, $label: create + delete (median of $N pairs)"
+  "$B/test/bench-pairs" "$N" /bin/sh -c "$(once "$RUNC" edited.json)" -- \
+    /bin/sh -c "$(once "$B/gpu-container-runtime" original.json)"
+}
+gpu_case "1 GPU, all capabilities" NVIDIA_VISIBLE_DEVICES=0 NVIDIA_DRIVER_CAPABILITIES=all
+gpu_case "8 GPUs, all capabilities" NVIDIA_VISIBLE_DEVICES=all NVIDIA_DRIVER_CAPABILITIES=all
+gpu_case "1 GPU, CUDA image (NVIDIA_REQUIRE_CUDA asks libcuda)" NVIDIA_VISIBLE_DEVICES=0 NVIDIA_REQUIRE_CUDA=cuda\>=12.0
+
+# The shim's own work on create, with the low-level runtime replaced by /bin/true.
+gpu_config /bin/true
+rm -rf "$WORK/gpu" && "$B/test/gcr-fixture" busybox "$WORK/gpu" NVIDIA_VISIBLE_DEVICES=all NVIDIA_DRIVER_CAPABILITIES=all -- /bin/sh -c true
+cp "$WORK/gpu/config.json" "$WORK/gpu/original.json"
+echo "the shim's own work, 8 GPUs (create with runc replaced by /bin/true, against cp + /bin/true)"
+"$B/test/bench-pairs" "$N" /bin/sh -c "cp $WORK/gpu/original.json $WORK/gpu/config.json && /bin/true" -- \
+  /bin/sh -c "cp $WORK/gpu/original.json $WORK/gpu/config.json && $B/gpu-container-runtime create --bundle $WORK/gpu x"

@@ -1,6 +1,8 @@
 #!/bin/sh
-# The main job: a container started through gpu-container-runtime and real runc.
-# Installs dependencies, builds, then runs a busybox container through the shim.
+# The main job: a container that asks for a GPU gets it, through gpu-container-runtime and
+# real runc. Without a GPU in this machine the container runs on a simulated GPU host the
+# project builds (4 GPUs whose index order differs from their device minors, stub driver
+# libraries, a stub nvidia-smi). Installs dependencies and builds first. Run as root.
 set -eu
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh >/dev/null
@@ -8,7 +10,22 @@ scripts/build.sh >/dev/null
 B=$(pwd)/${BUILD_DIR:-build}
 WORK=$(mktemp -d /tmp/gcr-demo-XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
-printf '[runtime]\nruntimes = ["%s"]\n' "$(command -v runc)" >"$WORK/config.toml"
-"$B/test/gcr-fixture" busybox "$WORK/bundle" /bin/sh -c 'echo "hello from a container started by gpu-container-runtime"'
-GPU_CONTAINER_RUNTIME_CONFIG="$WORK/config.toml" \
-  "$B/gpu-container-runtime" --root "$WORK/runc" run --bundle "$WORK/bundle" "gcr-demo-$$"
+
+"$B/test/gcr-fixture" gpu-host "$WORK/host" >"$WORK/config.toml"
+printf '[runtime]\nruntimes = ["%s"]\n[hooks]\nctk-path = "%s"\n' "$(command -v runc)" "$B/gpu-ctk" >>"$WORK/config.toml"
+export GPU_CONTAINER_RUNTIME_CONFIG="$WORK/config.toml"
+
+echo "== the host: gpu-ctk info"
+"$B/gpu-ctk" info
+echo
+echo "== a container with NVIDIA_VISIBLE_DEVICES=1 (GPU 1 is /dev/nvidia0 on this host)"
+"$B/test/gcr-fixture" glibc "$WORK/bundle" NVIDIA_VISIBLE_DEVICES=1 NVIDIA_REQUIRE_CUDA=cuda\>=12.0 -- /bin/sh -c '
+  echo "devices:"; ls -l /dev | grep nvidia
+  echo "driver libraries:"; ls /usr/lib/x86_64-linux-gnu | grep -E "^lib(cuda|nvidia)"
+  echo "nvidia-smi:"; nvidia-smi
+  echo "dlopen(libcuda.so.1):"; /probe'
+"$B/gpu-container-runtime" --root "$WORK/runc" run --bundle "$WORK/bundle" "gcr-demo-$$"
+echo
+echo "== a container asking for a GPU this host does not have"
+"$B/test/gcr-fixture" busybox "$WORK/bad" NVIDIA_VISIBLE_DEVICES=7 -- /bin/true
+"$B/gpu-container-runtime" --root "$WORK/runc" run --bundle "$WORK/bad" "gcr-demo-bad-$$" || true
