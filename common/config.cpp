@@ -128,6 +128,11 @@ Status check_kind(const std::string& kind) {
   return {};
 }
 
+Status check_mode(const std::string& mode) {
+  if (mode != "auto" && mode != "cdi") return Error{"must be auto or cdi"};
+  return {};
+}
+
 Status check_ldconfig(const std::string& value) {
   if (value.size() < 2 || value[0] != '@' || value[1] != '/') {
     return Error{
@@ -158,6 +163,7 @@ const std::vector<Key>& keys() {
        assign(&C::requests, &C::Requests::supported_capabilities, check_capabilities)},
       {"requests", "disable-require", Type::kBool,
        assign(&C::requests, &C::Requests::disable_require)},
+      {"requests", "mode", Type::kString, assign(&C::requests, &C::Requests::mode, check_mode)},
       {"cdi", "spec-dirs", Type::kStringList,
        assign(&C::cdi, &C::Cdi::spec_dirs, require_absolute_each)},
       {"cdi", "default-kind", Type::kString, assign(&C::cdi, &C::Cdi::default_kind, check_kind)},

@@ -31,6 +31,8 @@ struct Config {
     std::vector<std::string> supported_capabilities{"compute", "compat32", "display", "graphics",
                                                     "ngx",     "utility",  "video"};
     bool disable_require = false;
+    std::string mode =
+        "auto";  // "auto": unqualified IDs from the live driver; "cdi": <default-kind>=<id>
   } requests;
   struct Cdi {
     std::vector<std::string> spec_dirs{"/etc/cdi", "/var/run/cdi"};

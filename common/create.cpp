@@ -38,7 +38,10 @@ Status prepare_container(const RuncArgs& runc, const Config& config, const Logge
   }
   DriverHost host(config.driver, lstat_node);
   CtkProbe probe(config);
-  auto edited = inject_gpus(bundle->spec, **request, config, host, probe, lstat_node);
+  CtkCdiResolver cdi(config);
+  const NodeStatFn stat = lstat_node;
+  auto edited =
+      inject_gpus(bundle->spec, **request, config, InjectionSources{host, probe, cdi, stat});
   if (!edited) return edited.error().wrap("cannot give the container its GPUs");
   if (auto s = write_bundle_spec(*bundle, *edited); !s) return s;
   logger.info(summary(**request, *edited));

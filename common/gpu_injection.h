@@ -2,6 +2,7 @@
 // requirements, build the container edits and apply them, all in memory.
 #pragma once
 
+#include "cdi_resolver.h"
 #include "config.h"
 #include "driver_host.h"
 #include "driver_probe.h"
@@ -12,9 +13,18 @@
 
 namespace gcr {
 
-// Returns the edited copy of `spec`; `spec` itself is never touched.
+// The outside world injection consults.
+struct InjectionSources {
+  DriverHost& host;
+  DriverProbe& probe;
+  CdiResolver& cdi;
+  const NodeStatFn& stat;
+};
+
+// Returns the edited copy of `spec`; `spec` itself is never touched. Unqualified IDs are
+// resolved against the live driver, qualified names through CDI; both become one set of
+// edits applied once.
 [[nodiscard]] Result<Json> inject_gpus(const Json& spec, const GpuRequest& request,
-                                       const Config& config, DriverHost& host, DriverProbe& probe,
-                                       const NodeStatFn& stat);
+                                       const Config& config, const InjectionSources& sources);
 
 }  // namespace gcr

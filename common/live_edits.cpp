@@ -35,19 +35,6 @@ void add_bind(ContainerEdits& edits, const HostFile& file,
   edits.mounts.push_back(Mount{file.host_path, file.path, "bind", options});
 }
 
-Status add_device_nodes(ContainerEdits& edits, const GpuRequest& request,
-                        const std::vector<Gpu>& selected, DriverHost& host) {
-  auto control = host.control_nodes(request.capabilities);
-  if (!control) return control.error();
-  for (auto& node : *control) add_node(edits, std::move(node));
-  for (const auto& gpu : selected) {
-    auto node = host.gpu_node(gpu);
-    if (!node) return node.error().wrap("GPU " + std::to_string(gpu.index));
-    add_node(edits, std::move(*node));
-  }
-  return {};
-}
-
 Status add_cap(ContainerEdits& edits, DriverHost& host, const std::optional<unsigned>& minor,
                const char* what) {
   if (!minor) return Error{std::string("the driver lists no MIG ") + what + " capability"};
@@ -112,15 +99,37 @@ Status add_libraries(ContainerEdits& edits, const CapabilitySet& caps, DriverHos
 
 }  // namespace
 
+Result<ContainerEdits> driver_edits(const CapabilitySet& caps, DriverHost& host,
+                                    const Config& config) {
+  ContainerEdits edits;
+  auto control = host.control_nodes(caps);
+  if (!control) return control.error();
+  for (auto& node : *control) add_node(edits, std::move(node));
+  if (auto s = add_libraries(edits, caps, host, config); !s) return s.error();
+  for (const auto& bin : host.binaries(caps)) add_bind(edits, bin, kReadOnlyBind);
+  for (const auto& ipc : host.ipc_endpoints(caps)) add_bind(edits, ipc, kIpcBind);
+  for (const auto& fw : host.firmware()) add_bind(edits, fw, kReadOnlyBind);
+  return edits;
+}
+
+Result<ContainerEdits> gpu_edits(const Gpu& gpu, DriverHost& host) {
+  auto node = host.gpu_node(gpu);
+  if (!node) return node.error().wrap("GPU " + std::to_string(gpu.index));
+  ContainerEdits edits;
+  add_node(edits, std::move(*node));
+  return edits;
+}
+
 Result<ContainerEdits> live_edits(const GpuRequest& request, const std::vector<Gpu>& selected,
                                   DriverHost& host, const Config& config) {
-  ContainerEdits edits;
-  if (auto s = add_device_nodes(edits, request, selected, host); !s) return s.error();
-  if (auto s = add_mig_management(edits, request, selected, host); !s) return s.error();
-  if (auto s = add_libraries(edits, request.capabilities, host, config); !s) return s.error();
-  for (const auto& bin : host.binaries(request.capabilities)) add_bind(edits, bin, kReadOnlyBind);
-  for (const auto& ipc : host.ipc_endpoints(request.capabilities)) add_bind(edits, ipc, kIpcBind);
-  for (const auto& fw : host.firmware()) add_bind(edits, fw, kReadOnlyBind);
+  auto edits = driver_edits(request.capabilities, host, config);
+  if (!edits) return edits;
+  for (const auto& gpu : selected) {
+    auto one = gpu_edits(gpu, host);
+    if (!one) return one;
+    edits->append(*one);
+  }
+  if (auto s = add_mig_management(*edits, request, selected, host); !s) return s.error();
   return edits;
 }
 

@@ -12,6 +12,15 @@
 
 namespace gcr {
 
+// What every container using the driver gets for `caps`: control nodes, libraries, binaries,
+// IPC endpoints, firmware and the hooks.
+[[nodiscard]] Result<ContainerEdits> driver_edits(const CapabilitySet& caps, DriverHost& host,
+                                                  const Config& config);
+
+// One GPU's device node.
+[[nodiscard]] Result<ContainerEdits> gpu_edits(const Gpu& gpu, DriverHost& host);
+
+// driver_edits + gpu_edits of each selected GPU + MIG management capabilities.
 [[nodiscard]] Result<ContainerEdits> live_edits(const GpuRequest& request,
                                                 const std::vector<Gpu>& selected, DriverHost& host,
                                                 const Config& config);

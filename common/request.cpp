@@ -94,6 +94,17 @@ Result<bool> classify(const std::vector<std::string>& tokens, const std::string&
   return true;
 }
 
+// [requests] mode = "cdi": unqualified IDs name devices of [cdi] default-kind.
+void qualify_ids(GpuRequest& request, const std::string& kind) {
+  const bool none = request.no_gpu();
+  std::vector<std::string> ids = std::move(request.device_ids);
+  request.device_ids.clear();
+  if (request.all) ids.insert(ids.begin(), "all");
+  if (none) ids.push_back("none");
+  request.all = false;
+  for (const auto& id : ids) request.cdi_names.push_back(kind + "=" + id);
+}
+
 Result<CapabilitySet> read_capabilities(const SpecView& spec, const Config& config) {
   const auto supported = [&](Capability c) {
     const auto& list = config.requests.supported_capabilities;
@@ -215,6 +226,7 @@ Result<std::optional<GpuRequest>> read_gpu_request(const SpecView& spec, const C
   auto wanted = classify((*list)->tokens, (*list)->origin, request);
   if (!wanted) return wanted.error();
   if (!*wanted) return std::optional<GpuRequest>();
+  if (config.requests.mode == "cdi") qualify_ids(request, config.cdi.default_kind);
   auto caps = read_capabilities(spec, config);
   if (!caps) return caps.error();
   request.capabilities = *caps;

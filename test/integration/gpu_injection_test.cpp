@@ -324,12 +324,3 @@ TEST_CASE("MIG config and monitor caps for privileged containers") {
   CHECK(f.devices().at("/dev/nvidia-caps/nvidia-cap2") == "509:2");
   CHECK(f.create({"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_MIG_CONFIG_DEVICES=all"}).exit_code == 1);
 }
-
-TEST_CASE("CDI names are not resolved yet: a clear error") {
-  require_root();
-  GpuFixture f;
-  const auto r = f.create({"NVIDIA_VISIBLE_DEVICES=nvidia.com/gpu=0"});
-  CHECK(r.exit_code == 1);
-  CHECK(r.err.find("CDI device names are not supported yet: nvidia.com/gpu=0") !=
-        std::string::npos);
-}

@@ -31,6 +31,7 @@ TEST_CASE("the shipped config.toml is exactly the built-in defaults") {
   CHECK(loaded->requests.accept_volume_mounts == defaults.requests.accept_volume_mounts);
   CHECK(loaded->requests.annotation_prefixes == defaults.requests.annotation_prefixes);
   CHECK(loaded->requests.supported_capabilities == defaults.requests.supported_capabilities);
+  CHECK(loaded->requests.mode == defaults.requests.mode);
   CHECK(loaded->cdi.spec_dirs == defaults.cdi.spec_dirs);
   CHECK(loaded->cdi.default_kind == defaults.cdi.default_kind);
   CHECK(loaded->hooks.ctk_path == defaults.hooks.ctk_path);
@@ -94,6 +95,7 @@ TEST_CASE("invalid values are refused") {
       {"[requests]\nsupported-capabilities = [\"compute\", \"gpu\"]\n",
        "`gpu` is not a driver capability"},
       {"[cdi]\ndefault-kind = \"gpu\"\n", "`cdi.default-kind` must be a CDI kind"},
+      {"[requests]\nmode = \"legacy\"\n", "`requests.mode` must be auto or cdi"},
       {"[cdi]\nspec-dirs = [\"/etc/cdi\", \"cdi\"]\n", "`cdi` must be an absolute path"},
   };
   for (const auto& [text, expected] : cases) {

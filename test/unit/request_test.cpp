@@ -233,3 +233,17 @@ TEST_CASE("spec shapes runc would read differently are refused") {
         std::string::npos);
   CHECK(shape_error({{"root", {{"path", 5}}}}) == "invalid spec: `root.path` must be a string");
 }
+
+TEST_CASE("[requests] mode = cdi: unqualified IDs become names of the default kind") {
+  gcr::Config cdi;
+  cdi.requests.mode = "cdi";
+  auto r = must_request(spec_with({"NVIDIA_VISIBLE_DEVICES=all,1,vendor.com/x=y"}), cdi);
+  CHECK(r.cdi_names ==
+        std::vector<std::string>{"vendor.com/x=y", "nvidia.com/gpu=all", "nvidia.com/gpu=1"});
+  CHECK(r.device_ids.empty());
+  CHECK_FALSE(r.all);
+  CHECK(must_request(spec_with({"NVIDIA_VISIBLE_DEVICES=none"}), cdi).cdi_names ==
+        std::vector<std::string>{"nvidia.com/gpu=none"});
+  CHECK(must_request(spec_with({"NVIDIA_VISIBLE_DEVICES=2"}), cdi).cdi_names ==
+        std::vector<std::string>{"nvidia.com/gpu=2"});
+}

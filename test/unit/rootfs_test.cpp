@@ -21,10 +21,10 @@ struct HostileTree {
   HostileTree() {
     write_file(outside + "/canary", "canary");
     write_file(rootfs + "/usr/lib/real/libx.so", "lib");
-    make_symlink(outside, rootfs + "/abs");                        // absolute link to a host dir
+    make_symlink(outside, rootfs + "/abs");  // absolute link to a host dir
     make_symlink("../../../../../../../../" + outside.substr(1), rootfs + "/climb");  // climbs out
-    make_symlink("/", rootfs + "/usr/lib64");                      // lib dir -> /
-    make_symlink("../..", rootfs + "/usr/lib/up");                // relative, stays in
+    make_symlink("/", rootfs + "/usr/lib64");       // lib dir -> /
+    make_symlink("../..", rootfs + "/usr/lib/up");  // relative, stays in
     make_symlink("loop-b", rootfs + "/loop-a");
     make_symlink("loop-a", rootfs + "/loop-b");
     make_symlink("/proc/self/root", rootfs + "/magic");
@@ -33,7 +33,8 @@ struct HostileTree {
 
 std::string fd_path(const gcr::Fd& fd) {
   char buf[4096];
-  const ssize_t n = ::readlink(("/proc/self/fd/" + std::to_string(fd.get())).c_str(), buf, sizeof buf);
+  const ssize_t n =
+      ::readlink(("/proc/self/fd/" + std::to_string(fd.get())).c_str(), buf, sizeof buf);
   return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "";
 }
 
@@ -45,9 +46,12 @@ TEST_CASE("resolution stays inside the root, with both resolvers") {
     HostileTree tree;
     auto root = gcr::RootFs::open(tree.rootfs, resolver);
     REQUIRE(root.ok());
-    CHECK(fd_path(*root->open_at("/usr/lib64/usr/lib/real/libx.so", O_RDONLY)) == tree.rootfs + "/usr/lib/real/libx.so");
-    CHECK(fd_path(*root->open_at("/usr/lib/up/usr/lib/real", O_PATH)) == tree.rootfs + "/usr/lib/real");
-    CHECK(fd_path(*root->open_at("/../../../usr/lib/real", O_PATH)) == tree.rootfs + "/usr/lib/real");
+    CHECK(fd_path(*root->open_at("/usr/lib64/usr/lib/real/libx.so", O_RDONLY)) ==
+          tree.rootfs + "/usr/lib/real/libx.so");
+    CHECK(fd_path(*root->open_at("/usr/lib/up/usr/lib/real", O_PATH)) ==
+          tree.rootfs + "/usr/lib/real");
+    CHECK(fd_path(*root->open_at("/../../../usr/lib/real", O_PATH)) ==
+          tree.rootfs + "/usr/lib/real");
     CHECK_FALSE(root->open_at("/abs/canary", O_RDONLY).ok());
     CHECK_FALSE(root->open_at("/climb/canary", O_RDONLY).ok());
     CHECK_FALSE(root->open_at("/loop-a", O_RDONLY).ok());

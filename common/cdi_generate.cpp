@@ -1,0 +1,49 @@
+#include "cdi_generate.h"
+
+#include "live_edits.h"
+
+namespace gcr {
+namespace {
+
+void paths_only(ContainerEdits& edits) {
+  for (auto& node : edits.device_nodes) {
+    DeviceNode slim;
+    slim.path = node.path;
+    if (node.host_path != node.path) slim.host_path = node.host_path;
+    node = slim;
+  }
+}
+
+CapabilitySet every_capability() {
+  CapabilitySet caps;
+  for (Capability c : kAllCapabilities) caps.add(c);
+  return caps;
+}
+
+}  // namespace
+
+Result<CdiSpec> generate_cdi_spec(DriverHost& host, const Config& config, const std::string& kind) {
+  CdiSpec spec;
+  spec.kind = kind;
+  auto common = driver_edits(every_capability(), host, config);
+  if (!common) return common.error();
+  paths_only(*common);
+  spec.edits = std::move(*common);
+  auto gpus = host.gpus();
+  if (!gpus) return gpus.error();
+  CdiDevice all{"all", {}, {}};
+  for (const auto& gpu : *gpus) {
+    auto edits = gpu_edits(gpu, host);
+    if (!edits) return edits.error();
+    paths_only(*edits);
+    spec.devices.push_back(CdiDevice{std::to_string(gpu.index), {}, *edits});
+    spec.devices.push_back(CdiDevice{gpu.uuid, {}, *edits});
+    all.edits.append(*edits);
+  }
+  if (!gpus->empty()) spec.devices.push_back(std::move(all));
+  spec.version = minimum_cdi_version(spec);
+  if (auto s = validate_cdi_spec(spec); !s) return s.error().wrap("the generated spec is invalid");
+  return spec;
+}
+
+}  // namespace gcr

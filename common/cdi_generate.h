@@ -1,0 +1,20 @@
+// A CDI spec for the host's GPUs, from the same discovery the shim uses (gpu-ctk cdi generate).
+#pragma once
+
+#include <string>
+
+#include "cdi_spec.h"
+#include "config.h"
+#include "driver_host.h"
+#include "result.h"
+
+namespace gcr {
+
+// Devices: one per GPU named by index and one by UUID, plus "all"; the spec's own edits hold
+// what every GPU needs (control nodes, libraries and binaries of every capability, IPC,
+// firmware, the hooks). Device nodes carry only their paths: numbers are read from the host
+// when the spec is applied, so the spec does not go stale when majors change.
+[[nodiscard]] Result<CdiSpec> generate_cdi_spec(DriverHost& host, const Config& config,
+                                                const std::string& kind);
+
+}  // namespace gcr
