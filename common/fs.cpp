@@ -69,6 +69,16 @@ Result<std::string> read_regular_file(const std::string& path, std::size_t max_b
   return read_regular_file_at(AT_FDCWD, path, max_bytes, true);
 }
 
+Status make_directories(const std::string& path) {
+  for (std::size_t at = path.find('/', 1);; at = path.find('/', at + 1)) {
+    const std::string prefix = path.substr(0, at);
+    if (!prefix.empty() && ::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
+      return Error{"cannot create " + prefix + ": " + errno_text(errno)};
+    }
+    if (at == std::string::npos) return {};
+  }
+}
+
 Status write_all(int fd, std::string_view data) {
   while (!data.empty()) {
     const ssize_t n = ::write(fd, data.data(), data.size());

@@ -51,6 +51,9 @@ class Fd {
 // Reads everything from an fd (stdin of a hook), up to max_bytes.
 [[nodiscard]] Result<std::string> read_fd(int fd, std::size_t max_bytes);
 
+// mkdir -p (0755); existing directories are fine.
+[[nodiscard]] Status make_directories(const std::string& path);
+
 // Writes all of `data`, retrying short writes.
 [[nodiscard]] Status write_all(int fd, std::string_view data);
 

@@ -1,5 +1,6 @@
 #include "strict_json.h"
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
@@ -63,7 +64,11 @@ Result<Json> parse_json_strict(std::string_view text) {
   } catch (const Rejected& r) {
     return Error{r.why};
   } catch (const Json::parse_error& e) {
-    return Error{"not valid JSON at byte " + std::to_string(e.byte)};
+    const std::size_t upto = std::min<std::size_t>(e.byte, text.size());
+    const auto line =
+        1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(upto), '\n');
+    return Error{"not valid JSON at line " + std::to_string(line) + " (byte " +
+                 std::to_string(e.byte) + ")"};
   }
 }
 
