@@ -1,14 +1,19 @@
 #include "test_support.h"
 
+#include <signal.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <boost/filesystem.hpp>
 #include <boost/process.hpp>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 namespace bp = boost::process;
 namespace fs = boost::filesystem;
@@ -25,6 +30,7 @@ TempDir::TempDir() {
 }
 
 TempDir::~TempDir() {
+  unmount_below(path_);
   boost::system::error_code ec;
   fs::remove_all(path_, ec);
 }
@@ -92,6 +98,57 @@ std::string test_source(const std::string& rel) {
 
 bool is_root() {
   return ::geteuid() == 0;
+}
+
+}  // namespace gcr::test
+
+namespace gcr::test {
+
+Daemon::Daemon(const std::vector<std::string>& argv, const RunOptions& options,
+               const std::string& log) {
+  bp::environment env = boost::this_process::environment();
+  for (const auto& name : options.unset_env) env.erase(name);
+  for (const auto& [k, v] : options.env) env[k] = v;
+  bp::child child(argv.front(), bp::args(std::vector<std::string>(argv.begin() + 1, argv.end())),
+                  env, bp::std_out > log, bp::std_err > log, bp::std_in < "/dev/null");
+  pid_ = child.id();
+  child.detach();
+}
+
+Daemon::~Daemon() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGTERM);
+  for (int i = 0; i < 200; ++i) {
+    if (::waitpid(pid_, nullptr, WNOHANG) == pid_) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ::kill(pid_, SIGKILL);
+  ::waitpid(pid_, nullptr, 0);
+}
+
+bool Daemon::running() {
+  return pid_ > 0 && ::waitpid(pid_, nullptr, WNOHANG) == 0;
+}
+
+bool wait_for_path(const std::string& path, int seconds) {
+  for (int i = 0; i < seconds * 20; ++i) {
+    if (exists(path)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+void unmount_below(const std::string& dir) {
+  std::vector<std::string> points;
+  std::ifstream mountinfo("/proc/self/mountinfo");
+  std::string line;
+  while (std::getline(mountinfo, line)) {
+    std::istringstream fields(line);
+    std::string id, parent, devno, root, point;
+    fields >> id >> parent >> devno >> root >> point;
+    if (point == dir || point.rfind(dir + "/", 0) == 0) points.push_back(point);
+  }
+  for (auto it = points.rbegin(); it != points.rend(); ++it) ::umount2(it->c_str(), MNT_DETACH);
 }
 
 }  // namespace gcr::test

@@ -56,4 +56,24 @@ struct RunOptions {
 
 [[nodiscard]] bool is_root();
 
+// A background program (an engine daemon) stopped with SIGTERM, then SIGKILL, when the
+// object dies. Its output goes to `log`.
+class Daemon {
+ public:
+  Daemon(const std::vector<std::string>& argv, const RunOptions& options, const std::string& log);
+  ~Daemon();
+  Daemon(const Daemon&) = delete;
+  Daemon& operator=(const Daemon&) = delete;
+  [[nodiscard]] bool running();
+
+ private:
+  int pid_ = -1;
+};
+
+// Waits until `path` exists (a socket the daemon creates); false after `seconds`.
+[[nodiscard]] bool wait_for_path(const std::string& path, int seconds);
+
+// Lazily unmounts every mount point at or below `dir` (what engines leave behind).
+void unmount_below(const std::string& dir);
+
 }  // namespace gcr::test

@@ -1,0 +1,174 @@
+// The engines from Debian's packages, configured by gpu-ctk runtime configure, started by the
+// tests on temporary roots and sockets and stopped afterwards: containerd (config dump and
+// ctr run --runc-binary), dockerd (default runtime, -e NVIDIA_VISIBLE_DEVICES, --gpus, a
+// failing request) and podman (--runtime). Nothing of the machine's own engine configuration
+// is touched. Needs root.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include "gpu_fixture.h"
+#include "runtime_lookup.h"
+
+using gcr::Json;
+using gcr::test::GpuFixture;
+
+namespace {
+
+std::string runc_path() {
+  auto runc = gcr::find_low_level_runtime({"runc"}, "");
+  REQUIRE_MESSAGE(runc.ok(), "runc is not installed: run scripts/install-deps.sh");
+  return *runc;
+}
+
+void require_engine(const char* binary) {
+  REQUIRE_MESSAGE(gcr::test::is_root(), "engines need root");
+  const std::string missing =
+      std::string(binary) + " is not installed: run scripts/install-deps.sh";
+  REQUIRE_MESSAGE(gcr::test::exists(binary), missing);
+}
+
+gcr::test::ProcessResult ctk(const std::vector<std::string>& args) {
+  std::vector<std::string> argv{gcr::test::built("gpu-ctk")};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return gcr::test::run(argv);
+}
+
+const std::string kListGpus = "ls /dev | grep nvidia | tr '\\n' ' '";
+
+}  // namespace
+
+TEST_CASE("containerd: the configured file loads, and ctr run --runc-binary gives the GPU") {
+  require_engine("/usr/bin/containerd");
+  GpuFixture f;
+  f.configure({{"runtime", {{"runtimes", {runc_path()}}}}});
+  // The configuration as users have it (CRI enabled): what containerd makes of the result.
+  const std::string user_config = f.path("containerd/user.toml");
+  gcr::test::write_file(
+      user_config,
+      "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc.options]\n  "
+      "SystemdCgroup = true\n");
+  const auto configured =
+      ctk({"runtime", "configure", "--runtime=containerd", "--config", user_config,
+           "--set-as-default", "--runtime-path", gcr::test::built("gpu-container-runtime")});
+  REQUIRE(configured.exit_code == 0);
+  CHECK(configured.out.find("restart containerd") != std::string::npos);
+  const auto dump =
+      gcr::test::run({"/usr/bin/containerd", "--config", user_config, "config", "dump"});
+  REQUIRE(dump.exit_code == 0);
+  CHECK(dump.out.find("default_runtime_name = \"nvidia\"") != std::string::npos);
+  CHECK(dump.out.find("BinaryName = \"" + gcr::test::built("gpu-container-runtime") + "\"") !=
+        std::string::npos);
+
+  // A daemon on temporary paths (CRI off: ctr needs only the core services).
+  const std::string config = f.path("containerd/config.toml");
+  gcr::test::write_file(
+      config, "version = 2\nroot = \"" + f.path("containerd/root") + "\"\nstate = \"" +
+                  f.path("containerd/state") +
+                  "\"\ndisabled_plugins = [\"io.containerd.grpc.v1.cri\"]\n[grpc]\n  address = \"" +
+                  f.path("containerd/c.sock") + "\"\n[ttrpc]\n  address = \"" +
+                  f.path("containerd/t.sock") + "\"\n");
+  gcr::test::RunOptions env;
+  env.env["GPU_CONTAINER_RUNTIME_CONFIG"] = f.config_path();
+  gcr::test::Daemon containerd({"/usr/bin/containerd", "--config", config}, env,
+                               f.path("containerd.log"));
+  REQUIRE_MESSAGE(gcr::test::wait_for_path(f.path("containerd/c.sock"), 30),
+                  gcr::test::read_file(f.path("containerd.log")));
+  gcr::test::make_busybox_rootfs(f.path("ctr"));
+  const auto r = gcr::test::run({"/usr/bin/ctr", "--address", f.path("containerd/c.sock"), "run",
+                                 "--rm", "--runc-binary", gcr::test::built("gpu-container-runtime"),
+                                 "--env", "NVIDIA_VISIBLE_DEVICES=1", "--env",
+                                 "NVIDIA_DRIVER_CAPABILITIES=utility", "--rootfs",
+                                 f.path("ctr/rootfs"), "gcr-ctr-test", "/bin/sh", "-c", kListGpus});
+  CHECK(r.err == "");
+  CHECK(r.out == "nvidia0 nvidiactl ");
+}
+
+TEST_CASE("dockerd: our runtime as default; the env, --gpus and a failing request") {
+  require_engine("/usr/sbin/dockerd");
+  GpuFixture f;
+  f.configure({{"runtime", {{"runtimes", {runc_path()}}}}});
+  const std::string daemon_json = f.path("docker/daemon.json");
+  const auto configured =
+      ctk({"runtime", "configure", "--runtime=docker", "--config", daemon_json, "--set-as-default",
+           "--runtime-path", gcr::test::built("gpu-container-runtime"),
+           "--runtime-arg=--gpu-config=" + f.config_path()});
+  REQUIRE(configured.exit_code == 0);
+  gcr::test::make_symlink(gcr::test::built("gpu-ctk"), f.path("bin/nvidia-container-runtime-hook"));
+  gcr::test::RunOptions env;
+  env.env["PATH"] = f.path("bin") + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+  const std::string sock = f.path("docker/d.sock");
+  gcr::test::Daemon dockerd(
+      {"/usr/sbin/dockerd", "--config-file", daemon_json, "--data-root", f.path("docker/data"),
+       "--exec-root", f.path("docker/exec"), "--pidfile", f.path("docker/pid"), "--host",
+       "unix://" + sock, "--bridge=none", "--iptables=false", "--ip6tables=false",
+       "--ip-masq=false", "--storage-driver=vfs"},
+      env, f.path("dockerd.log"));
+  REQUIRE_MESSAGE(gcr::test::wait_for_path(sock, 60), gcr::test::read_file(f.path("dockerd.log")));
+  const auto docker = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"/usr/bin/docker", "-H", "unix://" + sock});
+    return gcr::test::run(args);
+  };
+  bool ready = false;
+  for (int i = 0; i < 100 && !ready; ++i) {
+    ready = docker({"info", "--format", "{{.DefaultRuntime}}"}).out == "nvidia\n";
+    if (!ready) ::usleep(200000);
+  }
+  REQUIRE_MESSAGE(ready, gcr::test::read_file(f.path("dockerd.log")));
+  CHECK(docker({"info", "--format", "{{json .Runtimes}}"})
+            .out.find("\"nvidia\":{\"path\":\"" + gcr::test::built("gpu-container-runtime")) !=
+        std::string::npos);
+  gcr::test::make_busybox_rootfs(f.path("image"));
+  REQUIRE(
+      gcr::test::run({"/bin/tar", "-C", f.path("image/rootfs"), "-cf", f.path("image.tar"), "."})
+          .exit_code == 0);
+  REQUIRE(docker({"import", f.path("image.tar"), "gcr-busybox"}).exit_code == 0);
+
+  auto r = docker({"run", "--rm", "--network", "none", "-e", "NVIDIA_VISIBLE_DEVICES=1", "-e",
+                   "NVIDIA_DRIVER_CAPABILITIES=utility", "gcr-busybox", "sh", "-c", kListGpus});
+  CHECK(r.err == "");
+  CHECK(r.out == "nvidia0 nvidiactl ");
+
+  r = docker({"run", "--rm", "--network", "none", "--gpus", "device=1", "gcr-busybox", "sh", "-c",
+              kListGpus});
+  CHECK(r.err == "");
+  CHECK(r.out == "nvidia-uvm nvidia-uvm-tools nvidia0 nvidiactl ");
+
+  r = docker({"run", "--rm", "--network", "none", "-e", "NVIDIA_VISIBLE_DEVICES=7", "gcr-busybox",
+              "true"});
+  CHECK(r.exit_code != 0);
+  CHECK(r.err.find("cannot give the container its GPUs: NVIDIA_VISIBLE_DEVICES: unknown GPU `7`: "
+                   "this host has GPUs 0-3") != std::string::npos);
+}
+
+TEST_CASE("podman --runtime with the shim's configuration passed as a runtime flag") {
+  require_engine("/usr/bin/podman");
+  GpuFixture f;
+  f.configure({{"runtime", {{"runtimes", {runc_path()}}}}});
+  gcr::test::make_busybox_rootfs(f.path("image"));
+  REQUIRE(
+      gcr::test::run({"/bin/tar", "-C", f.path("image/rootfs"), "-cf", f.path("image.tar"), "."})
+          .exit_code == 0);
+  const std::vector<std::string> podman = {"/usr/bin/podman",
+                                           "--root",
+                                           f.path("podman/storage"),
+                                           "--runroot",
+                                           f.path("podman/run"),
+                                           "--cgroup-manager=cgroupfs",
+                                           "--events-backend=file",
+                                           "--storage-driver=vfs",
+                                           "--runtime",
+                                           gcr::test::built("gpu-container-runtime"),
+                                           "--runtime-flag",
+                                           "gpu-config=" + f.config_path()};
+  const auto with = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), podman.begin(), podman.end());
+    return gcr::test::run(args);
+  };
+  REQUIRE(with({"import", f.path("image.tar"), "gcr-busybox"}).exit_code == 0);
+  const auto r = with({"run", "--rm", "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024",
+                       "--network", "none", "-e", "NVIDIA_VISIBLE_DEVICES=2", "-e",
+                       "NVIDIA_DRIVER_CAPABILITIES=utility", "gcr-busybox", "sh", "-c", kListGpus});
+  CHECK(r.err == "");
+  CHECK(r.out == "nvidia4 nvidiactl ");
+}
