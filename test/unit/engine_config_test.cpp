@@ -6,6 +6,7 @@
 
 #include "engine_config.h"
 #include "strict_json.h"
+#include "test_support.h"
 
 using gcr::ConfigureOptions;
 using gcr::ExistingFile;
@@ -178,4 +179,25 @@ TEST_CASE("crio: a drop-in with runtime_path and runtime_type; remove deletes it
   CHECK(must(gcr::plan_crio(o, ExistingFile{none.path, *changes[0].content})).empty());
   o.remove = true;
   CHECK_FALSE(must(gcr::plan_crio(o, ExistingFile{none.path, *changes[0].content}))[0].content);
+}
+
+TEST_CASE("the examples in etc/engines say what configure writes") {
+  const std::string dir = std::string(GCR_TEST_SOURCE_DIR) + "/etc/engines/";
+  auto docker = options("docker");
+  docker.set_as_default = true;
+  const auto written = must(gcr::plan_docker(docker, ExistingFile{"/e/daemon.json", std::nullopt}));
+  Json example = Json::parse(gcr::test::read_file(dir + "docker-daemon.json"));
+  example["runtimes"]["nvidia"].erase("runtimeArgs");
+  CHECK(example == Json::parse(*written[0].content));
+
+  auto crio = options("crio");
+  crio.set_as_default = true;
+  const auto crio_written = toml_of(must(gcr::plan_crio(crio, ExistingFile{"/x", std::nullopt}))[0]);
+  CHECK(toml::parse_file(dir + "crio-99-gpu-container-runtime.conf") == crio_written);
+
+  auto containerd = options("containerd");
+  containerd.set_as_default = true;
+  const auto changes = must(gcr::plan_containerd(containerd, ExistingFile{"/e/config.toml", "version = 2\n"},
+                                                 ExistingFile{"/e/conf.d/99-gpu-container-runtime.toml", std::nullopt}));
+  CHECK(toml::parse_file(dir + "containerd-99-gpu-container-runtime.toml") == toml_of(*change_to(changes, "/e/conf.d/99-gpu-container-runtime.toml")));
 }
