@@ -9,7 +9,8 @@ export DEBIAN_FRONTEND=noninteractive
 PACKAGES="g++ gcc-multilib cmake ninja-build pkg-config ca-certificates
   nlohmann-json3-dev libboost-program-options-dev libboost-dev libboost-filesystem-dev
   libfmt-dev doctest-dev libtomlplusplus-dev libyaml-cpp-dev
-  runc busybox-static podman containerd docker.io"
+  runc busybox-static podman containerd docker.io
+  debhelper dpkg-dev lintian rpm"
 LOG=$(mktemp)
 trap 'rm -f "$LOG"' EXIT
 # shellcheck disable=SC2086 # the package list is split on purpose

@@ -1,0 +1,34 @@
+#!/bin/sh
+# Builds gpu-container-runtime_<version>_amd64.deb and gpu-container-runtime-<version>.x86_64.rpm
+# into $OUT (default: build-packages/) from the committed tree (git archive of HEAD, so the
+# packages hold exactly what is checked in). The version comes from CMakeLists.txt.
+set -eu
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$(pwd)/build-packages}
+VERSION=$(sed -n 's/^project(gpu-container-runtime VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
+[ -n "$VERSION" ] || { echo "package.sh: no version in CMakeLists.txt" >&2; exit 1; }
+WORK=$(mktemp -d /tmp/gcr-package-XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+rm -rf "$OUT" && mkdir -p "$OUT"
+
+SRC="$WORK/gpu-container-runtime-$VERSION"
+mkdir -p "$SRC"
+git archive HEAD | tar -x -C "$SRC"
+
+# .deb: debian/ is made from deb/ plus a changelog entry for this version.
+cp -r "$SRC/deb" "$SRC/debian"
+cat >"$SRC/debian/changelog" <<CHANGELOG
+gpu-container-runtime ($VERSION) unstable; urgency=medium
+
+  * Release $VERSION.
+
+ -- gpu-container-runtime developers <dev@gpu-container-runtime.invalid>  $(date -R)
+CHANGELOG
+(cd "$SRC" && dpkg-buildpackage -us -uc -b >"$WORK/deb.log" 2>&1) || { cat "$WORK/deb.log" >&2; exit 1; }
+mv "$WORK"/gpu-container-runtime_"$VERSION"_amd64.deb "$OUT/"
+
+# .rpm: rpmbuild from Debian's rpm package; build dependencies are Debian's, so --nodeps.
+rpmbuild -bb --nodeps --define "_topdir $WORK/rpm" --define "gcr_version $VERSION" --define "gcr_source $SRC" \
+  "$SRC/rpm/gpu-container-runtime.spec" >"$WORK/rpm.log" 2>&1 || { cat "$WORK/rpm.log" >&2; exit 1; }
+mv "$WORK"/rpm/RPMS/x86_64/gpu-container-runtime-"$VERSION"-1.x86_64.rpm "$OUT/gpu-container-runtime-$VERSION.x86_64.rpm"
+ls "$OUT"
