@@ -39,17 +39,27 @@ void apply_env(Json& spec, const std::vector<std::string>& env) {
   }
 }
 
+// Block and char nodes always carry both numbers (Go's zero values, as the reference): an
+// absent minor would reach runc as -1, a wildcard that allows every minor of the major.
+DeviceNode with_numbers(DeviceNode node) {
+  if (node.type == "b" || node.type == "c") {
+    node.major = node.major.value_or(0);
+    node.minor = node.minor.value_or(0);
+  }
+  return node;
+}
+
 // A device node completed from the host, per CDI: the host node fills what the edit omits.
 Result<DeviceNode> complete_from_host(DeviceNode node, const NodeStatFn& stat) {
   const std::string host = node.host_path.empty() ? node.path : node.host_path;
   const bool minimal = !node.type.empty() && (node.major.value_or(0) != 0 || node.type == "p");
   auto st = stat(host);
   if (!st) {
-    if (minimal) return node;
+    if (minimal) return with_numbers(node);
     return Error{"cannot stat host device: " + st.error().message};
   }
   if (!node.file_mode) node.file_mode = st->permissions & 0777;
-  if (minimal) return node;
+  if (minimal) return with_numbers(node);
   if (st->type == '\0') return Error{"not a device node (" + host + ")"};
   const std::string host_type(1, st->type);
   if (node.type.empty()) node.type = host_type;
@@ -64,7 +74,7 @@ Result<DeviceNode> complete_from_host(DeviceNode node, const NodeStatFn& stat) {
     node.major = st->major;
     node.minor = st->minor;
   }
-  return node;
+  return with_numbers(node);
 }
 
 std::optional<std::uint32_t> process_id(const Json& spec, const char* field) {

@@ -16,11 +16,6 @@
 namespace gcr {
 namespace {
 
-bool has_suffix(const std::string& s, const char* suffix) {
-  const std::string_view sv(suffix);
-  return s.size() > sv.size() && s.compare(s.size() - sv.size(), sv.size(), sv) == 0;
-}
-
 // Root-owned and not writable by group or others: nobody but root can add hooks through it.
 Status check_trust(int fd) {
   struct stat st {};
@@ -46,7 +41,7 @@ Result<std::string> read_spec_text(int dirfd, const std::string& name, bool trus
 }
 
 Result<CdiSpec> parse_spec(const std::string& name, const std::string& text) {
-  auto doc = has_suffix(name, ".json") ? parse_json_strict(text) : yaml_to_json(text);
+  auto doc = name.ends_with(".json") ? parse_json_strict(text) : yaml_to_json(text);
   if (!doc) return doc.error();
   auto spec = cdi_spec_from_json(*doc);
   if (!spec) return spec.error();
@@ -55,7 +50,7 @@ Result<CdiSpec> parse_spec(const std::string& name, const std::string& text) {
 }
 
 Result<CdiSpec> read_spec_at(int dirfd, const std::string& name, bool trusted) {
-  if (!has_suffix(name, ".json") && !has_suffix(name, ".yaml"))
+  if (!name.ends_with(".json") && !name.ends_with(".yaml"))
     return Error{"the file name must end in .json or .yaml"};
   auto text = read_spec_text(dirfd, name, trusted);
   if (!text) return text.error();
@@ -69,7 +64,7 @@ std::vector<std::string> spec_names(int dirfd) {
   if (dir == nullptr) return names;
   while (const dirent* e = ::readdir(dir)) {
     const std::string name = e->d_name;
-    if (has_suffix(name, ".json") || has_suffix(name, ".yaml")) names.push_back(name);
+    if (name.ends_with(".json") || name.ends_with(".yaml")) names.push_back(name);
   }
   ::closedir(dir);
   std::sort(names.begin(), names.end());

@@ -12,12 +12,6 @@ namespace {
 constexpr int kResolveTimeoutSeconds = 30;
 constexpr std::size_t kMaxResolveOutput = 16u << 20;
 
-std::string last_line(const std::string& text) {
-  const auto trimmed = trim(text);
-  const auto nl = trimmed.rfind('\n');
-  return std::string(nl == std::string_view::npos ? trimmed : trimmed.substr(nl + 1));
-}
-
 }  // namespace
 
 Result<ContainerEdits> CtkCdiResolver::resolve(const std::vector<std::string>& names) {

@@ -125,8 +125,8 @@ Result<DeviceNode> device_node_from(const Json& j, const std::string& where) {
   n.path = r.take(string_field(j, "path", where, true));
   n.host_path = r.take(string_field(j, "hostPath", where, false));
   n.type = r.take(string_field(j, "type", where, false));
-  n.major = r.take(int_field(j, "major", where, INT64_MIN, INT64_MAX));
-  n.minor = r.take(int_field(j, "minor", where, INT64_MIN, INT64_MAX));
+  n.major = r.take(int_field(j, "major", where, 0, UINT32_MAX));
+  n.minor = r.take(int_field(j, "minor", where, 0, UINT32_MAX));
   n.file_mode = narrow<std::uint32_t>(r.take(int_field(j, "fileMode", where, 0, UINT32_MAX)));
   n.permissions = r.take(string_field(j, "permissions", where, false));
   n.uid = narrow<std::uint32_t>(r.take(int_field(j, "uid", where, 0, UINT32_MAX)));

@@ -150,6 +150,8 @@ const std::vector<Key>& keys() {
       {"runtime", "log-file", Type::kString,
        assign(&C::runtime, &C::Runtime::log_file, check_log_file)},
       {"runtime", "log-level", Type::kString, check_log_level},
+      {"runtime", "state-dir", Type::kString,
+       assign(&C::runtime, &C::Runtime::state_dir, require_absolute)},
       {"driver", "root", Type::kString, assign(&C::driver, &C::Driver::root, require_absolute)},
       {"driver", "dev-root", Type::kString,
        assign(&C::driver, &C::Driver::dev_root, require_absolute)},

@@ -19,6 +19,7 @@ struct Config {
     std::vector<std::string> runtimes{"runc", "crun"};
     std::string log_file;
     LogLevel log_level = LogLevel::kInfo;
+    std::string state_dir = "/run/gpu-container-runtime";  // small caches (the CUDA version)
   } runtime;
   struct Driver {
     std::string root = "/";

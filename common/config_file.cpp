@@ -15,11 +15,6 @@ namespace {
 
 constexpr std::size_t kMaxConfigBytes = 1 << 20;
 
-bool ends_with(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 Json toml_to_json(const toml::node& node) {
   if (const auto* table = node.as_table()) {
     Json out = Json::object();
@@ -48,8 +43,8 @@ Result<Json> parse_toml(const std::string& text) {
 }
 
 Result<Json> parse_config_text(const std::string& path, const std::string& text) {
-  if (ends_with(path, ".toml")) return parse_toml(text);
-  if (ends_with(path, ".json")) {
+  if (path.ends_with(".toml")) return parse_toml(text);
+  if (path.ends_with(".json")) {
     auto doc = parse_json_strict(text);
     if (!doc) return doc.error().wrap("invalid JSON");
     return doc;

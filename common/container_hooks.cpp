@@ -38,10 +38,21 @@ Status ensure_ld_so_conf(const RootFs& root) {
   if (!etc) return etc.error();
   struct stat st {};
   if (::fstatat(etc->get(), "ld.so.conf", &st, AT_SYMLINK_NOFOLLOW) == 0) return {};
-  Fd fd(::openat(etc->get(), "ld.so.conf", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+  const std::string temp = temp_name_for("ld.so.conf");
+  Fd fd(::openat(etc->get(), temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                  0644));
   if (!fd.valid()) return Error{"cannot create /etc/ld.so.conf: " + errno_text(errno)};
-  return write_all(fd.get(), "include /etc/ld.so.conf.d/*.conf\n");
+  Status written = write_all(fd.get(), "include /etc/ld.so.conf.d/*.conf\n");
+  if (written && ::fsync(fd.get()) != 0) written = Error{errno_text(errno)};
+  // RENAME_NOREPLACE: a file that appeared meanwhile is kept.
+  if (written &&
+      ::renameat2(etc->get(), temp.c_str(), etc->get(), "ld.so.conf", RENAME_NOREPLACE) != 0 &&
+      errno != EEXIST) {
+    written = Error{errno_text(errno)};
+  }
+  ::unlinkat(etc->get(), temp.c_str(), 0);
+  if (!written) return written.error().wrap("cannot create /etc/ld.so.conf");
+  return {};
 }
 
 Status create_one_symlink(const RootFs& root, const std::string& spec) {
@@ -59,8 +70,7 @@ Status create_one_symlink(const RootFs& root, const std::string& spec) {
   char existing[4096];
   const ssize_t n = ::readlinkat(dir->get(), name.c_str(), existing, sizeof existing);
   if (n >= 0 && std::string(existing, static_cast<std::size_t>(n)) == target) return {};
-  const std::string temp = "." + name + ".gpu-ctk-" + std::to_string(::getpid());
-  ::unlinkat(dir->get(), temp.c_str(), 0);
+  const std::string temp = temp_name_for(name);
   if (::symlinkat(target.c_str(), dir->get(), temp.c_str()) != 0) {
     return Error{"cannot create " + link + ": " + errno_text(errno)};
   }
@@ -70,6 +80,13 @@ Status create_one_symlink(const RootFs& root, const std::string& spec) {
     return Error{"cannot create " + link + ": " + errno_text(err)};
   }
   return {};
+}
+
+// Debian-derived hosts that wrap ldconfig in a script keep the real binary as ldconfig.real.
+std::string host_ldconfig(const std::string& path) {
+  struct stat st {};
+  const std::string real = path + ".real";
+  return ::stat(real.c_str(), &st) == 0 && S_ISREG(st.st_mode) ? real : path;
 }
 
 }  // namespace
@@ -88,7 +105,8 @@ Status update_ldcache(const RootFs& root, const std::vector<std::string>& folder
   if (!folders.empty()) {
     if (auto s = write_drop_in(root, folders); !s) return s;
   }
-  return run_ldconfig_in_rootfs(LdconfigJob{ldconfig_spec.substr(1), root.path(), folders});
+  return run_ldconfig_in_rootfs(
+      LdconfigJob{host_ldconfig(ldconfig_spec.substr(1)), root.path(), folders});
 }
 
 Status create_symlinks(const RootFs& root, const std::vector<std::string>& links) {

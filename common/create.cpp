@@ -27,9 +27,13 @@ Status prepare_container(const RuncArgs& runc, const Config& config, const Logge
   auto bundle = read_bundle_spec(runc.bundle);
   if (!bundle) return bundle.error();
   auto view = view_spec(bundle->spec);
-  if (!view)
-    return Error{"cannot read the container spec: " + view.error().message + " (" + bundle->path +
-                 ")"};
+  if (!view) {
+    // We cannot read the request the way runc reads the spec, so we grant nothing: runc gets
+    // the bundle untouched and judges the spec itself.
+    logger.warning(view.error().message + " (" + bundle->path +
+                   "): no GPU given, spec left untouched");
+    return {};
+  }
   auto request = read_gpu_request(*view, config, logger);
   if (!request) return request.error().wrap("cannot give the container its GPUs");
   if (!*request) {

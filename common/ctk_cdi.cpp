@@ -10,6 +10,7 @@
 #include "ctk.h"
 #include "fs.h"
 #include "node_stat.h"
+#include "text.h"
 
 namespace po = boost::program_options;
 
@@ -40,11 +41,6 @@ std::optional<int> parse(const std::vector<std::string>& args, po::options_descr
   return std::nullopt;
 }
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 Status write_output(const std::string& path, const std::string& text) {
   const auto slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "."
@@ -72,7 +68,7 @@ int generate(const std::vector<std::string>& args, Config config) {
       "gpu-ctk the spec's hooks run (default: [hooks] ctk-path)");
   po::variables_map vm;
   if (auto done = parse(args, desc, {}, vm, "usage: gpu-ctk cdi generate [options]")) return *done;
-  if (format.empty()) format = ends_with(output, ".json") ? "json" : "yaml";
+  if (format.empty()) format = output.ends_with(".json") ? "json" : "yaml";
   if (format != "json" && format != "yaml") return fail("--format must be json or yaml");
   DriverHost host(config.driver, lstat_node);
   auto spec = generate_cdi_spec(host, config, vendor + "/" + device_class);

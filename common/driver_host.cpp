@@ -35,10 +35,6 @@ const std::vector<std::string> kLibDirs64 = {"/usr/lib/x86_64-linux-gnu",
 const std::vector<std::string> kLibDirs32 = {
     "/usr/lib/i386-linux-gnu", "/usr/lib32", "/lib/i386-linux-gnu", "/lib32", "/usr/lib", "/lib"};
 
-std::string basename_of(const std::string& path) {
-  return path.substr(path.rfind('/') + 1);
-}
-
 std::vector<std::string> list_dir(const std::string& path) {
   std::vector<std::string> names;
   DIR* dir = ::opendir(path.c_str());

@@ -1,6 +1,7 @@
 #include "driver_probe.h"
 
 #include "child_process.h"
+#include "fs.h"
 #include "injected_hooks.h"
 #include "strict_json.h"
 #include "text.h"
@@ -15,12 +16,6 @@ std::optional<std::string> optional_string(const Json& object, const char* key) 
   const auto it = object.find(key);
   if (it == object.end() || !it->is_string()) return std::nullopt;
   return it->get<std::string>();
-}
-
-std::string last_line(const std::string& text) {
-  const auto trimmed = trim(text);
-  const auto nl = trimmed.rfind('\n');
-  return std::string(nl == std::string_view::npos ? trimmed : trimmed.substr(nl + 1));
 }
 
 }  // namespace
@@ -40,12 +35,10 @@ Result<ProbeAnswers> parse_probe_answers(const std::string& json_text) {
   return answers;
 }
 
-Result<ProbeAnswers> CtkProbe::query(bool cuda, bool nvml) {
-  std::vector<std::string> argv{
-      config_.hooks.ctk_path, "info", "--json", "--driver-root", config_.driver.root, "--dev-root",
-      config_.driver.dev_root};
-  if (cuda) argv.push_back("--cuda");
-  if (nvml) argv.push_back("--nvml");
+Result<ProbeAnswers> CtkProbe::ask(const char* what) {
+  const std::vector<std::string> argv{
+      config_.hooks.ctk_path,  "info", "--json", "--driver-root", config_.driver.root, "--dev-root",
+      config_.driver.dev_root, what};
   auto result = run_child(argv, hook_environment(), kProbeTimeoutSeconds, kMaxProbeOutput);
   if (!result) return result.error().wrap("cannot query the driver");
   if (result->exit_code != 0) {
@@ -53,6 +46,32 @@ Result<ProbeAnswers> CtkProbe::query(bool cuda, bool nvml) {
                  config_.hooks.ctk_path + ")"};
   }
   return parse_probe_answers(result->out);
+}
+
+Result<std::optional<std::string>> CtkProbe::cuda_version(const std::string& driver_version) {
+  const std::string key = config_.driver.root + "|" + driver_version;
+  const std::string cache = config_.runtime.state_dir + "/cuda-version.json";
+  if (auto text = read_regular_file(cache, 4096)) {
+    auto doc = parse_json_strict(*text);
+    if (doc && doc->is_object() && doc->value("key", "") == key && (*doc)["cuda"].is_string()) {
+      return std::optional<std::string>((*doc)["cuda"].get<std::string>());
+    }
+  }
+  auto answers = ask("--cuda");
+  if (!answers) return answers.error();
+  if (answers->cuda && make_directories(config_.runtime.state_dir)) {
+    if (auto dir = open_directory(config_.runtime.state_dir)) {
+      const Json doc = {{"key", key}, {"cuda", *answers->cuda}};
+      (void)write_file_atomic_at(dir->get(), "cuda-version.json", doc.dump(), FileOwner{0644});
+    }
+  }
+  return answers->cuda;
+}
+
+Result<std::map<std::string, GpuFacts>> CtkProbe::gpu_facts() {
+  auto answers = ask("--nvml");
+  if (!answers) return answers.error();
+  return answers->gpus;
 }
 
 }  // namespace gcr

@@ -25,16 +25,24 @@ struct ProbeAnswers {
 class DriverProbe {
  public:
   virtual ~DriverProbe() = default;
-  [[nodiscard]] virtual Result<ProbeAnswers> query(bool cuda, bool nvml) = 0;
+  // The CUDA driver version; nullopt when the host has no libcuda to ask.
+  [[nodiscard]] virtual Result<std::optional<std::string>> cuda_version(
+      const std::string& driver_version) = 0;
+  // Each GPU's architecture and brand, by UUID; empty when NVML is unavailable.
+  [[nodiscard]] virtual Result<std::map<std::string, GpuFacts>> gpu_facts() = 0;
 };
 
-// The probe that runs `<[hooks] ctk-path> info --json` with the configured roots.
+// The probe that runs `<[hooks] ctk-path> info --json` with the configured roots. The CUDA
+// version is remembered in <[runtime] state-dir>/cuda-version.json per driver root and
+// driver version, so loading libcuda happens once per driver, not once per container.
 class CtkProbe : public DriverProbe {
  public:
   explicit CtkProbe(const Config& config) : config_(config) {}
-  Result<ProbeAnswers> query(bool cuda, bool nvml) override;
+  Result<std::optional<std::string>> cuda_version(const std::string& driver_version) override;
+  Result<std::map<std::string, GpuFacts>> gpu_facts() override;
 
  private:
+  Result<ProbeAnswers> ask(const char* what);
   const Config& config_;
 };
 

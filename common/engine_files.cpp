@@ -7,20 +7,12 @@
 
 #include "engine_config.h"
 #include "fs.h"
+#include "text.h"
 
 namespace gcr {
 namespace {
 
 constexpr std::size_t kMaxEngineConfigBytes = 16u << 20;
-
-std::string dirname_of(const std::string& path) {
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-}
-
-std::string basename_of(const std::string& path) {
-  return path.substr(path.rfind('/') + 1);
-}
 
 mode_t mode_of(const std::string& path) {
   struct stat st {};

@@ -91,8 +91,6 @@ Status write_all(int fd, std::string_view data) {
   return {};
 }
 
-namespace {
-
 std::string temp_name_for(const std::string& name) {
   unsigned char bytes[8] = {};
   if (::getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes)) {
@@ -107,6 +105,8 @@ std::string temp_name_for(const std::string& name) {
   }
   return "." + name + "." + suffix + ".tmp";
 }
+
+namespace {
 
 Status fill_temp_file(int fd, std::string_view data, const FileOwner& owner) {
   if (::fchmod(fd, owner.mode) != 0) return Error{"chmod: " + errno_text(errno)};

@@ -63,6 +63,9 @@ struct FileOwner {
   gid_t gid = static_cast<gid_t>(-1);
 };
 
+// ".<name>.<16 random hex digits>.tmp": a name nobody can predict.
+[[nodiscard]] std::string temp_name_for(const std::string& name);
+
 // Replaces dirfd/name with `data`: a new file in the same directory
 // (O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC) with the given mode and owner, fsync, renameat over
 // the old name, fsync the directory. On failure the old file is untouched and the temp removed.

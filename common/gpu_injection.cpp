@@ -35,12 +35,14 @@ Result<ContainerEdits> live_part(const GpuRequest& request, const Config& config
   return live_edits(request, *selected, sources.host, config);
 }
 
-// A request made only of CDI names still has its requirements checked, against the driver.
+// A request made only of CDI names still has its requirements checked, against the driver
+// when there is one (without it the driver's facts are unknown, which counts as met).
 Status check_cdi_only_requirements(const GpuRequest& request, const InjectionSources& sources) {
   if (request.requirements.empty()) return {};
   auto version = sources.host.version();
-  if (!version) return version.error();
-  return check_requirements(request.requirements, {}, *version, sources.probe);
+  return check_requirements(request.requirements, {},
+                            version ? std::optional<std::string>(*version) : std::nullopt,
+                            sources.probe);
 }
 
 }  // namespace

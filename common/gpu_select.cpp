@@ -48,13 +48,13 @@ Result<const Gpu*> match(const std::string& id, const std::vector<Gpu>& gpus) {
 }  // namespace
 
 Result<std::vector<Gpu>> select_gpus(const GpuRequest& request, const std::vector<Gpu>& gpus) {
-  if (request.all) return gpus;
   std::set<unsigned> chosen;
-  for (const auto& id : request.device_ids) {
+  for (const auto& id : request.device_ids) {  // checked even next to `all`
     auto gpu = match(id, gpus);
     if (!gpu) return gpu.error();
     chosen.insert((*gpu)->index);
   }
+  if (request.all) return gpus;
   std::vector<Gpu> out;
   for (unsigned index : chosen) out.push_back(gpus[index]);
   return out;

@@ -3,9 +3,11 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/close_range.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 
@@ -23,7 +25,13 @@ void set_cloexec(int fd) {
 // For kernels without close_range(2): walk /proc/self/fd.
 void cloexec_by_listing(unsigned first) {
   DIR* dir = ::opendir("/proc/self/fd");
-  if (dir == nullptr) return;
+  if (dir == nullptr) {  // no /proc: every possible fd
+    rlimit limit{};
+    const rlim_t max =
+        ::getrlimit(RLIMIT_NOFILE, &limit) == 0 ? std::min<rlim_t>(limit.rlim_cur, 1u << 20) : 1024;
+    for (rlim_t fd = first; fd < max; ++fd) set_cloexec(static_cast<int>(fd));
+    return;
+  }
   const int own = ::dirfd(dir);
   while (const dirent* entry = ::readdir(dir)) {
     const auto fd = parse_decimal(entry->d_name);
@@ -36,11 +44,10 @@ void cloexec_by_listing(unsigned first) {
 
 unsigned handed_fd_count(const RuncArgs& args, const char* listen_fds, const char* listen_pid) {
   unsigned count = args.preserve_fds;
-  if (listen_fds == nullptr) return count;
-  if (listen_pid != nullptr) {
-    const auto pid = parse_decimal(listen_pid);
-    if (!pid || *pid != static_cast<std::uint64_t>(::getpid())) return count;
-  }
+  // As systemd's activation protocol (and runc) read it: LISTEN_PID must name this process.
+  if (listen_fds == nullptr || listen_pid == nullptr) return count;
+  const auto pid = parse_decimal(listen_pid);
+  if (!pid || *pid != static_cast<std::uint64_t>(::getpid())) return count;
   const auto n = parse_decimal(listen_fds);
   if (n && *n < 65536) count += static_cast<unsigned>(*n);
   return count;

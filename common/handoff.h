@@ -10,8 +10,8 @@
 
 namespace gcr {
 
-// How many fds above stdio runc is handed: LISTEN_FDS (socket activation, when LISTEN_PID is
-// unset or ours) plus --preserve-fds, as runc counts them.
+// How many fds above stdio runc is handed: LISTEN_FDS (socket activation, when LISTEN_PID
+// names this process) plus --preserve-fds, as runc counts them.
 [[nodiscard]] unsigned handed_fd_count(const RuncArgs& args, const char* listen_fds,
                                        const char* listen_pid);
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "text.h"
+
 namespace gcr {
 namespace {
 
@@ -9,10 +11,6 @@ Hook ctk_hook(const Config::Hooks& hooks, std::vector<std::string> args) {
   args.insert(args.begin(), {"gpu-ctk", "hook"});
   return Hook{"createContainer", hooks.ctk_path, std::move(args), hook_environment(),
               kHookTimeoutSeconds};
-}
-
-std::string basename_of(const std::string& path) {
-  return path.substr(path.rfind('/') + 1);
 }
 
 bool is_legacy_nvidia_hook(const Json& hook) {

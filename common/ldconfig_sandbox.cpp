@@ -2,11 +2,13 @@
 
 #include <elf.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -62,7 +64,30 @@ void limit(int resource, rlim_t value) {
   ::setrlimit(resource, &r);
 }
 
-[[noreturn]] void child_main(const LdconfigJob& job, int memfd, int report) {
+// The container's procfs and sysfs stay visible through the recursive bind: hide them, so
+// nothing in the image's ld.so.conf can reach the host through /proc/<pid>/root.
+void cover(const char* path, int report) {
+  struct stat st {};
+  if (::lstat(path, &st) != 0 || !S_ISDIR(st.st_mode)) return;
+  if (::mount("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+              "size=0,mode=555") != 0) {
+    child_fail(report, "covering /proc and /sys");
+  }
+}
+
+// ldconfig needs to read and write files whatever their owner, nothing else.
+void drop_capabilities(int report) {
+  for (int cap = 0; cap <= 63; ++cap) {
+    if (cap == CAP_DAC_OVERRIDE || cap == CAP_DAC_READ_SEARCH || cap == CAP_FOWNER) continue;
+    if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL)
+      child_fail(report, "dropping capabilities");
+  }
+  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) child_fail(report, "no_new_privs");
+}
+
+[[noreturn]] void child_main(const LdconfigJob& job, int memfd, int report, pid_t parent) {
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || ::getppid() != parent)
+    child_fail(report, "parent gone");
   if (::unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET) != 0)
     child_fail(report, "unshare");
   if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
@@ -74,6 +99,10 @@ void limit(int resource, rlim_t value) {
   if (::syscall(SYS_pivot_root, ".", ".") != 0) child_fail(report, "pivot_root");
   if (::umount2(".", MNT_DETACH) != 0) child_fail(report, "detaching the old root");
   if (::chdir("/") != 0) child_fail(report, "chdir /");
+  cover("/proc", report);
+  cover("/sys", report);
+  drop_capabilities(report);
+  limit(RLIMIT_CORE, 0);
   limit(RLIMIT_CPU, 10);
   limit(RLIMIT_AS, rlim_t{2} << 30);
   limit(RLIMIT_FSIZE, rlim_t{64} << 20);
@@ -144,18 +173,19 @@ Status run_ldconfig_in_rootfs(const LdconfigJob& job) {
   };
   Fd binary(::open(job.ldconfig.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
   if (!binary.valid()) return fail(errno_text(errno));
-  auto is_static = is_static_elf(binary.get());
-  if (!is_static) return fail(is_static.error().message);
-  if (!*is_static) return fail("it is dynamically linked, so the container's loader would run it");
   auto memfd = sealed_copy(binary.get());
   if (!memfd) return fail(memfd.error().message);
+  auto is_static = is_static_elf(memfd->get());
+  if (!is_static) return fail(is_static.error().message);
+  if (!*is_static) return fail("it is dynamically linked, so the container's loader would run it");
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return fail("pipe: " + errno_text(errno));
   Fd report_read(pipe_fds[0]);
   Fd report_write(pipe_fds[1]);
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) return fail("fork: " + errno_text(errno));
-  if (pid == 0) child_main(job, memfd->get(), report_write.get());
+  if (pid == 0) child_main(job, memfd->get(), report_write.get(), parent);
   report_write = Fd();
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::seconds(job.timeout_seconds);

@@ -2,7 +2,8 @@
 // host: the binary is opened on the host first and copied into a sealed memfd; a child then
 // enters private mount/IPC/UTS/network namespaces, pivots into the rootfs (so every path
 // ldconfig touches, symlinks included, is the container's), limits its resources, and
-// executes the sealed copy with an empty environment.
+// executes the sealed copy with an empty environment, with /proc and /sys covered, only the
+// file-access capabilities, no new privileges, resource limits, and death with its parent.
 #pragma once
 
 #include <string>

@@ -4,17 +4,13 @@
 
 #include "driver_files.h"
 #include "injected_hooks.h"
+#include "text.h"
 
 namespace gcr {
 namespace {
 
 const std::vector<std::string> kReadOnlyBind = {"ro", "nosuid", "nodev", "rbind", "rprivate"};
 const std::vector<std::string> kIpcBind = {"nosuid", "nodev", "rbind", "rprivate", "noexec"};
-
-std::string dirname_of(const std::string& path) {
-  const auto slash = path.rfind('/');
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
 
 std::string replace_version(std::string text, const std::string& version) {
   const std::string marker = "@VERSION@";

@@ -81,7 +81,7 @@ Result<bool> classify(const std::vector<std::string>& tokens, const std::string&
     if (!seen.insert(token).second) continue;
     if (token == "none") {
       none = true;
-    } else if (token == "all") {
+    } else if (iequals(token, "all")) {
       request.all = true;
     } else if (parse_qualified_name(token)) {
       request.cdi_names.push_back(token);
@@ -145,7 +145,8 @@ bool go_true(const std::string& v) {
 // CUDA_VERSION=12.4.1 without NVIDIA_REQUIRE_CUDA means cuda>=12.4 (legacy CUDA images).
 Result<std::optional<Requirement>> legacy_cuda_requirement(const SpecView& spec) {
   const auto cuda = env_value(spec, "CUDA_VERSION");
-  if (!cuda || cuda->empty() || env_value(spec, "NVIDIA_REQUIRE_CUDA"))
+  const auto required = env_value(spec, "NVIDIA_REQUIRE_CUDA");
+  if (!cuda || cuda->empty() || (required && !required->empty()))
     return std::optional<Requirement>();
   const auto parts = split(*cuda, '.');
   if (parts.size() < 2 || !parse_decimal(parts[0]) || !parse_decimal(parts[1])) {

@@ -12,10 +12,12 @@
 namespace gcr {
 
 // Every requirement must hold for every selected GPU (once, without GPU facts, when none is
-// selected). The probe is asked only for facts some requirement mentions. The error names
-// the requirement, where it came from and the host's values.
+// selected). libcuda is asked only when a requirement mentions cuda, NVML only when the
+// outcome depends on arch or brand. An unknown driver version (no driver) counts as met, as
+// every unknown fact does. The error names the requirement, its variable and the host's values.
 [[nodiscard]] Status check_requirements(const std::vector<Requirement>& requirements,
                                         const std::vector<Gpu>& selected,
-                                        const std::string& driver_version, DriverProbe& probe);
+                                        const std::optional<std::string>& driver_version,
+                                        DriverProbe& probe);
 
 }  // namespace gcr

@@ -31,7 +31,7 @@ int resolve_openat2(int root, const std::string& path, int flags, Fd& out) {
   if (openat2_missing.load()) return ENOSYS;
   open_how how{};
   how.flags = static_cast<std::uint64_t>(flags | O_CLOEXEC);
-  how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+  how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
   for (int attempt = 0; attempt < kEagainRetries; ++attempt) {
     const long fd = ::syscall(SYS_openat2, root, relative(path).c_str(), &how, sizeof how);
     if (fd >= 0) {
@@ -66,6 +66,8 @@ int resolve_by_walk(int root, const std::string& path, int flags, Fd& out) {
   std::vector<Fd> stack;
   stack.emplace_back(::openat(root, ".", O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!stack.back().valid()) return errno;
+  struct stat root_st {};
+  if (::fstat(stack.back().get(), &root_st) != 0) return errno;
   std::deque<std::string> todo;
   push_front_components(todo, path);
   int budget = kSymlinkBudget;
@@ -82,6 +84,8 @@ int resolve_by_walk(int root, const std::string& path, int flags, Fd& out) {
     if (!next.valid()) return errno;
     struct stat st {};
     if (::fstat(next.get(), &st) != 0) return errno;
+    // Another filesystem (a volume, procfs, sysfs) is not the image's: like RESOLVE_NO_XDEV.
+    if (st.st_dev != root_st.st_dev) return EXDEV;
     if (S_ISLNK(st.st_mode)) {
       if (--budget < 0) return ELOOP;
       auto target = read_link_at(stack.back().get(), part);

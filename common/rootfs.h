@@ -1,8 +1,9 @@
 // File work inside a container rootfs that the image cannot turn against the host: the root
-// is opened once, paths are resolved with openat2(RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS)
-// (absolute symlinks and ".." stay inside the root), and everything after that is done with
+// is opened once, paths are resolved with openat2(RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS |
+// RESOLVE_NO_XDEV) (absolute symlinks and ".." stay inside the root, and no path leaves the
+// rootfs' own mount for a volume, procfs or sysfs), and everything after that is done with
 // *at() calls on the resulting fds. Kernels without openat2 get a component-by-component
-// walk (O_PATH|O_NOFOLLOW, readlinkat, ".." clamped at the root) with the same guarantees.
+// walk (O_PATH|O_NOFOLLOW, readlinkat, ".." clamped at the root, the root's device only).
 #pragma once
 
 #include <string>

@@ -34,9 +34,14 @@ int shim_main(const std::vector<std::string>& args, Logger& logger) {
   if (runc.version) print_version();
 
   auto config = load_config(runc.config_path ? runc.config_path : config_path_from_env());
-  if (!config) {
+  if (!config && runc.edits_bundle()) {
     logger.error(config.error().message);
     return 1;
+  }
+  if (!config) {
+    // A typo in the configuration must not stop `delete` or `kill` of running containers.
+    logger.warning(config.error().message + "; this call uses the built-in defaults");
+    config = Config{};
   }
   configure_logger(logger, *config, runc.log_path, runc.log_format, runc.debug);
 

@@ -119,6 +119,22 @@ std::string clean_path(std::string_view path) {
   return out;
 }
 
+std::string dirname_of(const std::string& path) {
+  const auto slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::string basename_of(const std::string& path) {
+  return path.substr(path.rfind('/') + 1);
+}
+
+std::string last_line(std::string_view text) {
+  const auto trimmed = trim(text);
+  const auto nl = trimmed.rfind('\n');
+  return std::string(nl == std::string_view::npos ? trimmed : trimmed.substr(nl + 1));
+}
+
 std::string join_root(std::string_view root, std::string_view path) {
   std::string base(root);
   while (!base.empty() && base.back() == '/') base.pop_back();

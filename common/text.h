@@ -32,6 +32,13 @@ std::vector<std::string_view> split(std::string&& s, char sep) = delete;
 // trailing slashes, and resolves ".." against preceding components (never above "/").
 [[nodiscard]] std::string clean_path(std::string_view path);
 
+// "/a/b" -> "/a", "/a" -> "/", "a" -> ".".
+[[nodiscard]] std::string dirname_of(const std::string& path);
+// "/a/b" -> "b".
+[[nodiscard]] std::string basename_of(const std::string& path);
+// The last non-empty line of a program's output, trimmed.
+[[nodiscard]] std::string last_line(std::string_view text);
+
 // Joins a root directory and an absolute in-root path ("/a" + "/b" -> "/a/b"; "/" + "/b" -> "/b").
 [[nodiscard]] std::string join_root(std::string_view root, std::string_view path);
 

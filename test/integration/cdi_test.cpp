@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include "gpu_fixture.h"
-#include "runtime_lookup.h"
 
 using gcr::Json;
 using gcr::test::GpuFixture;
@@ -130,10 +129,9 @@ TEST_CASE(
 
 TEST_CASE("a real container through the shim gets exactly the CDI-named GPU") {
   require_root();
-  auto runc = gcr::find_low_level_runtime({"runc"}, "");
-  REQUIRE_MESSAGE(runc.ok(), "runc is not installed: run scripts/install-deps.sh");
   CdiFixture f;
-  f.configure({{"cdi", {{"spec-dirs", {f.spec_dir}}}}, {"runtime", {{"runtimes", {*runc}}}}});
+  f.configure({{"cdi", {{"spec-dirs", {f.spec_dir}}}},
+               {"runtime", {{"runtimes", {gcr::test::runc_path()}}}}});
   gcr::test::make_glibc_rootfs(f.bundle());
   Json spec =
       gcr::test::busybox_spec({"/bin/sh", "-c", "ls /dev | grep nvidia | tr '\\n' ' '; /probe"});

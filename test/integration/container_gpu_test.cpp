@@ -3,18 +3,11 @@
 #include <doctest/doctest.h>
 
 #include "gpu_fixture.h"
-#include "runtime_lookup.h"
 
 using gcr::Json;
 using gcr::test::GpuFixture;
 
 namespace {
-
-std::string runc_path() {
-  auto runc = gcr::find_low_level_runtime({"runc"}, "");
-  REQUIRE_MESSAGE(runc.ok(), "runc is not installed: run scripts/install-deps.sh");
-  return *runc;
-}
 
 // Runs `script` with busybox sh in a container with `env`, through the shim and real runc.
 gcr::test::ProcessResult run_container(const GpuFixture& f, const std::vector<std::string>& env,
@@ -26,7 +19,7 @@ gcr::test::ProcessResult run_container(const GpuFixture& f, const std::vector<st
 }
 
 GpuFixture& real_runc(GpuFixture& f) {
-  f.configure({{"runtime", {{"runtimes", {runc_path()}}}}});
+  f.configure({{"runtime", {{"runtimes", {gcr::test::runc_path()}}}}});
   gcr::test::make_glibc_rootfs(f.bundle());
   return f;
 }

@@ -5,18 +5,11 @@
 #include <boost/filesystem.hpp>
 
 #include "gpu_fixture.h"
-#include "runtime_lookup.h"
 
 using gcr::Json;
 using gcr::test::GpuFixture;
 
 namespace {
-
-std::string runc_path() {
-  auto runc = gcr::find_low_level_runtime({"runc"}, "");
-  REQUIRE_MESSAGE(runc.ok(), "runc is not installed: run scripts/install-deps.sh");
-  return *runc;
-}
 
 // The NVIDIAScape image: LD_PRELOAD pointing into the rootfs through /proc/self/cwd.
 Json nvidiascape_spec(const GpuFixture& f, const std::string& marker) {
@@ -39,7 +32,7 @@ gcr::test::ProcessResult runc_run(const GpuFixture& f, const std::string& runc, 
 
 TEST_CASE("NVIDIAScape: an image's LD_PRELOAD reaches a hook without env, never ours") {
   REQUIRE_MESSAGE(gcr::test::is_root(), "running containers needs root");
-  const std::string runc = runc_path();
+  const std::string runc = gcr::test::runc_path();
   GpuFixture control;
   const std::string control_marker = control.path("control-owned");
   Json spec = nvidiascape_spec(control, control_marker);
@@ -65,7 +58,7 @@ TEST_CASE("NVIDIAScape: an image's LD_PRELOAD reaches a hook without env, never 
 
 TEST_CASE("docker --gpus' prestart hook: refused under plain runc, replaced by the shim") {
   REQUIRE_MESSAGE(gcr::test::is_root(), "running containers needs root");
-  const std::string runc = runc_path();
+  const std::string runc = gcr::test::runc_path();
   GpuFixture f;
   gcr::test::make_busybox_rootfs(f.bundle());
   const std::string hook = f.path("bin/nvidia-container-runtime-hook");

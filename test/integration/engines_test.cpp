@@ -8,18 +8,11 @@
 #include <unistd.h>
 
 #include "gpu_fixture.h"
-#include "runtime_lookup.h"
 
 using gcr::Json;
 using gcr::test::GpuFixture;
 
 namespace {
-
-std::string runc_path() {
-  auto runc = gcr::find_low_level_runtime({"runc"}, "");
-  REQUIRE_MESSAGE(runc.ok(), "runc is not installed: run scripts/install-deps.sh");
-  return *runc;
-}
 
 void require_engine(const char* binary) {
   REQUIRE_MESSAGE(gcr::test::is_root(), "engines need root");
@@ -41,7 +34,7 @@ const std::string kListGpus = "ls /dev | grep nvidia | tr '\\n' ' '";
 TEST_CASE("containerd: the configured file loads, and ctr run --runc-binary gives the GPU") {
   require_engine("/usr/bin/containerd");
   GpuFixture f;
-  f.configure({{"runtime", {{"runtimes", {runc_path()}}}}});
+  f.configure({{"runtime", {{"runtimes", {gcr::test::runc_path()}}}}});
   // The configuration as users have it (CRI enabled): what containerd makes of the result.
   const std::string user_config = f.path("containerd/user.toml");
   gcr::test::write_file(
@@ -87,7 +80,7 @@ TEST_CASE("containerd: the configured file loads, and ctr run --runc-binary give
 TEST_CASE("dockerd: our runtime as default; the env, --gpus and a failing request") {
   require_engine("/usr/sbin/dockerd");
   GpuFixture f;
-  f.configure({{"runtime", {{"runtimes", {runc_path()}}}}});
+  f.configure({{"runtime", {{"runtimes", {gcr::test::runc_path()}}}}});
   const std::string daemon_json = f.path("docker/daemon.json");
   const auto configured =
       ctk({"runtime", "configure", "--runtime=docker", "--config", daemon_json, "--set-as-default",
@@ -144,7 +137,7 @@ TEST_CASE("dockerd: our runtime as default; the env, --gpus and a failing reques
 TEST_CASE("podman --runtime with the shim's configuration passed as a runtime flag") {
   require_engine("/usr/bin/podman");
   GpuFixture f;
-  f.configure({{"runtime", {{"runtimes", {runc_path()}}}}});
+  f.configure({{"runtime", {{"runtimes", {gcr::test::runc_path()}}}}});
   gcr::test::make_busybox_rootfs(f.path("image"));
   REQUIRE(
       gcr::test::run({"/bin/tar", "-C", f.path("image/rootfs"), "-cf", f.path("image.tar"), "."})

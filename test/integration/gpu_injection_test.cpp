@@ -156,12 +156,12 @@ TEST_CASE("capabilities choose the files: all, video, graphics+display, compat32
 TEST_CASE("an unknown or malformed ID fails create: named, bundle byte-identical, runc not run") {
   require_root();
   GpuFixture f;
-  for (const std::string id : {"7", "GPU-00000000-0000-0000-0000-000000000000", "ALL",
+  for (const std::string id : {"7", "GPU-00000000-0000-0000-0000-000000000000", "x",
                                "../../dev/sda", "-1", "0x1", "0000:99:00.0"}) {
     CAPTURE(id);
     const std::string spec_text = gcr::test::busybox_spec({"/bin/sh"}).dump();
     Json spec = Json::parse(spec_text);
-    spec["process"]["env"].push_back("NVIDIA_VISIBLE_DEVICES=0," + id);
+    spec["process"]["env"].push_back("NVIDIA_VISIBLE_DEVICES=ALL," + id);
     f.write_spec(spec.dump());
     const auto result = f.shim({"--log", f.path("log.json"), "--log-format", "json", "create",
                                 "--bundle", f.bundle(), "c"});
@@ -188,11 +188,11 @@ TEST_CASE("requirements: met, unmet with the host value, per GPU, disabled") {
   CHECK(
       r.err ==
       "gpu-container-runtime: cannot give the container its GPUs: requirement not met: cuda>=12.6 "
-      "(NVIDIA_REQUIRE_CUDA; GPU 0 has cuda 12.4, driver " +
-          kVersion + ", brand Tesla)\n");
+      "(NVIDIA_REQUIRE_CUDA; this host has cuda 12.4, driver " +
+          kVersion + ")\n");
   CHECK(f.record().is_null());
   r = f.create({"NVIDIA_VISIBLE_DEVICES=0", "CUDA_VERSION=12.8.0"});
-  CHECK(r.err.find("requirement not met: cuda>=12.8 (CUDA_VERSION; GPU 0 has cuda 12.4)") !=
+  CHECK(r.err.find("requirement not met: cuda>=12.8 (CUDA_VERSION; this host has cuda 12.4)") !=
         std::string::npos);
   r = f.create({"NVIDIA_VISIBLE_DEVICES=0,2", "NVIDIA_REQUIRE_ARCH=arch>=8.0"});
   CHECK(r.err.find("requirement not met: arch>=8.0 (NVIDIA_REQUIRE_ARCH; GPU 2 has arch 7.0)") !=
@@ -323,4 +323,32 @@ TEST_CASE("MIG config and monitor caps for privileged containers") {
   CHECK(f.devices().at("/dev/nvidia-caps/nvidia-cap1") == "509:1");
   CHECK(f.devices().at("/dev/nvidia-caps/nvidia-cap2") == "509:2");
   CHECK(f.create({"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_MIG_CONFIG_DEVICES=all"}).exit_code == 1);
+}
+
+TEST_CASE("the CUDA version is asked of libcuda once per driver, then remembered") {
+  require_root();
+  GpuFixture f;
+  REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_REQUIRE_CUDA=cuda>=12.0"}).exit_code == 0);
+  const Json cached = Json::parse(gcr::test::read_file(f.path("state/cuda-version.json")));
+  CHECK(cached["cuda"] == "12.4");
+  f.configure({{"hooks", {{"ctk-path", "/bin/false"}}}});
+  CHECK(f.create({"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_REQUIRE_CUDA=cuda>=12.0"}).exit_code == 0);
+  const auto nvml = f.create({"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_REQUIRE_ARCH=arch>=8.0"});
+  CHECK(nvml.exit_code == 1);
+  CHECK(nvml.err.find("cannot query the driver") != std::string::npos);
+}
+
+TEST_CASE("a spec we cannot read as runc does gets no GPU: runc judges it untouched") {
+  require_root();
+  GpuFixture f;
+  Json spec = gcr::test::busybox_spec({"/bin/sh"});
+  spec["process"]["env"].push_back("NVIDIA_VISIBLE_DEVICES=all");
+  spec["PROCESS"] = {{"capabilities", {{"bounding", {"CAP_SYS_ADMIN"}}}}};
+  f.write_spec(spec.dump());
+  const auto r = f.shim(
+      {"--log", f.path("log.json"), "--log-format", "json", "create", "--bundle", f.bundle(), "c"});
+  CHECK(r.exit_code == 0);
+  CHECK(gcr::test::read_file(f.spec_path()) == spec.dump());
+  CHECK(gcr::test::read_file(f.path("log.json")).find("differs from `process` only in case") !=
+        std::string::npos);
 }

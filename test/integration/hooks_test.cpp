@@ -3,6 +3,7 @@
 // so the fallback resolver passes the same checks. Needs root (ldconfig pivots into the rootfs).
 #include <doctest/doctest.h>
 
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -245,4 +246,51 @@ TEST_CASE("the state's root field wins over config.json") {
           .exit_code == 0);
   CHECK(gcr::test::exists(other / "usr/lib64/libcuda.so"));
   CHECK_FALSE(gcr::test::exists(bed.rootfs + "/usr/lib64/libcuda.so"));
+}
+
+TEST_CASE(
+    "ldconfig's sandbox: pivoted, /proc and /sys covered, empty env, file capabilities only") {
+  require_root();
+  HookBed bed;
+  REQUIRE(::mount("proc", (bed.rootfs + "/proc").c_str(), "proc", 0, nullptr) == 0);
+  const auto r = bed.hook({"update-ldcache", "--ldconfig-path",
+                           "@" + gcr::test::built("sandbox-probe"), "--folder", "/usr/lib64"});
+  ::umount2((bed.rootfs + "/proc").c_str(), MNT_DETACH);
+  CHECK(r.err == "");
+  CHECK(r.exit_code == 0);
+  // 1 CAP_DAC_OVERRIDE, 2 CAP_DAC_READ_SEARCH, 3 CAP_FOWNER; the report landed in the rootfs.
+  CHECK(gcr::test::read_file(bed.rootfs + "/etc/ld.so.cache") ==
+        "proc=0 sys=0 env=0 nnp=1 caps=1,2,3, argv=ldconfig -f /etc/ld.so.conf -C /etc/ld.so.cache "
+        "/usr/lib64\n");
+}
+
+TEST_CASE("paths never cross into another mount inside the rootfs (a volume)") {
+  require_root();
+  for (bool no_openat2 : {false, true}) {
+    CAPTURE(no_openat2);
+    HookBed bed;
+    TempDir volume;
+    gcr::test::make_dirs(bed.rootfs + "/vol");
+    REQUIRE(::mount("tmpfs", (bed.rootfs + "/vol").c_str(), "tmpfs", 0, "size=1m") == 0);
+    boost::filesystem::remove_all(bed.rootfs + "/etc/ld.so.conf.d");
+    make_symlink("/vol/confd", bed.rootfs + "/etc/ld.so.conf.d");
+    const auto r = bed.update_ldcache(no_openat2);
+    const bool wrote_into_volume = gcr::test::exists(bed.rootfs + "/vol/confd");
+    ::umount2((bed.rootfs + "/vol").c_str(), MNT_DETACH);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("Invalid cross-device link") != std::string::npos);
+    CHECK_FALSE(wrote_into_volume);
+  }
+}
+
+TEST_CASE("a host ldconfig wrapped by a script is used through ldconfig.real") {
+  require_root();
+  HookBed bed;
+  write_file(bed.t / "sbin/ldconfig", "#!/bin/sh\nexec /sbin/ldconfig \"$@\"\n", 0755);
+  boost::filesystem::copy_file("/sbin/ldconfig", bed.t / "sbin/ldconfig.real");
+  const auto r = bed.hook({"update-ldcache", "--ldconfig-path", "@" + bed.t / "sbin/ldconfig",
+                           "--folder", "/usr/lib64"});
+  CHECK(r.err == "");
+  CHECK(r.exit_code == 0);
+  CHECK(bed.cache_listing().find("libcuda.so.1") != std::string::npos);
 }

@@ -1,17 +1,15 @@
 // A real container: real runc behind the shim runs a busybox rootfs built by the test.
 #include <doctest/doctest.h>
 
-#include "runtime_lookup.h"
 #include "shim_fixture.h"
 
 using gcr::Json;
 
 TEST_CASE("a busybox container runs through the shim and real runc") {
   REQUIRE_MESSAGE(gcr::test::is_root(), "running containers with runc needs root");
-  auto runc = gcr::find_low_level_runtime({"runc"}, "");
-  REQUIRE_MESSAGE(runc.ok(), "runc is not installed: run scripts/install-deps.sh");
+  const std::string runc = gcr::test::runc_path();
   gcr::test::ShimFixture f;
-  f.write_config({{"runtime", {{"runtimes", {*runc}}}}});
+  f.write_config({{"runtime", {{"runtimes", {runc}}}}});
   gcr::test::make_busybox_rootfs(f.bundle());
   f.write_spec(gcr::test::busybox_spec({"/bin/sh", "-c", "echo hello from $(hostname)"}).dump(2));
   const std::string root = f.path("runc-root");
@@ -19,5 +17,5 @@ TEST_CASE("a busybox container runs through the shim and real runc") {
   CHECK(result.err == "");
   CHECK(result.exit_code == 0);
   CHECK(result.out == "hello from gcr-test\n");
-  (void)gcr::test::run({*runc, "--root", root, "delete", "--force", "gcr-busybox-test"});
+  (void)gcr::test::run({runc, "--root", root, "delete", "--force", "gcr-busybox-test"});
 }

@@ -101,7 +101,7 @@ TEST_CASE("only fds 0-2 and the handed ones survive the exec") {
   CHECK(fds_with("state c1", "") == std::vector<int>{0, 1, 2});
   CHECK(fds_with("create --preserve-fds 2 --bundle " + f.bundle() + " c1", "") ==
         std::vector<int>{0, 1, 2, 3, 4});
-  CHECK(fds_with("exec --preserve-fds 1 c1 sh", "LISTEN_FDS=2") ==
+  CHECK(fds_with("exec --preserve-fds 1 c1 sh", "LISTEN_FDS=2 LISTEN_PID=$$") ==
         std::vector<int>{0, 1, 2, 3, 4, 5});
 }
 
@@ -198,11 +198,24 @@ TEST_CASE("a runtime candidate that is the shim itself is skipped") {
 
 TEST_CASE("configuration errors name the key and the file; --gpu-config is ours alone") {
   ShimFixture f;
+  f.write_spec(kPlainSpec);
   gcr::test::write_file(f.path("bad.toml"), "[runtime]\nlog-levels = \"debug\"\n");
-  const auto bad = f.shim({"--gpu-config", f.path("bad.toml"), "state", "c1"});
+  const auto bad =
+      f.shim({"--gpu-config", f.path("bad.toml"), "create", "--bundle", f.bundle(), "c1"});
   CHECK(bad.exit_code == 1);
   CHECK(bad.err == "gpu-container-runtime: config: unknown key `runtime.log-levels` (" +
                        f.path("bad.toml") + ")\n");
+  CHECK(f.record().is_null());
+
+  // Other commands still reach a runtime (the built-in list finds the real runc), so a typo
+  // cannot stop `delete` or `kill`; the problem is logged.
+  const auto state =
+      f.shim({"--gpu-config", f.path("bad.toml"), "--log", f.path("log.json"), "--log-format",
+              "json", "--root", f.path("runc-root"), "state", "no-such-container"});
+  CHECK(state.err.find("container does not exist") != std::string::npos);
+  CHECK(state.err.find("config:") == std::string::npos);
+  CHECK(gcr::test::read_file(f.path("log.json")).find("unknown key `runtime.log-levels`") !=
+        std::string::npos);
 
   gcr::test::write_file(f.path("good.toml"),
                         "[runtime]\nruntimes = [\"" + gcr::test::built("fake-runc") + "\"]\n");

@@ -10,6 +10,7 @@ GpuFixture::GpuFixture(const SimHostOptions& options, const Json& extra_config)
 void GpuFixture::configure(const Json& extra) const {
   Json config = host_.driver_config();
   config["hooks"] = {{"ctk-path", built("gpu-ctk")}};
+  config["runtime"] = {{"state-dir", path("state")}};
   config.merge_patch(extra);
   write_config(config);
 }

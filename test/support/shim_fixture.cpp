@@ -1,5 +1,7 @@
 #include "shim_fixture.h"
 
+#include "runtime_lookup.h"
+
 #include <unistd.h>
 
 #include <stdexcept>
@@ -34,6 +36,12 @@ ProcessResult ShimFixture::shim(const std::vector<std::string>& args, RunOptions
 Json ShimFixture::record() const {
   if (!exists(dir_ / "record.json")) return nullptr;
   return Json::parse(read_file(dir_ / "record.json"));
+}
+
+std::string runc_path() {
+  auto runc = find_low_level_runtime({"runc"}, "");
+  if (!runc) throw std::runtime_error("runc is not installed: run scripts/install-deps.sh");
+  return *runc;
 }
 
 Json busybox_spec(const std::vector<std::string>& args) {

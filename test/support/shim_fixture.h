@@ -33,6 +33,9 @@ class ShimFixture {
   TempDir dir_;
 };
 
+// The host's runc; throws (failing the calling test) with a hint when it is not installed.
+[[nodiscard]] std::string runc_path();
+
 // A minimal OCI spec whose process runs `args` in a busybox rootfs.
 [[nodiscard]] Json busybox_spec(const std::vector<std::string>& args);
 

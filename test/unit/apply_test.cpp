@@ -178,3 +178,16 @@ TEST_CASE(
   CHECK(spec.at("linux").at("netDevices") ==
         Json::parse(R"({"eno1":{"name":"netdev2"},"eno2":{"name":"netdev1"}})"));
 }
+
+TEST_CASE("a char node without a minor gets minor 0, never a wildcard rule") {
+  ContainerEdits e;
+  gcr::DeviceNode n;
+  n.path = "/dev/nvidia1";
+  n.type = "c";
+  n.major = 195;
+  e.device_nodes = {n};
+  const Json spec = applied(Json::object(), e);
+  CHECK(spec.at("linux").at("devices").at(0).at("minor") == 0);
+  CHECK(spec.at("linux").at("resources").at("devices").at(0) ==
+        Json::parse(R"({"allow":true,"type":"c","major":195,"minor":0,"access":"rwm"})"));
+}

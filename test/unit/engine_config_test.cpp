@@ -192,12 +192,15 @@ TEST_CASE("the examples in etc/engines say what configure writes") {
 
   auto crio = options("crio");
   crio.set_as_default = true;
-  const auto crio_written = toml_of(must(gcr::plan_crio(crio, ExistingFile{"/x", std::nullopt}))[0]);
+  const auto crio_written =
+      toml_of(must(gcr::plan_crio(crio, ExistingFile{"/x", std::nullopt}))[0]);
   CHECK(toml::parse_file(dir + "crio-99-gpu-container-runtime.conf") == crio_written);
 
   auto containerd = options("containerd");
   containerd.set_as_default = true;
-  const auto changes = must(gcr::plan_containerd(containerd, ExistingFile{"/e/config.toml", "version = 2\n"},
-                                                 ExistingFile{"/e/conf.d/99-gpu-container-runtime.toml", std::nullopt}));
-  CHECK(toml::parse_file(dir + "containerd-99-gpu-container-runtime.toml") == toml_of(*change_to(changes, "/e/conf.d/99-gpu-container-runtime.toml")));
+  const auto changes = must(
+      gcr::plan_containerd(containerd, ExistingFile{"/e/config.toml", "version = 2\n"},
+                           ExistingFile{"/e/conf.d/99-gpu-container-runtime.toml", std::nullopt}));
+  CHECK(toml::parse_file(dir + "containerd-99-gpu-container-runtime.toml") ==
+        toml_of(*change_to(changes, "/e/conf.d/99-gpu-container-runtime.toml")));
 }

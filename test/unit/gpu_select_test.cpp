@@ -64,3 +64,12 @@ TEST_CASE("IDs that match nothing fail closed and name the ID") {
     CHECK(r.error().message.find(expected) != std::string::npos);
   }
 }
+
+TEST_CASE("IDs next to `all` are still checked") {
+  gcr::GpuRequest r;
+  r.all = true;
+  r.device_ids = {"x"};
+  auto selected = gcr::select_gpus(r, host());
+  REQUIRE_FALSE(selected.ok());
+  CHECK(selected.error().message.find("`x` is not a GPU index") != std::string::npos);
+}

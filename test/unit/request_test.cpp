@@ -58,6 +58,7 @@ TEST_CASE("IDs are trimmed, deduplicated and kept in order; all and none") {
   CHECK(r.device_ids == std::vector<std::string>{"1", "GPU-abc", "0000:3b:00.0"});
   CHECK_FALSE(r.all);
   CHECK(must_request(spec_with({"NVIDIA_VISIBLE_DEVICES=all"})).all);
+  CHECK(must_request(spec_with({"NVIDIA_VISIBLE_DEVICES=ALL"})).all);
   CHECK(must_request(spec_with({"NVIDIA_VISIBLE_DEVICES=none"})).no_gpu());
   CHECK(error_of(spec_with({"NVIDIA_VISIBLE_DEVICES=none,1"})).find("`none` cannot be combined") !=
         std::string::npos);
