@@ -93,13 +93,9 @@ void add_devices(CdiRegistry& registry, std::size_t spec_index, std::set<std::st
 }  // namespace
 
 Result<CdiSpec> read_cdi_spec_file(const std::string& path, bool trusted) {
-  const auto slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "."
-                          : slash == 0               ? "/"
-                                                     : path.substr(0, slash);
-  auto dirfd = open_directory(dir);
+  auto dirfd = open_directory(dirname_of(path));
   if (!dirfd) return dirfd.error();
-  return read_spec_at(dirfd->get(), path.substr(slash + 1), trusted);
+  return read_spec_at(dirfd->get(), basename_of(path), trusted);
 }
 
 CdiRegistry load_cdi_registry(const std::vector<std::string>& dirs) {

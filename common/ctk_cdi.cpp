@@ -42,13 +42,9 @@ std::optional<int> parse(const std::vector<std::string>& args, po::options_descr
 }
 
 Status write_output(const std::string& path, const std::string& text) {
-  const auto slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "."
-                          : slash == 0               ? "/"
-                                                     : path.substr(0, slash);
-  auto dirfd = open_directory(dir);
+  auto dirfd = open_directory(dirname_of(path));
   if (!dirfd) return dirfd.error();
-  auto s = write_file_atomic_at(dirfd->get(), path.substr(slash + 1), text, FileOwner{0644});
+  auto s = write_file_atomic_at(dirfd->get(), basename_of(path), text, FileOwner{0644});
   if (!s) return s.error().wrap("cannot write " + path);
   return {};
 }

@@ -176,7 +176,8 @@ Result<std::vector<Requirement>> read_requirements(const SpecView& spec, const C
 }
 
 Result<bool> read_mig_flag(const SpecView& spec, const char* variable) {
-  const auto value = trim(env_value(spec, variable).value_or(""));
+  const std::string raw = env_value(spec, variable).value_or("");
+  const auto value = trim(raw);
   if (value.empty()) return false;
   if (!spec.privileged)
     return Error{std::string(variable) + " needs a privileged container (CAP_SYS_ADMIN)"};

@@ -9,7 +9,9 @@
 
 namespace gcr {
 
+// A view into `s`: trimming a temporary std::string would leave it dangling.
 [[nodiscard]] std::string_view trim(std::string_view s);
+std::string_view trim(std::string&& s) = delete;
 // The parts are views into `s`: splitting a temporary std::string would leave them dangling.
 [[nodiscard]] std::vector<std::string_view> split(std::string_view s, char sep);
 std::vector<std::string_view> split(std::string&& s, char sep) = delete;

@@ -19,6 +19,18 @@ namespace bp = boost::process;
 namespace fs = boost::filesystem;
 
 namespace gcr::test {
+namespace {
+
+// The test's environment with the options applied. set()/reset() rather than operator[] and
+// erase(): in Boost 1.74 the latter look keys up past the end of shorter entries.
+bp::environment environment_for(const RunOptions& options) {
+  bp::environment env = boost::this_process::environment();
+  for (const auto& name : options.unset_env) env.reset(name);
+  for (const auto& [k, v] : options.env) env.set(k, v);
+  return env;
+}
+
+}  // namespace
 
 TempDir::TempDir() {
   const char* base = std::getenv("TMPDIR");
@@ -73,9 +85,7 @@ ProcessResult run(const std::vector<std::string>& argv, const RunOptions& option
   const std::string err_path = io / "err";
   const std::string in_path = io / "in";
   write_file(in_path, options.stdin_text.value_or(""));
-  bp::environment env = boost::this_process::environment();
-  for (const auto& name : options.unset_env) env.erase(name);
-  for (const auto& [k, v] : options.env) env[k] = v;
+  const bp::environment env = environment_for(options);
   const std::vector<std::string> args(argv.begin() + 1, argv.end());
   bp::child child(argv.front(), bp::args(args), env, bp::std_out > out_path, bp::std_err > err_path,
                   bp::std_in < options.stdin_path.value_or(in_path),
@@ -106,9 +116,7 @@ namespace gcr::test {
 
 Daemon::Daemon(const std::vector<std::string>& argv, const RunOptions& options,
                const std::string& log) {
-  bp::environment env = boost::this_process::environment();
-  for (const auto& name : options.unset_env) env.erase(name);
-  for (const auto& [k, v] : options.env) env[k] = v;
+  const bp::environment env = environment_for(options);
   bp::child child(argv.front(), bp::args(std::vector<std::string>(argv.begin() + 1, argv.end())),
                   env, bp::std_out > log, bp::std_err > log, bp::std_in < "/dev/null");
   pid_ = child.id();
