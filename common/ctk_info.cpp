@@ -87,13 +87,21 @@ void print_json(const Facts& facts) {
   for (const auto& gpu : facts.gpus) {
     const auto it = facts.per_gpu.find(gpu.uuid);
     const GpuFacts g = it == facts.per_gpu.end() ? GpuFacts{} : it->second;
+    Json migs = Json::array();
+    for (const auto& m : g.migs) {
+      migs.push_back(Json{{"index", m.index},
+                          {"uuid", m.uuid},
+                          {"gpu_instance", m.gpu_instance},
+                          {"compute_instance", m.compute_instance}});
+    }
     gpus.push_back(Json{{"index", gpu.index},
                         {"minor", gpu.minor},
                         {"uuid", gpu.uuid},
                         {"bus", gpu.bus.to_string()},
                         {"model", gpu.model},
                         {"arch", optional_json(g.arch)},
-                        {"brand", optional_json(g.brand)}});
+                        {"brand", optional_json(g.brand)},
+                        {"mig", migs}});
   }
   out["gpus"] = gpus;
   std::printf("%s\n", out.dump(2).c_str());

@@ -230,6 +230,45 @@ Result<MigMinors> DriverHost::mig_minors() {
   return minors;
 }
 
+std::vector<MigInstance> DriverHost::mig_instances(const Gpu& gpu) {
+  std::vector<MigInstance> out;
+  const std::string dir =
+      dev_path("/proc/driver/nvidia/capabilities/gpu" + std::to_string(gpu.minor) + "/mig");
+  for (const auto& gi : list_dir(dir)) {
+    const auto gi_id =
+        gi.rfind("gi", 0) == 0 ? parse_decimal(std::string_view(gi).substr(2)) : std::nullopt;
+    if (!gi_id) continue;
+    for (const auto& ci : list_dir(dir + "/" + gi)) {
+      const auto ci_id =
+          ci.rfind("ci", 0) == 0 ? parse_decimal(std::string_view(ci).substr(2)) : std::nullopt;
+      if (ci_id)
+        out.push_back(MigInstance{static_cast<unsigned>(*gi_id), static_cast<unsigned>(*ci_id)});
+    }
+  }
+  return out;
+}
+
+Result<std::vector<DeviceNode>> DriverHost::mig_access_nodes(const Gpu& gpu,
+                                                             const MigInstance& instance) {
+  const std::string gi =
+      dev_path("/proc/driver/nvidia/capabilities/gpu" + std::to_string(gpu.minor) + "/mig/gi" +
+               std::to_string(instance.gpu_instance));
+  std::vector<DeviceNode> nodes;
+  for (const std::string& file :
+       {gi + "/access", gi + "/ci" + std::to_string(instance.compute_instance) + "/access"}) {
+    auto text = read_regular_file(file, kMaxProcFileBytes);
+    if (!text)
+      return Error{"cannot read a MIG capability: " + text.error().message + " (" + file + ")"};
+    auto minor = parse_cap_file_minor(*text);
+    if (!minor)
+      return Error{"cannot read a MIG capability: " + minor.error().message + " (" + file + ")"};
+    auto node = cap_node(*minor);
+    if (!node) return node.error();
+    nodes.push_back(std::move(*node));
+  }
+  return nodes;
+}
+
 Result<const std::vector<LdCacheEntry>*> DriverHost::ld_cache() {
   if (!ld_cache_) ld_cache_ = load_ld_cache(driver_path("/etc/ld.so.cache"));
   if (!ld_cache_->ok()) return ld_cache_->error();

@@ -29,6 +29,13 @@ struct Gpu {
   unsigned minor = 0;
 };
 
+// A MIG instance (GPU instance, compute instance) that exists on a GPU.
+struct MigInstance {
+  unsigned gpu_instance = 0;
+  unsigned compute_instance = 0;
+  bool operator==(const MigInstance&) const = default;
+};
+
 // A host file injected at `path` inside the container.
 struct HostFile {
   std::string path;       // in-root path, which is also the container path
@@ -57,6 +64,11 @@ class DriverHost {
   [[nodiscard]] Result<DeviceNode> cap_node(unsigned minor);
   // proc/driver/nvidia-caps/mig-minors: which cap minor stands for what.
   [[nodiscard]] Result<MigMinors> mig_minors();
+  // The MIG instances proc/driver/nvidia/capabilities/gpu<minor>/mig lists for a GPU.
+  [[nodiscard]] std::vector<MigInstance> mig_instances(const Gpu& gpu);
+  // The access-capability nodes of one instance (GPU instance, then compute instance).
+  [[nodiscard]] Result<std::vector<DeviceNode>> mig_access_nodes(const Gpu& gpu,
+                                                                 const MigInstance& instance);
 
   [[nodiscard]] Result<std::vector<DriverLibrary>> libraries(const CapabilitySet& caps,
                                                              LibArch arch);

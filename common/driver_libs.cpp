@@ -42,6 +42,38 @@ std::string brand_name(int brand) {
                                                                                 : "Unknown";
 }
 
+struct MigFunctions {
+  int (*max_count)(void*, unsigned*);
+  int (*by_index)(void*, unsigned, void**);
+  int (*uuid)(void*, char*, unsigned);
+  int (*gpu_instance)(void*, unsigned*);
+  int (*compute_instance)(void*, unsigned*);
+};
+
+// The MIG devices of a GPU by NVML index (empty slots skipped, indices kept as NVML has them).
+std::vector<MigDevice> mig_devices(const MigFunctions& f, void* device) {
+  std::vector<MigDevice> out;
+  unsigned max = 0;
+  if (!f.max_count || !f.by_index || !f.uuid || !f.gpu_instance || !f.compute_instance ||
+      f.max_count(device, &max) != 0) {
+    return out;
+  }
+  for (unsigned i = 0; i < max && i < 64; ++i) {
+    void* mig = nullptr;
+    if (f.by_index(device, i, &mig) != 0) continue;
+    char uuid[96] = {};
+    MigDevice m;
+    m.index = i;
+    if (f.uuid(mig, uuid, sizeof uuid) != 0 || f.gpu_instance(mig, &m.gpu_instance) != 0 ||
+        f.compute_instance(mig, &m.compute_instance) != 0) {
+      continue;
+    }
+    m.uuid = uuid;
+    out.push_back(m);
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<std::string> cuda_driver_version(const std::string& libcuda_path) {
@@ -69,6 +101,12 @@ Result<std::map<std::string, GpuFacts>> nvml_gpu_facts(const std::string& nvml_p
   if (!init || !shutdown || !by_bus || !capability || !brand)
     return Error{"NVML lacks a needed function (" + nvml_path + ")"};
   if (init() != 0) return Error{"nvmlInit failed (" + nvml_path + ")"};
+  const MigFunctions mig{
+      lib.symbol<int (*)(void*, unsigned*)>("nvmlDeviceGetMaxMigDeviceCount"),
+      lib.symbol<int (*)(void*, unsigned, void**)>("nvmlDeviceGetMigDeviceHandleByIndex"),
+      lib.symbol<int (*)(void*, char*, unsigned)>("nvmlDeviceGetUUID"),
+      lib.symbol<int (*)(void*, unsigned*)>("nvmlDeviceGetGpuInstanceId"),
+      lib.symbol<int (*)(void*, unsigned*)>("nvmlDeviceGetComputeInstanceId")};
   std::map<std::string, GpuFacts> out;
   for (const auto& gpu : gpus) {
     char bus_id[32];
@@ -81,6 +119,7 @@ Result<std::map<std::string, GpuFacts>> nvml_gpu_facts(const std::string& nvml_p
     if (capability(device, &major, &minor) == 0)
       facts.arch = std::to_string(major) + "." + std::to_string(minor);
     if (brand(device, &b) == 0) facts.brand = brand_name(b);
+    facts.migs = mig_devices(mig, device);
   }
   shutdown();
   return out;

@@ -29,8 +29,17 @@ Result<ProbeAnswers> parse_probe_answers(const std::string& json_text) {
   if (gpus == doc->end() || !gpus->is_array()) return answers;
   for (const auto& gpu : *gpus) {
     const auto uuid = gpu.is_object() ? optional_string(gpu, "uuid") : std::nullopt;
-    if (uuid)
-      answers.gpus[*uuid] = GpuFacts{optional_string(gpu, "arch"), optional_string(gpu, "brand")};
+    if (!uuid) continue;
+    GpuFacts& facts = answers.gpus[*uuid];
+    facts.arch = optional_string(gpu, "arch");
+    facts.brand = optional_string(gpu, "brand");
+    const auto migs = gpu.find("mig");
+    if (migs == gpu.end() || !migs->is_array()) continue;
+    for (const auto& m : *migs) {
+      if (!m.is_object() || !m.value("uuid", Json()).is_string()) continue;
+      facts.migs.push_back(MigDevice{m.value("index", 0u), m.value("uuid", ""),
+                                     m.value("gpu_instance", 0u), m.value("compute_instance", 0u)});
+    }
   }
   return answers;
 }

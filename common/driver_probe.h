@@ -6,15 +6,25 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "config.h"
 #include "result.h"
 
 namespace gcr {
 
+// One MIG device as NVML numbers it on its GPU.
+struct MigDevice {
+  unsigned index = 0;  // position on its GPU: the <mig> of "<gpu>:<mig>"
+  std::string uuid;    // MIG-...
+  unsigned gpu_instance = 0;
+  unsigned compute_instance = 0;
+};
+
 struct GpuFacts {
   std::optional<std::string> arch;   // compute capability, "8.0"
   std::optional<std::string> brand;  // "Tesla", "GeForce", ...
+  std::vector<MigDevice> migs;       // empty when MIG is off
 };
 
 struct ProbeAnswers {
@@ -28,7 +38,7 @@ class DriverProbe {
   // The CUDA driver version; nullopt when the host has no libcuda to ask.
   [[nodiscard]] virtual Result<std::optional<std::string>> cuda_version(
       const std::string& driver_version) = 0;
-  // Each GPU's architecture and brand, by UUID; empty when NVML is unavailable.
+  // Each GPU's architecture, brand and MIG devices, by UUID; empty when NVML is unavailable.
   [[nodiscard]] virtual Result<std::map<std::string, GpuFacts>> gpu_facts() = 0;
 };
 

@@ -1,5 +1,7 @@
 #include "gpu_injection.h"
 
+#include <algorithm>
+
 #include "apply.h"
 #include "gpu_select.h"
 #include "injected_hooks.h"
@@ -22,15 +24,30 @@ std::string origin_of(const GpuRequest& request) {
 }
 
 // The live driver's part: GPUs chosen by unqualified IDs (or none/all) and the driver files.
+// Each GPU's MIG devices from NVML, asked only when an ID names a MIG device.
+Result<std::optional<std::map<std::string, GpuFacts>>> mig_table(const GpuRequest& request,
+                                                                 DriverProbe& probe) {
+  if (std::none_of(request.device_ids.begin(), request.device_ids.end(), is_mig_id)) {
+    return std::optional<std::map<std::string, GpuFacts>>();
+  }
+  auto facts = probe.gpu_facts();
+  if (!facts) return facts.error();
+  return std::optional<std::map<std::string, GpuFacts>>(std::move(*facts));
+}
+
+// The live driver's part: GPUs chosen by unqualified IDs (or none/all) and the driver files.
 Result<ContainerEdits> live_part(const GpuRequest& request, const Config& config,
                                  const InjectionSources& sources) {
   auto version = sources.host.version();
   if (!version) return version.error();
   auto gpus = sources.host.gpus();
   if (!gpus) return gpus.error();
-  auto selected = select_gpus(request, *gpus);
+  auto migs = mig_table(request, sources.probe);
+  if (!migs) return migs.error().wrap(origin_of(request));
+  auto selected = select_gpus(request, *gpus, *migs ? &**migs : nullptr);
   if (!selected) return selected.error().wrap(origin_of(request));
-  if (auto s = check_requirements(request.requirements, *selected, *version, sources.probe); !s)
+  if (auto s = check_requirements(request.requirements, selected->gpus, *version, sources.probe);
+      !s)
     return s.error();
   return live_edits(request, *selected, sources.host, config);
 }

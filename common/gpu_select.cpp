@@ -14,49 +14,92 @@ std::string describe_host(const std::vector<Gpu>& gpus) {
   return "this host has GPUs 0-" + std::to_string(gpus.size() - 1);
 }
 
-Result<const Gpu*> match(const std::string& id, const std::vector<Gpu>& gpus) {
-  const auto unknown = [&] {
-    return Error{"unknown GPU `" + printable(id, 128) + "`: " + describe_host(gpus)};
-  };
+Error unknown(const std::string& id, const std::string& why) {
+  return Error{"unknown " + std::string(is_mig_id(id) ? "MIG device" : "GPU") + " `" +
+               printable(id, 128) + "`: " + why};
+}
+
+Result<const Gpu*> match_gpu(const std::string& id, const std::vector<Gpu>& gpus) {
   if (const auto index = parse_decimal(id)) {
-    if (*index >= gpus.size()) return unknown();
+    if (*index >= gpus.size()) return unknown(id, describe_host(gpus));
     return &gpus[*index];
   }
   if (id.size() > 4 && iequals(id.substr(0, 4), "GPU-")) {
     const auto it =
         std::find_if(gpus.begin(), gpus.end(), [&](const Gpu& g) { return iequals(g.uuid, id); });
-    if (it == gpus.end()) return unknown();
+    if (it == gpus.end()) return unknown(id, describe_host(gpus));
     return &*it;
-  }
-  if (id.size() > 4 && iequals(id.substr(0, 4), "MIG-")) {
-    return Error{"MIG device `" + printable(id, 128) +
-                 "`: MIG devices cannot be selected by this runtime"};
   }
   if (const auto bus = parse_pci_address(id)) {
     const auto it =
         std::find_if(gpus.begin(), gpus.end(), [&](const Gpu& g) { return g.bus == *bus; });
-    if (it == gpus.end()) return unknown();
+    if (it == gpus.end()) return unknown(id, describe_host(gpus));
     return &*it;
   }
-  if (id.find(':') != std::string::npos) {
-    return Error{"MIG device `" + printable(id, 128) +
-                 "`: MIG devices cannot be selected by this runtime"};
+  return Error{"`" + printable(id, 128) +
+               "` is not a GPU index, GPU UUID, PCI bus id or MIG device"};
+}
+
+const std::vector<MigDevice>& migs_of(const Gpu& gpu, const std::map<std::string, GpuFacts>& nvml) {
+  static const std::vector<MigDevice> none;
+  const auto it = nvml.find(gpu.uuid);
+  return it == nvml.end() ? none : it->second.migs;
+}
+
+Result<MigSelection> match_mig(const std::string& id, const std::vector<Gpu>& gpus,
+                               const std::map<std::string, GpuFacts>& nvml) {
+  if (iequals(id.substr(0, 4), "MIG-")) {
+    for (const auto& gpu : gpus) {
+      for (const auto& mig : migs_of(gpu, nvml)) {
+        if (iequals(mig.uuid, id)) return MigSelection{gpu, mig};
+      }
+    }
+    return unknown(id, "no GPU has it");
   }
-  return Error{"`" + printable(id, 128) + "` is not a GPU index, GPU UUID or PCI bus id"};
+  const auto colon = id.find(':');
+  const auto gpu_index = parse_decimal(std::string_view(id).substr(0, colon));
+  const auto mig_index = parse_decimal(std::string_view(id).substr(colon + 1));
+  if (!gpu_index || !mig_index) return Error{"`" + printable(id, 128) + "` is not <gpu>:<mig>"};
+  if (*gpu_index >= gpus.size()) return unknown(id, describe_host(gpus));
+  const Gpu& gpu = gpus[*gpu_index];
+  for (const auto& mig : migs_of(gpu, nvml)) {
+    if (mig.index == *mig_index) return MigSelection{gpu, mig};
+  }
+  return unknown(
+      id, "GPU " + std::to_string(gpu.index) + " has no MIG device " + std::to_string(*mig_index));
 }
 
 }  // namespace
 
-Result<std::vector<Gpu>> select_gpus(const GpuRequest& request, const std::vector<Gpu>& gpus) {
+bool is_mig_id(const std::string& id) {
+  if (id.size() > 4 && iequals(id.substr(0, 4), "MIG-")) return true;
+  return id.find(':') != std::string::npos && id.find('.') == std::string::npos;
+}
+
+Result<Selection> select_gpus(const GpuRequest& request, const std::vector<Gpu>& gpus,
+                              const std::map<std::string, GpuFacts>* nvml) {
+  Selection out;
   std::set<unsigned> chosen;
+  std::set<std::string> migs_seen;
   for (const auto& id : request.device_ids) {  // checked even next to `all`
-    auto gpu = match(id, gpus);
+    if (is_mig_id(id)) {
+      if (nvml == nullptr)
+        return Error{"MIG device `" + printable(id, 128) + "`: NVML did not answer"};
+      auto mig = match_mig(id, gpus, *nvml);
+      if (!mig) return mig.error();
+      chosen.insert(mig->gpu.index);
+      if (migs_seen.insert(mig->mig.uuid).second) out.migs.push_back(*mig);
+      continue;
+    }
+    auto gpu = match_gpu(id, gpus);
     if (!gpu) return gpu.error();
     chosen.insert((*gpu)->index);
   }
-  if (request.all) return gpus;
-  std::vector<Gpu> out;
-  for (unsigned index : chosen) out.push_back(gpus[index]);
+  if (request.all) {
+    out.gpus = gpus;
+    return out;
+  }
+  for (unsigned index : chosen) out.gpus.push_back(gpus[index]);
   return out;
 }
 

@@ -1,18 +1,34 @@
-// Matching requested device IDs against the host's GPUs.
+// Matching requested device IDs against the host's GPUs and MIG devices.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
 #include "driver_host.h"
+#include "driver_probe.h"
 #include "request.h"
 #include "result.h"
 
 namespace gcr {
 
-// The GPUs a request names, in index order. An ID may be a GPU index, a GPU-<uuid> or a PCI
-// bus id; one that matches no GPU is an error naming it (a request never widens to all GPUs).
-[[nodiscard]] Result<std::vector<Gpu>> select_gpus(const GpuRequest& request,
-                                                   const std::vector<Gpu>& gpus);
+struct MigSelection {
+  Gpu gpu;  // the parent
+  MigDevice mig;
+};
+
+struct Selection {
+  std::vector<Gpu> gpus;           // in index order; parents of selected MIG devices included
+  std::vector<MigSelection> migs;  // MIG devices asked for by MIG-<uuid> or <gpu>:<mig>
+};
+
+// True for the forms that name a MIG device (MIG-<uuid>, <gpu>:<mig>).
+[[nodiscard]] bool is_mig_id(const std::string& id);
+
+// The GPUs a request names. An ID may be a GPU index, a GPU-<uuid>, a PCI bus id, a
+// MIG-<uuid> or <gpu>:<mig>; MIG forms need `nvml` (each GPU's MIG devices by GPU UUID). An
+// ID that matches nothing is an error naming it (a request never widens to all GPUs).
+[[nodiscard]] Result<Selection> select_gpus(const GpuRequest& request, const std::vector<Gpu>& gpus,
+                                            const std::map<std::string, GpuFacts>* nvml);
 
 }  // namespace gcr

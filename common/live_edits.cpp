@@ -63,6 +63,32 @@ Status add_mig_management(ContainerEdits& edits, const GpuRequest& request,
   return {};
 }
 
+// The access capabilities of the selected MIG devices (with `all`: of every MIG instance on
+// the selected GPUs), each node once.
+Status add_mig_devices(ContainerEdits& edits, const GpuRequest& request, const Selection& selected,
+                       DriverHost& host) {
+  std::vector<std::pair<Gpu, MigInstance>> wanted;
+  for (const auto& m : selected.migs)
+    wanted.emplace_back(m.gpu, MigInstance{m.mig.gpu_instance, m.mig.compute_instance});
+  if (request.all) {
+    for (const auto& gpu : selected.gpus) {
+      for (const auto& instance : host.mig_instances(gpu)) wanted.emplace_back(gpu, instance);
+    }
+  }
+  std::set<std::string> added;
+  for (const auto& [gpu, instance] : wanted) {
+    auto nodes = host.mig_access_nodes(gpu, instance);
+    if (!nodes)
+      return nodes.error().wrap("GPU " + std::to_string(gpu.index) + " MIG instance " +
+                                std::to_string(instance.gpu_instance) + "/" +
+                                std::to_string(instance.compute_instance));
+    for (auto& node : *nodes) {
+      if (added.insert(node.path).second) add_node(edits, std::move(node));
+    }
+  }
+  return {};
+}
+
 // Library mounts plus the folders and links the hooks need.
 Status add_libraries(ContainerEdits& edits, const CapabilitySet& caps, DriverHost& host,
                      const Config& config) {
@@ -116,16 +142,17 @@ Result<ContainerEdits> gpu_edits(const Gpu& gpu, DriverHost& host) {
   return edits;
 }
 
-Result<ContainerEdits> live_edits(const GpuRequest& request, const std::vector<Gpu>& selected,
+Result<ContainerEdits> live_edits(const GpuRequest& request, const Selection& selected,
                                   DriverHost& host, const Config& config) {
   auto edits = driver_edits(request.capabilities, host, config);
   if (!edits) return edits;
-  for (const auto& gpu : selected) {
+  for (const auto& gpu : selected.gpus) {
     auto one = gpu_edits(gpu, host);
     if (!one) return one;
     edits->append(*one);
   }
-  if (auto s = add_mig_management(*edits, request, selected, host); !s) return s.error();
+  if (auto s = add_mig_devices(*edits, request, selected, host); !s) return s.error();
+  if (auto s = add_mig_management(*edits, request, selected.gpus, host); !s) return s.error();
   return edits;
 }
 

@@ -7,6 +7,7 @@
 #include "config.h"
 #include "driver_host.h"
 #include "edits.h"
+#include "gpu_select.h"
 #include "request.h"
 #include "result.h"
 
@@ -20,9 +21,10 @@ namespace gcr {
 // One GPU's device node.
 [[nodiscard]] Result<ContainerEdits> gpu_edits(const Gpu& gpu, DriverHost& host);
 
-// driver_edits + gpu_edits of each selected GPU + MIG management capabilities.
+// driver_edits + gpu_edits of each selected GPU + the access capabilities of the selected
+// MIG devices (of every MIG instance with `all`) + MIG management capabilities.
 [[nodiscard]] Result<ContainerEdits> live_edits(const GpuRequest& request,
-                                                const std::vector<Gpu>& selected, DriverHost& host,
+                                                const Selection& selected, DriverHost& host,
                                                 const Config& config);
 
 }  // namespace gcr

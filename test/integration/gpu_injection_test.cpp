@@ -101,11 +101,16 @@ TEST_CASE("all GPUs, by UUID, by PCI bus id") {
   REQUIRE(
       f.create({"NVIDIA_VISIBLE_DEVICES=all", "NVIDIA_DRIVER_CAPABILITIES=utility"}).exit_code ==
       0);
+  // GPU 1 (minor 0) is in MIG mode: `all` brings every MIG instance's access capabilities.
   CHECK(f.devices() == Devices{{"/dev/nvidia0", "195:0"},
                                {"/dev/nvidia1", "195:1"},
                                {"/dev/nvidia3", "195:3"},
                                {"/dev/nvidia4", "195:4"},
-                               {"/dev/nvidiactl", "195:255"}});
+                               {"/dev/nvidiactl", "195:255"},
+                               {"/dev/nvidia-caps/nvidia-cap12", "509:12"},
+                               {"/dev/nvidia-caps/nvidia-cap13", "509:13"},
+                               {"/dev/nvidia-caps/nvidia-cap21", "509:21"},
+                               {"/dev/nvidia-caps/nvidia-cap22", "509:22"}});
   const auto& gpus = f.host().gpus();
   REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=" + gpus[2].uuid + "," + gpus[3].bus}).exit_code == 0);
   CHECK(f.devices().count("/dev/nvidia4") == 1);
@@ -232,7 +237,7 @@ TEST_CASE("no request, void, unprivileged env: the bundle is untouched") {
   REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=all"},
                    {{"process", {{"capabilities", {{"bounding", {"CAP_SYS_ADMIN"}}}}}}})
               .exit_code == 0);
-  CHECK(f.devices().size() == 7);
+  CHECK(f.devices().size() == 11);  // 4 GPUs, nvidiactl, 2 UVM nodes, 4 MIG access caps
 }
 
 TEST_CASE("volume-mount markers select GPUs when enabled") {
@@ -351,4 +356,30 @@ TEST_CASE("a spec we cannot read as runc does gets no GPU: runc judges it untouc
   CHECK(gcr::test::read_file(f.spec_path()) == spec.dump());
   CHECK(gcr::test::read_file(f.path("log.json")).find("differs from `process` only in case") !=
         std::string::npos);
+}
+
+TEST_CASE(
+    "MIG devices by <gpu>:<mig> and MIG-<uuid>: the parent GPU and the instance's capabilities") {
+  require_root();
+  GpuFixture f;
+  REQUIRE(
+      f.create({"NVIDIA_VISIBLE_DEVICES=1:1", "NVIDIA_DRIVER_CAPABILITIES=utility"}).exit_code ==
+      0);
+  CHECK(f.devices() == Devices{{"/dev/nvidia0", "195:0"},
+                               {"/dev/nvidiactl", "195:255"},
+                               {"/dev/nvidia-caps/nvidia-cap21", "509:21"},
+                               {"/dev/nvidia-caps/nvidia-cap22", "509:22"}});
+  REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=mig-5EED003B-0000-4000-8000-000000000000,3",
+                    "NVIDIA_DRIVER_CAPABILITIES=utility"})
+              .exit_code == 0);
+  CHECK(f.devices() == Devices{{"/dev/nvidia0", "195:0"},
+                               {"/dev/nvidia1", "195:1"},
+                               {"/dev/nvidiactl", "195:255"},
+                               {"/dev/nvidia-caps/nvidia-cap12", "509:12"},
+                               {"/dev/nvidia-caps/nvidia-cap13", "509:13"}});
+  auto r = f.create({"NVIDIA_VISIBLE_DEVICES=2:0"});
+  CHECK(r.err.find("unknown MIG device `2:0`: GPU 2 has no MIG device 0") != std::string::npos);
+  r = f.create({"NVIDIA_VISIBLE_DEVICES=1:7"});
+  CHECK(r.err.find("unknown MIG device `1:7`: GPU 1 has no MIG device 7") != std::string::npos);
+  CHECK(f.record().is_null());
 }

@@ -43,6 +43,10 @@ const StubLib kStubLibs[] = {
     {"libnvidia-gtk3.so", ""},
 };
 
+// MIG access capabilities of GPU minor 0: instance files and their minors.
+const std::pair<const char*, unsigned> kMigCaps[] = {
+    {"gi1/access", 12}, {"gi1/ci0/access", 13}, {"gi2/access", 21}, {"gi2/ci0/access", 22}};
+
 const unsigned kBuses[] = {0x06, 0x3b, 0x86, 0xaf, 0x07, 0x3c, 0x87, 0xb0, 0x08, 0x3d, 0x88, 0xb1};
 const unsigned kMinors[] = {3, 0, 4, 1, 5, 6, 7, 8, 9, 10, 11, 12};  // minor 2 missing
 
@@ -141,7 +145,14 @@ void SimHost::write_proc_files() const {
                                     std::to_string(caps_major()) +
                                     " nvidia-caps\n\nBlock devices:\n  8 sd\n");
   write_file(proc + "/driver/nvidia-caps/mig-minors",
-             "config 1\nmonitor 2\ngpu0/gi1/access 12\ngpu0/gi1/ci0/access 13\n");
+             "config 1\nmonitor 2\ngpu0/gi1/access 12\ngpu0/gi1/ci0/access 13\ngpu0/gi2/access "
+             "21\ngpu0/gi2/ci0/access 22\n");
+  // The GPU with minor 0 (bus 3b, index 1) is in MIG mode with two instances (see the NVML stub).
+  for (const auto& [file, minor] : kMigCaps) {
+    write_file(proc + "/driver/nvidia/capabilities/gpu0/mig/" + file,
+               "DeviceFileMinor: " + std::to_string(minor) +
+                   "\nDeviceFileMode: 292\nDeviceFileModify: 1\n");
+  }
   write_file(proc + "/driver/nvidia/capabilities/mig/config",
              "DeviceFileMinor: 1\nDeviceFileMode: 256\nDeviceFileModify: 1\n");
   write_file(proc + "/driver/nvidia/capabilities/mig/monitor",
@@ -158,6 +169,9 @@ void SimHost::make_device_nodes() const {
   mknod_char(dev + "/nvidia-uvm-tools", uvm_major(), 1);
   mknod_char(dev + "/nvidia-caps/nvidia-cap1", caps_major(), 1, 0400);
   mknod_char(dev + "/nvidia-caps/nvidia-cap2", caps_major(), 2, 0444);
+  for (const auto& [file, minor] : kMigCaps) {
+    mknod_char(dev + "/nvidia-caps/nvidia-cap" + std::to_string(minor), caps_major(), minor, 0444);
+  }
 }
 
 void SimHost::install_libraries() const {

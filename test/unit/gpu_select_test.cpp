@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <map>
+
 #include "gpu_select.h"
 
 namespace {
@@ -19,16 +21,24 @@ std::vector<gcr::Gpu> host() {
   return gpus;
 }
 
-gcr::Result<std::vector<gcr::Gpu>> pick(std::vector<std::string> ids) {
-  gcr::GpuRequest r;
-  r.device_ids = std::move(ids);
-  return gcr::select_gpus(r, host());
+// GPU 1 has two MIG devices (NVML indices 0 and 2: slot 1 is empty).
+std::map<std::string, gcr::GpuFacts> nvml() {
+  gcr::GpuFacts facts;
+  facts.migs = {{0, "MIG-aaaa", 1, 0}, {2, "MIG-bbbb", 2, 0}};
+  return {{host()[1].uuid, facts}};
 }
 
-std::vector<unsigned> indices(const gcr::Result<std::vector<gcr::Gpu>>& r) {
+gcr::Result<gcr::Selection> pick(std::vector<std::string> ids) {
+  gcr::GpuRequest r;
+  r.device_ids = std::move(ids);
+  const auto table = nvml();
+  return gcr::select_gpus(r, host(), &table);
+}
+
+std::vector<unsigned> indices(const gcr::Result<gcr::Selection>& r) {
   REQUIRE(r.ok());
   std::vector<unsigned> out;
-  for (const auto& g : *r) out.push_back(g.index);
+  for (const auto& g : r->gpus) out.push_back(g.index);
   return out;
 }
 
@@ -40,7 +50,7 @@ TEST_CASE("indices, UUIDs (any case) and PCI bus ids select GPUs, in index order
   CHECK(indices(pick({"00000000:3B:00.0", "1"})) == std::vector<unsigned>{1});
   gcr::GpuRequest all;
   all.all = true;
-  CHECK(indices(gcr::select_gpus(all, host())) == std::vector<unsigned>{0, 1, 2, 3});
+  CHECK(indices(gcr::select_gpus(all, host(), nullptr)) == std::vector<unsigned>{0, 1, 2, 3});
 }
 
 TEST_CASE("IDs that match nothing fail closed and name the ID") {
@@ -49,13 +59,16 @@ TEST_CASE("IDs that match nothing fail closed and name the ID") {
       {"4294967296", "unknown GPU `4294967296`"},
       {"GPU-deadbeef", "unknown GPU `GPU-deadbeef`"},
       {"0000:99:00.0", "unknown GPU `0000:99:00.0`"},
-      {"-1", "`-1` is not a GPU index, GPU UUID or PCI bus id"},
+      {"-1", "`-1` is not a GPU index, GPU UUID, PCI bus id or MIG device"},
       {"0x1", "`0x1` is not a GPU index"},
       {"ALL", "`ALL` is not a GPU index"},
       {"../../dev/sda", "`../../dev/sda` is not a GPU index"},
       {"\xef\xbc\x91", "is not a GPU index"},
-      {"MIG-1234", "MIG devices cannot be selected"},
-      {"0:1", "MIG devices cannot be selected"},
+      {"MIG-1234", "unknown MIG device `MIG-1234`: no GPU has it"},
+      {"1:1", "unknown MIG device `1:1`: GPU 1 has no MIG device 1"},
+      {"0:0", "unknown MIG device `0:0`: GPU 0 has no MIG device 0"},
+      {"7:0", "unknown MIG device `7:0`: this host has GPUs 0-3"},
+      {"a:b", "`a:b` is not <gpu>:<mig>"},
   };
   for (const auto& [id, expected] : cases) {
     CAPTURE(id);
@@ -69,7 +82,21 @@ TEST_CASE("IDs next to `all` are still checked") {
   gcr::GpuRequest r;
   r.all = true;
   r.device_ids = {"x"};
-  auto selected = gcr::select_gpus(r, host());
+  auto selected = gcr::select_gpus(r, host(), nullptr);
   REQUIRE_FALSE(selected.ok());
   CHECK(selected.error().message.find("`x` is not a GPU index") != std::string::npos);
+}
+
+TEST_CASE("MIG devices by UUID (any case) and <gpu>:<mig>; their parent GPU comes along") {
+  auto r = pick({"mig-AAAA", "1:2", "3"});
+  CHECK(indices(r) == std::vector<unsigned>{1, 3});
+  REQUIRE(r->migs.size() == 2);
+  CHECK(r->migs[0].mig.uuid == "MIG-aaaa");
+  CHECK(r->migs[1].mig.gpu_instance == 2);
+  CHECK(r->migs[1].gpu.index == 1);
+  CHECK(pick({"1:0", "MIG-aaaa"})->migs.size() == 1);
+  gcr::GpuRequest no_nvml;
+  no_nvml.device_ids = {"1:0"};
+  CHECK(gcr::select_gpus(no_nvml, host(), nullptr).error().message ==
+        "MIG device `1:0`: NVML did not answer");
 }

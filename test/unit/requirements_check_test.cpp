@@ -14,8 +14,8 @@ struct CountingProbe : gcr::DriverProbe {
   }
   gcr::Result<std::map<std::string, gcr::GpuFacts>> gpu_facts() override {
     ++gpu_calls;
-    return std::map<std::string, gcr::GpuFacts>{{"GPU-a", {"8.0", "Tesla"}},
-                                                {"GPU-b", {"7.0", "GeForce"}}};
+    return std::map<std::string, gcr::GpuFacts>{{"GPU-a", {"8.0", "Tesla", {}}},
+                                                {"GPU-b", {"7.0", "GeForce", {}}}};
   }
 };
 
