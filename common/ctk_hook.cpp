@@ -1,6 +1,7 @@
 // gpu-ctk hook <name> [flags]: the createContainer hooks the runtime injects. The OCI state
 // arrives on stdin. Unknown hook names and flags are warnings (exit 0) so specs written by
 // newer versions keep working; real failures exit 1 with one line on stderr.
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <cstdio>
 
@@ -55,14 +56,23 @@ Result<RootFs> open_container_root() {
   return RootFs::open(*rootfs);
 }
 
+bool asks_for_help(const std::vector<std::string>& args) {
+  return std::any_of(args.begin(), args.end(),
+                     [](const std::string& arg) { return arg == "--help" || arg == "-h"; });
+}
+
+void print_usage() {
+  std::printf(
+      "usage: gpu-ctk hook update-ldcache [--folder DIR]... [--ldconfig-path @PATH]\n"
+      "       gpu-ctk hook create-symlinks [--link TARGET::LINK]...\n"
+      "The OCI container state is read from stdin.\n");
+}
+
 }  // namespace
 
 int ctk_hook(const std::vector<std::string>& args) {
-  if (args.empty() || args.front() == "--help" || args.front() == "-h") {
-    std::printf(
-        "usage: gpu-ctk hook update-ldcache [--folder DIR]... [--ldconfig-path @PATH]\n"
-        "       gpu-ctk hook create-symlinks [--link TARGET::LINK]...\n"
-        "The OCI container state is read from stdin.\n");
+  if (args.empty() || asks_for_help(args)) {
+    print_usage();
     return args.empty() ? 2 : 0;
   }
   const std::string name = args.front();

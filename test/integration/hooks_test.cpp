@@ -235,6 +235,16 @@ TEST_CASE("bad state and odd files fail fast with one line; unknown hooks and fl
   CHECK(gcr::test::exists(fresh.rootfs + "/usr/lib64/libcuda.so"));
 }
 
+TEST_CASE("--help after a hook name prints the usage without reading the state") {
+  gcr::test::RunOptions tty_like;
+  tty_like.stdin_path = "/dev/zero";
+  const auto r =
+      gcr::test::run({gcr::test::built("gpu-ctk"), "hook", "update-ldcache", "--help"}, tty_like);
+  CHECK(r.exit_code == 0);
+  CHECK(r.err == "");
+  CHECK(r.out.rfind("usage: gpu-ctk hook update-ldcache", 0) == 0);
+}
+
 TEST_CASE("the state's root field wins over config.json") {
   require_root();
   HookBed bed;
