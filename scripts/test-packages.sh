@@ -1,7 +1,8 @@
 #!/bin/sh
-# Builds the .deb and the .rpm, checks them, and exercises the .deb on this machine: install,
-# run a container through the installed shim with real runc, keep an edited config across a
-# reinstall, remove (only the config stays), purge (nothing stays). Needs root; run after a
+# Builds the .deb and the .rpm and checks them. The .rpm is installed, reinstalled and erased in
+# a throw-away root; the .deb on this machine: install a previous version, edit the config,
+# upgrade (the edit stays), run a container through the installed shim with real runc, remove
+# (only the config stays), purge (nothing stays). Needs root; run after a
 # build (it uses build/test/gcr-fixture for the test container).
 set -eu
 cd "$(dirname "$0")/.."
@@ -35,25 +36,53 @@ rpm -qp --conflicts "$RPM" | grep -q nvidia-container-toolkit || fail "the .rpm 
 rpm -qip "$RPM" | grep -q "^Version *: $VERSION" || fail "the .rpm's version is not $VERSION"
 pass "the .rpm holds the same files, noreplace config, scripts and relations"
 
-# The .deb on this machine.
-dpkg -i "$DEB" >/dev/null || fail "dpkg -i"
+WORK=$(mktemp -d /tmp/gcr-pkgtest-XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+
+# The .rpm in a throw-away root: files in place, an edited config kept across a reinstall
+# (noreplace) and saved as .rpmsave on erase. Scriptlets need a shell inside the root: skipped.
+R="$WORK/rpmroot"
+rpm --root "$R" --initdb
+rpm --root "$R" -i --nodeps --noscripts "$RPM" || fail "rpm -i into a throw-away root"
+for f in /usr/bin/gpu-container-runtime /usr/bin/gpu-ctk /usr/share/man/man1/gpu-ctk.1; do
+  [ -f "$R$f" ] || fail "$f not installed by the .rpm"
+done
+[ -z "$(rpm --root "$R" -V --nodeps gpu-container-runtime)" ] || fail "rpm -V reports changes right after install"
+sed -i 's/^log-level = "info"/log-level = "debug"/' "$R/etc/gpu-container-runtime/config.toml"
+rpm --root "$R" -V --nodeps gpu-container-runtime | grep -q ' c /etc/gpu-container-runtime/config.toml$' \
+  || fail "rpm -V does not see the edited config"
+rpm --root "$R" -U --replacepkgs --nodeps --noscripts "$RPM" || fail "rpm reinstall"
+grep -q '^log-level = "debug"' "$R/etc/gpu-container-runtime/config.toml" || fail "the .rpm reinstall replaced the edited config"
+rpm --root "$R" -e --nodeps --noscripts gpu-container-runtime || fail "rpm -e"
+[ -f "$R/etc/gpu-container-runtime/config.toml.rpmsave" ] || fail "rpm -e did not keep the edited config as .rpmsave"
+[ ! -e "$R/usr/bin/gpu-ctk" ] && [ ! -e "$R/usr/share/man/man1/gpu-ctk.1" ] || fail "rpm -e left files"
+pass "the .rpm installs, keeps an edited config, and erases (edited config saved as .rpmsave)"
+
+# The .deb on this machine: a previous version (the same package relabelled ${VERSION}~prev)
+# installed first, so the real package's install is a dpkg upgrade.
+PREV_DEB="$WORK/gpu-container-runtime_${VERSION}~prev_amd64.deb"
+dpkg-deb -R "$DEB" "$WORK/prev"
+sed -i "s/^Version: .*/Version: ${VERSION}~prev/" "$WORK/prev/DEBIAN/control"
+dpkg-deb -b "$WORK/prev" "$PREV_DEB" >/dev/null
+rm -rf "$WORK/prev"
+out=$(dpkg -i "$PREV_DEB") || fail "dpkg -i of the previous version"
+printf '%s\n' "$out" | grep -q 'gpu-ctk runtime configure' || fail "no post-install hint on first install"
+sed -i 's/^log-level = "info"/log-level = "debug"/' /etc/gpu-container-runtime/config.toml
+out=$(dpkg -i "$DEB") || fail "dpkg upgrade from ${VERSION}~prev"
+printf '%s\n' "$out" | grep -q 'gpu-ctk runtime configure' && fail "the post-install hint repeats on upgrade"
 [ "$(dpkg-query -W -f '${Version}' gpu-container-runtime)" = "$VERSION" ] || fail "installed version"
+grep -q '^log-level = "debug"' /etc/gpu-container-runtime/config.toml || fail "the upgrade replaced the edited config"
+pass "upgrade from ${VERSION}~prev kept the edited config; the post-install hint shows on first install only"
+
 /usr/bin/gpu-container-runtime --version | grep -q "gpu-container-runtime version $VERSION" || fail "--version"
 [ "$(readlink /usr/bin/nvidia-container-runtime-hook)" = gpu-ctk ] || fail "nvidia-container-runtime-hook link"
 grep -qx /etc/gpu-container-runtime/config.toml /var/lib/dpkg/info/gpu-container-runtime.conffiles || fail "conffile"
 pass "installed; --version $VERSION; links and conffile in place"
 
-WORK=$(mktemp -d /tmp/gcr-pkgtest-XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
 "$B/test/gcr-fixture" busybox "$WORK/bundle" -- /bin/sh -c 'echo container through the installed shim'
 out=$(env -u GPU_CONTAINER_RUNTIME_CONFIG /usr/bin/gpu-container-runtime --root "$WORK/runc" run --bundle "$WORK/bundle" gcr-pkg-$$)
 [ "$out" = "container through the installed shim" ] || fail "container run: $out"
 pass "a busybox container runs through /usr/bin/gpu-container-runtime and runc"
-
-sed -i 's/^log-level = "info"/log-level = "debug"/' /etc/gpu-container-runtime/config.toml
-dpkg -i "$DEB" >/dev/null || fail "reinstall"
-grep -q '^log-level = "debug"' /etc/gpu-container-runtime/config.toml || fail "the edited config was not kept"
-pass "reinstall kept the edited config"
 
 files=$(printf '%s\n' "$deb_files" | awk '$1 !~ /^d/ {print $6}' | sed 's|^\.||')
 dpkg -r gpu-container-runtime >/dev/null || fail "dpkg -r"
