@@ -209,13 +209,27 @@ Result<std::vector<DeviceNode>> DriverHost::control_nodes(const CapabilitySet& c
   return nodes;
 }
 
-Result<DeviceNode> DriverHost::cap_node(unsigned minor) {
+Result<DeviceNode> DriverHost::node_of_module(const std::string& name, const std::string& module) {
   auto majors = char_majors();
   if (!majors) return majors.error();
-  const auto caps = majors->find("nvidia-caps");
-  if (caps == majors->end())
-    return Error{"the nvidia-caps device is not listed in " + dev_path("/proc/devices")};
-  return checked_node("nvidia-caps/nvidia-cap" + std::to_string(minor), caps->second);
+  const auto major = majors->find(module);
+  if (major == majors->end())
+    return Error{"the " + module + " device is not listed in " + dev_path("/proc/devices")};
+  return checked_node(name, major->second);
+}
+
+Result<DeviceNode> DriverHost::cap_node(unsigned minor) {
+  return node_of_module("nvidia-caps/nvidia-cap" + std::to_string(minor), "nvidia-caps");
+}
+
+Result<DeviceNode> DriverHost::imex_channel_node(unsigned channel) {
+  auto node = node_of_module("nvidia-caps-imex-channels/channel" + std::to_string(channel),
+                             "nvidia-caps-imex-channels");
+  if (node && *node->minor != channel) {
+    return Error{"device node minor " + std::to_string(*node->minor) + " is not channel " +
+                 std::to_string(channel) + " (" + node->host_path + ")"};
+  }
+  return node;
 }
 
 Result<MigMinors> DriverHost::mig_minors() {

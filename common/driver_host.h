@@ -62,6 +62,9 @@ class DriverHost {
   [[nodiscard]] Result<std::vector<DeviceNode>> control_nodes(const CapabilitySet& caps);
   // /dev/nvidia-caps/nvidia-cap<minor>, checked against the nvidia-caps major.
   [[nodiscard]] Result<DeviceNode> cap_node(unsigned minor);
+  // /dev/nvidia-caps-imex-channels/channel<N>: its major the one /proc/devices lists for
+  // nvidia-caps-imex-channels, its minor N.
+  [[nodiscard]] Result<DeviceNode> imex_channel_node(unsigned channel);
   // proc/driver/nvidia-caps/mig-minors: which cap minor stands for what.
   [[nodiscard]] Result<MigMinors> mig_minors();
   // The MIG instances proc/driver/nvidia/capabilities/gpu<minor>/mig lists for a GPU.
@@ -92,6 +95,8 @@ class DriverHost {
   std::optional<std::string> find_file(const std::string& in_root_dir, const std::string& name,
                                        struct stat& st);
   Result<DeviceNode> checked_node(const std::string& name, unsigned expected_major);
+  // checked_node with the major /proc/devices lists for `module`.
+  Result<DeviceNode> node_of_module(const std::string& name, const std::string& module);
   Result<const std::vector<LdCacheEntry>*> ld_cache();
   Result<std::vector<DriverLibrary>> libraries_from_cache(const std::vector<std::string>& prefixes,
                                                           LibArch arch, const std::string& version);

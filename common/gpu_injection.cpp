@@ -80,6 +80,11 @@ Result<Json> inject_gpus(const Json& spec, const GpuRequest& request, const Conf
     if (!part) return part.error();
     edits.append(*part);
   }
+  if (!request.imex_channels.empty()) {
+    auto part = imex_edits(request.imex_channels, sources.host);
+    if (!part) return part.error();
+    edits.append(*part);
+  }
   Json edited = spec;
   remove_superseded_hooks(edited, config.hooks);
   if (auto s = apply_edits(edited, edits, sources.stat); !s) return s.error();

@@ -142,6 +142,16 @@ Result<ContainerEdits> gpu_edits(const Gpu& gpu, DriverHost& host) {
   return edits;
 }
 
+Result<ContainerEdits> imex_edits(const std::vector<unsigned>& channels, DriverHost& host) {
+  ContainerEdits edits;
+  for (unsigned channel : channels) {
+    auto node = host.imex_channel_node(channel);
+    if (!node) return node.error().wrap("IMEX channel " + std::to_string(channel));
+    add_node(edits, std::move(*node));
+  }
+  return edits;
+}
+
 Result<ContainerEdits> live_edits(const GpuRequest& request, const Selection& selected,
                                   DriverHost& host, const Config& config) {
   auto edits = driver_edits(request.capabilities, host, config);

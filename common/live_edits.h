@@ -21,6 +21,10 @@ namespace gcr {
 // One GPU's device node.
 [[nodiscard]] Result<ContainerEdits> gpu_edits(const Gpu& gpu, DriverHost& host);
 
+// The nodes of the IMEX channels, each checked against the host.
+[[nodiscard]] Result<ContainerEdits> imex_edits(const std::vector<unsigned>& channels,
+                                                DriverHost& host);
+
 // driver_edits + gpu_edits of each selected GPU + the access capabilities of the selected
 // MIG devices (of every MIG instance with `all`) + MIG management capabilities.
 [[nodiscard]] Result<ContainerEdits> live_edits(const GpuRequest& request,

@@ -1,6 +1,7 @@
 #include "request.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <set>
 
 #include "cdi_name.h"
@@ -12,6 +13,7 @@ namespace {
 constexpr const char* kCapabilitiesVar = "NVIDIA_DRIVER_CAPABILITIES";
 constexpr const char* kRequirePrefix = "NVIDIA_REQUIRE_";
 constexpr const char* kJetpackPrefix = "NVIDIA_REQUIRE_JETPACK";
+constexpr std::uint64_t kMaxImexChannel = (1u << 20) - 1;
 
 std::optional<std::string> env_value(const SpecView& spec, const char* name) {
   const auto it = spec.env.find(name);
@@ -47,10 +49,10 @@ Result<std::vector<std::string>> annotation_names(const SpecView& spec, const Co
   return names;
 }
 
-// IDs from /dev/null mounts at /var/run/nvidia-container-devices/<id>, where the device
-// plugin writes them; cdi/<vendor>/<class>/<name> stands for a CDI name.
-std::vector<std::string> volume_marker_ids(const SpecView& spec) {
-  std::vector<std::string> ids;
+// What follows /var/run/nvidia-container-devices/ in each /dev/null mount there, where the
+// device plugin marks what it allocated; each destination once.
+std::vector<std::string> volume_markers(const SpecView& spec) {
+  std::vector<std::string> markers;
   std::set<std::string> seen_destinations;
   for (const auto& m : spec.mounts) {
     const std::string destination = clean_path(m.destination);
@@ -59,16 +61,34 @@ std::vector<std::string> volume_marker_ids(const SpecView& spec) {
         !seen_destinations.insert(destination).second) {
       continue;
     }
-    const std::string rest = destination.substr(std::string_view(kVolumeMarkerDir).size() + 1);
-    const auto parts = split(rest, '/');
+    markers.push_back(destination.substr(std::string_view(kVolumeMarkerDir).size() + 1));
+  }
+  return markers;
+}
+
+// Device IDs from the markers: <id>, and cdi/<vendor>/<class>/<name> for a CDI name.
+std::vector<std::string> volume_marker_ids(const SpecView& spec) {
+  std::vector<std::string> ids;
+  for (const auto& marker : volume_markers(spec)) {
+    const auto parts = split(marker, '/');
     if (parts.size() == 4 && parts[0] == "cdi") {
       ids.push_back(std::string(parts[1]) + "/" + std::string(parts[2]) + "=" +
                     std::string(parts[3]));
     } else if (parts.size() == 1) {
-      ids.push_back(rest);
+      ids.push_back(marker);
     }
   }
   return ids;
+}
+
+// IMEX channels from the markers: imex/<channel>.
+std::vector<std::string> volume_marker_channels(const SpecView& spec) {
+  std::vector<std::string> channels;
+  for (const auto& marker : volume_markers(spec)) {
+    const auto parts = split(marker, '/');
+    if (parts.size() == 2 && parts[0] == "imex") channels.emplace_back(parts[1]);
+  }
+  return channels;
 }
 
 // Sorts tokens into the request; false when the request is "void" (nothing).
@@ -187,6 +207,42 @@ Result<bool> read_mig_flag(const SpecView& spec, const char* variable) {
   return true;
 }
 
+// NVIDIA_IMEX_CHANNELS (or imex/<channel> markers when they are accepted): channel numbers,
+// under the same privilege rule as the devices. `all` is ignored, as the NVIDIA runtime does:
+// channels separate tenants, so an image cannot ask for every one.
+Result<std::vector<unsigned>> read_imex_channels(const SpecView& spec, const Config& config,
+                                                 const Logger& logger) {
+  std::vector<std::string> tokens;
+  std::string origin = std::string(kVolumeMarkerDir) + "/imex";
+  if (config.requests.accept_volume_mounts) tokens = volume_marker_channels(spec);
+  if (tokens.empty()) {
+    origin = kImexChannelsVar;
+    tokens = comma_list(env_value(spec, kImexChannelsVar).value_or(""));
+    if (!tokens.empty() && !spec.privileged && !config.requests.accept_env_when_unprivileged) {
+      logger.warning(origin +
+                     " ignored: the container is not privileged and [requests] "
+                     "accept-env-when-unprivileged is false");
+      return std::vector<unsigned>();
+    }
+  }
+  std::vector<unsigned> channels;
+  for (const auto& token : tokens) {
+    if (token == "all") {
+      logger.warning(origin + ": `all` is ignored; name the IMEX channels");
+      continue;
+    }
+    const auto n = parse_decimal(token);
+    if (!n || *n > kMaxImexChannel) {
+      return Error{origin + ": `" + printable(token, 64) + "` is not an IMEX channel (0-" +
+                   std::to_string(kMaxImexChannel) + ")"};
+    }
+    const auto channel = static_cast<unsigned>(*n);
+    if (std::find(channels.begin(), channels.end(), channel) == channels.end())
+      channels.push_back(channel);
+  }
+  return channels;
+}
+
 struct DeviceList {
   GpuRequest::Source source;
   std::vector<std::string> tokens;
@@ -241,6 +297,9 @@ Result<std::optional<GpuRequest>> read_gpu_request(const SpecView& spec, const C
   if (!mig_monitor) return mig_monitor.error();
   request.mig_config = *mig_config;
   request.mig_monitor = *mig_monitor;
+  auto channels = read_imex_channels(spec, config, logger);
+  if (!channels) return channels.error();
+  request.imex_channels = std::move(*channels);
   return std::optional<GpuRequest>(std::move(request));
 }
 

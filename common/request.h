@@ -17,6 +17,7 @@ namespace gcr {
 
 inline constexpr const char* kVisibleDevicesVar = "NVIDIA_VISIBLE_DEVICES";
 inline constexpr const char* kVolumeMarkerDir = "/var/run/nvidia-container-devices";
+inline constexpr const char* kImexChannelsVar = "NVIDIA_IMEX_CHANNELS";
 
 struct GpuRequest {
   enum class Source { kAnnotation, kVolumeMount, kEnv };
@@ -28,6 +29,7 @@ struct GpuRequest {
   std::vector<Requirement> requirements;  // empty when requirements are disabled
   bool mig_config = false;
   bool mig_monitor = false;
+  std::vector<unsigned> imex_channels;  // IMEX channel numbers in request order, deduplicated
 
   // "none": the driver's files but no GPU.
   [[nodiscard]] bool no_gpu() const { return !all && device_ids.empty() && cdi_names.empty(); }

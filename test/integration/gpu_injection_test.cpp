@@ -330,6 +330,28 @@ TEST_CASE("MIG config and monitor caps for privileged containers") {
   CHECK(f.create({"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_MIG_CONFIG_DEVICES=all"}).exit_code == 1);
 }
 
+TEST_CASE("IMEX channels: their nodes and cgroup rules; a missing or wrong node fails create") {
+  require_root();
+  GpuFixture f;
+  REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=none", "NVIDIA_IMEX_CHANNELS=1,0"}).err == "");
+  CHECK(f.devices().at("/dev/nvidia-caps-imex-channels/channel1") == "510:1");
+  CHECK(f.devices().at("/dev/nvidia-caps-imex-channels/channel0") == "510:0");
+  const Json rules = f.spec()["linux"]["resources"]["devices"];
+  CHECK(std::count(
+            rules.begin(), rules.end(),
+            Json::parse(R"({"allow":true,"type":"c","major":510,"minor":1,"access":"rwm"})")) == 1);
+  GpuFixture g;
+  const auto missing = g.create({"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_IMEX_CHANNELS=2"});
+  CHECK(missing.exit_code == 1);
+  CHECK(missing.err.find("IMEX channel 2: missing device node") != std::string::npos);
+  CHECK(missing.err.find("/dev/nvidia-caps-imex-channels/channel2") != std::string::npos);
+  const auto wrong = g.create({"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_IMEX_CHANNELS=3"});
+  CHECK(wrong.exit_code == 1);
+  CHECK(wrong.err.find("device node minor 4 is not channel 3") != std::string::npos);
+  CHECK(g.devices().empty());
+  CHECK(g.record().is_null());
+}
+
 TEST_CASE("the CUDA version is asked of libcuda once per driver, then remembered") {
   require_root();
   GpuFixture f;

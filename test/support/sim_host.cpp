@@ -142,8 +142,9 @@ void SimHost::write_proc_files() const {
              "ModifyDeviceFiles: 1\nDeviceFileUID: 0\nDeviceFileGID: 0\nDeviceFileMode: 438\n");
   write_file(proc + "/devices", "Character devices:\n  1 mem\n  5 /dev/tty\n195 nvidia\n" +
                                     std::to_string(uvm_major()) + " nvidia-uvm\n" +
-                                    std::to_string(caps_major()) +
-                                    " nvidia-caps\n\nBlock devices:\n  8 sd\n");
+                                    std::to_string(caps_major()) + " nvidia-caps\n" +
+                                    std::to_string(imex_major()) +
+                                    " nvidia-caps-imex-channels\n\nBlock devices:\n  8 sd\n");
   write_file(proc + "/driver/nvidia-caps/mig-minors",
              "config 1\nmonitor 2\ngpu0/gi1/access 12\ngpu0/gi1/ci0/access 13\ngpu0/gi2/access "
              "21\ngpu0/gi2/ci0/access 22\n");
@@ -172,6 +173,9 @@ void SimHost::make_device_nodes() const {
   for (const auto& [file, minor] : kMigCaps) {
     mknod_char(dev + "/nvidia-caps/nvidia-cap" + std::to_string(minor), caps_major(), minor, 0444);
   }
+  mknod_char(dev + "/nvidia-caps-imex-channels/channel0", imex_major(), 0);
+  mknod_char(dev + "/nvidia-caps-imex-channels/channel1", imex_major(), 1);
+  mknod_char(dev + "/nvidia-caps-imex-channels/channel3", imex_major(), 4);  // a wrong minor
 }
 
 void SimHost::install_libraries() const {

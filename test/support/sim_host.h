@@ -1,7 +1,8 @@
 // A simulated GPU host in a directory: a driver root (stub libraries with real SONAMEs and
 // version suffixes, binaries, a persistenced socket, GSP firmware) and a separate dev root
 // (real character device nodes, /proc/driver/nvidia files, /proc/devices). GPU index order
-// (PCI bus order) differs from the minors, and minor 2 is missing.
+// (PCI bus order) differs from the minors, and minor 2 is missing. IMEX channels 0 and 1
+// exist; the node named channel3 has minor 4.
 #pragma once
 
 #include <string>
@@ -43,6 +44,7 @@ class SimHost {
   [[nodiscard]] std::string lib32_dir() const;
   [[nodiscard]] unsigned uvm_major() const { return 508; }
   [[nodiscard]] unsigned caps_major() const { return 509; }
+  [[nodiscard]] unsigned imex_major() const { return 510; }
 
   // {"driver": {"root": ..., "dev-root": ...}} to merge into a configuration.
   [[nodiscard]] Json driver_config() const;

@@ -248,3 +248,47 @@ TEST_CASE("[requests] mode = cdi: unqualified IDs become names of the default ki
   CHECK(must_request(spec_with({"NVIDIA_VISIBLE_DEVICES=2"}), cdi).cdi_names ==
         std::vector<std::string>{"nvidia.com/gpu=2"});
 }
+
+TEST_CASE("IMEX channels: numbers, deduplicated; `all` ignored; bad ones named") {
+  const auto channels = [](const std::vector<std::string>& extra_env,
+                           const gcr::Config& config = {}) {
+    std::vector<std::string> env{"NVIDIA_VISIBLE_DEVICES=0"};
+    env.insert(env.end(), extra_env.begin(), extra_env.end());
+    return must_request(spec_with(env), config).imex_channels;
+  };
+  CHECK(channels({}).empty());
+  CHECK(channels({"NVIDIA_IMEX_CHANNELS= 3, 0 ,3,,1048575"}) ==
+        std::vector<unsigned>{3, 0, 1048575});
+  CHECK(channels({"NVIDIA_IMEX_CHANNELS=all"}).empty());
+  CHECK(error_of(spec_with({"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_IMEX_CHANNELS=1048576"})) ==
+        "NVIDIA_IMEX_CHANNELS: `1048576` is not an IMEX channel (0-1048575)");
+  CHECK(error_of(spec_with({"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_IMEX_CHANNELS=0,-1"})) ==
+        "NVIDIA_IMEX_CHANNELS: `-1` is not an IMEX channel (0-1048575)");
+  CHECK(asks_nothing(spec_with({"NVIDIA_IMEX_CHANNELS=0"})));
+  gcr::Config strict;
+  strict.requests.accept_env_when_unprivileged = false;
+  const Json privileged = {{"process", {{"capabilities", {{"bounding", {"CAP_SYS_ADMIN"}}}}}}};
+  CHECK(must_request(spec_with({"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_IMEX_CHANNELS=2"}, privileged),
+                     strict)
+            .imex_channels == std::vector<unsigned>{2});
+}
+
+TEST_CASE("IMEX channel markers win over the environment when markers are accepted") {
+  gcr::Config marks;
+  marks.requests.accept_volume_mounts = true;
+  marks.requests.accept_env_when_unprivileged = false;
+  const Json mounts = {
+      {"mounts",
+       {{{"source", "/dev/null"}, {"destination", "/var/run/nvidia-container-devices/1"}},
+        {{"source", "/dev/null"}, {"destination", "/var/run/nvidia-container-devices/imex/7"}},
+        {{"source", "/dev/null"}, {"destination", "/var/run/nvidia-container-devices/imex/2"}}}}};
+  const auto r = must_request(spec_with({"NVIDIA_IMEX_CHANNELS=5"}, mounts), marks);
+  CHECK(r.device_ids == std::vector<std::string>{"1"});
+  CHECK(r.imex_channels == std::vector<unsigned>{7, 2});
+  const Json one_gpu = {
+      {"mounts",
+       {{{"source", "/dev/null"}, {"destination", "/var/run/nvidia-container-devices/1"}}}}};
+  CHECK(must_request(spec_with({"NVIDIA_IMEX_CHANNELS=5"}, one_gpu), marks).imex_channels.empty());
+  CHECK(must_request(spec_with({"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_IMEX_CHANNELS=5"}, mounts))
+            .imex_channels == std::vector<unsigned>{5});
+}
