@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -159,15 +160,32 @@ Result<DeviceNode> DriverHost::checked_node(const std::string& name, unsigned ex
     return Error{"device node has major " + std::to_string(st->major) + ", expected " +
                  std::to_string(expected_major) + " (" + host_path + ")"};
   }
+  return node_from(container_path, *st);
+}
+
+DeviceNode DriverHost::node_from(const std::string& container_path, const NodeStat& st) const {
   DeviceNode node;
   node.path = container_path;
-  node.host_path = host_path;
+  node.host_path = dev_path(container_path);
   node.type = "c";
-  node.major = st->major;
-  node.minor = st->minor;
-  node.file_mode = st->permissions & 0777;
-  if (st->gid != 0) node.gid = st->gid;
+  node.major = st.major;
+  node.minor = st.minor;
+  node.file_mode = st.permissions & 0777;
+  if (st.gid != 0) node.gid = st.gid;
   return node;
+}
+
+std::vector<DeviceNode> DriverHost::char_nodes(const std::string& dir, const std::string& pattern) {
+  auto names = list_dir(dev_path(dir));
+  std::sort(names.begin(), names.end());
+  std::vector<DeviceNode> nodes;
+  for (const auto& name : names) {
+    if (::fnmatch(pattern.c_str(), name.c_str(), 0) != 0) continue;
+    const std::string container_path = dir + "/" + name;
+    auto st = stat_(dev_path(container_path));
+    if (st && st->type == 'c') nodes.push_back(node_from(container_path, *st));
+  }
+  return nodes;
 }
 
 Result<DeviceNode> DriverHost::gpu_node(const Gpu& gpu) {
@@ -386,12 +404,16 @@ std::vector<HostFile> DriverHost::ipc_endpoints(const CapabilitySet& caps) {
   std::vector<HostFile> out;
   std::set<std::string> seen;
   for (const auto& ipc : ipc_paths(caps)) {
-    auto resolved = resolve_in_root(roots_.root, ipc.path);
-    if (!resolved || !is_file_type(driver_path(*resolved), ipc.directory ? S_IFDIR : S_IFSOCK))
-      continue;
-    if (seen.insert(*resolved).second) out.push_back(HostFile{*resolved, driver_path(*resolved)});
+    auto file = driver_file(ipc.path, ipc.directory ? S_IFDIR : S_IFSOCK);
+    if (file && seen.insert(file->path).second) out.push_back(std::move(*file));
   }
   return out;
+}
+
+std::optional<HostFile> DriverHost::driver_file(const std::string& path, mode_t type) const {
+  auto resolved = resolve_in_root(roots_.root, path);
+  if (!resolved || !is_file_type(driver_path(*resolved), type)) return std::nullopt;
+  return HostFile{*resolved, driver_path(*resolved)};
 }
 
 std::vector<HostFile> DriverHost::firmware() {

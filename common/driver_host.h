@@ -73,11 +73,18 @@ class DriverHost {
   [[nodiscard]] Result<std::vector<DeviceNode>> mig_access_nodes(const Gpu& gpu,
                                                                  const MigInstance& instance);
 
+  // The character device nodes in dev-root's `dir` whose names match the fnmatch(3)
+  // `pattern`, sorted by name; entries of other types (symlinks too) are left out.
+  [[nodiscard]] std::vector<DeviceNode> char_nodes(const std::string& dir,
+                                                   const std::string& pattern);
+
   [[nodiscard]] Result<std::vector<DriverLibrary>> libraries(const CapabilitySet& caps,
                                                              LibArch arch);
   [[nodiscard]] std::vector<HostFile> binaries(const CapabilitySet& caps);
   [[nodiscard]] std::vector<HostFile> ipc_endpoints(const CapabilitySet& caps);
   [[nodiscard]] std::vector<HostFile> firmware();
+  // A file of `type` (S_IFREG, S_IFDIR, S_IFSOCK) at `path` in the driver root, if there is one.
+  [[nodiscard]] std::optional<HostFile> driver_file(const std::string& path, mode_t type) const;
 
   // Where dev-root's files are, for messages and for tools that read them directly.
   [[nodiscard]] std::string dev_path(const std::string& in_root) const;
@@ -95,6 +102,7 @@ class DriverHost {
   std::optional<std::string> find_file(const std::string& in_root_dir, const std::string& name,
                                        struct stat& st);
   Result<DeviceNode> checked_node(const std::string& name, unsigned expected_major);
+  DeviceNode node_from(const std::string& container_path, const NodeStat& st) const;
   // checked_node with the major /proc/devices lists for `module`.
   Result<DeviceNode> node_of_module(const std::string& name, const std::string& module);
   Result<const std::vector<LdCacheEntry>*> ld_cache();

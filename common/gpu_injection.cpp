@@ -85,6 +85,11 @@ Result<Json> inject_gpus(const Json& spec, const GpuRequest& request, const Conf
     if (!part) return part.error();
     edits.append(*part);
   }
+  for (GatedFeature feature : request.features) {
+    auto part = gated_feature_edits(feature, sources.host);
+    if (!part) return part.error();
+    edits.append(*part);
+  }
   Json edited = spec;
   remove_superseded_hooks(edited, config.hooks);
   if (auto s = apply_edits(edited, edits, sources.stat); !s) return s.error();

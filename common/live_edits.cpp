@@ -19,13 +19,6 @@ std::string replace_version(std::string text, const std::string& version) {
   return text;
 }
 
-void add_node(ContainerEdits& edits, DeviceNode node) {
-  // A node not usable by everyone is usable through its group: give the container that group.
-  if (node.gid && (node.file_mode.value_or(0) & 06) != 06)
-    edits.additional_gids.push_back(*node.gid);
-  edits.device_nodes.push_back(std::move(node));
-}
-
 void add_bind(ContainerEdits& edits, const HostFile& file,
               const std::vector<std::string>& options) {
   edits.mounts.push_back(Mount{file.host_path, file.path, "bind", options});
@@ -36,7 +29,7 @@ Status add_cap(ContainerEdits& edits, DriverHost& host, const std::optional<unsi
   if (!minor) return Error{std::string("the driver lists no MIG ") + what + " capability"};
   auto node = host.cap_node(*minor);
   if (!node) return node.error();
-  add_node(edits, std::move(*node));
+  add_device_node(edits, std::move(*node));
   return {};
 }
 
@@ -57,7 +50,7 @@ Status add_mig_management(ContainerEdits& edits, const GpuRequest& request,
     const std::string prefix = "gpu" + std::to_string(gpu.minor) + "/";
     for (const auto& [path, minor] : minors->by_path) {
       if (path.rfind(prefix, 0) != 0) continue;
-      if (auto node = host.cap_node(minor)) add_node(edits, std::move(*node));
+      if (auto node = host.cap_node(minor)) add_device_node(edits, std::move(*node));
     }
   }
   return {};
@@ -83,7 +76,7 @@ Status add_mig_devices(ContainerEdits& edits, const GpuRequest& request, const S
                                 std::to_string(instance.gpu_instance) + "/" +
                                 std::to_string(instance.compute_instance));
     for (auto& node : *nodes) {
-      if (added.insert(node.path).second) add_node(edits, std::move(node));
+      if (added.insert(node.path).second) add_device_node(edits, std::move(node));
     }
   }
   return {};
@@ -121,12 +114,23 @@ Status add_libraries(ContainerEdits& edits, const CapabilitySet& caps, DriverHos
 
 }  // namespace
 
+void add_device_node(ContainerEdits& edits, DeviceNode node) {
+  // A node not usable by everyone is usable through its group: give the container that group.
+  if (node.gid && (node.file_mode.value_or(0) & 06) != 06)
+    edits.additional_gids.push_back(*node.gid);
+  edits.device_nodes.push_back(std::move(node));
+}
+
+void add_read_only_bind(ContainerEdits& edits, const HostFile& file) {
+  add_bind(edits, file, kReadOnlyBind);
+}
+
 Result<ContainerEdits> driver_edits(const CapabilitySet& caps, DriverHost& host,
                                     const Config& config) {
   ContainerEdits edits;
   auto control = host.control_nodes(caps);
   if (!control) return control.error();
-  for (auto& node : *control) add_node(edits, std::move(node));
+  for (auto& node : *control) add_device_node(edits, std::move(node));
   if (auto s = add_libraries(edits, caps, host, config); !s) return s.error();
   for (const auto& bin : host.binaries(caps)) add_bind(edits, bin, kReadOnlyBind);
   for (const auto& ipc : host.ipc_endpoints(caps)) add_bind(edits, ipc, kIpcBind);
@@ -138,7 +142,7 @@ Result<ContainerEdits> gpu_edits(const Gpu& gpu, DriverHost& host) {
   auto node = host.gpu_node(gpu);
   if (!node) return node.error().wrap("GPU " + std::to_string(gpu.index));
   ContainerEdits edits;
-  add_node(edits, std::move(*node));
+  add_device_node(edits, std::move(*node));
   return edits;
 }
 
@@ -147,7 +151,7 @@ Result<ContainerEdits> imex_edits(const std::vector<unsigned>& channels, DriverH
   for (unsigned channel : channels) {
     auto node = host.imex_channel_node(channel);
     if (!node) return node.error().wrap("IMEX channel " + std::to_string(channel));
-    add_node(edits, std::move(*node));
+    add_device_node(edits, std::move(*node));
   }
   return edits;
 }

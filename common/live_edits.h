@@ -13,6 +13,11 @@
 
 namespace gcr {
 
+// A host device node; a node usable only through its group brings that group.
+void add_device_node(ContainerEdits& edits, DeviceNode node);
+// A host file bind-mounted read-only at the same path.
+void add_read_only_bind(ContainerEdits& edits, const HostFile& file);
+
 // What every container using the driver gets for `caps`: control nodes, libraries, binaries,
 // IPC endpoints, firmware and the hooks.
 [[nodiscard]] Result<ContainerEdits> driver_edits(const CapabilitySet& caps, DriverHost& host,

@@ -243,6 +243,14 @@ Result<std::vector<unsigned>> read_imex_channels(const SpecView& spec, const Con
   return channels;
 }
 
+std::vector<GatedFeature> read_gated_features(const SpecView& spec) {
+  std::vector<GatedFeature> features;
+  for (GatedFeature f : kAllGatedFeatures) {
+    if (env_value(spec, gated_feature_variable(f)) == "enabled") features.push_back(f);
+  }
+  return features;
+}
+
 struct DeviceList {
   GpuRequest::Source source;
   std::vector<std::string> tokens;
@@ -300,6 +308,7 @@ Result<std::optional<GpuRequest>> read_gpu_request(const SpecView& spec, const C
   auto channels = read_imex_channels(spec, config, logger);
   if (!channels) return channels.error();
   request.imex_channels = std::move(*channels);
+  request.features = read_gated_features(spec);
   return std::optional<GpuRequest>(std::move(request));
 }
 

@@ -8,6 +8,7 @@
 
 #include "capabilities.h"
 #include "config.h"
+#include "gated_devices.h"
 #include "log.h"
 #include "requirement.h"
 #include "result.h"
@@ -30,6 +31,7 @@ struct GpuRequest {
   bool mig_config = false;
   bool mig_monitor = false;
   std::vector<unsigned> imex_channels;  // IMEX channel numbers in request order, deduplicated
+  std::vector<GatedFeature> features;   // NVIDIA_GDS, ... = enabled
 
   // "none": the driver's files but no GPU.
   [[nodiscard]] bool no_gpu() const { return !all && device_ids.empty() && cdi_names.empty(); }

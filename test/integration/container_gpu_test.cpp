@@ -43,15 +43,17 @@ TEST_CASE("a container sees exactly its GPU, the control nodes, its libraries an
             "\nGPU device /dev/nvidia0\ncuDriverGetVersion: 12040\n");
 }
 
-TEST_CASE("a container gets exactly the IMEX channels it names") {
+TEST_CASE("a container gets exactly the IMEX channels it names and the GDS devices it enables") {
   REQUIRE_MESSAGE(gcr::test::is_root(), "running containers needs root");
   GpuFixture f;
   real_runc(f);
-  const auto r = run_container(f, {"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_IMEX_CHANNELS=1"},
-                               "ls /dev/nvidia-caps-imex-channels; "
-                               "stat -c '%t:%T' /dev/nvidia-caps-imex-channels/channel1");
+  const auto r = run_container(
+      f, {"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_IMEX_CHANNELS=1", "NVIDIA_GDS=enabled"},
+      "ls /dev/nvidia-caps-imex-channels; "
+      "stat -c '%t:%T' /dev/nvidia-caps-imex-channels/channel1; ls /dev | grep nvidia-fs; "
+      "cat /etc/cufile.json");
   CHECK(r.err == "");
-  CHECK(r.out == "channel1\n1fe:1\n");
+  CHECK(r.out == "channel1\n1fe:1\nnvidia-fs0\nnvidia-fs1\n{}\n");
 }
 
 TEST_CASE("libraries outside the image's search path are found through the ld.so.cache hook") {

@@ -352,6 +352,46 @@ TEST_CASE("IMEX channels: their nodes and cgroup rules; a missing or wrong node 
   CHECK(g.record().is_null());
 }
 
+TEST_CASE("NVIDIA_GDS, _MOFED, _GDRCOPY, _NVSWITCH=enabled add their nodes; none found fails") {
+  require_root();
+  GpuFixture f;
+  REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_GDS=enabled", "NVIDIA_MOFED=enabled",
+                    "NVIDIA_GDRCOPY=enabled", "NVIDIA_NVSWITCH=enabled"})
+              .err == "");
+  const auto devices = f.devices();
+  CHECK(devices.at("/dev/nvidia-fs0") == "240:0");
+  CHECK(devices.at("/dev/nvidia-fs1") == "240:1");
+  CHECK(devices.at("/dev/infiniband/uverbs0") == "231:192");
+  CHECK(devices.at("/dev/infiniband/rdma_cm") == "10:58");
+  CHECK(devices.count("/dev/infiniband/umad0") == 0);
+  CHECK(devices.at("/dev/gdrdrv") == "241:0");
+  CHECK(devices.at("/dev/nvidia-nvswitchctl") == "242:255");
+  CHECK(devices.at("/dev/nvidia-nvswitch0") == "242:0");
+  CHECK(f.mount_at("/etc/cufile.json")["options"] ==
+        Json({"ro", "nosuid", "nodev", "rbind", "rprivate"}));
+  CHECK(f.mount_at("/run/udev")["source"] == f.host().driver_root() + "/run/udev");
+
+  GpuFixture g;
+  REQUIRE(g.create({"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_GDS=yes", "NVIDIA_MOFED=Enabled"}).err ==
+          "");
+  CHECK(g.devices().count("/dev/nvidia-fs0") == 0);
+  CHECK(g.devices().count("/dev/infiniband/rdma_cm") == 0);
+  CHECK_FALSE(has(g.mount_destinations(), "/etc/cufile.json"));
+
+  GpuFixture h;
+  const std::string dev = h.host().dev_root() + "/dev/";
+  REQUIRE(::unlink((dev + "nvidia-fs0").c_str()) == 0);
+  REQUIRE(::unlink((dev + "nvidia-fs1").c_str()) == 0);
+  REQUIRE(::symlink("/dev/null", (dev + "nvidia-fs9").c_str()) == 0);
+  const auto missing = h.create({"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_GDS=enabled"});
+  CHECK(missing.exit_code == 1);
+  CHECK(missing.err.find("NVIDIA_GDS=enabled: no device node /dev/nvidia-fs* (" +
+                         dev.substr(0, dev.size() - 1) + ")") != std::string::npos);
+  CHECK(h.record().is_null());
+  CHECK(h.create({"NVIDIA_GDS=enabled"}).exit_code == 0);
+  CHECK(h.devices().empty());
+}
+
 TEST_CASE("the CUDA version is asked of libcuda once per driver, then remembered") {
   require_root();
   GpuFixture f;

@@ -176,6 +176,15 @@ void SimHost::make_device_nodes() const {
   mknod_char(dev + "/nvidia-caps-imex-channels/channel0", imex_major(), 0);
   mknod_char(dev + "/nvidia-caps-imex-channels/channel1", imex_major(), 1);
   mknod_char(dev + "/nvidia-caps-imex-channels/channel3", imex_major(), 4);  // a wrong minor
+  // What NVIDIA_GDS, NVIDIA_MOFED, NVIDIA_GDRCOPY and NVIDIA_NVSWITCH turn on.
+  mknod_char(dev + "/nvidia-fs0", 240, 0);
+  mknod_char(dev + "/nvidia-fs1", 240, 1);
+  mknod_char(dev + "/infiniband/uverbs0", 231, 192);
+  mknod_char(dev + "/infiniband/rdma_cm", 10, 58);
+  mknod_char(dev + "/infiniband/umad0", 231, 0);
+  mknod_char(dev + "/gdrdrv", 241, 0);
+  mknod_char(dev + "/nvidia-nvswitchctl", 242, 255);
+  mknod_char(dev + "/nvidia-nvswitch0", 242, 0);
 }
 
 void SimHost::install_libraries() const {
@@ -210,6 +219,8 @@ void SimHost::install_binaries_ipc_firmware() const {
   }
   write_file(driver_root_ + "/usr/bin/nvidia-settings", "#!/bin/sh\nexit 0\n", 0755);
   make_socket(driver_root_ + "/run/nvidia-persistenced/socket");
+  make_dirs(driver_root_ + "/run/udev/data");
+  write_file(driver_root_ + "/etc/cufile.json", "{}\n");
   make_dirs(driver_root_ + "/tmp/nvidia-mps");
   for (const char* fw : {"gsp_ga10x.bin", "gsp_tu10x.bin"}) {
     write_file(driver_root_ + "/lib/firmware/nvidia/" + version() + "/" + fw, "firmware");

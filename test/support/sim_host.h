@@ -2,7 +2,7 @@
 // version suffixes, binaries, a persistenced socket, GSP firmware) and a separate dev root
 // (real character device nodes, /proc/driver/nvidia files, /proc/devices). GPU index order
 // (PCI bus order) differs from the minors, and minor 2 is missing. IMEX channels 0 and 1
-// exist; the node named channel3 has minor 4.
+// exist; the node named channel3 has minor 4. GDS, MOFED, GDRCOPY and NVSWITCH nodes exist.
 #pragma once
 
 #include <string>

@@ -292,3 +292,16 @@ TEST_CASE("IMEX channel markers win over the environment when markers are accept
   CHECK(must_request(spec_with({"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_IMEX_CHANNELS=5"}, mounts))
             .imex_channels == std::vector<unsigned>{5});
 }
+
+TEST_CASE("NVIDIA_GDS, _MOFED, _GDRCOPY, _NVSWITCH: exactly `enabled` turns each on") {
+  using gcr::GatedFeature;
+  CHECK(must_request(spec_with({"NVIDIA_VISIBLE_DEVICES=0"})).features.empty());
+  CHECK(must_request(
+            spec_with({"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_NVSWITCH=enabled", "NVIDIA_GDS=enabled",
+                       "NVIDIA_MOFED=true", "NVIDIA_GDRCOPY=enabled "}))
+            .features == std::vector<GatedFeature>{GatedFeature::kGds, GatedFeature::kNvswitch});
+  CHECK(must_request(spec_with({"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_MOFED=enabled",
+                                "NVIDIA_GDRCOPY=enabled"}))
+            .features == std::vector<GatedFeature>{GatedFeature::kMofed, GatedFeature::kGdrcopy});
+  CHECK(asks_nothing(spec_with({"NVIDIA_GDS=enabled"})));
+}
