@@ -33,7 +33,7 @@ Result<CdiSpec> generate_cdi_spec(DriverHost& host, const Config& config, const 
   if (!gpus) return gpus.error();
   CdiDevice all{"all", {}, {}};
   for (const auto& gpu : *gpus) {
-    auto edits = gpu_edits(gpu, host);
+    auto edits = gpu_edits(gpu, host, true);
     if (!edits) return edits.error();
     paths_only(*edits);
     spec.devices.push_back(CdiDevice{std::to_string(gpu.index), {}, *edits});

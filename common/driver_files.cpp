@@ -74,6 +74,31 @@ std::vector<IpcPath> ipc_paths(const CapabilitySet& caps) {
   return out;
 }
 
+const std::vector<std::string>& graphics_config_names() {
+  static const std::vector<std::string> names = {
+      "glvnd/egl_vendor.d/10_nvidia.json",
+      "egl/egl_external_platform.d/09_nvidia_wayland2.json",
+      "egl/egl_external_platform.d/10_nvidia_wayland.json",
+      "egl/egl_external_platform.d/15_nvidia_gbm.json",
+      "egl/egl_external_platform.d/20_nvidia_xcb.json",
+      "egl/egl_external_platform.d/20_nvidia_xlib.json",
+      "vulkan/icd.d/nvidia_icd.json",
+      "vulkan/icd.d/nvidia_icd.x86_64.json",
+      "vulkan/icd.d/nvidia_layers.json",
+      "vulkan/implicit_layer.d/nvidia_layers.json",
+      "OpenCL/vendors/nvidia.icd",
+      "X11/xorg.conf.d/10-nvidia.conf",
+      "X11/xorg.conf.d/nvidia-drm-outputclass.conf",
+      "nvidia/nvoptix.bin",
+  };
+  return names;
+}
+
+const std::vector<std::string>& graphics_config_dirs() {
+  static const std::vector<std::string> dirs = {"/etc", "/usr/local/share", "/usr/share"};
+  return dirs;
+}
+
 const std::vector<LibraryLink>& library_links() {
   static const std::vector<LibraryLink> links = {
       {"libcuda.so", "libcuda.so.1", "libcuda.so"},

@@ -21,6 +21,12 @@ struct IpcPath {
 };
 [[nodiscard]] std::vector<IpcPath> ipc_paths(const CapabilitySet& caps);
 
+// Graphics configuration files (graphics or display: EGL vendor and platform files, Vulkan ICD
+// and layers, the OpenCL ICD, Xorg snippets, OptiX data), relative to the directories they are
+// searched in, graphics_config_dirs(): the first copy found is injected.
+[[nodiscard]] const std::vector<std::string>& graphics_config_names();
+[[nodiscard]] const std::vector<std::string>& graphics_config_dirs();
+
 // Links the create-symlinks hook makes beside an injected library: prefix -> (target, link
 // name); "@VERSION@" in the target stands for the driver version.
 struct LibraryLink {

@@ -23,6 +23,7 @@ namespace {
 constexpr unsigned kNvidiaMajor = 195;
 constexpr unsigned kCtlMinor = 255;
 constexpr unsigned kModesetMinor = 254;
+constexpr unsigned kDrmMajor = 226;
 constexpr std::size_t kMaxProcFileBytes = 1 << 20;
 constexpr std::size_t kMaxLdCacheBytes = 64u << 20;
 
@@ -196,6 +197,20 @@ Result<DeviceNode> DriverHost::gpu_node(const Gpu& gpu) {
                  ")"};
   }
   return node;
+}
+
+Result<std::vector<DeviceNode>> DriverHost::drm_nodes(const Gpu& gpu) {
+  auto names = list_dir(dev_path("/sys/bus/pci/devices/" + gpu.bus.to_string() + "/drm"));
+  std::sort(names.begin(), names.end());
+  std::vector<DeviceNode> nodes;
+  for (const auto& name : names) {
+    if (name.rfind("card", 0) != 0 && name.rfind("renderD", 0) != 0) continue;
+    if (!stat_(dev_path("/dev/dri/" + name))) continue;
+    auto node = checked_node("dri/" + name, kDrmMajor);
+    if (!node) return node.error();
+    nodes.push_back(std::move(*node));
+  }
+  return nodes;
 }
 
 Result<std::vector<DeviceNode>> DriverHost::control_nodes(const CapabilitySet& caps) {
@@ -406,6 +421,19 @@ std::vector<HostFile> DriverHost::ipc_endpoints(const CapabilitySet& caps) {
   for (const auto& ipc : ipc_paths(caps)) {
     auto file = driver_file(ipc.path, ipc.directory ? S_IFDIR : S_IFSOCK);
     if (file && seen.insert(file->path).second) out.push_back(std::move(*file));
+  }
+  return out;
+}
+
+std::vector<HostFile> DriverHost::graphics_configs() const {
+  std::vector<HostFile> out;
+  for (const auto& name : graphics_config_names()) {
+    for (const auto& dir : graphics_config_dirs()) {
+      if (auto file = driver_file(dir + "/" + name, S_IFREG)) {
+        out.push_back(std::move(*file));
+        break;
+      }
+    }
   }
   return out;
 }

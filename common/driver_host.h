@@ -57,6 +57,10 @@ class DriverHost {
 
   // /dev/nvidia<minor> of a GPU, checked against the host node (char device, major 195).
   [[nodiscard]] Result<DeviceNode> gpu_node(const Gpu& gpu);
+  // /dev/dri/card* and /dev/dri/renderD* of a GPU, as sysfs lists them (dev-root
+  // sys/bus/pci/devices/<bus>/drm), checked against the host (char device, major 226). None
+  // when the GPU has no DRM device (nvidia-drm not loaded); listed nodes absent from /dev skipped.
+  [[nodiscard]] Result<std::vector<DeviceNode>> drm_nodes(const Gpu& gpu);
   // nvidiactl always; nvidia-uvm and nvidia-uvm-tools with compute libraries; nvidia-modeset
   // with display. Optional nodes that are absent are skipped.
   [[nodiscard]] Result<std::vector<DeviceNode>> control_nodes(const CapabilitySet& caps);
@@ -83,6 +87,9 @@ class DriverHost {
   [[nodiscard]] std::vector<HostFile> binaries(const CapabilitySet& caps);
   [[nodiscard]] std::vector<HostFile> ipc_endpoints(const CapabilitySet& caps);
   [[nodiscard]] std::vector<HostFile> firmware();
+  // The graphics configuration files: each name's first copy in the driver root's
+  // graphics_config_dirs().
+  [[nodiscard]] std::vector<HostFile> graphics_configs() const;
   // A file of `type` (S_IFREG, S_IFDIR, S_IFSOCK) at `path` in the driver root, if there is one.
   [[nodiscard]] std::optional<HostFile> driver_file(const std::string& path, mode_t type) const;
 

@@ -135,14 +135,22 @@ Result<ContainerEdits> driver_edits(const CapabilitySet& caps, DriverHost& host,
   for (const auto& bin : host.binaries(caps)) add_bind(edits, bin, kReadOnlyBind);
   for (const auto& ipc : host.ipc_endpoints(caps)) add_bind(edits, ipc, kIpcBind);
   for (const auto& fw : host.firmware()) add_bind(edits, fw, kReadOnlyBind);
+  if (needs_graphics_libraries(caps)) {
+    for (const auto& config_file : host.graphics_configs())
+      add_bind(edits, config_file, kReadOnlyBind);
+  }
   return edits;
 }
 
-Result<ContainerEdits> gpu_edits(const Gpu& gpu, DriverHost& host) {
+Result<ContainerEdits> gpu_edits(const Gpu& gpu, DriverHost& host, bool drm) {
   auto node = host.gpu_node(gpu);
   if (!node) return node.error().wrap("GPU " + std::to_string(gpu.index));
   ContainerEdits edits;
   add_device_node(edits, std::move(*node));
+  if (!drm) return edits;
+  auto drm_nodes = host.drm_nodes(gpu);
+  if (!drm_nodes) return drm_nodes.error().wrap("GPU " + std::to_string(gpu.index));
+  for (auto& drm_node : *drm_nodes) add_device_node(edits, std::move(drm_node));
   return edits;
 }
 
@@ -161,7 +169,7 @@ Result<ContainerEdits> live_edits(const GpuRequest& request, const Selection& se
   auto edits = driver_edits(request.capabilities, host, config);
   if (!edits) return edits;
   for (const auto& gpu : selected.gpus) {
-    auto one = gpu_edits(gpu, host);
+    auto one = gpu_edits(gpu, host, needs_graphics_libraries(request.capabilities));
     if (!one) return one;
     edits->append(*one);
   }

@@ -19,12 +19,12 @@ void add_device_node(ContainerEdits& edits, DeviceNode node);
 void add_read_only_bind(ContainerEdits& edits, const HostFile& file);
 
 // What every container using the driver gets for `caps`: control nodes, libraries, binaries,
-// IPC endpoints, firmware and the hooks.
+// IPC endpoints, firmware, graphics configuration files and the hooks.
 [[nodiscard]] Result<ContainerEdits> driver_edits(const CapabilitySet& caps, DriverHost& host,
                                                   const Config& config);
 
-// One GPU's device node.
-[[nodiscard]] Result<ContainerEdits> gpu_edits(const Gpu& gpu, DriverHost& host);
+// One GPU's device node, and with `drm` its /dev/dri nodes.
+[[nodiscard]] Result<ContainerEdits> gpu_edits(const Gpu& gpu, DriverHost& host, bool drm);
 
 // The nodes of the IMEX channels, each checked against the host.
 [[nodiscard]] Result<ContainerEdits> imex_edits(const std::vector<unsigned>& channels,

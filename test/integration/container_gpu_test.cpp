@@ -56,6 +56,18 @@ TEST_CASE("a container gets exactly the IMEX channels it names and the GDS devic
   CHECK(r.out == "channel1\n1fe:1\nnvidia-fs0\nnvidia-fs1\n{}\n");
 }
 
+TEST_CASE("a graphics container gets its GPU's DRM nodes and the Vulkan and EGL files") {
+  REQUIRE_MESSAGE(gcr::test::is_root(), "running containers needs root");
+  GpuFixture f;
+  real_runc(f);
+  const auto r =
+      run_container(f, {"NVIDIA_VISIBLE_DEVICES=1", "NVIDIA_DRIVER_CAPABILITIES=graphics"},
+                    "ls /dev/dri | tr '\\n' ' '; cat /etc/vulkan/icd.d/nvidia_icd.json "
+                    "/usr/share/glvnd/egl_vendor.d/10_nvidia.json");
+  CHECK(r.err == "");
+  CHECK(r.out == "card1 renderD128 {\"icd\": \"etc\"}\n{\"egl\": 1}\n");
+}
+
 TEST_CASE("libraries outside the image's search path are found through the ld.so.cache hook") {
   REQUIRE_MESSAGE(gcr::test::is_root(), "running containers needs root");
   gcr::test::SimHostOptions lib64;

@@ -392,6 +392,42 @@ TEST_CASE("NVIDIA_GDS, _MOFED, _GDRCOPY, _NVSWITCH=enabled add their nodes; none
   CHECK(h.devices().empty());
 }
 
+TEST_CASE("graphics and display: the GPU's DRM nodes and the graphics configuration files") {
+  require_root();
+  GpuFixture f;
+  REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=1", "NVIDIA_DRIVER_CAPABILITIES=graphics"}).err == "");
+  auto dri = [](const Devices& devices) {
+    Devices out;
+    for (const auto& [path, numbers] : devices) {
+      if (path.rfind("/dev/dri/", 0) == 0) out.emplace(path, numbers);
+    }
+    return out;
+  };
+  CHECK(dri(f.devices()) ==
+        Devices{{"/dev/dri/card1", "226:1"}, {"/dev/dri/renderD128", "226:128"}});
+  const auto mounts = f.mount_destinations();
+  CHECK(f.mount_at("/etc/vulkan/icd.d/nvidia_icd.json")["source"] ==
+        f.host().driver_root() + "/etc/vulkan/icd.d/nvidia_icd.json");
+  CHECK_FALSE(has(mounts, "/usr/share/vulkan/icd.d/nvidia_icd.json"));
+  CHECK(has(mounts, "/usr/share/glvnd/egl_vendor.d/10_nvidia.json"));
+  CHECK(has(mounts, "/usr/share/vulkan/implicit_layer.d/nvidia_layers.json"));
+
+  REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=1"}).err == "");
+  CHECK(dri(f.devices()).empty());
+  CHECK_FALSE(has(f.mount_destinations(), "/etc/vulkan/icd.d/nvidia_icd.json"));
+
+  REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=3", "NVIDIA_DRIVER_CAPABILITIES=display"}).err == "");
+  CHECK(dri(f.devices()).empty());
+  CHECK(f.devices().size() == 3);  // its GPU node, nvidiactl, nvidia-modeset
+
+  const std::string card = f.host().dev_root() + "/dev/dri/card1";
+  REQUIRE(::unlink(card.c_str()) == 0);
+  gcr::test::write_file(card, "not a device");
+  const auto r = f.create({"NVIDIA_VISIBLE_DEVICES=1", "NVIDIA_DRIVER_CAPABILITIES=all"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("GPU 1: not a character device (" + card + ")") != std::string::npos);
+}
+
 TEST_CASE("the CUDA version is asked of libcuda once per driver, then remembered") {
   require_root();
   GpuFixture f;

@@ -154,6 +154,13 @@ void SimHost::write_proc_files() const {
                "DeviceFileMinor: " + std::to_string(minor) +
                    "\nDeviceFileMode: 292\nDeviceFileModify: 1\n");
   }
+  // sysfs: every GPU but the last in bus order has a DRM card and render node.
+  for (const auto& gpu : gpus_) {
+    if (gpu.index + 1 == gpus_.size()) break;
+    const std::string drm = dev_root_ + "/sys/bus/pci/devices/" + gpu.bus + "/drm/";
+    make_dirs(drm + "card" + std::to_string(gpu.minor + 1));
+    make_dirs(drm + "renderD" + std::to_string(128 + gpu.minor));
+  }
   write_file(proc + "/driver/nvidia/capabilities/mig/config",
              "DeviceFileMinor: 1\nDeviceFileMode: 256\nDeviceFileModify: 1\n");
   write_file(proc + "/driver/nvidia/capabilities/mig/monitor",
@@ -176,6 +183,10 @@ void SimHost::make_device_nodes() const {
   mknod_char(dev + "/nvidia-caps-imex-channels/channel0", imex_major(), 0);
   mknod_char(dev + "/nvidia-caps-imex-channels/channel1", imex_major(), 1);
   mknod_char(dev + "/nvidia-caps-imex-channels/channel3", imex_major(), 4);  // a wrong minor
+  for (const auto& gpu : gpus_) {
+    mknod_char(dev + "/dri/card" + std::to_string(gpu.minor + 1), 226, gpu.minor + 1);
+    mknod_char(dev + "/dri/renderD" + std::to_string(128 + gpu.minor), 226, 128 + gpu.minor);
+  }
   // What NVIDIA_GDS, NVIDIA_MOFED, NVIDIA_GDRCOPY and NVIDIA_NVSWITCH turn on.
   mknod_char(dev + "/nvidia-fs0", 240, 0);
   mknod_char(dev + "/nvidia-fs1", 240, 1);
@@ -219,6 +230,11 @@ void SimHost::install_binaries_ipc_firmware() const {
   }
   write_file(driver_root_ + "/usr/bin/nvidia-settings", "#!/bin/sh\nexit 0\n", 0755);
   make_socket(driver_root_ + "/run/nvidia-persistenced/socket");
+  // Graphics configuration: the /etc copy of the Vulkan ICD wins over /usr/share's.
+  write_file(driver_root_ + "/usr/share/glvnd/egl_vendor.d/10_nvidia.json", "{\"egl\": 1}\n");
+  write_file(driver_root_ + "/etc/vulkan/icd.d/nvidia_icd.json", "{\"icd\": \"etc\"}\n");
+  write_file(driver_root_ + "/usr/share/vulkan/icd.d/nvidia_icd.json", "{\"icd\": \"share\"}\n");
+  write_file(driver_root_ + "/usr/share/vulkan/implicit_layer.d/nvidia_layers.json", "{}\n");
   make_dirs(driver_root_ + "/run/udev/data");
   write_file(driver_root_ + "/etc/cufile.json", "{}\n");
   make_dirs(driver_root_ + "/tmp/nvidia-mps");
