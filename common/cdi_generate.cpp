@@ -5,6 +5,9 @@
 namespace gcr {
 namespace {
 
+// Device nodes by path only: their numbers, modes and groups are read from the host when the
+// spec is applied. No additionalGids either, which would raise the spec to cdiVersion 0.7.0,
+// newer than Debian 12's podman reads.
 void paths_only(ContainerEdits& edits) {
   for (auto& node : edits.device_nodes) {
     DeviceNode slim;
@@ -12,6 +15,7 @@ void paths_only(ContainerEdits& edits) {
     if (node.host_path != node.path) slim.host_path = node.host_path;
     node = slim;
   }
+  edits.additional_gids.clear();
 }
 
 CapabilitySet every_capability() {

@@ -44,8 +44,8 @@ Status prepare_container(const RuncArgs& runc, const Config& config, const Logge
   CtkProbe probe(config);
   CtkCdiResolver cdi(config);
   const NodeStatFn stat = lstat_node;
-  auto edited =
-      inject_gpus(bundle->spec, **request, config, InjectionSources{host, probe, cdi, stat});
+  auto edited = inject_gpus(bundle->spec, **request, config,
+                            InjectionSources{host, probe, cdi, stat, logger});
   if (!edited) return edited.error().wrap("cannot give the container its GPUs");
   if (auto s = write_bundle_spec(*bundle, *edited); !s) return s;
   logger.info(summary(**request, *edited));

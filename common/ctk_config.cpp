@@ -1,4 +1,5 @@
 // gpu-ctk config default | check [FILE]
+#include <algorithm>
 #include <cstdio>
 
 #include "config_file.h"
@@ -30,15 +31,18 @@ int check(const std::vector<std::string>& args) {
 
 int ctk_config(const std::vector<std::string>& args) {
   const std::string sub = args.empty() ? "" : args.front();
+  const bool help = std::any_of(args.begin(), args.end(), [](const std::string& arg) {
+    return arg == "--help" || arg == "-h";
+  });
   if (sub == "default" && args.size() == 1) {
     std::fputs(default_config_toml().c_str(), stdout);
     return 0;
   }
-  if (sub == "check") return check(std::vector<std::string>(args.begin() + 1, args.end()));
-  std::fprintf(stderr,
+  if (sub == "check" && !help) return check(std::vector<std::string>(args.begin() + 1, args.end()));
+  std::fprintf(help ? stdout : stderr,
                "usage: gpu-ctk config default     print the default configuration\n"
                "       gpu-ctk config check [FILE] validate FILE (default: the file in effect)\n");
-  return sub == "--help" || sub == "-h" ? 0 : 2;
+  return help ? 0 : 2;
 }
 
 }  // namespace gcr

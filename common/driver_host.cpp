@@ -420,7 +420,7 @@ std::vector<HostFile> DriverHost::ipc_endpoints(const CapabilitySet& caps) {
   std::set<std::string> seen;
   for (const auto& ipc : ipc_paths(caps)) {
     auto file = driver_file(ipc.path, ipc.directory ? S_IFDIR : S_IFSOCK);
-    if (file && seen.insert(file->path).second) out.push_back(std::move(*file));
+    if (file && seen.insert(file->host_path).second) out.push_back(std::move(*file));
   }
   return out;
 }
@@ -441,7 +441,7 @@ std::vector<HostFile> DriverHost::graphics_configs() const {
 std::optional<HostFile> DriverHost::driver_file(const std::string& path, mode_t type) const {
   auto resolved = resolve_in_root(roots_.root, path);
   if (!resolved || !is_file_type(driver_path(*resolved), type)) return std::nullopt;
-  return HostFile{*resolved, driver_path(*resolved)};
+  return HostFile{path, driver_path(*resolved)};
 }
 
 std::vector<HostFile> DriverHost::firmware() {

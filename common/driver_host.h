@@ -90,7 +90,8 @@ class DriverHost {
   // The graphics configuration files: each name's first copy in the driver root's
   // graphics_config_dirs().
   [[nodiscard]] std::vector<HostFile> graphics_configs() const;
-  // A file of `type` (S_IFREG, S_IFDIR, S_IFSOCK) at `path` in the driver root, if there is one.
+  // A file of `type` (S_IFREG, S_IFDIR, S_IFSOCK) at `path` in the driver root, if there is
+  // one: injected at `path`, from the host file its symlinks (resolved inside the root) lead to.
   [[nodiscard]] std::optional<HostFile> driver_file(const std::string& path, mode_t type) const;
 
   // Where dev-root's files are, for messages and for tools that read them directly.

@@ -22,7 +22,9 @@ inline constexpr GatedFeature kAllGatedFeatures[] = {
 
 // The feature's device nodes (GDS: /dev/nvidia-fs*, plus /run/udev and /etc/cufile.json from
 // the driver root when present; MOFED: /dev/infiniband/uverbs* and rdma_cm; GDRCOPY:
-// /dev/gdrdrv; NVSWITCH: /dev/nvidia-nvswitch*). None found is an error naming what is missing.
+// /dev/gdrdrv; NVSWITCH: /dev/nvidia-nvswitch*). None found is an error naming what is
+// missing, which the caller reports as a warning: like NVIDIA's runtime, the container starts
+// without the feature.
 [[nodiscard]] Result<ContainerEdits> gated_feature_edits(GatedFeature feature, DriverHost& host);
 
 }  // namespace gcr

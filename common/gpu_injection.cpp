@@ -87,7 +87,10 @@ Result<Json> inject_gpus(const Json& spec, const GpuRequest& request, const Conf
   }
   for (GatedFeature feature : request.features) {
     auto part = gated_feature_edits(feature, sources.host);
-    if (!part) return part.error();
+    if (!part) {
+      sources.logger.warning(part.error().message);
+      continue;
+    }
     edits.append(*part);
   }
   Json edited = spec;

@@ -6,6 +6,7 @@
 #include "config.h"
 #include "driver_host.h"
 #include "driver_probe.h"
+#include "log.h"
 #include "node_stat.h"
 #include "request.h"
 #include "result.h"
@@ -19,6 +20,7 @@ struct InjectionSources {
   DriverProbe& probe;
   CdiResolver& cdi;
   const NodeStatFn& stat;
+  const Logger& logger;  // for what is skipped rather than failed
 };
 
 // Returns the edited copy of `spec`; `spec` itself is never touched. Unqualified IDs are

@@ -94,9 +94,11 @@ Result<Selection> select_gpus(const GpuRequest& request, const std::vector<Gpu>&
     auto gpu = match_gpu(id, gpus);
     if (!gpu) return gpu.error();
     chosen.insert((*gpu)->index);
+    out.whole.insert((*gpu)->index);
   }
   if (request.all) {
     out.gpus = gpus;
+    for (const auto& gpu : gpus) out.whole.insert(gpu.index);
     return out;
   }
   for (unsigned index : chosen) out.gpus.push_back(gpus[index]);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@ struct MigSelection {
 struct Selection {
   std::vector<Gpu> gpus;           // in index order; parents of selected MIG devices included
   std::vector<MigSelection> migs;  // MIG devices asked for by MIG-<uuid> or <gpu>:<mig>
+  std::set<unsigned> whole;        // indices of the GPUs asked for themselves, not only as parents
 };
 
 // True for the forms that name a MIG device (MIG-<uuid>, <gpu>:<mig>).

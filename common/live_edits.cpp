@@ -169,7 +169,10 @@ Result<ContainerEdits> live_edits(const GpuRequest& request, const Selection& se
   auto edits = driver_edits(request.capabilities, host, config);
   if (!edits) return edits;
   for (const auto& gpu : selected.gpus) {
-    auto one = gpu_edits(gpu, host, needs_graphics_libraries(request.capabilities));
+    // A GPU present only as a MIG device's parent keeps its display devices to itself.
+    const bool drm =
+        needs_graphics_libraries(request.capabilities) && selected.whole.count(gpu.index) != 0;
+    auto one = gpu_edits(gpu, host, drm);
     if (!one) return one;
     edits->append(*one);
   }

@@ -208,8 +208,9 @@ Result<bool> read_mig_flag(const SpecView& spec, const char* variable) {
 }
 
 // NVIDIA_IMEX_CHANNELS (or imex/<channel> markers when they are accepted): channel numbers,
-// under the same privilege rule as the devices. `all` is ignored, as the NVIDIA runtime does:
-// channels separate tenants, so an image cannot ask for every one.
+// under the same privilege rule as the devices; `none` or `void` means no channel. `all` is
+// ignored, as the NVIDIA runtime does: channels separate tenants, so an image cannot ask for
+// every one.
 Result<std::vector<unsigned>> read_imex_channels(const SpecView& spec, const Config& config,
                                                  const Logger& logger) {
   std::vector<std::string> tokens;
@@ -227,6 +228,7 @@ Result<std::vector<unsigned>> read_imex_channels(const SpecView& spec, const Con
   }
   std::vector<unsigned> channels;
   for (const auto& token : tokens) {
+    if (token == "none" || token == "void") return std::vector<unsigned>();
     if (token == "all") {
       logger.warning(origin + ": `all` is ignored; name the IMEX channels");
       continue;
@@ -243,10 +245,19 @@ Result<std::vector<unsigned>> read_imex_channels(const SpecView& spec, const Con
   return channels;
 }
 
-std::vector<GatedFeature> read_gated_features(const SpecView& spec) {
+// NVIDIA_GDS, ... = enabled, under the same privilege rule as the environment's devices.
+std::vector<GatedFeature> read_gated_features(const SpecView& spec, const Config& config,
+                                              const Logger& logger) {
   std::vector<GatedFeature> features;
   for (GatedFeature f : kAllGatedFeatures) {
-    if (env_value(spec, gated_feature_variable(f)) == "enabled") features.push_back(f);
+    if (env_value(spec, gated_feature_variable(f)) != "enabled") continue;
+    if (!spec.privileged && !config.requests.accept_env_when_unprivileged) {
+      logger.warning(std::string(gated_feature_variable(f)) +
+                     " ignored: the container is not privileged and [requests] "
+                     "accept-env-when-unprivileged is false");
+      continue;
+    }
+    features.push_back(f);
   }
   return features;
 }
@@ -308,7 +319,7 @@ Result<std::optional<GpuRequest>> read_gpu_request(const SpecView& spec, const C
   auto channels = read_imex_channels(spec, config, logger);
   if (!channels) return channels.error();
   request.imex_channels = std::move(*channels);
-  request.features = read_gated_features(spec);
+  request.features = read_gated_features(spec, config, logger);
   return std::optional<GpuRequest>(std::move(request));
 }
 

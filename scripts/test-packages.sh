@@ -44,9 +44,10 @@ trap 'rm -rf "$WORK"' EXIT
 R="$WORK/rpmroot"
 rpm --root "$R" --initdb
 rpm --root "$R" -i --nodeps --noscripts "$RPM" || fail "rpm -i into a throw-away root"
-for f in /usr/bin/gpu-container-runtime /usr/bin/gpu-ctk /usr/share/man/man1/gpu-ctk.1; do
+for f in /usr/bin/gpu-container-runtime /usr/bin/gpu-ctk; do
   [ -f "$R$f" ] || fail "$f not installed by the .rpm"
 done
+ls "$R"/usr/share/man/man1/gpu-ctk.1* >/dev/null 2>&1 || fail "gpu-ctk(1) not installed by the .rpm"
 [ -z "$(rpm --root "$R" -V --nodeps gpu-container-runtime)" ] || fail "rpm -V reports changes right after install"
 sed -i 's/^log-level = "info"/log-level = "debug"/' "$R/etc/gpu-container-runtime/config.toml"
 rpm --root "$R" -V --nodeps gpu-container-runtime | grep -q ' c /etc/gpu-container-runtime/config.toml$' \
@@ -55,7 +56,7 @@ rpm --root "$R" -U --replacepkgs --nodeps --noscripts "$RPM" || fail "rpm reinst
 grep -q '^log-level = "debug"' "$R/etc/gpu-container-runtime/config.toml" || fail "the .rpm reinstall replaced the edited config"
 rpm --root "$R" -e --nodeps --noscripts gpu-container-runtime || fail "rpm -e"
 [ -f "$R/etc/gpu-container-runtime/config.toml.rpmsave" ] || fail "rpm -e did not keep the edited config as .rpmsave"
-[ ! -e "$R/usr/bin/gpu-ctk" ] && [ ! -e "$R/usr/share/man/man1/gpu-ctk.1" ] || fail "rpm -e left files"
+[ -z "$(find "$R/usr" ! -type d)" ] || fail "rpm -e left files: $(find "$R/usr" ! -type d)"
 pass "the .rpm installs, keeps an edited config, and erases (edited config saved as .rpmsave)"
 
 # The .deb on this machine: a previous version (the same package relabelled ${VERSION}~prev)
@@ -65,6 +66,7 @@ dpkg-deb -R "$DEB" "$WORK/prev"
 sed -i "s/^Version: .*/Version: ${VERSION}~prev/" "$WORK/prev/DEBIAN/control"
 dpkg-deb -b "$WORK/prev" "$PREV_DEB" >/dev/null
 rm -rf "$WORK/prev"
+dpkg -P gpu-container-runtime >/dev/null 2>&1 || true  # what an aborted earlier run left
 out=$(dpkg -i "$PREV_DEB") || fail "dpkg -i of the previous version"
 printf '%s\n' "$out" | grep -q 'gpu-ctk runtime configure' || fail "no post-install hint on first install"
 sed -i 's/^log-level = "info"/log-level = "debug"/' /etc/gpu-container-runtime/config.toml

@@ -55,8 +55,14 @@ TEST_CASE("gpu-ctk cdi generate: a valid spec naming every GPU by index and UUID
   const Json doc = Json::parse(json.out);
   CHECK(doc["cdiVersion"] == "0.5.0");
   CHECK(doc["kind"] == "example.com/accel");
-  CHECK(doc["devices"][0]["containerEdits"]["deviceNodes"][0] ==
-        Json{{"path", "/dev/nvidia3"}, {"hostPath", f.host().dev_root() + "/dev/nvidia3"}});
+  const Json first = doc["devices"][0]["containerEdits"];
+  CHECK(first["deviceNodes"] ==
+        Json::array(
+            {{{"path", "/dev/nvidia3"}, {"hostPath", f.host().dev_root() + "/dev/nvidia3"}},
+             {{"path", "/dev/dri/card4"}, {"hostPath", f.host().dev_root() + "/dev/dri/card4"}},
+             {{"path", "/dev/dri/renderD131"},
+              {"hostPath", f.host().dev_root() + "/dev/dri/renderD131"}}}));
+  CHECK_FALSE(first.contains("additionalGids"));
 }
 
 TEST_CASE("the shim resolves CDI names: environment, annotations, mode cdi; mixed with live IDs") {

@@ -33,3 +33,29 @@ TEST_CASE("gpu-ctk usage errors exit 2") {
   CHECK(run({built("gpu-ctk"), "config", "nope"}).exit_code == 2);
   CHECK(run({built("gpu-ctk"), "--help"}).exit_code == 0);
 }
+
+TEST_CASE("every gpu-ctk command prints its usage on stdout with --help and exits 0") {
+  const std::vector<std::vector<std::string>> commands = {{"--help"},
+                                                          {"config", "--help"},
+                                                          {"config", "default", "--help"},
+                                                          {"config", "check", "-h"},
+                                                          {"info", "--help"},
+                                                          {"runtime", "configure", "--help"},
+                                                          {"cdi", "generate", "--help"},
+                                                          {"cdi", "list", "--help"},
+                                                          {"cdi", "validate", "--help"},
+                                                          {"cdi", "resolve", "--help"},
+                                                          {"hook", "update-ldcache", "--help"},
+                                                          {"hook", "create-symlinks", "-h"}};
+  gcr::test::RunOptions no_state;
+  no_state.stdin_path = "/dev/zero";
+  for (const auto& command : commands) {
+    std::vector<std::string> argv{built("gpu-ctk")};
+    argv.insert(argv.end(), command.begin(), command.end());
+    CAPTURE(argv);
+    const auto r = run(argv, no_state);
+    CHECK(r.exit_code == 0);
+    CHECK(r.err == "");
+    CHECK(r.out.find("usage: gpu-ctk") != std::string::npos);
+  }
+}

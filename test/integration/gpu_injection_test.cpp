@@ -383,11 +383,16 @@ TEST_CASE("NVIDIA_GDS, _MOFED, _GDRCOPY, _NVSWITCH=enabled add their nodes; none
   REQUIRE(::unlink((dev + "nvidia-fs0").c_str()) == 0);
   REQUIRE(::unlink((dev + "nvidia-fs1").c_str()) == 0);
   REQUIRE(::symlink("/dev/null", (dev + "nvidia-fs9").c_str()) == 0);
+  h.configure({{"runtime", {{"log-file", h.path("shim.log")}}}});
   const auto missing = h.create({"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_GDS=enabled"});
-  CHECK(missing.exit_code == 1);
-  CHECK(missing.err.find("NVIDIA_GDS=enabled: no device node /dev/nvidia-fs* (" +
-                         dev.substr(0, dev.size() - 1) + ")") != std::string::npos);
-  CHECK(h.record().is_null());
+  CHECK(missing.err == "");
+  CHECK(missing.exit_code == 0);
+  CHECK(h.devices().count("/dev/nvidia3") == 1);
+  CHECK(h.devices().count("/dev/nvidia-fs9") == 0);
+  CHECK_FALSE(has(h.mount_destinations(), "/etc/cufile.json"));
+  CHECK(gcr::test::read_file(h.path("shim.log"))
+            .find("NVIDIA_GDS=enabled: no device node /dev/nvidia-fs* (" +
+                  dev.substr(0, dev.size() - 1) + ")") != std::string::npos);
   CHECK(h.create({"NVIDIA_GDS=enabled"}).exit_code == 0);
   CHECK(h.devices().empty());
 }
@@ -405,6 +410,7 @@ TEST_CASE("graphics and display: the GPU's DRM nodes and the graphics configurat
   };
   CHECK(dri(f.devices()) ==
         Devices{{"/dev/dri/card1", "226:1"}, {"/dev/dri/renderD128", "226:128"}});
+  CHECK(f.spec()["process"]["user"]["additionalGids"] == Json::array({44}));  // card1: root:video
   const auto mounts = f.mount_destinations();
   CHECK(f.mount_at("/etc/vulkan/icd.d/nvidia_icd.json")["source"] ==
         f.host().driver_root() + "/etc/vulkan/icd.d/nvidia_icd.json");
@@ -480,4 +486,30 @@ TEST_CASE(
   r = f.create({"NVIDIA_VISIBLE_DEVICES=1:7"});
   CHECK(r.err.find("unknown MIG device `1:7`: GPU 1 has no MIG device 7") != std::string::npos);
   CHECK(f.record().is_null());
+}
+
+TEST_CASE("a MIG device's parent keeps its DRM nodes unless the GPU itself is asked for") {
+  require_root();
+  GpuFixture f;
+  REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=1:1", "NVIDIA_DRIVER_CAPABILITIES=graphics"}).err ==
+          "");
+  CHECK(f.devices().count("/dev/nvidia0") == 1);
+  CHECK(f.devices().count("/dev/dri/card1") == 0);
+  CHECK(f.devices().count("/dev/dri/renderD128") == 0);
+  REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=1:1,1", "NVIDIA_DRIVER_CAPABILITIES=graphics"}).err ==
+          "");
+  CHECK(f.devices().count("/dev/dri/card1") == 1);
+}
+
+TEST_CASE("a graphics file reached through a symlink is injected at the path looked up") {
+  require_root();
+  GpuFixture f;
+  const std::string root = f.host().driver_root();
+  const std::string layers = "/usr/share/vulkan/implicit_layer.d/nvidia_layers.json";
+  gcr::test::write_file(root + "/usr/lib/nvidia/nvidia_layers.json", "{}\n");
+  REQUIRE(::unlink((root + layers).c_str()) == 0);
+  REQUIRE(::symlink("/usr/lib/nvidia/nvidia_layers.json", (root + layers).c_str()) == 0);
+  REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_DRIVER_CAPABILITIES=graphics"}).err == "");
+  CHECK(f.mount_at(layers)["source"] == root + "/usr/lib/nvidia/nvidia_layers.json");
+  CHECK_FALSE(has(f.mount_destinations(), "/usr/lib/nvidia/nvidia_layers.json"));
 }

@@ -55,10 +55,13 @@ void copy(const std::string& from, const std::string& to) {
   boost::filesystem::copy_file(from, to, boost::filesystem::copy_options::overwrite_existing);
 }
 
+constexpr gid_t kVideoGid = 44;  // DRM card nodes are root:video 0660, as on Debian
+
 void mknod_char(const std::string& path, unsigned major_number, unsigned minor_number,
-                mode_t mode = 0666) {
+                mode_t mode = 0666, gid_t gid = 0) {
   make_dirs(path.substr(0, path.rfind('/')));
-  if (::mknod(path.c_str(), S_IFCHR | mode, makedev(major_number, minor_number)) != 0) {
+  if (::mknod(path.c_str(), S_IFCHR | mode, makedev(major_number, minor_number)) != 0 ||
+      ::chown(path.c_str(), 0, gid) != 0) {
     throw std::runtime_error("mknod " + path + " (needs root)");
   }
   ::chmod(path.c_str(), mode);
@@ -184,7 +187,8 @@ void SimHost::make_device_nodes() const {
   mknod_char(dev + "/nvidia-caps-imex-channels/channel1", imex_major(), 1);
   mknod_char(dev + "/nvidia-caps-imex-channels/channel3", imex_major(), 4);  // a wrong minor
   for (const auto& gpu : gpus_) {
-    mknod_char(dev + "/dri/card" + std::to_string(gpu.minor + 1), 226, gpu.minor + 1);
+    mknod_char(dev + "/dri/card" + std::to_string(gpu.minor + 1), 226, gpu.minor + 1, 0660,
+               kVideoGid);
     mknod_char(dev + "/dri/renderD" + std::to_string(128 + gpu.minor), 226, 128 + gpu.minor);
   }
   // What NVIDIA_GDS, NVIDIA_MOFED, NVIDIA_GDRCOPY and NVIDIA_NVSWITCH turn on.

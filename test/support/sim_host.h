@@ -3,7 +3,8 @@
 // (real character device nodes, /proc/driver/nvidia files, /proc/devices). GPU index order
 // (PCI bus order) differs from the minors, and minor 2 is missing. IMEX channels 0 and 1
 // exist; the node named channel3 has minor 4. GDS, MOFED, GDRCOPY and NVSWITCH nodes exist.
-// Every GPU but the last in bus order has DRM nodes (card<minor+1>, renderD<128+minor>).
+// Every GPU but the last in bus order has DRM nodes (card<minor+1>, root:video 0660, and
+// renderD<128+minor>).
 #pragma once
 
 #include <string>

@@ -260,6 +260,8 @@ TEST_CASE("IMEX channels: numbers, deduplicated; `all` ignored; bad ones named")
   CHECK(channels({"NVIDIA_IMEX_CHANNELS= 3, 0 ,3,,1048575"}) ==
         std::vector<unsigned>{3, 0, 1048575});
   CHECK(channels({"NVIDIA_IMEX_CHANNELS=all"}).empty());
+  CHECK(channels({"NVIDIA_IMEX_CHANNELS=none"}).empty());
+  CHECK(channels({"NVIDIA_IMEX_CHANNELS=1,void"}).empty());
   CHECK(error_of(spec_with({"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_IMEX_CHANNELS=1048576"})) ==
         "NVIDIA_IMEX_CHANNELS: `1048576` is not an IMEX channel (0-1048575)");
   CHECK(error_of(spec_with({"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_IMEX_CHANNELS=0,-1"})) ==
@@ -304,4 +306,13 @@ TEST_CASE("NVIDIA_GDS, _MOFED, _GDRCOPY, _NVSWITCH: exactly `enabled` turns each
                                 "NVIDIA_GDRCOPY=enabled"}))
             .features == std::vector<GatedFeature>{GatedFeature::kMofed, GatedFeature::kGdrcopy});
   CHECK(asks_nothing(spec_with({"NVIDIA_GDS=enabled"})));
+  gcr::Config strict;
+  strict.requests.accept_env_when_unprivileged = false;
+  const Json privileged = {{"process", {{"capabilities", {{"bounding", {"CAP_SYS_ADMIN"}}}}}}};
+  const Json annotated = {{"annotations", {{"cdi.k8s.io/x", "nvidia.com/gpu=0"}}}};
+  CHECK(must_request(spec_with({"NVIDIA_MOFED=enabled"}, annotated), strict).features.empty());
+  Json both = annotated;
+  both.merge_patch(privileged);
+  CHECK(must_request(spec_with({"NVIDIA_MOFED=enabled"}, both), strict).features ==
+        std::vector<GatedFeature>{GatedFeature::kMofed});
 }
