@@ -330,6 +330,22 @@ std::size_t required_index(const CdiSpec& spec) {
   return need;
 }
 
+Result<CdiDevice> device_from(const Json& j, const std::string& where) {
+  Reader r;
+  r.check(only_keys(j, {"name", "annotations", "containerEdits"}, where));
+  if (r.error()) return *r.error();
+  CdiDevice d;
+  d.name = r.take(string_field(j, "name", where, true));
+  d.annotations = r.take(string_map(j, "annotations", where));
+  const Json* edits = member(j, "containerEdits");
+  if (edits == nullptr)
+    r.check(field_error(at(where, "containerEdits"), "is required"));
+  else
+    d.edits = r.take(cdi_edits_from_json(*edits, at(where, "containerEdits")));
+  if (r.error()) return *r.error();
+  return d;
+}
+
 }  // namespace
 
 Result<ContainerEdits> cdi_edits_from_json(const Json& doc, const std::string& where) {
@@ -361,22 +377,7 @@ Result<CdiSpec> cdi_spec_from_json(const Json& doc) {
   spec.annotations = r.take(string_map(doc, "annotations", ""));
   if (const Json* edits = member(doc, "containerEdits"))
     spec.edits = r.take(cdi_edits_from_json(*edits, "containerEdits"));
-  spec.devices = r.take(list_of<CdiDevice>(
-      doc, "devices", "", [](const Json& j, const std::string& where) -> Result<CdiDevice> {
-        Reader dr;
-        dr.check(only_keys(j, {"name", "annotations", "containerEdits"}, where));
-        if (dr.error()) return *dr.error();
-        CdiDevice d;
-        d.name = dr.take(string_field(j, "name", where, true));
-        d.annotations = dr.take(string_map(j, "annotations", where));
-        const Json* edits = member(j, "containerEdits");
-        if (edits == nullptr)
-          dr.check(field_error(at(where, "containerEdits"), "is required"));
-        else
-          d.edits = dr.take(cdi_edits_from_json(*edits, at(where, "containerEdits")));
-        if (dr.error()) return *dr.error();
-        return d;
-      }));
+  spec.devices = r.take(list_of<CdiDevice>(doc, "devices", "", device_from));
   if (r.error()) return *r.error();
   return spec;
 }

@@ -41,6 +41,12 @@ std::optional<int> parse(const std::vector<std::string>& args, po::options_descr
   return std::nullopt;
 }
 
+// --spec-dir, repeatable: given, it replaces [cdi] spec-dirs (already in `dirs`).
+void add_spec_dir_option(po::options_description& desc, std::vector<std::string>& dirs) {
+  desc.add_options()("spec-dir", po::value(&dirs)->composing(),
+                     "spec directory (repeatable; default: [cdi] spec-dirs)");
+}
+
 Status write_output(const std::string& path, const std::string& text) {
   auto dirfd = open_directory(dirname_of(path));
   if (!dirfd) return dirfd.error();
@@ -84,12 +90,10 @@ int generate(const std::vector<std::string>& args, Config config) {
 int list(const std::vector<std::string>& args, const Config& config) {
   std::vector<std::string> dirs = config.cdi.spec_dirs;
   po::options_description desc("options");
-  desc.add_options()("spec-dir", po::value(&dirs)->composing(),
-                     "spec directory (repeatable; default: [cdi] spec-dirs)");
+  add_spec_dir_option(desc, dirs);
   po::variables_map vm;
   if (auto done = parse(args, desc, {}, vm, "usage: gpu-ctk cdi list [--spec-dir DIR]..."))
     return *done;
-  if (vm.count("spec-dir") != 0) dirs = vm["spec-dir"].as<std::vector<std::string>>();
   const CdiRegistry registry = load_cdi_registry(dirs);
   for (const auto& e : registry.errors)
     std::fprintf(stderr, "gpu-ctk cdi: warning: %s\n", e.c_str());
@@ -101,9 +105,8 @@ int validate(const std::vector<std::string>& args, const Config& config) {
   std::vector<std::string> files;
   std::vector<std::string> dirs = config.cdi.spec_dirs;
   po::options_description desc("options");
-  desc.add_options()("spec-dir", po::value(&dirs)->composing(),
-                     "spec directory (repeatable; default: [cdi] spec-dirs)")(
-      "file", po::value(&files), "spec file");
+  add_spec_dir_option(desc, dirs);
+  desc.add_options()("file", po::value(&files), "spec file");
   po::positional_options_description positional;
   positional.add("file", -1);
   po::variables_map vm;
@@ -112,7 +115,6 @@ int validate(const std::vector<std::string>& args, const Config& config) {
     return *done;
   int problems = 0;
   if (files.empty()) {
-    if (vm.count("spec-dir") != 0) dirs = vm["spec-dir"].as<std::vector<std::string>>();
     const CdiRegistry registry = load_cdi_registry(dirs);
     for (const auto& e : registry.errors) std::printf("%s\n", e.c_str());
     for (const auto& spec : registry.specs) std::printf("%s: ok\n", spec.path.c_str());
@@ -130,16 +132,14 @@ int resolve(const std::vector<std::string>& args, const Config& config) {
   std::vector<std::string> names;
   std::vector<std::string> dirs = config.cdi.spec_dirs;
   po::options_description desc("options");
-  desc.add_options()("spec-dir", po::value(&dirs)->composing(),
-                     "spec directory (repeatable; default: [cdi] spec-dirs)")(
-      "name", po::value(&names), "qualified device name");
+  add_spec_dir_option(desc, dirs);
+  desc.add_options()("name", po::value(&names), "qualified device name");
   po::positional_options_description positional;
   positional.add("name", -1);
   po::variables_map vm;
   if (auto done = parse(args, desc, positional, vm,
                         "usage: gpu-ctk cdi resolve [--spec-dir DIR]... NAME..."))
     return *done;
-  if (vm.count("spec-dir") != 0) dirs = vm["spec-dir"].as<std::vector<std::string>>();
   auto edits = cdi_edits_for(load_cdi_registry(dirs), names);
   if (!edits) return fail(edits.error().message);
   std::printf("%s\n", Json{{"containerEdits", cdi_edits_to_json(*edits)}}.dump().c_str());

@@ -78,9 +78,12 @@ Result<std::optional<std::string>> CtkProbe::cuda_version(const std::string& dri
 }
 
 Result<std::map<std::string, GpuFacts>> CtkProbe::gpu_facts() {
-  auto answers = ask("--nvml");
-  if (!answers) return answers.error();
-  return answers->gpus;
+  if (!gpu_facts_) {
+    auto answers = ask("--nvml");
+    gpu_facts_ = answers ? Result<std::map<std::string, GpuFacts>>(std::move(answers->gpus))
+                         : Result<std::map<std::string, GpuFacts>>(answers.error());
+  }
+  return *gpu_facts_;
 }
 
 }  // namespace gcr

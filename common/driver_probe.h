@@ -44,7 +44,8 @@ class DriverProbe {
 
 // The probe that runs `<[hooks] ctk-path> info --json` with the configured roots. The CUDA
 // version is remembered in <[runtime] state-dir>/cuda-version.json per driver root and
-// driver version, so loading libcuda happens once per driver, not once per container.
+// driver version, so loading libcuda happens once per driver, not once per container; the
+// NVML answers are kept for the rest of the call (MIG IDs and requirements both use them).
 class CtkProbe : public DriverProbe {
  public:
   explicit CtkProbe(const Config& config) : config_(config) {}
@@ -54,6 +55,7 @@ class CtkProbe : public DriverProbe {
  private:
   Result<ProbeAnswers> ask(const char* what);
   const Config& config_;
+  std::optional<Result<std::map<std::string, GpuFacts>>> gpu_facts_;  // NVML is asked once
 };
 
 // Reads the JSON `gpu-ctk info --json` prints.

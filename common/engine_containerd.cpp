@@ -138,6 +138,7 @@ std::optional<std::string> main_without_import(const ExistingFile& file, const t
 
 Result<std::vector<FileChange>> plan_version1(const ConfigureOptions& o, const ExistingFile& file,
                                               toml::table config) {
+  const std::string before = to_text(config);
   toml::table& cri = table_at(table_at(config, "plugins"), "cri");
   if (o.remove) {
     remove_runtime(cri, o);
@@ -145,8 +146,7 @@ Result<std::vector<FileChange>> plan_version1(const ConfigureOptions& o, const E
     add_runtime(cri, o, 1);
   }
   const std::string text = to_text(config);
-  auto before = parse_toml(file);
-  if (before && to_text(*before) == text) return std::vector<FileChange>{};
+  if (text == before) return std::vector<FileChange>{};
   return std::vector<FileChange>{{file.path, text}};
 }
 

@@ -23,7 +23,6 @@ std::string origin_of(const GpuRequest& request) {
   return "";
 }
 
-// The live driver's part: GPUs chosen by unqualified IDs (or none/all) and the driver files.
 // Each GPU's MIG devices from NVML, asked only when an ID names a MIG device.
 Result<std::optional<std::map<std::string, GpuFacts>>> mig_table(const GpuRequest& request,
                                                                  DriverProbe& probe) {

@@ -99,7 +99,7 @@ Status add_libraries(ContainerEdits& edits, const CapabilitySet& caps, DriverHos
   std::vector<std::string> links;
   std::set<std::string> seen;
   for (const auto& lib : libs) {
-    add_bind(edits, lib, kReadOnlyBind);
+    add_read_only_bind(edits, lib);
     const std::string dir = dirname_of(lib.path);
     if (seen.insert(dir).second) folders.push_back(dir);
     for (const auto& rule : library_links()) {
@@ -132,12 +132,11 @@ Result<ContainerEdits> driver_edits(const CapabilitySet& caps, DriverHost& host,
   if (!control) return control.error();
   for (auto& node : *control) add_device_node(edits, std::move(node));
   if (auto s = add_libraries(edits, caps, host, config); !s) return s.error();
-  for (const auto& bin : host.binaries(caps)) add_bind(edits, bin, kReadOnlyBind);
+  for (const auto& bin : host.binaries(caps)) add_read_only_bind(edits, bin);
   for (const auto& ipc : host.ipc_endpoints(caps)) add_bind(edits, ipc, kIpcBind);
-  for (const auto& fw : host.firmware()) add_bind(edits, fw, kReadOnlyBind);
+  for (const auto& fw : host.firmware()) add_read_only_bind(edits, fw);
   if (needs_graphics_libraries(caps)) {
-    for (const auto& config_file : host.graphics_configs())
-      add_bind(edits, config_file, kReadOnlyBind);
+    for (const auto& config_file : host.graphics_configs()) add_read_only_bind(edits, config_file);
   }
   return edits;
 }

@@ -49,6 +49,18 @@ Result<std::vector<std::string>> annotation_names(const SpecView& spec, const Co
   return names;
 }
 
+// The unprivileged policy for requests made through the environment: honoured when the
+// container has CAP_SYS_ADMIN in its bounding set or the configuration accepts them anyway;
+// otherwise ignored with a warning naming the variable.
+bool env_request_allowed(const SpecView& spec, const Config& config, const Logger& logger,
+                         std::string_view variable) {
+  if (spec.privileged || config.requests.accept_env_when_unprivileged) return true;
+  logger.warning(std::string(variable) +
+                 " ignored: the container is not privileged and [requests] "
+                 "accept-env-when-unprivileged is false");
+  return false;
+}
+
 // What follows /var/run/nvidia-container-devices/ in each /dev/null mount there, where the
 // device plugin marks what it allocated; each destination once.
 std::vector<std::string> volume_markers(const SpecView& spec) {
@@ -219,12 +231,8 @@ Result<std::vector<unsigned>> read_imex_channels(const SpecView& spec, const Con
   if (tokens.empty()) {
     origin = kImexChannelsVar;
     tokens = comma_list(env_value(spec, kImexChannelsVar).value_or(""));
-    if (!tokens.empty() && !spec.privileged && !config.requests.accept_env_when_unprivileged) {
-      logger.warning(origin +
-                     " ignored: the container is not privileged and [requests] "
-                     "accept-env-when-unprivileged is false");
+    if (!tokens.empty() && !env_request_allowed(spec, config, logger, kImexChannelsVar))
       return std::vector<unsigned>();
-    }
   }
   std::vector<unsigned> channels;
   for (const auto& token : tokens) {
@@ -250,14 +258,10 @@ std::vector<GatedFeature> read_gated_features(const SpecView& spec, const Config
                                               const Logger& logger) {
   std::vector<GatedFeature> features;
   for (GatedFeature f : kAllGatedFeatures) {
-    if (env_value(spec, gated_feature_variable(f)) != "enabled") continue;
-    if (!spec.privileged && !config.requests.accept_env_when_unprivileged) {
-      logger.warning(std::string(gated_feature_variable(f)) +
-                     " ignored: the container is not privileged and [requests] "
-                     "accept-env-when-unprivileged is false");
-      continue;
-    }
-    features.push_back(f);
+    const char* variable = gated_feature_variable(f);
+    if (env_value(spec, variable) == "enabled" &&
+        env_request_allowed(spec, config, logger, variable))
+      features.push_back(f);
   }
   return features;
 }
@@ -282,12 +286,8 @@ Result<std::optional<DeviceList>> device_list(const SpecView& spec, const Config
   }
   auto tokens = comma_list(env_value(spec, kVisibleDevicesVar).value_or(""));
   if (tokens.empty()) return std::optional<DeviceList>();
-  if (!spec.privileged && !config.requests.accept_env_when_unprivileged) {
-    logger.warning(std::string(kVisibleDevicesVar) +
-                   " ignored: the container is not privileged and [requests] "
-                   "accept-env-when-unprivileged is false");
+  if (!env_request_allowed(spec, config, logger, kVisibleDevicesVar))
     return std::optional<DeviceList>();
-  }
   return std::optional<DeviceList>({GpuRequest::Source::kEnv, tokens, kVisibleDevicesVar});
 }
 

@@ -5,8 +5,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$(pwd)/build-packages}
-VERSION=$(sed -n 's/^project(gpu-container-runtime VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
-[ -n "$VERSION" ] || { echo "package.sh: no version in CMakeLists.txt" >&2; exit 1; }
+VERSION=$(scripts/version.sh)
 WORK=$(mktemp -d /tmp/gcr-package-XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 rm -rf "$OUT" && mkdir -p "$OUT"

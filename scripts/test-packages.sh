@@ -10,7 +10,7 @@ B=$(pwd)/${BUILD_DIR:-build}
 fail() { echo "test-packages: FAIL: $*" >&2; exit 1; }
 pass() { echo "test-packages: ok: $*"; }
 
-VERSION=$(sed -n 's/^project(gpu-container-runtime VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
+VERSION=$(scripts/version.sh)
 scripts/package.sh >/dev/null
 DEB=build-packages/gpu-container-runtime_${VERSION}_amd64.deb
 RPM=build-packages/gpu-container-runtime-${VERSION}.x86_64.rpm

@@ -3,8 +3,8 @@
 #   1. install dependencies, build, run the unit and integration tests;
 #   2. the same tests built with AddressSanitizer and UBSan (the dockerd test is left out:
 #      the sanitizer runtime cannot map its memory inside dockerd's containerd shim);
-#   3. build the .deb and .rpm and exercise them (scripts/test-packages.sh: install, remove,
-#      purge on this machine).
+#   3. build the .deb and .rpm and exercise them (scripts/test-packages.sh: the .rpm in a
+#      throw-away root; the .deb upgraded, removed and purged on this machine).
 set -eu
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh

@@ -162,10 +162,7 @@ TEST_CASE("podman reads the generated spec from /var/run/cdi: --device gives exa
                           f.host().driver_root(), "--dev-root", f.host().dev_root(), "--vendor",
                           vendor, "--ctk-path", gcr::test::built("gpu-ctk"), "--output", spec_file})
               .exit_code == 0);
-  gcr::test::make_busybox_rootfs(f.path("image"));
-  REQUIRE(
-      gcr::test::run({"/bin/tar", "-C", f.path("image/rootfs"), "-cf", f.path("image.tar"), "."})
-          .exit_code == 0);
+  const std::string image = gcr::test::make_busybox_image_tar(f.path("image"));
   const std::vector<std::string> podman = {"/usr/bin/podman",        "--root",
                                            f.path("podman/storage"), "--runroot",
                                            f.path("podman/run"),     "--cgroup-manager=cgroupfs",
@@ -174,7 +171,7 @@ TEST_CASE("podman reads the generated spec from /var/run/cdi: --device gives exa
     args.insert(args.begin(), podman.begin(), podman.end());
     return gcr::test::run(args);
   };
-  REQUIRE(with({"import", f.path("image.tar"), "gcr-busybox"}).exit_code == 0);
+  REQUIRE(with({"import", image, "gcr-busybox"}).exit_code == 0);
   const auto r = with({"run", "--rm", "--device", vendor + "/gpu=1", "--ulimit", "nofile=1024:1024",
                        "--ulimit", "nproc=1024:1024", "--network", "none", "gcr-busybox", "sh",
                        "-c", "ls /dev | grep nvidia | tr '\\n' ' '"});

@@ -111,11 +111,8 @@ TEST_CASE("dockerd: our runtime as default; the env, --gpus and a failing reques
   CHECK(docker({"info", "--format", "{{json .Runtimes}}"})
             .out.find("\"nvidia\":{\"path\":\"" + gcr::test::built("gpu-container-runtime")) !=
         std::string::npos);
-  gcr::test::make_busybox_rootfs(f.path("image"));
-  REQUIRE(
-      gcr::test::run({"/bin/tar", "-C", f.path("image/rootfs"), "-cf", f.path("image.tar"), "."})
-          .exit_code == 0);
-  REQUIRE(docker({"import", f.path("image.tar"), "gcr-busybox"}).exit_code == 0);
+  const std::string image = gcr::test::make_busybox_image_tar(f.path("image"));
+  REQUIRE(docker({"import", image, "gcr-busybox"}).exit_code == 0);
 
   auto r = docker({"run", "--rm", "--network", "none", "-e", "NVIDIA_VISIBLE_DEVICES=1", "-e",
                    "NVIDIA_DRIVER_CAPABILITIES=utility", "gcr-busybox", "sh", "-c", kListGpus});
@@ -138,10 +135,7 @@ TEST_CASE("podman --runtime with the shim's configuration passed as a runtime fl
   require_engine("/usr/bin/podman");
   GpuFixture f;
   f.configure({{"runtime", {{"runtimes", {gcr::test::runc_path()}}}}});
-  gcr::test::make_busybox_rootfs(f.path("image"));
-  REQUIRE(
-      gcr::test::run({"/bin/tar", "-C", f.path("image/rootfs"), "-cf", f.path("image.tar"), "."})
-          .exit_code == 0);
+  const std::string image = gcr::test::make_busybox_image_tar(f.path("image"));
   const std::vector<std::string> podman = {"/usr/bin/podman",
                                            "--root",
                                            f.path("podman/storage"),
@@ -158,7 +152,7 @@ TEST_CASE("podman --runtime with the shim's configuration passed as a runtime fl
     args.insert(args.begin(), podman.begin(), podman.end());
     return gcr::test::run(args);
   };
-  REQUIRE(with({"import", f.path("image.tar"), "gcr-busybox"}).exit_code == 0);
+  REQUIRE(with({"import", image, "gcr-busybox"}).exit_code == 0);
   const auto r = with({"run", "--rm", "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024",
                        "--network", "none", "-e", "NVIDIA_VISIBLE_DEVICES=2", "-e",
                        "NVIDIA_DRIVER_CAPABILITIES=utility", "gcr-busybox", "sh", "-c", kListGpus});

@@ -92,6 +92,15 @@ void make_busybox_rootfs(const std::string& bundle) {
   }
 }
 
+std::string make_busybox_image_tar(const std::string& dir) {
+  make_busybox_rootfs(dir);
+  const std::string tar = dir + "/image.tar";
+  const auto packed = run({"/bin/tar", "-C", dir + "/rootfs", "-cf", tar, "."});
+  if (packed.exit_code != 0)
+    throw std::runtime_error("cannot pack the busybox image: " + packed.err);
+  return tar;
+}
+
 void make_glibc_rootfs(const std::string& bundle) {
   make_busybox_rootfs(bundle);
   const std::string rootfs = bundle + "/rootfs";

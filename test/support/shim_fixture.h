@@ -41,6 +41,9 @@ class ShimFixture {
 
 // Creates <bundle>/rootfs with a static busybox and its applet links.
 void make_busybox_rootfs(const std::string& bundle);
+// A tarball of a busybox rootfs (built under `dir`) for `docker import` / `podman import`;
+// returns its path.
+[[nodiscard]] std::string make_busybox_image_tar(const std::string& dir);
 
 // A Debian-style rootfs on top of busybox: glibc's loader and libc from the host in
 // /lib/x86_64-linux-gnu, /etc/ld.so.conf(.d), /etc/debian_version, and /probe (dlopen-probe).
