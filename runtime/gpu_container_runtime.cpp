@@ -2,7 +2,7 @@
 #include <string>
 #include <vector>
 
-#include "shim.h"
+#include "shim/shim.h"
 
 int main(int argc, char** argv) {
   return gcr::run_shim(std::vector<std::string>(argv + 1, argv + argc));

@@ -2,7 +2,7 @@
 #include <string>
 #include <vector>
 
-#include "ctk.h"
+#include "ctk/ctk.h"
 
 int main(int argc, char** argv) {
   return gcr::run_ctk(argc > 0 ? argv[0] : "gpu-ctk",

@@ -6,5 +6,5 @@ BUILD_DIR=${BUILD_DIR:-build}
 if [ "${1:-}" = "--clean" ]; then
   rm -rf "$BUILD_DIR"
 fi
-cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGCR_WERROR=ON >/dev/null
 cmake --build "$BUILD_DIR"

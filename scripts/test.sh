@@ -13,7 +13,7 @@ ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure
 
 echo "test.sh: the suite under AddressSanitizer and UBSan"
 rm -rf build-asan
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGCR_SANITIZE=ON >/dev/null
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGCR_SANITIZE=ON -DGCR_WERROR=ON >/dev/null
 cmake --build build-asan >/dev/null
 build-asan/test/unit-tests
 build-asan/test/integration-tests -tce="dockerd*"

@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "config.h"
+#include "config/config.h"
 #include "test_support.h"
 
 using gcr::test::built;

@@ -1,6 +1,6 @@
 #include "shim_fixture.h"
 
-#include "runtime_lookup.h"
+#include "oci/runtime_lookup.h"
 
 #include <unistd.h>
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "strict_json.h"
+#include "json/strict_json.h"
 #include "test_support.h"
 
 namespace gcr::test {

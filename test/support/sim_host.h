@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "strict_json.h"
+#include "json/strict_json.h"
 
 namespace gcr::test {
 

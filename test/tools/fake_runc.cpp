@@ -9,9 +9,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "fs.h"
-#include "strict_json.h"
-#include "text.h"
+#include "base/fs.h"
+#include "base/text.h"
+#include "json/strict_json.h"
 
 extern char** environ;
 

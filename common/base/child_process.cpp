@@ -1,0 +1,104 @@
+#include "base/child_process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+
+#include "base/fs.h"
+
+namespace gcr {
+namespace {
+
+struct Pipe {
+  Fd read;
+  Fd write;
+};
+
+Result<Pipe> make_pipe() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return Error{"pipe: " + errno_text(errno)};
+  return Pipe{Fd(fds[0]), Fd(fds[1])};
+}
+
+std::vector<char*> c_strings(const std::vector<std::string>& v) {
+  std::vector<char*> out;
+  for (const auto& s : v) out.push_back(const_cast<char*>(s.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+// Reads both pipes until they close, the cap is reached, or the deadline passes.
+Status drain(Fd& out_fd, Fd& err_fd, ChildOutput& output, std::size_t cap,
+             std::chrono::steady_clock::time_point deadline) {
+  std::string* sinks[2] = {&output.out, &output.err};
+  Fd* fds[2] = {&out_fd, &err_fd};
+  while (fds[0]->valid() || fds[1]->valid()) {
+    pollfd p[2] = {{fds[0]->get(), POLLIN, 0}, {fds[1]->get(), POLLIN, 0}};
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return Error{"timed out"};
+    const int n = ::poll(p, 2, static_cast<int>(left.count()));
+    if (n < 0 && errno != EINTR) return Error{"poll: " + errno_text(errno)};
+    for (int i = 0; i < 2; ++i) {
+      if (!fds[i]->valid() || (p[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+      char buf[8192];
+      const ssize_t got = ::read(fds[i]->get(), buf, sizeof buf);
+      if (got <= 0) {
+        *fds[i] = Fd();
+        continue;
+      }
+      if (sinks[i]->size() + static_cast<std::size_t>(got) > cap)
+        return Error{"printed more than the output cap"};
+      sinks[i]->append(buf, static_cast<std::size_t>(got));
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+const std::vector<std::string>& minimal_environment() {
+  static const std::vector<std::string> env = {std::string("PATH=") + kStandardSearchPath};
+  return env;
+}
+
+Result<ChildOutput> run_child(const std::vector<std::string>& argv,
+                              const std::vector<std::string>& env, int timeout_seconds,
+                              std::size_t max_output_bytes) {
+  auto out = make_pipe();
+  auto err = make_pipe();
+  if (!out) return out.error();
+  if (!err) return err.error();
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, out->write.get(), 1);
+  posix_spawn_file_actions_adddup2(&actions, err->write.get(), 2);
+  auto args = c_strings(argv);
+  auto envp = c_strings(env);
+  pid_t pid = 0;
+  const int rc =
+      ::posix_spawn(&pid, argv.front().c_str(), &actions, nullptr, args.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) return Error{"cannot run " + argv.front() + ": " + errno_text(rc)};
+  out->write = Fd();
+  err->write = Fd();
+  ChildOutput output;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
+  const Status drained = drain(out->read, err->read, output, max_output_bytes, deadline);
+  if (!drained) ::kill(pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!drained) return Error{argv.front() + " " + drained.error().message};
+  output.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return output;
+}
+
+}  // namespace gcr

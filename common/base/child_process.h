@@ -1,0 +1,32 @@
+// Running a helper program that returns (the shim is static, so this is posix_spawn, not
+// Boost.Process): explicit argv and environment, stdout and stderr captured with a size cap,
+// killed after a timeout.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+
+namespace gcr {
+
+struct ChildOutput {
+  int exit_code = -1;  // -1 when killed by a signal
+  std::string out;
+  std::string err;
+};
+
+// The directories searched for programs after $PATH (and the PATH of the programs we start),
+// as runc's callers expect.
+inline constexpr const char* kStandardSearchPath =
+    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+// The environment of every program we start (helpers and injected hooks): a fixed PATH and
+// nothing else, never the caller's or a container's.
+[[nodiscard]] const std::vector<std::string>& minimal_environment();
+
+[[nodiscard]] Result<ChildOutput> run_child(const std::vector<std::string>& argv,
+                                            const std::vector<std::string>& env,
+                                            int timeout_seconds, std::size_t max_output_bytes);
+
+}  // namespace gcr

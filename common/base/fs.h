@@ -1,0 +1,75 @@
+// File-descriptor level file access: every fd O_CLOEXEC, reads bounded and limited to
+// regular files (a FIFO or device never hangs us), writes atomic (temp + fsync + rename).
+#pragma once
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "base/result.h"
+
+namespace gcr {
+
+// Owns one file descriptor.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(Fd&& other) noexcept : fd_(other.release()) {}
+  Fd& operator=(Fd&& other) noexcept;
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd();
+
+  [[nodiscard]] int get() const { return fd_; }
+  [[nodiscard]] bool valid() const { return fd_ >= 0; }
+  int release() {
+    const int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+// "<strerror(errno)>"
+[[nodiscard]] std::string errno_text(int err);
+
+// Opens a directory (following symlinks) read-only.
+[[nodiscard]] Result<Fd> open_directory(const std::string& path);
+
+// Reads a whole regular file, refusing other file types and files over max_bytes.
+// `follow` = false refuses a symlink at the last component.
+[[nodiscard]] Result<std::string> read_regular_file_at(int dirfd, const std::string& name,
+                                                       std::size_t max_bytes, bool follow);
+[[nodiscard]] Result<std::string> read_regular_file(const std::string& path, std::size_t max_bytes);
+
+// Reads everything from an fd (stdin of a hook), up to max_bytes.
+[[nodiscard]] Result<std::string> read_fd(int fd, std::size_t max_bytes);
+
+// mkdir -p (0755); existing directories are fine.
+[[nodiscard]] Status make_directories(const std::string& path);
+
+// Writes all of `data`, retrying short writes.
+[[nodiscard]] Status write_all(int fd, std::string_view data);
+
+struct FileOwner {
+  mode_t mode = 0644;
+  uid_t uid = static_cast<uid_t>(-1);  // -1: leave as created
+  gid_t gid = static_cast<gid_t>(-1);
+};
+
+// ".<name>.<16 random hex digits>.tmp": a name nobody can predict.
+[[nodiscard]] std::string temp_name_for(const std::string& name);
+
+// Replaces dirfd/name with `data`: a new file in the same directory
+// (O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC) with the given mode and owner, fsync, renameat over
+// the old name, fsync the directory. On failure the old file is untouched and the temp removed.
+[[nodiscard]] Status write_file_atomic_at(int dirfd, const std::string& name, std::string_view data,
+                                          const FileOwner& owner);
+
+}  // namespace gcr

@@ -1,0 +1,216 @@
+#include "config/config.h"
+
+#include <algorithm>
+#include <functional>
+
+#include "vocabulary/capabilities.h"
+#include "vocabulary/cdi_name.h"
+
+namespace gcr {
+namespace {
+
+enum class Type { kString, kBool, kStringList };
+
+struct Key {
+  const char* table;
+  const char* name;
+  Type type;
+  std::function<Status(Config&, const Json&)> set;
+};
+
+const char* type_phrase(Type type) {
+  switch (type) {
+    case Type::kString:
+      return "a string";
+    case Type::kBool:
+      return "true or false";
+    case Type::kStringList:
+      return "a list of strings";
+  }
+  return "";
+}
+
+bool has_type(const Json& v, Type type) {
+  switch (type) {
+    case Type::kString:
+      return v.is_string();
+    case Type::kBool:
+      return v.is_boolean();
+    case Type::kStringList:
+      return v.is_array() &&
+             std::all_of(v.begin(), v.end(), [](const Json& e) { return e.is_string(); });
+  }
+  return false;
+}
+
+Status require_absolute(const std::string& value) {
+  if (value.empty() || value.front() != '/') return Error{"must be an absolute path"};
+  return {};
+}
+
+Status require_absolute_each(const std::vector<std::string>& values) {
+  for (const auto& v : values) {
+    if (auto s = require_absolute(v); !s) return Error{"`" + v + "` " + s.error().message};
+  }
+  return {};
+}
+
+template <class T>
+std::function<Status(Config&, const Json&)> assign(T Config::*group, std::string T::*field,
+                                                   Status (*check)(const std::string&) = nullptr) {
+  return [group, field, check](Config& c, const Json& v) -> Status {
+    const auto& s = v.get_ref<const std::string&>();
+    if (check != nullptr) {
+      if (auto st = check(s); !st) return st;
+    }
+    (c.*group).*field = s;
+    return {};
+  };
+}
+
+template <class T>
+std::function<Status(Config&, const Json&)> assign(T Config::*group, bool T::*field) {
+  return [group, field](Config& c, const Json& v) -> Status {
+    (c.*group).*field = v.get<bool>();
+    return {};
+  };
+}
+
+template <class T>
+std::function<Status(Config&, const Json&)> assign(
+    T Config::*group, std::vector<std::string> T::*field,
+    Status (*check)(const std::vector<std::string>&) = nullptr) {
+  return [group, field, check](Config& c, const Json& v) -> Status {
+    auto list = v.get<std::vector<std::string>>();
+    if (check != nullptr) {
+      if (auto st = check(list); !st) return st;
+    }
+    (c.*group).*field = std::move(list);
+    return {};
+  };
+}
+
+Status check_runtimes(const std::vector<std::string>& runtimes) {
+  if (runtimes.empty()) return Error{"must name at least one runtime"};
+  if (std::any_of(runtimes.begin(), runtimes.end(), [](const auto& r) { return r.empty(); })) {
+    return Error{"must not contain an empty name"};
+  }
+  return {};
+}
+
+Status check_log_level(Config& c, const Json& v) {
+  const auto level = parse_log_level(v.get<std::string>());
+  if (!level) return Error{"must be one of error, warning, info, debug"};
+  c.runtime.log_level = *level;
+  return {};
+}
+
+Status check_log_file(const std::string& value) {
+  return value.empty() ? Status{} : require_absolute(value);
+}
+
+Status check_prefixes(const std::vector<std::string>& prefixes) {
+  if (std::any_of(prefixes.begin(), prefixes.end(), [](const auto& p) { return p.empty(); })) {
+    return Error{"must not contain an empty prefix"};
+  }
+  return {};
+}
+
+Status check_capabilities(const std::vector<std::string>& names) {
+  for (const auto& name : names) {
+    if (!capability_from_name(name)) return Error{"`" + name + "` is not a driver capability"};
+  }
+  return {};
+}
+
+Status check_kind(const std::string& kind) {
+  if (!is_valid_kind(kind)) return Error{"must be a CDI kind such as nvidia.com/gpu"};
+  return {};
+}
+
+Status check_mode(const std::string& mode) {
+  if (mode != "auto" && mode != "cdi") return Error{"must be auto or cdi"};
+  return {};
+}
+
+Status check_ldconfig(const std::string& value) {
+  if (value.size() < 2 || value[0] != '@' || value[1] != '/') {
+    return Error{
+        "must be '@' followed by an absolute host path; binaries from the container are "
+        "never run"};
+  }
+  return {};
+}
+
+const std::vector<Key>& keys() {
+  using C = Config;
+  static const std::vector<Key> table = {
+      {"runtime", "runtimes", Type::kStringList,
+       assign(&C::runtime, &C::Runtime::runtimes, check_runtimes)},
+      {"runtime", "log-file", Type::kString,
+       assign(&C::runtime, &C::Runtime::log_file, check_log_file)},
+      {"runtime", "log-level", Type::kString, check_log_level},
+      {"runtime", "state-dir", Type::kString,
+       assign(&C::runtime, &C::Runtime::state_dir, require_absolute)},
+      {"driver", "root", Type::kString, assign(&C::driver, &C::Driver::root, require_absolute)},
+      {"driver", "dev-root", Type::kString,
+       assign(&C::driver, &C::Driver::dev_root, require_absolute)},
+      {"requests", "accept-env-when-unprivileged", Type::kBool,
+       assign(&C::requests, &C::Requests::accept_env_when_unprivileged)},
+      {"requests", "accept-volume-mounts", Type::kBool,
+       assign(&C::requests, &C::Requests::accept_volume_mounts)},
+      {"requests", "annotation-prefixes", Type::kStringList,
+       assign(&C::requests, &C::Requests::annotation_prefixes, check_prefixes)},
+      {"requests", "supported-capabilities", Type::kStringList,
+       assign(&C::requests, &C::Requests::supported_capabilities, check_capabilities)},
+      {"requests", "disable-require", Type::kBool,
+       assign(&C::requests, &C::Requests::disable_require)},
+      {"requests", "mode", Type::kString, assign(&C::requests, &C::Requests::mode, check_mode)},
+      {"cdi", "spec-dirs", Type::kStringList,
+       assign(&C::cdi, &C::Cdi::spec_dirs, require_absolute_each)},
+      {"cdi", "default-kind", Type::kString, assign(&C::cdi, &C::Cdi::default_kind, check_kind)},
+      {"hooks", "ctk-path", Type::kString,
+       assign(&C::hooks, &C::Hooks::ctk_path, require_absolute)},
+      {"hooks", "ldconfig", Type::kString, assign(&C::hooks, &C::Hooks::ldconfig, check_ldconfig)},
+  };
+  return table;
+}
+
+const Key* find_key(const std::string& table, const std::string& name) {
+  for (const auto& key : keys()) {
+    if (table == key.table && name == key.name) return &key;
+  }
+  return nullptr;
+}
+
+bool is_table(const std::string& name) {
+  return std::any_of(keys().begin(), keys().end(), [&](const Key& k) { return name == k.table; });
+}
+
+Status apply_table(Config& config, const std::string& table, const Json& values) {
+  if (!values.is_object()) return Error{"`" + table + "` must be a table"};
+  for (const auto& [name, value] : values.items()) {
+    const std::string dotted = table + "." + name;
+    const Key* key = find_key(table, name);
+    if (key == nullptr) return Error{"unknown key `" + dotted + "`"};
+    if (!has_type(value, key->type)) {
+      return Error{"`" + dotted + "` must be " + type_phrase(key->type)};
+    }
+    if (auto s = key->set(config, value); !s) return Error{"`" + dotted + "` " + s.error().message};
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<Config> config_from_json(const Json& doc) {
+  if (!doc.is_object()) return Error{"the document must be a table of tables"};
+  Config config;
+  for (const auto& [table, values] : doc.items()) {
+    if (!is_table(table)) return Error{"unknown table `" + table + "`"};
+    if (auto s = apply_table(config, table, values); !s) return s.error();
+  }
+  return config;
+}
+
+}  // namespace gcr

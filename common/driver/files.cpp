@@ -1,0 +1,111 @@
+#include "driver/files.h"
+
+namespace gcr {
+namespace {
+
+const std::vector<std::string> kUtilityLibs = {"libnvidia-ml.so", "libnvidia-cfg.so",
+                                               "libnvidia-nscq.so"};
+const std::vector<std::string> kComputeLibs = {"libcuda.so",
+                                               "libcudadebugger.so",
+                                               "libnvidia-opencl.so",
+                                               "libnvidia-gpucomp.so",
+                                               "libnvidia-ptxjitcompiler.so",
+                                               "libnvidia-fatbinaryloader.so",
+                                               "libnvidia-allocator.so",
+                                               "libnvidia-compiler.so",
+                                               "libnvidia-pkcs11.so",
+                                               "libnvidia-pkcs11-openssl3.so",
+                                               "libnvidia-nvvm.so",
+                                               "libnvidia-tileiras.so"};
+const std::vector<std::string> kVideoLibs = {"libvdpau_nvidia.so", "libnvidia-encode.so",
+                                             "libnvidia-opticalflow.so", "libnvcuvid.so"};
+const std::vector<std::string> kGraphicsLibs = {
+    "libnvidia-eglcore.so",   "libnvidia-glcore.so", "libnvidia-tls.so",
+    "libnvidia-glsi.so",      "libnvidia-fbc.so",    "libnvidia-ifr.so",
+    "libnvidia-rtcore.so",    "libnvoptix.so",       "libGLX_nvidia.so",
+    "libEGL_nvidia.so",       "libGLESv2_nvidia.so", "libGLESv1_CM_nvidia.so",
+    "libnvidia-glvkspirv.so", "libnvidia-cbl.so"};
+const std::vector<std::string> kNgxLibs = {"libnvidia-ngx.so"};
+
+void add(std::vector<std::string>& to, const std::vector<std::string>& from) {
+  to.insert(to.end(), from.begin(), from.end());
+}
+
+}  // namespace
+
+bool needs_compute_libraries(const CapabilitySet& caps) {
+  return caps.has(Capability::kCompute) || caps.has(Capability::kVideo);
+}
+
+bool needs_graphics_libraries(const CapabilitySet& caps) {
+  return caps.has(Capability::kGraphics) || caps.has(Capability::kDisplay);
+}
+
+std::vector<std::string> library_prefixes(const CapabilitySet& caps) {
+  std::vector<std::string> out;
+  if (caps.has(Capability::kUtility)) add(out, kUtilityLibs);
+  if (needs_compute_libraries(caps)) add(out, kComputeLibs);
+  if (caps.has(Capability::kVideo)) add(out, kVideoLibs);
+  if (needs_graphics_libraries(caps)) add(out, kGraphicsLibs);
+  if (caps.has(Capability::kNgx)) add(out, kNgxLibs);
+  return out;
+}
+
+std::vector<std::string> binary_names(const CapabilitySet& caps) {
+  std::vector<std::string> out;
+  if (caps.has(Capability::kUtility)) {
+    add(out, {"nvidia-smi", "nvidia-debugdump", "nvidia-persistenced", "nv-fabricmanager"});
+  }
+  if (caps.has(Capability::kCompute))
+    add(out, {"nvidia-cuda-mps-control", "nvidia-cuda-mps-server"});
+  return out;
+}
+
+std::vector<IpcPath> ipc_paths(const CapabilitySet& caps) {
+  std::vector<IpcPath> out;
+  if (caps.has(Capability::kUtility)) {
+    for (const char* p :
+         {"/run/nvidia-persistenced/socket", "/var/run/nvidia-persistenced/socket",
+          "/run/nvidia-fabricmanager/socket", "/var/run/nvidia-fabricmanager/socket"}) {
+      out.push_back({p, false});
+    }
+  }
+  if (caps.has(Capability::kCompute)) out.push_back({"/tmp/nvidia-mps", true});
+  return out;
+}
+
+const std::vector<std::string>& graphics_config_names() {
+  static const std::vector<std::string> names = {
+      "glvnd/egl_vendor.d/10_nvidia.json",
+      "egl/egl_external_platform.d/09_nvidia_wayland2.json",
+      "egl/egl_external_platform.d/10_nvidia_wayland.json",
+      "egl/egl_external_platform.d/15_nvidia_gbm.json",
+      "egl/egl_external_platform.d/20_nvidia_xcb.json",
+      "egl/egl_external_platform.d/20_nvidia_xlib.json",
+      "vulkan/icd.d/nvidia_icd.json",
+      "vulkan/icd.d/nvidia_icd.x86_64.json",
+      "vulkan/icd.d/nvidia_layers.json",
+      "vulkan/implicit_layer.d/nvidia_layers.json",
+      "OpenCL/vendors/nvidia.icd",
+      "X11/xorg.conf.d/10-nvidia.conf",
+      "X11/xorg.conf.d/nvidia-drm-outputclass.conf",
+      "nvidia/nvoptix.bin",
+  };
+  return names;
+}
+
+const std::vector<std::string>& graphics_config_dirs() {
+  static const std::vector<std::string> dirs = {"/etc", "/usr/local/share", "/usr/share"};
+  return dirs;
+}
+
+const std::vector<LibraryLink>& library_links() {
+  static const std::vector<LibraryLink> links = {
+      {"libcuda.so", "libcuda.so.1", "libcuda.so"},
+      {"libnvidia-opticalflow.so", "libnvidia-opticalflow.so.1", "libnvidia-opticalflow.so"},
+      {"libGLX_nvidia.so", "libGLX_nvidia.so.@VERSION@", "libGLX_indirect.so.0"},
+  };
+  return links;
+}
+
+}  // namespace gcr

@@ -1,0 +1,463 @@
+#include "driver/host.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <set>
+
+#include "base/child_process.h"
+#include "base/fs.h"
+#include "base/text.h"
+#include "driver/files.h"
+#include "driver/root_path.h"
+
+namespace gcr {
+namespace {
+
+constexpr unsigned kNvidiaMajor = 195;
+constexpr unsigned kCtlMinor = 255;
+constexpr unsigned kModesetMinor = 254;
+constexpr unsigned kDrmMajor = 226;
+constexpr std::size_t kMaxProcFileBytes = 1 << 20;
+constexpr std::size_t kMaxLdCacheBytes = 64u << 20;
+
+const std::vector<std::string> kLibDirs64 = {"/usr/lib/x86_64-linux-gnu",
+                                             "/usr/lib/x86_64-linux-gnu/nvidia/current",
+                                             "/usr/lib64",
+                                             "/lib/x86_64-linux-gnu",
+                                             "/lib64",
+                                             "/usr/lib",
+                                             "/lib"};
+const std::vector<std::string> kLibDirs32 = {
+    "/usr/lib/i386-linux-gnu", "/usr/lib32", "/lib/i386-linux-gnu", "/lib32", "/usr/lib", "/lib"};
+
+std::vector<std::string> list_dir(const std::string& path) {
+  std::vector<std::string> names;
+  DIR* dir = ::opendir(path.c_str());
+  if (dir == nullptr) return names;
+  while (const dirent* e = ::readdir(dir)) {
+    const std::string name = e->d_name;
+    if (name != "." && name != "..") names.push_back(name);
+  }
+  ::closedir(dir);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// The ELF class and machine of a file: x86_64 -> k64, i386 -> k32.
+LibArch elf_arch(const std::string& host_path) {
+  Fd fd(::open(host_path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+  unsigned char header[20] = {};
+  if (!fd.valid() ||
+      ::read(fd.get(), header, sizeof header) != static_cast<ssize_t>(sizeof header) ||
+      std::memcmp(header,
+                  "\x7f"
+                  "ELF",
+                  4) != 0) {
+    return LibArch::kOther;
+  }
+  const unsigned machine = header[18] | (header[19] << 8);
+  if (header[4] == 2 && machine == 62) return LibArch::k64;
+  if (header[4] == 1 && machine == 3) return LibArch::k32;
+  return LibArch::kOther;
+}
+
+bool is_file_type(const std::string& host_path, mode_t type) {
+  struct stat st {};
+  return ::stat(host_path.c_str(), &st) == 0 && (st.st_mode & S_IFMT) == type;
+}
+
+// The driver root's ld.so.cache; nullopt when it has none.
+Result<std::optional<std::vector<LdCacheEntry>>> load_ld_cache(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0 && errno == ENOENT)
+    return std::optional<std::vector<LdCacheEntry>>();
+  auto data = read_regular_file(path, kMaxLdCacheBytes);
+  if (!data)
+    return Error{"cannot read the driver root's ld.so.cache: " + data.error().message + " (" +
+                 path + ")"};
+  auto entries = parse_ld_cache(*data);
+  if (!entries)
+    return Error{"cannot read the driver root's ld.so.cache: " + entries.error().message + " (" +
+                 path + ")"};
+  return std::optional<std::vector<LdCacheEntry>>(std::move(*entries));
+}
+
+}  // namespace
+
+DriverHost::DriverHost(Config::Driver roots, NodeStatFn stat)
+    : roots_(std::move(roots)), stat_(std::move(stat)) {}
+
+std::string DriverHost::dev_path(const std::string& in_root) const {
+  return join_root(roots_.dev_root, in_root);
+}
+std::string DriverHost::driver_path(const std::string& in_root) const {
+  return join_root(roots_.root, in_root);
+}
+
+Result<std::string> DriverHost::version() {
+  if (!version_) {
+    const std::string path = dev_path("/proc/driver/nvidia/version");
+    auto text = read_regular_file(path, kMaxProcFileBytes);
+    if (!text) {
+      version_ = Error{"NVIDIA driver not found: " + text.error().message + " (" + path + ")"};
+    } else if (auto v = parse_driver_version(*text); !v) {
+      version_ = Error{"cannot read the driver version: " + v.error().message + " (" + path + ")"};
+    } else {
+      version_ = *v;
+    }
+  }
+  return *version_;
+}
+
+Result<std::vector<Gpu>> DriverHost::gpus() {
+  if (gpus_) return *gpus_;
+  const std::string dir = dev_path("/proc/driver/nvidia/gpus");
+  std::vector<Gpu> found;
+  for (const auto& entry : list_dir(dir)) {
+    const std::string path = dir + "/" + entry + "/information";
+    auto text = read_regular_file(path, kMaxProcFileBytes);
+    if (!text) {
+      gpus_ = Error{"cannot read GPU information: " + text.error().message + " (" + path + ")"};
+      return *gpus_;
+    }
+    auto info = parse_gpu_information(*text);
+    if (!info) {
+      gpus_ = Error{"cannot read GPU information: " + info.error().message + " (" + path + ")"};
+      return *gpus_;
+    }
+    found.push_back(Gpu{0, info->model, info->uuid, info->bus, info->minor});
+  }
+  std::sort(found.begin(), found.end(), [](const Gpu& a, const Gpu& b) { return a.bus < b.bus; });
+  for (unsigned i = 0; i < found.size(); ++i) found[i].index = i;
+  gpus_ = found;
+  return *gpus_;
+}
+
+Result<std::map<std::string, unsigned>> DriverHost::char_majors() {
+  if (!majors_) {
+    const std::string path = dev_path("/proc/devices");
+    auto text = read_regular_file(path, kMaxProcFileBytes);
+    majors_ = text ? Result<std::map<std::string, unsigned>>(parse_char_majors(*text))
+                   : Result<std::map<std::string, unsigned>>(
+                         Error{text.error().message + " (" + path + ")"});
+  }
+  return *majors_;
+}
+
+Result<DeviceNode> DriverHost::checked_node(const std::string& name, unsigned expected_major) {
+  const std::string container_path = "/dev/" + name;
+  const std::string host_path = dev_path(container_path);
+  auto st = stat_(host_path);
+  if (!st) return Error{"missing device node: " + st.error().message};
+  if (st->type != 'c') return Error{"not a character device (" + host_path + ")"};
+  if (st->major != expected_major) {
+    return Error{"device node has major " + std::to_string(st->major) + ", expected " +
+                 std::to_string(expected_major) + " (" + host_path + ")"};
+  }
+  return node_from(container_path, *st);
+}
+
+DeviceNode DriverHost::node_from(const std::string& container_path, const NodeStat& st) const {
+  DeviceNode node;
+  node.path = container_path;
+  node.host_path = dev_path(container_path);
+  node.type = "c";
+  node.major = st.major;
+  node.minor = st.minor;
+  node.file_mode = st.permissions & 0777;
+  if (st.gid != 0) node.gid = st.gid;
+  return node;
+}
+
+std::vector<DeviceNode> DriverHost::char_nodes(const std::string& dir, const std::string& pattern) {
+  auto names = list_dir(dev_path(dir));
+  std::sort(names.begin(), names.end());
+  std::vector<DeviceNode> nodes;
+  for (const auto& name : names) {
+    if (::fnmatch(pattern.c_str(), name.c_str(), 0) != 0) continue;
+    const std::string container_path = dir + "/" + name;
+    auto st = stat_(dev_path(container_path));
+    if (st && st->type == 'c') nodes.push_back(node_from(container_path, *st));
+  }
+  return nodes;
+}
+
+Result<DeviceNode> DriverHost::gpu_node(const Gpu& gpu) {
+  auto node = checked_node("nvidia" + std::to_string(gpu.minor), kNvidiaMajor);
+  if (node && *node->minor != gpu.minor) {
+    return Error{"device node minor " + std::to_string(*node->minor) +
+                 " does not match GPU minor " + std::to_string(gpu.minor) + " (" + node->host_path +
+                 ")"};
+  }
+  return node;
+}
+
+Result<std::vector<DeviceNode>> DriverHost::drm_nodes(const Gpu& gpu) {
+  auto names = list_dir(dev_path("/sys/bus/pci/devices/" + gpu.bus.to_string() + "/drm"));
+  std::sort(names.begin(), names.end());
+  std::vector<DeviceNode> nodes;
+  for (const auto& name : names) {
+    if (name.rfind("card", 0) != 0 && name.rfind("renderD", 0) != 0) continue;
+    if (!stat_(dev_path("/dev/dri/" + name))) continue;
+    auto node = checked_node("dri/" + name, kDrmMajor);
+    if (!node) return node.error();
+    nodes.push_back(std::move(*node));
+  }
+  return nodes;
+}
+
+Result<std::vector<DeviceNode>> DriverHost::control_nodes(const CapabilitySet& caps) {
+  std::vector<DeviceNode> nodes;
+  auto ctl = checked_node("nvidiactl", kNvidiaMajor);
+  if (!ctl) return ctl.error();
+  if (*ctl->minor != kCtlMinor)
+    return Error{"nvidiactl has minor " + std::to_string(*ctl->minor) + ", expected 255"};
+  nodes.push_back(*ctl);
+  if (caps.has(Capability::kDisplay) && stat_(dev_path("/dev/nvidia-modeset"))) {
+    auto modeset = checked_node("nvidia-modeset", kNvidiaMajor);
+    if (!modeset) return modeset.error();
+    if (*modeset->minor != kModesetMinor)
+      return Error{"nvidia-modeset has minor " + std::to_string(*modeset->minor) +
+                   ", expected 254"};
+    nodes.push_back(*modeset);
+  }
+  if (!needs_compute_libraries(caps)) return nodes;
+  auto majors = char_majors();
+  const auto uvm =
+      majors ? majors->find("nvidia-uvm") : std::map<std::string, unsigned>::const_iterator();
+  if (!majors || uvm == majors->end()) return nodes;  // the UVM module is not loaded
+  for (const char* name : {"nvidia-uvm", "nvidia-uvm-tools"}) {
+    if (!stat_(dev_path(std::string("/dev/") + name))) continue;
+    auto node = checked_node(name, uvm->second);
+    if (!node) return node.error();
+    nodes.push_back(*node);
+  }
+  return nodes;
+}
+
+Result<DeviceNode> DriverHost::node_of_module(const std::string& name, const std::string& module) {
+  auto majors = char_majors();
+  if (!majors) return majors.error();
+  const auto major = majors->find(module);
+  if (major == majors->end())
+    return Error{"the " + module + " device is not listed in " + dev_path("/proc/devices")};
+  return checked_node(name, major->second);
+}
+
+Result<DeviceNode> DriverHost::cap_node(unsigned minor) {
+  return node_of_module("nvidia-caps/nvidia-cap" + std::to_string(minor), "nvidia-caps");
+}
+
+Result<DeviceNode> DriverHost::imex_channel_node(unsigned channel) {
+  auto node = node_of_module("nvidia-caps-imex-channels/channel" + std::to_string(channel),
+                             "nvidia-caps-imex-channels");
+  if (node && *node->minor != channel) {
+    return Error{"device node minor " + std::to_string(*node->minor) + " is not channel " +
+                 std::to_string(channel) + " (" + node->host_path + ")"};
+  }
+  return node;
+}
+
+Result<MigMinors> DriverHost::mig_minors() {
+  const std::string path = dev_path("/proc/driver/nvidia-caps/mig-minors");
+  auto text = read_regular_file(path, kMaxProcFileBytes);
+  if (!text)
+    return Error{"cannot read MIG capability minors: " + text.error().message + " (" + path + ")"};
+  auto minors = parse_mig_minors(*text);
+  if (!minors)
+    return Error{"cannot read MIG capability minors: " + minors.error().message + " (" + path +
+                 ")"};
+  return minors;
+}
+
+std::vector<MigInstance> DriverHost::mig_instances(const Gpu& gpu) {
+  std::vector<MigInstance> out;
+  const std::string dir =
+      dev_path("/proc/driver/nvidia/capabilities/gpu" + std::to_string(gpu.minor) + "/mig");
+  for (const auto& gi : list_dir(dir)) {
+    const auto gi_id =
+        gi.rfind("gi", 0) == 0 ? parse_decimal(std::string_view(gi).substr(2)) : std::nullopt;
+    if (!gi_id) continue;
+    for (const auto& ci : list_dir(dir + "/" + gi)) {
+      const auto ci_id =
+          ci.rfind("ci", 0) == 0 ? parse_decimal(std::string_view(ci).substr(2)) : std::nullopt;
+      if (ci_id)
+        out.push_back(MigInstance{static_cast<unsigned>(*gi_id), static_cast<unsigned>(*ci_id)});
+    }
+  }
+  return out;
+}
+
+Result<std::vector<DeviceNode>> DriverHost::mig_access_nodes(const Gpu& gpu,
+                                                             const MigInstance& instance) {
+  const std::string gi =
+      dev_path("/proc/driver/nvidia/capabilities/gpu" + std::to_string(gpu.minor) + "/mig/gi" +
+               std::to_string(instance.gpu_instance));
+  std::vector<DeviceNode> nodes;
+  for (const std::string& file :
+       {gi + "/access", gi + "/ci" + std::to_string(instance.compute_instance) + "/access"}) {
+    auto text = read_regular_file(file, kMaxProcFileBytes);
+    if (!text)
+      return Error{"cannot read a MIG capability: " + text.error().message + " (" + file + ")"};
+    auto minor = parse_cap_file_minor(*text);
+    if (!minor)
+      return Error{"cannot read a MIG capability: " + minor.error().message + " (" + file + ")"};
+    auto node = cap_node(*minor);
+    if (!node) return node.error();
+    nodes.push_back(std::move(*node));
+  }
+  return nodes;
+}
+
+Result<const std::vector<LdCacheEntry>*> DriverHost::ld_cache() {
+  if (!ld_cache_) ld_cache_ = load_ld_cache(driver_path("/etc/ld.so.cache"));
+  if (!ld_cache_->ok()) return ld_cache_->error();
+  const auto& entries = ld_cache_->value();
+  return entries ? &*entries : nullptr;
+}
+
+Result<std::vector<DriverLibrary>> DriverHost::libraries_from_cache(
+    const std::vector<std::string>& prefixes, LibArch arch, const std::string& version) {
+  auto cache = ld_cache();
+  if (!cache) return cache.error();
+  std::map<std::string, DriverLibrary> chosen;  // prefix -> the last acceptable entry
+  for (const auto& entry : **cache) {
+    if (entry.arch != arch) continue;
+    for (const auto& prefix : prefixes) {
+      if (entry.soname.rfind(prefix, 0) != 0) continue;
+      auto resolved = resolve_in_root(roots_.root, entry.path);
+      if (!resolved || basename_of(*resolved) != prefix + "." + version) continue;
+      if (!is_file_type(driver_path(*resolved), S_IFREG)) continue;
+      chosen[prefix] = DriverLibrary{{*resolved, driver_path(*resolved)}, prefix};
+    }
+  }
+  std::vector<DriverLibrary> out;
+  for (auto& [prefix, lib] : chosen) out.push_back(std::move(lib));
+  return out;
+}
+
+const DriverHost::Listing& DriverHost::listing(const std::string& in_root_dir) {
+  auto it = listings_.find(in_root_dir);
+  if (it != listings_.end()) return it->second;
+  Listing listing;
+  if (auto dir = resolve_in_root(roots_.root, in_root_dir)) {
+    listing.resolved = *dir == "/" ? "" : *dir;
+    for (auto& name : list_dir(driver_path(*dir))) listing.names.insert(std::move(name));
+  }
+  return listings_.emplace(in_root_dir, std::move(listing)).first->second;
+}
+
+std::optional<std::string> DriverHost::find_file(const std::string& in_root_dir,
+                                                 const std::string& name, struct stat& st) {
+  const Listing& dir = listing(in_root_dir);
+  if (dir.names.count(name) == 0) return std::nullopt;
+  std::string path = dir.resolved + "/" + name;
+  if (::lstat(driver_path(path).c_str(), &st) != 0) return std::nullopt;
+  if (!S_ISLNK(st.st_mode)) return path;
+  auto resolved = resolve_in_root(roots_.root, path);
+  if (!resolved || ::stat(driver_path(*resolved).c_str(), &st) != 0) return std::nullopt;
+  return *resolved;
+}
+
+std::vector<DriverLibrary> DriverHost::libraries_from_dirs(const std::vector<std::string>& prefixes,
+                                                           LibArch arch,
+                                                           const std::string& version) {
+  std::vector<DriverLibrary> out;
+  for (const auto& prefix : prefixes) {
+    for (const auto& dir : arch == LibArch::k64 ? kLibDirs64 : kLibDirs32) {
+      struct stat st {};
+      auto found = find_file(dir, prefix + "." + version, st);
+      if (!found || !S_ISREG(st.st_mode)) continue;
+      // /usr/lib and /lib hold either word size; the other directories hold one.
+      if ((dir == "/usr/lib" || dir == "/lib") && elf_arch(driver_path(*found)) != arch) continue;
+      out.push_back(DriverLibrary{{*found, driver_path(*found)}, prefix});
+      break;
+    }
+  }
+  return out;
+}
+
+Result<std::vector<DriverLibrary>> DriverHost::libraries(const CapabilitySet& caps, LibArch arch) {
+  auto v = version();
+  if (!v) return v.error();
+  const auto prefixes = library_prefixes(caps);
+  auto cache = ld_cache();
+  if (!cache) return cache.error();
+  auto libs = *cache != nullptr
+                  ? libraries_from_cache(prefixes, arch, *v)
+                  : Result<std::vector<DriverLibrary>>(libraries_from_dirs(prefixes, arch, *v));
+  if (!libs) return libs;
+  std::set<std::string> seen;
+  std::erase_if(*libs, [&](const DriverLibrary& l) { return !seen.insert(l.path).second; });
+  std::sort(libs->begin(), libs->end(),
+            [](const DriverLibrary& a, const DriverLibrary& b) { return a.path < b.path; });
+  return libs;
+}
+
+std::vector<HostFile> DriverHost::binaries(const CapabilitySet& caps) {
+  std::vector<HostFile> out;
+  for (const auto& name : binary_names(caps)) {
+    for (auto dir : split(std::string_view(kStandardSearchPath), ':')) {
+      struct stat st {};
+      auto found = find_file(std::string(dir), name, st);
+      if (!found || !S_ISREG(st.st_mode) || (st.st_mode & 0111) == 0) continue;
+      out.push_back(HostFile{std::string(dir) + "/" + name, driver_path(*found)});
+      break;
+    }
+  }
+  return out;
+}
+
+std::vector<HostFile> DriverHost::ipc_endpoints(const CapabilitySet& caps) {
+  std::vector<HostFile> out;
+  std::set<std::string> seen;
+  for (const auto& ipc : ipc_paths(caps)) {
+    auto file = driver_file(ipc.path, ipc.directory ? S_IFDIR : S_IFSOCK);
+    if (file && seen.insert(file->host_path).second) out.push_back(std::move(*file));
+  }
+  return out;
+}
+
+std::vector<HostFile> DriverHost::graphics_configs() const {
+  std::vector<HostFile> out;
+  for (const auto& name : graphics_config_names()) {
+    for (const auto& dir : graphics_config_dirs()) {
+      if (auto file = driver_file(dir + "/" + name, S_IFREG)) {
+        out.push_back(std::move(*file));
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+std::optional<HostFile> DriverHost::driver_file(const std::string& path, mode_t type) const {
+  auto resolved = resolve_in_root(roots_.root, path);
+  if (!resolved || !is_file_type(driver_path(*resolved), type)) return std::nullopt;
+  return HostFile{path, driver_path(*resolved)};
+}
+
+std::vector<HostFile> DriverHost::firmware() {
+  std::vector<HostFile> out;
+  auto v = version();
+  if (!v) return out;
+  auto dir = resolve_in_root(roots_.root, "/lib/firmware/nvidia/" + *v);
+  if (!dir) return out;
+  for (const auto& name : list_dir(driver_path(*dir))) {
+    const std::string path = *dir + "/" + name;
+    if (name.rfind("gsp", 0) == 0 && name.size() > 4 && name.substr(name.size() - 4) == ".bin" &&
+        is_file_type(driver_path(path), S_IFREG)) {
+      out.push_back(HostFile{path, driver_path(path)});
+    }
+  }
+  return out;
+}
+
+}  // namespace gcr

@@ -1,0 +1,131 @@
+// Discovery of the host's NVIDIA driver from [driver] root and dev-root: version, GPUs,
+// device nodes, libraries, binaries, IPC endpoints and firmware. Each question is answered
+// on demand and remembered, so a request only pays for what it needs.
+#pragma once
+
+#include <sys/stat.h>
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "base/node_stat.h"
+#include "base/result.h"
+#include "config/config.h"
+#include "driver/ldcache.h"
+#include "driver/proc.h"
+#include "edits/edits.h"
+#include "vocabulary/capabilities.h"
+
+namespace gcr {
+
+struct Gpu {
+  unsigned index = 0;  // position in PCI bus order, as NVML numbers GPUs
+  std::string model;
+  std::string uuid;
+  PciAddress bus;
+  unsigned minor = 0;
+};
+
+// A MIG instance (GPU instance, compute instance) that exists on a GPU.
+struct MigInstance {
+  unsigned gpu_instance = 0;
+  unsigned compute_instance = 0;
+  bool operator==(const MigInstance&) const = default;
+};
+
+// A host file injected at `path` inside the container.
+struct HostFile {
+  std::string path;       // in-root path, which is also the container path
+  std::string host_path;  // where it is on the host
+};
+
+struct DriverLibrary : HostFile {
+  std::string prefix;  // the capability list entry it satisfies ("libcuda.so")
+};
+
+class DriverHost {
+ public:
+  DriverHost(Config::Driver roots, NodeStatFn stat);
+
+  [[nodiscard]] const Config::Driver& roots() const { return roots_; }
+
+  [[nodiscard]] Result<std::string> version();
+  [[nodiscard]] Result<std::vector<Gpu>> gpus();
+
+  // /dev/nvidia<minor> of a GPU, checked against the host node (char device, major 195).
+  [[nodiscard]] Result<DeviceNode> gpu_node(const Gpu& gpu);
+  // /dev/dri/card* and /dev/dri/renderD* of a GPU, as sysfs lists them (dev-root
+  // sys/bus/pci/devices/<bus>/drm), checked against the host (char device, major 226). None
+  // when the GPU has no DRM device (nvidia-drm not loaded); listed nodes absent from /dev skipped.
+  [[nodiscard]] Result<std::vector<DeviceNode>> drm_nodes(const Gpu& gpu);
+  // nvidiactl always; nvidia-uvm and nvidia-uvm-tools with compute libraries; nvidia-modeset
+  // with display. Optional nodes that are absent are skipped.
+  [[nodiscard]] Result<std::vector<DeviceNode>> control_nodes(const CapabilitySet& caps);
+  // /dev/nvidia-caps/nvidia-cap<minor>, checked against the nvidia-caps major.
+  [[nodiscard]] Result<DeviceNode> cap_node(unsigned minor);
+  // /dev/nvidia-caps-imex-channels/channel<N>: its major the one /proc/devices lists for
+  // nvidia-caps-imex-channels, its minor N.
+  [[nodiscard]] Result<DeviceNode> imex_channel_node(unsigned channel);
+  // proc/driver/nvidia-caps/mig-minors: which cap minor stands for what.
+  [[nodiscard]] Result<MigMinors> mig_minors();
+  // The MIG instances proc/driver/nvidia/capabilities/gpu<minor>/mig lists for a GPU.
+  [[nodiscard]] std::vector<MigInstance> mig_instances(const Gpu& gpu);
+  // The access-capability nodes of one instance (GPU instance, then compute instance).
+  [[nodiscard]] Result<std::vector<DeviceNode>> mig_access_nodes(const Gpu& gpu,
+                                                                 const MigInstance& instance);
+
+  // The character device nodes in dev-root's `dir` whose names match the fnmatch(3)
+  // `pattern`, sorted by name; entries of other types (symlinks too) are left out.
+  [[nodiscard]] std::vector<DeviceNode> char_nodes(const std::string& dir,
+                                                   const std::string& pattern);
+
+  [[nodiscard]] Result<std::vector<DriverLibrary>> libraries(const CapabilitySet& caps,
+                                                             LibArch arch);
+  [[nodiscard]] std::vector<HostFile> binaries(const CapabilitySet& caps);
+  [[nodiscard]] std::vector<HostFile> ipc_endpoints(const CapabilitySet& caps);
+  [[nodiscard]] std::vector<HostFile> firmware();
+  // The graphics configuration files: each name's first copy in the driver root's
+  // graphics_config_dirs().
+  [[nodiscard]] std::vector<HostFile> graphics_configs() const;
+  // A file of `type` (S_IFREG, S_IFDIR, S_IFSOCK) at `path` in the driver root, if there is
+  // one: injected at `path`, from the host file its symlinks (resolved inside the root) lead to.
+  [[nodiscard]] std::optional<HostFile> driver_file(const std::string& path, mode_t type) const;
+
+  // Where dev-root's files are, for messages and for tools that read them directly.
+  [[nodiscard]] std::string dev_path(const std::string& in_root) const;
+  [[nodiscard]] std::string driver_path(const std::string& in_root) const;
+
+ private:
+  Result<std::map<std::string, unsigned>> char_majors();
+  // An in-root directory resolved inside the root and listed, once.
+  struct Listing {
+    std::string resolved;  // in-root path without symlinks; "" for the root
+    std::set<std::string> names;
+  };
+  const Listing& listing(const std::string& in_root_dir);
+  // The in-root path of `name` in `in_root_dir` with symlinks resolved, and its stat.
+  std::optional<std::string> find_file(const std::string& in_root_dir, const std::string& name,
+                                       struct stat& st);
+  Result<DeviceNode> checked_node(const std::string& name, unsigned expected_major);
+  DeviceNode node_from(const std::string& container_path, const NodeStat& st) const;
+  // checked_node with the major /proc/devices lists for `module`.
+  Result<DeviceNode> node_of_module(const std::string& name, const std::string& module);
+  Result<const std::vector<LdCacheEntry>*> ld_cache();
+  Result<std::vector<DriverLibrary>> libraries_from_cache(const std::vector<std::string>& prefixes,
+                                                          LibArch arch, const std::string& version);
+  std::vector<DriverLibrary> libraries_from_dirs(const std::vector<std::string>& prefixes,
+                                                 LibArch arch, const std::string& version);
+
+  Config::Driver roots_;
+  NodeStatFn stat_;
+  std::optional<Result<std::string>> version_;
+  std::optional<Result<std::vector<Gpu>>> gpus_;
+  std::optional<Result<std::map<std::string, unsigned>>> majors_;
+  std::optional<Result<std::optional<std::vector<LdCacheEntry>>>> ld_cache_;
+  std::map<std::string, Listing> listings_;
+};
+
+}  // namespace gcr

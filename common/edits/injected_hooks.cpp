@@ -1,0 +1,57 @@
+#include "edits/injected_hooks.h"
+
+#include <algorithm>
+
+#include "base/child_process.h"
+#include "base/text.h"
+
+namespace gcr {
+namespace {
+
+Hook ctk_hook(const Config::Hooks& hooks, std::vector<std::string> args) {
+  args.insert(args.begin(), {"gpu-ctk", "hook"});
+  return Hook{"createContainer", hooks.ctk_path, std::move(args), minimal_environment(),
+              kHookTimeoutSeconds};
+}
+
+bool is_legacy_nvidia_hook(const Json& hook) {
+  const std::string name = basename_of(hook.value("path", ""));
+  return name == "nvidia-container-runtime-hook" || name == "nvidia-container-toolkit";
+}
+
+bool is_our_hook(const Json& hook, const Config::Hooks& hooks) {
+  if (hook.value("path", "") != hooks.ctk_path) return false;
+  const auto args = hook.find("args");
+  return args != hook.end() && args->is_array() && args->size() >= 2 && (*args)[1] == "hook";
+}
+
+}  // namespace
+
+Hook create_symlinks_hook(const Config::Hooks& hooks, const std::vector<std::string>& links) {
+  std::vector<std::string> args{"create-symlinks"};
+  for (const auto& link : links) args.insert(args.end(), {"--link", link});
+  return ctk_hook(hooks, std::move(args));
+}
+
+Hook update_ldcache_hook(const Config::Hooks& hooks, const std::vector<std::string>& folders) {
+  std::vector<std::string> args{"update-ldcache", "--ldconfig-path", hooks.ldconfig};
+  for (const auto& folder : folders) args.insert(args.end(), {"--folder", folder});
+  return ctk_hook(hooks, std::move(args));
+}
+
+void remove_superseded_hooks(Json& spec, const Config::Hooks& hooks) {
+  const auto all = spec.find("hooks");
+  if (all == spec.end() || !all->is_object()) return;
+  for (auto& [kind, list] : all->items()) {
+    if (!list.is_array()) continue;
+    const bool prestart = kind == "prestart";
+    list.erase(std::remove_if(list.begin(), list.end(),
+                              [&](const Json& h) {
+                                return (prestart && is_legacy_nvidia_hook(h)) ||
+                                       is_our_hook(h, hooks);
+                              }),
+               list.end());
+  }
+}
+
+}  // namespace gcr

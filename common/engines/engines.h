@@ -1,0 +1,59 @@
+// gpu-ctk runtime configure: registering gpu-container-runtime with Docker, containerd and
+// CRI-O. Planning is pure (existing file contents in, file changes out) so every engine's
+// rules are testable; applying writes atomically and keeps a .bak of each rewritten file.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+
+namespace gcr {
+
+struct ConfigureOptions {
+  std::string engine;                  // docker | containerd | crio
+  std::string config_path;             // the engine's main configuration file
+  std::optional<std::string> drop_in;  // containerd/CRI-O drop-in file (default: beside the config)
+  std::string runtime_name = "nvidia";
+  std::string runtime_path = "/usr/bin/gpu-container-runtime";
+  std::vector<std::string> runtime_args;  // docker runtimeArgs (e.g. --gpu-config=FILE)
+  bool set_as_default = false;
+  bool cdi = false;
+  bool remove = false;
+};
+
+// One file's new content; nullopt content means the file is deleted.
+struct FileChange {
+  std::string path;
+  std::optional<std::string> content;
+};
+
+struct ExistingFile {
+  std::string path;
+  std::optional<std::string> content;  // nullopt: the file does not exist
+};
+
+// The default main configuration file of an engine.
+[[nodiscard]] std::string default_engine_config(const std::string& engine);
+// The drop-in a containerd/CRI-O configuration uses (options.drop_in or its default).
+[[nodiscard]] std::string drop_in_path(const ConfigureOptions& options);
+
+// Changes that make the files say what `options` asks; files already saying it are not
+// listed (running twice changes nothing). A malformed existing file is an error naming it.
+[[nodiscard]] Result<std::vector<FileChange>> plan_docker(const ConfigureOptions& options,
+                                                          const ExistingFile& daemon_json);
+[[nodiscard]] Result<std::vector<FileChange>> plan_containerd(const ConfigureOptions& options,
+                                                              const ExistingFile& config,
+                                                              const ExistingFile& drop_in);
+[[nodiscard]] Result<std::vector<FileChange>> plan_crio(const ConfigureOptions& options,
+                                                        const ExistingFile& drop_in);
+
+// Reads a file for planning (missing is not an error).
+[[nodiscard]] Result<ExistingFile> read_existing(const std::string& path);
+
+// Writes each change atomically (parent directories created), after copying a file that is
+// rewritten to <path>.bak. Deleted files (our own drop-ins) get no backup.
+[[nodiscard]] Status apply_changes(const std::vector<FileChange>& changes);
+
+}  // namespace gcr

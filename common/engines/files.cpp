@@ -1,0 +1,77 @@
+// Reading and writing engine configuration files for gpu-ctk runtime configure.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "base/fs.h"
+#include "base/text.h"
+#include "engines/engines.h"
+
+namespace gcr {
+namespace {
+
+constexpr std::size_t kMaxEngineConfigBytes = 16u << 20;
+
+mode_t mode_of(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? (st.st_mode & 07777) : 0644;
+}
+
+Status write_one(const FileChange& change) {
+  const std::string dir = dirname_of(change.path);
+  if (auto s = make_directories(dir); !s) return s;
+  auto dirfd = open_directory(dir);
+  if (!dirfd) return dirfd.error();
+  const std::string name = basename_of(change.path);
+  auto existing = read_existing(change.path);
+  if (!existing) return existing.error();
+  if (existing->content && change.content) {
+    auto backup = write_file_atomic_at(dirfd->get(), name + ".bak", *existing->content,
+                                       FileOwner{mode_of(change.path)});
+    if (!backup) return backup.error().wrap("cannot back up " + change.path);
+  }
+  if (!change.content) {
+    if (::unlinkat(dirfd->get(), name.c_str(), 0) != 0 && errno != ENOENT) {
+      return Error{"cannot remove " + change.path + ": " + errno_text(errno)};
+    }
+    return {};
+  }
+  auto written =
+      write_file_atomic_at(dirfd->get(), name, *change.content, FileOwner{mode_of(change.path)});
+  if (!written) return written.error().wrap("cannot write " + change.path);
+  return {};
+}
+
+}  // namespace
+
+Result<ExistingFile> read_existing(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0 && errno == ENOENT) return ExistingFile{path, std::nullopt};
+  auto text = read_regular_file(path, kMaxEngineConfigBytes);
+  if (!text) return Error{"cannot read " + path + ": " + text.error().message};
+  return ExistingFile{path, std::move(*text)};
+}
+
+Status apply_changes(const std::vector<FileChange>& changes) {
+  for (const auto& change : changes) {
+    if (auto s = write_one(change); !s) return s;
+  }
+  return {};
+}
+
+std::string default_engine_config(const std::string& engine) {
+  if (engine == "docker") return "/etc/docker/daemon.json";
+  if (engine == "containerd") return "/etc/containerd/config.toml";
+  return "/etc/crio/crio.conf";
+}
+
+std::string drop_in_path(const ConfigureOptions& options) {
+  if (options.drop_in) return *options.drop_in;
+  const std::string dir = dirname_of(options.config_path);
+  if (options.engine == "crio") return dir + "/crio.conf.d/99-gpu-container-runtime.conf";
+  return dir + "/conf.d/99-gpu-container-runtime.toml";
+}
+
+}  // namespace gcr

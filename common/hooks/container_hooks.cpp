@@ -1,0 +1,119 @@
+#include "hooks/container_hooks.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "base/text.h"
+#include "hooks/ldconfig_sandbox.h"
+
+namespace gcr {
+namespace {
+
+bool is_clean_absolute(const std::string& path) {
+  if (path.empty() || path.front() != '/' || path == "/") return false;
+  for (auto part : split(std::string_view(path).substr(1), '/')) {
+    if (part.empty() || part == "." || part == "..") return false;
+  }
+  return true;
+}
+
+Status write_drop_in(const RootFs& root, const std::vector<std::string>& folders) {
+  auto dir = root.make_dirs("/etc/ld.so.conf.d");
+  if (!dir) return dir.error();
+  std::string content =
+      "# Written by gpu-container-runtime: driver libraries injected into this container.\n";
+  for (const auto& f : folders) content += f + "\n";
+  if (auto s = write_file_atomic_at(dir->get(), kLdConfigDropIn, content, FileOwner{}); !s) {
+    return s.error().wrap("cannot write /etc/ld.so.conf.d/" + std::string(kLdConfigDropIn));
+  }
+  return {};
+}
+
+// Creates /etc/ld.so.conf including the drop-in directory when the image has none.
+Status ensure_ld_so_conf(const RootFs& root) {
+  auto etc = root.make_dirs("/etc");
+  if (!etc) return etc.error();
+  struct stat st {};
+  if (::fstatat(etc->get(), "ld.so.conf", &st, AT_SYMLINK_NOFOLLOW) == 0) return {};
+  const std::string temp = temp_name_for("ld.so.conf");
+  Fd fd(::openat(etc->get(), temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                 0644));
+  if (!fd.valid()) return Error{"cannot create /etc/ld.so.conf: " + errno_text(errno)};
+  Status written = write_all(fd.get(), "include /etc/ld.so.conf.d/*.conf\n");
+  if (written && ::fsync(fd.get()) != 0) written = Error{errno_text(errno)};
+  // RENAME_NOREPLACE: a file that appeared meanwhile is kept.
+  if (written &&
+      ::renameat2(etc->get(), temp.c_str(), etc->get(), "ld.so.conf", RENAME_NOREPLACE) != 0 &&
+      errno != EEXIST) {
+    written = Error{errno_text(errno)};
+  }
+  ::unlinkat(etc->get(), temp.c_str(), 0);
+  if (!written) return written.error().wrap("cannot create /etc/ld.so.conf");
+  return {};
+}
+
+Status create_one_symlink(const RootFs& root, const std::string& spec) {
+  const auto sep = spec.find("::");
+  if (sep == std::string::npos || sep == 0)
+    return Error{"`" + printable(spec) + "` is not <target>::<link>"};
+  const std::string target = spec.substr(0, sep);
+  const std::string link = spec.substr(sep + 2);
+  if (!is_clean_absolute(link))
+    return Error{"link `" + printable(link) + "` must be an absolute path without `..`"};
+  const auto slash = link.rfind('/');
+  const std::string name = link.substr(slash + 1);
+  auto dir = root.make_dirs(slash == 0 ? "/" : link.substr(0, slash));
+  if (!dir) return dir.error();
+  char existing[4096];
+  const ssize_t n = ::readlinkat(dir->get(), name.c_str(), existing, sizeof existing);
+  if (n >= 0 && std::string(existing, static_cast<std::size_t>(n)) == target) return {};
+  const std::string temp = temp_name_for(name);
+  if (::symlinkat(target.c_str(), dir->get(), temp.c_str()) != 0) {
+    return Error{"cannot create " + link + ": " + errno_text(errno)};
+  }
+  if (::renameat(dir->get(), temp.c_str(), dir->get(), name.c_str()) != 0) {
+    const int err = errno;
+    ::unlinkat(dir->get(), temp.c_str(), 0);
+    return Error{"cannot create " + link + ": " + errno_text(err)};
+  }
+  return {};
+}
+
+// Debian-derived hosts that wrap ldconfig in a script keep the real binary as ldconfig.real.
+std::string host_ldconfig(const std::string& path) {
+  struct stat st {};
+  const std::string real = path + ".real";
+  return ::stat(real.c_str(), &st) == 0 && S_ISREG(st.st_mode) ? real : path;
+}
+
+}  // namespace
+
+Status update_ldcache(const RootFs& root, const std::vector<std::string>& folders,
+                      const std::string& ldconfig_spec) {
+  if (ldconfig_spec.size() < 2 || ldconfig_spec.front() != '@' || ldconfig_spec[1] != '/') {
+    return Error{"ldconfig `" + printable(ldconfig_spec) +
+                 "` must be '@' and a host path: binaries from the container are never run"};
+  }
+  for (const auto& f : folders) {
+    if (!is_clean_absolute(f))
+      return Error{"folder `" + printable(f) + "` must be an absolute path without `..`"};
+  }
+  if (auto s = ensure_ld_so_conf(root); !s) return s;
+  if (!folders.empty()) {
+    if (auto s = write_drop_in(root, folders); !s) return s;
+  }
+  return run_ldconfig_in_rootfs(
+      LdconfigJob{host_ldconfig(ldconfig_spec.substr(1)), root.path(), folders});
+}
+
+Status create_symlinks(const RootFs& root, const std::vector<std::string>& links) {
+  for (const auto& link : links) {
+    if (auto s = create_one_symlink(root, link); !s) return s;
+  }
+  return {};
+}
+
+}  // namespace gcr

@@ -1,0 +1,186 @@
+#include "hooks/rootfs.h"
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <deque>
+#include <vector>
+
+#include "base/text.h"
+
+namespace gcr {
+namespace {
+
+constexpr int kSymlinkBudget = 40;
+constexpr int kEagainRetries = 32;
+
+std::atomic<bool> openat2_missing{false};
+
+std::string relative(const std::string& path) {
+  const auto cleaned = path.find_first_not_of('/');
+  return cleaned == std::string::npos ? "." : path.substr(cleaned);
+}
+
+// openat2 inside the root; returns 0 or an errno (ENOSYS when the kernel lacks openat2).
+int resolve_openat2(int root, const std::string& path, int flags, Fd& out) {
+  if (openat2_missing.load()) return ENOSYS;
+  open_how how{};
+  how.flags = static_cast<std::uint64_t>(flags | O_CLOEXEC);
+  how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
+  for (int attempt = 0; attempt < kEagainRetries; ++attempt) {
+    const long fd = ::syscall(SYS_openat2, root, relative(path).c_str(), &how, sizeof how);
+    if (fd >= 0) {
+      out = Fd(static_cast<int>(fd));
+      return 0;
+    }
+    if (errno == ENOSYS) openat2_missing = true;
+    if (errno != EAGAIN) return errno;
+  }
+  return EAGAIN;
+}
+
+void push_front_components(std::deque<std::string>& todo, std::string_view path) {
+  const auto parts = split(path, '/');
+  for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
+    if (!it->empty() && *it != ".") todo.emplace_front(*it);
+  }
+}
+
+Result<std::string> read_link_at(int dir, const std::string& name) {
+  std::string target(4096, '\0');
+  const ssize_t n = ::readlinkat(dir, name.c_str(), target.data(), target.size());
+  if (n < 0) return Error{errno_text(errno)};
+  target.resize(static_cast<std::size_t>(n));
+  return target;
+}
+
+// The component walk for kernels without openat2: each step is openat(O_PATH|O_NOFOLLOW)
+// relative to a directory fd already known to be inside the root; symlinks are read and
+// their targets walked the same way (absolute ones from the root); ".." never leaves it.
+int resolve_by_walk(int root, const std::string& path, int flags, Fd& out) {
+  std::vector<Fd> stack;
+  stack.emplace_back(::openat(root, ".", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!stack.back().valid()) return errno;
+  struct stat root_st {};
+  if (::fstat(stack.back().get(), &root_st) != 0) return errno;
+  std::deque<std::string> todo;
+  push_front_components(todo, path);
+  int budget = kSymlinkBudget;
+  std::string last_name = ".";
+  while (!todo.empty()) {
+    const std::string part = std::move(todo.front());
+    todo.pop_front();
+    if (part == "..") {
+      if (stack.size() > 1) stack.pop_back();
+      last_name = ".";
+      continue;
+    }
+    Fd next(::openat(stack.back().get(), part.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    if (!next.valid()) return errno;
+    struct stat st {};
+    if (::fstat(next.get(), &st) != 0) return errno;
+    // Another filesystem (a volume, procfs, sysfs) is not the image's: like RESOLVE_NO_XDEV.
+    if (st.st_dev != root_st.st_dev) return EXDEV;
+    if (S_ISLNK(st.st_mode)) {
+      if (--budget < 0) return ELOOP;
+      auto target = read_link_at(stack.back().get(), part);
+      if (!target) return EIO;
+      if (!target->empty() && target->front() == '/') stack.resize(1);
+      push_front_components(todo, *target);
+      last_name = ".";
+      continue;
+    }
+    if (!todo.empty() && !S_ISDIR(st.st_mode)) return ENOTDIR;
+    if (todo.empty()) {
+      last_name = part;
+      break;
+    }
+    stack.push_back(std::move(next));
+  }
+  // Re-open the final component for real from its parent, never following a symlink that
+  // may have been swapped in meanwhile.
+  const int parent = stack.back().get();
+  const int final_flags = flags | O_CLOEXEC | (last_name == "." ? 0 : O_NOFOLLOW);
+  out = Fd(::openat(parent, last_name.c_str(), final_flags));
+  return out.valid() ? 0 : errno;
+}
+
+}  // namespace
+
+Result<RootFs> RootFs::open(const std::string& path, Resolver resolver) {
+  Fd fd(::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!fd.valid())
+    return Error{"cannot open the container rootfs: " + errno_text(errno) + " (" + path + ")"};
+  return RootFs(std::move(fd), path, resolver);
+}
+
+int RootFs::walk(const std::string& path, int flags, Fd& out) const {
+  const int err =
+      resolver_ == Resolver::kFallback ? ENOSYS : resolve_openat2(root_.get(), path, flags, out);
+  return err == ENOSYS ? resolve_by_walk(root_.get(), path, flags, out) : err;
+}
+
+Result<Fd> RootFs::open_at(const std::string& path, int flags) const {
+  Fd out;
+  if (const int err = walk(path, flags, out); err != 0) {
+    return Error{errno_text(err) + " (" + path + " in " + path_ + ")"};
+  }
+  return out;
+}
+
+Result<Fd> RootFs::make_dirs(const std::string& path) const {
+  return make_dirs(path, kSymlinkBudget);
+}
+
+// Creates missing components one at a time, each with mkdirat on a directory fd already
+// resolved inside the root. A dangling symlink on the way is followed (inside the root) and
+// its target created, as the path's owner meant; the budget stops loops.
+Result<Fd> RootFs::make_dirs(const std::string& path, int budget) const {
+  if (budget < 0) return Error{"too many levels of symbolic links (" + path + " in " + path_ + ")"};
+  const auto parts = split(path, '/');
+  std::string prefix;
+  Fd current(::openat(root_.get(), ".", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!current.valid()) return Error{errno_text(errno) + " (" + path_ + ")"};
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const std::string name(parts[i]);
+    if (name.empty() || name == ".") continue;
+    const std::string parent = prefix;
+    prefix += "/" + name;
+    Fd existing;
+    const int err = walk(prefix, O_PATH | O_DIRECTORY, existing);
+    if (err == 0) {
+      current = std::move(existing);
+      continue;
+    }
+    if (err != ENOENT || name == "..")
+      return Error{errno_text(err) + " (" + prefix + " in " + path_ + ")"};
+    struct stat st {};
+    if (::fstatat(current.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        S_ISLNK(st.st_mode)) {
+      auto target = read_link_at(current.get(), name);
+      if (!target) return Error{target.error().message + " (" + prefix + " in " + path_ + ")"};
+      std::string rest;
+      for (std::size_t j = i + 1; j < parts.size(); ++j) rest += "/" + std::string(parts[j]);
+      const std::string base = !target->empty() && target->front() == '/' ? "" : parent + "/";
+      return make_dirs(base + *target + rest, budget - 1);
+    }
+    if (::mkdirat(current.get(), name.c_str(), 0755) != 0 && errno != EEXIST) {
+      return Error{"cannot create " + prefix + ": " + errno_text(errno) + " (in " + path_ + ")"};
+    }
+    Fd created(
+        ::openat(current.get(), name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!created.valid())
+      return Error{"cannot use " + prefix + ": " + errno_text(errno) + " (in " + path_ + ")"};
+    current = std::move(created);
+  }
+  Fd dir(::openat(current.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!dir.valid()) return Error{errno_text(errno) + " (" + path + " in " + path_ + ")"};
+  return dir;
+}
+
+}  // namespace gcr

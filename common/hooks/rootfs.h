@@ -1,0 +1,48 @@
+// File work inside a container rootfs that the image cannot turn against the host: the root
+// is opened once, paths are resolved with openat2(RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS |
+// RESOLVE_NO_XDEV) (absolute symlinks and ".." stay inside the root, and no path leaves the
+// rootfs' own mount for a volume, procfs or sysfs), and everything after that is done with
+// *at() calls on the resulting fds. Kernels without openat2 get a component-by-component
+// walk (O_PATH|O_NOFOLLOW, readlinkat, ".." clamped at the root, the root's device only).
+#pragma once
+
+#include <string>
+
+#include "base/fs.h"
+#include "base/result.h"
+
+namespace gcr {
+
+enum class Resolver { kAuto, kFallback };
+
+class RootFs {
+ public:
+  // Opens `path` (a directory) as the root.
+  [[nodiscard]] static Result<RootFs> open(const std::string& path,
+                                           Resolver resolver = Resolver::kAuto);
+
+  [[nodiscard]] const std::string& path() const { return path_; }
+  [[nodiscard]] int fd() const { return root_.get(); }
+
+  // Opens the existing in-root `path` (symlinks followed inside the root) with `flags`
+  // (O_CLOEXEC is always added).
+  [[nodiscard]] Result<Fd> open_at(const std::string& path, int flags) const;
+
+  // Opens the in-root directory `path` for *at() calls, creating missing components (0755),
+  // including the in-root targets of dangling symlinks on the way. A component that exists
+  // but is not a directory (or a symlink to one) is an error.
+  [[nodiscard]] Result<Fd> make_dirs(const std::string& path) const;
+
+ private:
+  RootFs(Fd root, std::string path, Resolver resolver)
+      : root_(std::move(root)), path_(std::move(path)), resolver_(resolver) {}
+  Result<Fd> make_dirs(const std::string& path, int budget) const;
+  // 0 or an errno.
+  int walk(const std::string& path, int flags, Fd& out) const;
+
+  Fd root_;
+  std::string path_;
+  Resolver resolver_;
+};
+
+}  // namespace gcr

@@ -1,0 +1,55 @@
+#include "injection/create.h"
+
+#include "base/node_stat.h"
+#include "driver/host.h"
+#include "driver/probe.h"
+#include "injection/gpu_injection.h"
+#include "oci/spec_io.h"
+#include "oci/spec_view.h"
+#include "request/request.h"
+
+namespace gcr {
+namespace {
+
+std::size_t array_size(const Json& spec, const Json::json_pointer& at) {
+  return spec.contains(at) && spec.at(at).is_array() ? spec.at(at).size() : 0;
+}
+
+std::string summary(const GpuRequest& request, const Json& spec) {
+  return "GPU request (" + request.capabilities.to_string() + "): spec now has " +
+         std::to_string(array_size(spec, Json::json_pointer("/linux/devices"))) + " devices and " +
+         std::to_string(array_size(spec, Json::json_pointer("/mounts"))) + " mounts";
+}
+
+}  // namespace
+
+Status prepare_container(const RuncArgs& runc, const Config& config, const Logger& logger) {
+  auto bundle = read_bundle_spec(runc.bundle);
+  if (!bundle) return bundle.error();
+  auto view = view_spec(bundle->spec);
+  if (!view) {
+    // We cannot read the request the way runc reads the spec, so we grant nothing: runc gets
+    // the bundle untouched and judges the spec itself.
+    logger.warning(view.error().message + " (" + bundle->path +
+                   "): no GPU given, spec left untouched");
+    return {};
+  }
+  auto request = read_gpu_request(*view, config, logger);
+  if (!request) return request.error().wrap("cannot give the container its GPUs");
+  if (!*request) {
+    logger.debug("no GPU requested; " + bundle->path + " left untouched");
+    return {};
+  }
+  DriverHost host(config.driver, lstat_node);
+  CtkProbe probe(config);
+  CtkCdiResolver cdi(config);
+  const NodeStatFn stat = lstat_node;
+  auto edited = inject_gpus(bundle->spec, **request, config,
+                            InjectionSources{host, probe, cdi, stat, logger});
+  if (!edited) return edited.error().wrap("cannot give the container its GPUs");
+  if (auto s = write_bundle_spec(*bundle, *edited); !s) return s;
+  logger.info(summary(**request, *edited));
+  return {};
+}
+
+}  // namespace gcr

@@ -1,0 +1,101 @@
+#include "injection/gpu_injection.h"
+
+#include <algorithm>
+
+#include "edits/apply.h"
+#include "edits/injected_hooks.h"
+#include "injection/live_edits.h"
+#include "request/gpu_select.h"
+#include "request/requirements_check.h"
+
+namespace gcr {
+namespace {
+
+std::string origin_of(const GpuRequest& request) {
+  switch (request.source) {
+    case GpuRequest::Source::kAnnotation:
+      return "annotations";
+    case GpuRequest::Source::kVolumeMount:
+      return kVolumeMarkerDir;
+    case GpuRequest::Source::kEnv:
+      return kVisibleDevicesVar;
+  }
+  return "";
+}
+
+// Each GPU's MIG devices from NVML, asked only when an ID names a MIG device.
+Result<std::optional<std::map<std::string, GpuFacts>>> mig_table(const GpuRequest& request,
+                                                                 DriverProbe& probe) {
+  if (std::none_of(request.device_ids.begin(), request.device_ids.end(), is_mig_id)) {
+    return std::optional<std::map<std::string, GpuFacts>>();
+  }
+  auto facts = probe.gpu_facts();
+  if (!facts) return facts.error();
+  return std::optional<std::map<std::string, GpuFacts>>(std::move(*facts));
+}
+
+// The live driver's part: GPUs chosen by unqualified IDs (or none/all) and the driver files.
+Result<ContainerEdits> live_part(const GpuRequest& request, const Config& config,
+                                 const InjectionSources& sources) {
+  auto version = sources.host.version();
+  if (!version) return version.error();
+  auto gpus = sources.host.gpus();
+  if (!gpus) return gpus.error();
+  auto migs = mig_table(request, sources.probe);
+  if (!migs) return migs.error().wrap(origin_of(request));
+  auto selected = select_gpus(request, *gpus, *migs ? &**migs : nullptr);
+  if (!selected) return selected.error().wrap(origin_of(request));
+  if (auto s = check_requirements(request.requirements, selected->gpus, *version, sources.probe);
+      !s)
+    return s.error();
+  return live_edits(request, *selected, sources.host, config);
+}
+
+// A request made only of CDI names still has its requirements checked, against the driver
+// when there is one (without it the driver's facts are unknown, which counts as met).
+Status check_cdi_only_requirements(const GpuRequest& request, const InjectionSources& sources) {
+  if (request.requirements.empty()) return {};
+  auto version = sources.host.version();
+  return check_requirements(request.requirements, {},
+                            version ? std::optional<std::string>(*version) : std::nullopt,
+                            sources.probe);
+}
+
+}  // namespace
+
+Result<Json> inject_gpus(const Json& spec, const GpuRequest& request, const Config& config,
+                         const InjectionSources& sources) {
+  ContainerEdits edits;
+  const bool live = request.all || !request.device_ids.empty() || request.no_gpu();
+  if (live) {
+    auto part = live_part(request, config, sources);
+    if (!part) return part.error();
+    edits.append(*part);
+  } else if (auto s = check_cdi_only_requirements(request, sources); !s) {
+    return s.error();
+  }
+  if (!request.cdi_names.empty()) {
+    auto part = sources.cdi.resolve(request.cdi_names);
+    if (!part) return part.error();
+    edits.append(*part);
+  }
+  if (!request.imex_channels.empty()) {
+    auto part = imex_edits(request.imex_channels, sources.host);
+    if (!part) return part.error();
+    edits.append(*part);
+  }
+  for (GatedFeature feature : request.features) {
+    auto part = gated_feature_edits(feature, sources.host);
+    if (!part) {
+      sources.logger.warning(part.error().message);
+      continue;
+    }
+    edits.append(*part);
+  }
+  Json edited = spec;
+  remove_superseded_hooks(edited, config.hooks);
+  if (auto s = apply_edits(edited, edits, sources.stat); !s) return s.error();
+  return edited;
+}
+
+}  // namespace gcr

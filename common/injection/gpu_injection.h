@@ -1,0 +1,33 @@
+// From a GPU request to the edited spec: resolve the request against the driver, check the
+// requirements, build the container edits and apply them, all in memory.
+#pragma once
+
+#include "base/node_stat.h"
+#include "base/result.h"
+#include "config/config.h"
+#include "driver/host.h"
+#include "driver/probe.h"
+#include "injection/cdi_resolver.h"
+#include "injection/gated_devices.h"
+#include "json/strict_json.h"
+#include "log/log.h"
+#include "request/request.h"
+
+namespace gcr {
+
+// The outside world injection consults.
+struct InjectionSources {
+  DriverHost& host;
+  DriverProbe& probe;
+  CdiResolver& cdi;
+  const NodeStatFn& stat;
+  const Logger& logger;  // for what is skipped rather than failed
+};
+
+// Returns the edited copy of `spec`; `spec` itself is never touched. Unqualified IDs are
+// resolved against the live driver, qualified names through CDI; both become one set of
+// edits applied once.
+[[nodiscard]] Result<Json> inject_gpus(const Json& spec, const GpuRequest& request,
+                                       const Config& config, const InjectionSources& sources);
+
+}  // namespace gcr

@@ -1,0 +1,183 @@
+#include "injection/live_edits.h"
+
+#include <set>
+
+#include "base/text.h"
+#include "driver/files.h"
+#include "edits/injected_hooks.h"
+
+namespace gcr {
+namespace {
+
+const std::vector<std::string> kReadOnlyBind = {"ro", "nosuid", "nodev", "rbind", "rprivate"};
+const std::vector<std::string> kIpcBind = {"nosuid", "nodev", "rbind", "rprivate", "noexec"};
+
+std::string replace_version(std::string text, const std::string& version) {
+  const std::string marker = "@VERSION@";
+  const auto at = text.find(marker);
+  if (at != std::string::npos) text.replace(at, marker.size(), version);
+  return text;
+}
+
+void add_bind(ContainerEdits& edits, const HostFile& file,
+              const std::vector<std::string>& options) {
+  edits.mounts.push_back(Mount{file.host_path, file.path, "bind", options});
+}
+
+Status add_cap(ContainerEdits& edits, DriverHost& host, const std::optional<unsigned>& minor,
+               const char* what) {
+  if (!minor) return Error{std::string("the driver lists no MIG ") + what + " capability"};
+  auto node = host.cap_node(*minor);
+  if (!node) return node.error();
+  add_device_node(edits, std::move(*node));
+  return {};
+}
+
+// NVIDIA_MIG_CONFIG_DEVICES / NVIDIA_MIG_MONITOR_DEVICES=all: the global config / monitor
+// capability plus every MIG capability of the selected GPUs that has a node.
+Status add_mig_management(ContainerEdits& edits, const GpuRequest& request,
+                          const std::vector<Gpu>& selected, DriverHost& host) {
+  if (!request.mig_config && !request.mig_monitor) return {};
+  auto minors = host.mig_minors();
+  if (!minors) return minors.error();
+  if (request.mig_config) {
+    if (auto s = add_cap(edits, host, minors->config, "config"); !s) return s;
+  }
+  if (request.mig_monitor) {
+    if (auto s = add_cap(edits, host, minors->monitor, "monitor"); !s) return s;
+  }
+  for (const auto& gpu : selected) {
+    const std::string prefix = "gpu" + std::to_string(gpu.minor) + "/";
+    for (const auto& [path, minor] : minors->by_path) {
+      if (path.rfind(prefix, 0) != 0) continue;
+      if (auto node = host.cap_node(minor)) add_device_node(edits, std::move(*node));
+    }
+  }
+  return {};
+}
+
+// The access capabilities of the selected MIG devices (with `all`: of every MIG instance on
+// the selected GPUs), each node once.
+Status add_mig_devices(ContainerEdits& edits, const GpuRequest& request, const Selection& selected,
+                       DriverHost& host) {
+  std::vector<std::pair<Gpu, MigInstance>> wanted;
+  for (const auto& m : selected.migs)
+    wanted.emplace_back(m.gpu, MigInstance{m.mig.gpu_instance, m.mig.compute_instance});
+  if (request.all) {
+    for (const auto& gpu : selected.gpus) {
+      for (const auto& instance : host.mig_instances(gpu)) wanted.emplace_back(gpu, instance);
+    }
+  }
+  std::set<std::string> added;
+  for (const auto& [gpu, instance] : wanted) {
+    auto nodes = host.mig_access_nodes(gpu, instance);
+    if (!nodes)
+      return nodes.error().wrap("GPU " + std::to_string(gpu.index) + " MIG instance " +
+                                std::to_string(instance.gpu_instance) + "/" +
+                                std::to_string(instance.compute_instance));
+    for (auto& node : *nodes) {
+      if (added.insert(node.path).second) add_device_node(edits, std::move(node));
+    }
+  }
+  return {};
+}
+
+// Library mounts plus the folders and links the hooks need.
+Status add_libraries(ContainerEdits& edits, const CapabilitySet& caps, DriverHost& host,
+                     const Config& config) {
+  std::vector<DriverLibrary> libs;
+  for (LibArch arch : {LibArch::k64, LibArch::k32}) {
+    if (arch == LibArch::k32 && !caps.has(Capability::kCompat32)) continue;
+    auto found = host.libraries(caps, arch);
+    if (!found) return found.error();
+    libs.insert(libs.end(), found->begin(), found->end());
+  }
+  if (libs.empty()) return {};
+  auto version = host.version();
+  if (!version) return version.error();
+  std::vector<std::string> folders;
+  std::vector<std::string> links;
+  std::set<std::string> seen;
+  for (const auto& lib : libs) {
+    add_read_only_bind(edits, lib);
+    const std::string dir = dirname_of(lib.path);
+    if (seen.insert(dir).second) folders.push_back(dir);
+    for (const auto& rule : library_links()) {
+      if (rule.prefix == lib.prefix)
+        links.push_back(replace_version(rule.target, *version) + "::" + dir + "/" + rule.link);
+    }
+  }
+  if (!links.empty()) edits.hooks.push_back(create_symlinks_hook(config.hooks, links));
+  edits.hooks.push_back(update_ldcache_hook(config.hooks, folders));
+  return {};
+}
+
+}  // namespace
+
+void add_device_node(ContainerEdits& edits, DeviceNode node) {
+  // A node not usable by everyone is usable through its group: give the container that group.
+  if (node.gid && (node.file_mode.value_or(0) & 06) != 06)
+    edits.additional_gids.push_back(*node.gid);
+  edits.device_nodes.push_back(std::move(node));
+}
+
+void add_read_only_bind(ContainerEdits& edits, const HostFile& file) {
+  add_bind(edits, file, kReadOnlyBind);
+}
+
+Result<ContainerEdits> driver_edits(const CapabilitySet& caps, DriverHost& host,
+                                    const Config& config) {
+  ContainerEdits edits;
+  auto control = host.control_nodes(caps);
+  if (!control) return control.error();
+  for (auto& node : *control) add_device_node(edits, std::move(node));
+  if (auto s = add_libraries(edits, caps, host, config); !s) return s.error();
+  for (const auto& bin : host.binaries(caps)) add_read_only_bind(edits, bin);
+  for (const auto& ipc : host.ipc_endpoints(caps)) add_bind(edits, ipc, kIpcBind);
+  for (const auto& fw : host.firmware()) add_read_only_bind(edits, fw);
+  if (needs_graphics_libraries(caps)) {
+    for (const auto& config_file : host.graphics_configs()) add_read_only_bind(edits, config_file);
+  }
+  return edits;
+}
+
+Result<ContainerEdits> gpu_edits(const Gpu& gpu, DriverHost& host, bool drm) {
+  auto node = host.gpu_node(gpu);
+  if (!node) return node.error().wrap("GPU " + std::to_string(gpu.index));
+  ContainerEdits edits;
+  add_device_node(edits, std::move(*node));
+  if (!drm) return edits;
+  auto drm_nodes = host.drm_nodes(gpu);
+  if (!drm_nodes) return drm_nodes.error().wrap("GPU " + std::to_string(gpu.index));
+  for (auto& drm_node : *drm_nodes) add_device_node(edits, std::move(drm_node));
+  return edits;
+}
+
+Result<ContainerEdits> imex_edits(const std::vector<unsigned>& channels, DriverHost& host) {
+  ContainerEdits edits;
+  for (unsigned channel : channels) {
+    auto node = host.imex_channel_node(channel);
+    if (!node) return node.error().wrap("IMEX channel " + std::to_string(channel));
+    add_device_node(edits, std::move(*node));
+  }
+  return edits;
+}
+
+Result<ContainerEdits> live_edits(const GpuRequest& request, const Selection& selected,
+                                  DriverHost& host, const Config& config) {
+  auto edits = driver_edits(request.capabilities, host, config);
+  if (!edits) return edits;
+  for (const auto& gpu : selected.gpus) {
+    // A GPU present only as a MIG device's parent keeps its display devices to itself.
+    const bool drm =
+        needs_graphics_libraries(request.capabilities) && selected.whole.count(gpu.index) != 0;
+    auto one = gpu_edits(gpu, host, drm);
+    if (!one) return one;
+    edits->append(*one);
+  }
+  if (auto s = add_mig_devices(*edits, request, selected, host); !s) return s.error();
+  if (auto s = add_mig_management(*edits, request, selected.gpus, host); !s) return s.error();
+  return edits;
+}
+
+}  // namespace gcr

@@ -1,0 +1,39 @@
+// Container edits for a request resolved against the live driver: device nodes, driver files
+// of the granted capabilities, IPC endpoints, firmware and the ld-cache / symlink hooks.
+#pragma once
+
+#include <vector>
+
+#include "base/result.h"
+#include "config/config.h"
+#include "driver/host.h"
+#include "edits/edits.h"
+#include "request/gpu_select.h"
+#include "request/request.h"
+
+namespace gcr {
+
+// A host device node; a node usable only through its group brings that group.
+void add_device_node(ContainerEdits& edits, DeviceNode node);
+// A host file bind-mounted read-only at the same path.
+void add_read_only_bind(ContainerEdits& edits, const HostFile& file);
+
+// What every container using the driver gets for `caps`: control nodes, libraries, binaries,
+// IPC endpoints, firmware, graphics configuration files and the hooks.
+[[nodiscard]] Result<ContainerEdits> driver_edits(const CapabilitySet& caps, DriverHost& host,
+                                                  const Config& config);
+
+// One GPU's device node, and with `drm` its /dev/dri nodes.
+[[nodiscard]] Result<ContainerEdits> gpu_edits(const Gpu& gpu, DriverHost& host, bool drm);
+
+// The nodes of the IMEX channels, each checked against the host.
+[[nodiscard]] Result<ContainerEdits> imex_edits(const std::vector<unsigned>& channels,
+                                                DriverHost& host);
+
+// driver_edits + gpu_edits of each selected GPU + the access capabilities of the selected
+// MIG devices (of every MIG instance with `all`) + MIG management capabilities.
+[[nodiscard]] Result<ContainerEdits> live_edits(const GpuRequest& request,
+                                                const Selection& selected, DriverHost& host,
+                                                const Config& config);
+
+}  // namespace gcr

@@ -1,0 +1,75 @@
+#include "base/child_process.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <optional>
+
+#include "base/text.h"
+
+namespace gcr {
+namespace {
+
+struct Identity {
+  dev_t dev;
+  ino_t ino;
+};
+
+std::optional<Identity> identity_of(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return Identity{st.st_dev, st.st_ino};
+}
+
+enum class Verdict { kUsable, kMissing, kSelf };
+
+Verdict judge(const std::string& path, const std::optional<Identity>& self) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || ::access(path.c_str(), X_OK) != 0) {
+    return Verdict::kMissing;
+  }
+  if (self && self->dev == st.st_dev && self->ino == st.st_ino) return Verdict::kSelf;
+  return Verdict::kUsable;
+}
+
+std::vector<std::string> search_dirs(const std::string& path_env) {
+  std::vector<std::string> dirs;
+  for (const std::string& list : {path_env, std::string(kStandardSearchPath)}) {
+    for (std::string_view dir : split(list, ':')) {
+      if (dir.empty() || dir.front() != '/') continue;
+      std::string d(dir);
+      bool seen = false;
+      for (const auto& existing : dirs) seen = seen || existing == d;
+      if (!seen) dirs.push_back(std::move(d));
+    }
+  }
+  return dirs;
+}
+
+}  // namespace
+
+Result<std::string> find_low_level_runtime(const std::vector<std::string>& candidates,
+                                           const std::string& path_env, const std::string& self) {
+  const auto me = identity_of(self);
+  std::vector<std::string> tried;
+  for (const auto& candidate : candidates) {
+    if (candidate.find('/') != std::string::npos) {
+      const Verdict v = judge(candidate, me);
+      if (v == Verdict::kUsable) return candidate;
+      tried.push_back(candidate +
+                      (v == Verdict::kSelf ? " (is this shim)" : " (not an executable file)"));
+      continue;
+    }
+    bool skipped_self = false;
+    for (const auto& dir : search_dirs(path_env)) {
+      const std::string path = dir + "/" + candidate;
+      const Verdict v = judge(path, me);
+      if (v == Verdict::kUsable) return path;
+      skipped_self = skipped_self || v == Verdict::kSelf;
+    }
+    tried.push_back(candidate + (skipped_self ? " (only this shim in PATH)" : " (not in PATH)"));
+  }
+  return Error{"no low-level runtime found: tried " + join(tried, ", ")};
+}
+
+}  // namespace gcr

@@ -1,0 +1,31 @@
+// The parts of an OCI spec the shim decides on (environment, capabilities, mounts,
+// annotations), read with the shape checks that keep our view equal to runc's: a field of the
+// wrong type, a case variant of a spec key (Go's decoder would merge it), an env entry runc
+// rejects, are errors rather than something we silently read differently.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "json/strict_json.h"
+
+namespace gcr {
+
+struct SpecMount {
+  std::string source;
+  std::string destination;
+};
+
+struct SpecView {
+  std::map<std::string, std::string> env;  // duplicate names: the last one wins, as in runc
+  bool privileged = false;                 // CAP_SYS_ADMIN in process.capabilities.bounding
+  std::vector<SpecMount> mounts;
+  std::map<std::string, std::string> annotations;
+  std::string root_path;
+};
+
+[[nodiscard]] Result<SpecView> view_spec(const Json& spec);
+
+}  // namespace gcr

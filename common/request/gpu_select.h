@@ -1,0 +1,36 @@
+// Matching requested device IDs against the host's GPUs and MIG devices.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "driver/host.h"
+#include "driver/probe.h"
+#include "request/request.h"
+
+namespace gcr {
+
+struct MigSelection {
+  Gpu gpu;  // the parent
+  MigDevice mig;
+};
+
+struct Selection {
+  std::vector<Gpu> gpus;           // in index order; parents of selected MIG devices included
+  std::vector<MigSelection> migs;  // MIG devices asked for by MIG-<uuid> or <gpu>:<mig>
+  std::set<unsigned> whole;        // indices of the GPUs asked for themselves, not only as parents
+};
+
+// True for the forms that name a MIG device (MIG-<uuid>, <gpu>:<mig>).
+[[nodiscard]] bool is_mig_id(const std::string& id);
+
+// The GPUs a request names. An ID may be a GPU index, a GPU-<uuid>, a PCI bus id, a
+// MIG-<uuid> or <gpu>:<mig>; MIG forms need `nvml` (each GPU's MIG devices by GPU UUID). An
+// ID that matches nothing is an error naming it (a request never widens to all GPUs).
+[[nodiscard]] Result<Selection> select_gpus(const GpuRequest& request, const std::vector<Gpu>& gpus,
+                                            const std::map<std::string, GpuFacts>* nvml);
+
+}  // namespace gcr

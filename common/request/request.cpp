@@ -1,0 +1,326 @@
+#include "request/request.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <set>
+
+#include "base/text.h"
+#include "vocabulary/cdi_name.h"
+
+namespace gcr {
+namespace {
+
+constexpr const char* kCapabilitiesVar = "NVIDIA_DRIVER_CAPABILITIES";
+constexpr const char* kRequirePrefix = "NVIDIA_REQUIRE_";
+constexpr const char* kJetpackPrefix = "NVIDIA_REQUIRE_JETPACK";
+constexpr std::uint64_t kMaxImexChannel = (1u << 20) - 1;
+
+std::optional<std::string> env_value(const SpecView& spec, const char* name) {
+  const auto it = spec.env.find(name);
+  if (it == spec.env.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<std::string> comma_list(std::string_view value) {
+  std::vector<std::string> out;
+  for (auto item : split(value, ',')) {
+    const auto t = trim(item);
+    if (!t.empty()) out.emplace_back(t);
+  }
+  return out;
+}
+
+// CDI names from annotations whose key has a configured prefix, keys in sorted order.
+Result<std::vector<std::string>> annotation_names(const SpecView& spec, const Config& config) {
+  std::vector<std::string> names;
+  for (const auto& [key, value] : spec.annotations) {
+    const bool ours = std::any_of(config.requests.annotation_prefixes.begin(),
+                                  config.requests.annotation_prefixes.end(),
+                                  [&](const std::string& p) { return key.rfind(p, 0) == 0; });
+    if (!ours) continue;
+    for (const auto& name : comma_list(value)) {
+      if (!parse_qualified_name(name)) {
+        return Error{"annotation " + printable(key, 128) + ": `" + printable(name, 128) +
+                     "` is not a qualified CDI device name"};
+      }
+      names.push_back(name);
+    }
+  }
+  return names;
+}
+
+// The unprivileged policy for requests made through the environment: honoured when the
+// container has CAP_SYS_ADMIN in its bounding set or the configuration accepts them anyway;
+// otherwise ignored with a warning naming the variable.
+bool env_request_allowed(const SpecView& spec, const Config& config, const Logger& logger,
+                         std::string_view variable) {
+  if (spec.privileged || config.requests.accept_env_when_unprivileged) return true;
+  logger.warning(std::string(variable) +
+                 " ignored: the container is not privileged and [requests] "
+                 "accept-env-when-unprivileged is false");
+  return false;
+}
+
+// What follows /var/run/nvidia-container-devices/ in each /dev/null mount there, where the
+// device plugin marks what it allocated; each destination once.
+std::vector<std::string> volume_markers(const SpecView& spec) {
+  std::vector<std::string> markers;
+  std::set<std::string> seen_destinations;
+  for (const auto& m : spec.mounts) {
+    const std::string destination = clean_path(m.destination);
+    if (clean_path(m.source) != "/dev/null" || destination == kVolumeMarkerDir ||
+        !path_is_under(destination, kVolumeMarkerDir) ||
+        !seen_destinations.insert(destination).second) {
+      continue;
+    }
+    markers.push_back(destination.substr(std::string_view(kVolumeMarkerDir).size() + 1));
+  }
+  return markers;
+}
+
+// Device IDs from the markers: <id>, and cdi/<vendor>/<class>/<name> for a CDI name.
+std::vector<std::string> volume_marker_ids(const SpecView& spec) {
+  std::vector<std::string> ids;
+  for (const auto& marker : volume_markers(spec)) {
+    const auto parts = split(marker, '/');
+    if (parts.size() == 4 && parts[0] == "cdi") {
+      ids.push_back(std::string(parts[1]) + "/" + std::string(parts[2]) + "=" +
+                    std::string(parts[3]));
+    } else if (parts.size() == 1) {
+      ids.push_back(marker);
+    }
+  }
+  return ids;
+}
+
+// IMEX channels from the markers: imex/<channel>.
+std::vector<std::string> volume_marker_channels(const SpecView& spec) {
+  std::vector<std::string> channels;
+  for (const auto& marker : volume_markers(spec)) {
+    const auto parts = split(marker, '/');
+    if (parts.size() == 2 && parts[0] == "imex") channels.emplace_back(parts[1]);
+  }
+  return channels;
+}
+
+// Sorts tokens into the request; false when the request is "void" (nothing).
+Result<bool> classify(const std::vector<std::string>& tokens, const std::string& origin,
+                      GpuRequest& request) {
+  std::set<std::string> seen;
+  bool none = false;
+  for (const auto& token : tokens) {
+    if (token == "void") return false;
+    if (!seen.insert(token).second) continue;
+    if (token == "none") {
+      none = true;
+    } else if (iequals(token, "all")) {
+      request.all = true;
+    } else if (parse_qualified_name(token)) {
+      request.cdi_names.push_back(token);
+    } else {
+      request.device_ids.push_back(token);
+    }
+  }
+  if (none && seen.size() > 1)
+    return Error{origin + ": `none` cannot be combined with other devices"};
+  return true;
+}
+
+// [requests] mode = "cdi": unqualified IDs name devices of [cdi] default-kind.
+void qualify_ids(GpuRequest& request, const std::string& kind) {
+  const bool none = request.no_gpu();
+  std::vector<std::string> ids = std::move(request.device_ids);
+  request.device_ids.clear();
+  if (request.all) ids.insert(ids.begin(), "all");
+  if (none) ids.push_back("none");
+  request.all = false;
+  for (const auto& id : ids) request.cdi_names.push_back(kind + "=" + id);
+}
+
+Result<CapabilitySet> read_capabilities(const SpecView& spec, const Config& config) {
+  const auto supported = [&](Capability c) {
+    const auto& list = config.requests.supported_capabilities;
+    return std::find(list.begin(), list.end(), capability_name(c)) != list.end();
+  };
+  CapabilitySet caps;
+  const auto value = env_value(spec, kCapabilitiesVar);
+  const auto items = comma_list(value.value_or(""));
+  if (items.empty()) {
+    for (Capability c : {Capability::kUtility, Capability::kCompute}) {
+      if (supported(c)) caps.add(c);
+    }
+    return caps;
+  }
+  const bool all = std::find(items.begin(), items.end(), "all") != items.end();
+  for (Capability c : kAllCapabilities) {
+    if (all && supported(c)) caps.add(c);
+  }
+  for (const auto& item : items) {
+    if (item == "all") continue;
+    const auto cap = capability_from_name(item);
+    if (!cap)
+      return Error{std::string(kCapabilitiesVar) + ": unknown driver capability `" +
+                   printable(item, 64) + "`"};
+    if (!supported(*cap)) {
+      return Error{std::string(kCapabilitiesVar) + ": capability `" + item +
+                   "` is not in [requests] supported-capabilities"};
+    }
+    caps.add(*cap);
+  }
+  return caps;
+}
+
+bool go_true(const std::string& v) {
+  return v == "1" || v == "t" || v == "T" || v == "TRUE" || v == "true" || v == "True";
+}
+
+// CUDA_VERSION=12.4.1 without NVIDIA_REQUIRE_CUDA means cuda>=12.4 (legacy CUDA images).
+Result<std::optional<Requirement>> legacy_cuda_requirement(const SpecView& spec) {
+  const auto cuda = env_value(spec, "CUDA_VERSION");
+  const auto required = env_value(spec, "NVIDIA_REQUIRE_CUDA");
+  if (!cuda || cuda->empty() || (required && !required->empty()))
+    return std::optional<Requirement>();
+  const auto parts = split(*cuda, '.');
+  if (parts.size() < 2 || !parse_decimal(parts[0]) || !parse_decimal(parts[1])) {
+    return Error{"CUDA_VERSION `" + printable(*cuda, 64) + "` is not a version"};
+  }
+  auto r = parse_requirement("CUDA_VERSION",
+                             "cuda>=" + std::string(parts[0]) + "." + std::string(parts[1]));
+  if (!r) return r.error();
+  return std::optional<Requirement>(*r);
+}
+
+Result<std::vector<Requirement>> read_requirements(const SpecView& spec, const Config& config) {
+  std::vector<Requirement> out;
+  if (config.requests.disable_require ||
+      go_true(env_value(spec, "NVIDIA_DISABLE_REQUIRE").value_or("")))
+    return out;
+  for (const auto& [name, value] : spec.env) {
+    if (name.rfind(kRequirePrefix, 0) != 0 || name.rfind(kJetpackPrefix, 0) == 0) continue;
+    auto r = parse_requirement(name, value);
+    if (!r) return r.error();
+    out.push_back(*r);
+  }
+  auto legacy = legacy_cuda_requirement(spec);
+  if (!legacy) return legacy.error();
+  if (*legacy) out.push_back(**legacy);
+  return out;
+}
+
+Result<bool> read_mig_flag(const SpecView& spec, const char* variable) {
+  const std::string raw = env_value(spec, variable).value_or("");
+  const auto value = trim(raw);
+  if (value.empty()) return false;
+  if (!spec.privileged)
+    return Error{std::string(variable) + " needs a privileged container (CAP_SYS_ADMIN)"};
+  if (value != "all")
+    return Error{std::string(variable) + ": only `all` is supported, not `" + printable(value, 64) +
+                 "`"};
+  return true;
+}
+
+// NVIDIA_IMEX_CHANNELS (or imex/<channel> markers when they are accepted): channel numbers,
+// under the same privilege rule as the devices; `none` or `void` means no channel. `all` is
+// ignored, as the NVIDIA runtime does: channels separate tenants, so an image cannot ask for
+// every one.
+Result<std::vector<unsigned>> read_imex_channels(const SpecView& spec, const Config& config,
+                                                 const Logger& logger) {
+  std::vector<std::string> tokens;
+  std::string origin = std::string(kVolumeMarkerDir) + "/imex";
+  if (config.requests.accept_volume_mounts) tokens = volume_marker_channels(spec);
+  if (tokens.empty()) {
+    origin = kImexChannelsVar;
+    tokens = comma_list(env_value(spec, kImexChannelsVar).value_or(""));
+    if (!tokens.empty() && !env_request_allowed(spec, config, logger, kImexChannelsVar))
+      return std::vector<unsigned>();
+  }
+  std::vector<unsigned> channels;
+  for (const auto& token : tokens) {
+    if (token == "none" || token == "void") return std::vector<unsigned>();
+    if (token == "all") {
+      logger.warning(origin + ": `all` is ignored; name the IMEX channels");
+      continue;
+    }
+    const auto n = parse_decimal(token);
+    if (!n || *n > kMaxImexChannel) {
+      return Error{origin + ": `" + printable(token, 64) + "` is not an IMEX channel (0-" +
+                   std::to_string(kMaxImexChannel) + ")"};
+    }
+    const auto channel = static_cast<unsigned>(*n);
+    if (std::find(channels.begin(), channels.end(), channel) == channels.end())
+      channels.push_back(channel);
+  }
+  return channels;
+}
+
+// NVIDIA_GDS, ... = enabled, under the same privilege rule as the environment's devices.
+std::vector<GatedFeature> read_gated_features(const SpecView& spec, const Config& config,
+                                              const Logger& logger) {
+  std::vector<GatedFeature> features;
+  for (GatedFeature f : kAllGatedFeatures) {
+    const char* variable = gated_feature_variable(f);
+    if (env_value(spec, variable) == "enabled" &&
+        env_request_allowed(spec, config, logger, variable))
+      features.push_back(f);
+  }
+  return features;
+}
+
+struct DeviceList {
+  GpuRequest::Source source;
+  std::vector<std::string> tokens;
+  std::string origin;
+};
+
+Result<std::optional<DeviceList>> device_list(const SpecView& spec, const Config& config,
+                                              const Logger& logger) {
+  auto annotated = annotation_names(spec, config);
+  if (!annotated) return annotated.error();
+  if (!annotated->empty())
+    return std::optional<DeviceList>({GpuRequest::Source::kAnnotation, *annotated, "annotations"});
+  if (config.requests.accept_volume_mounts) {
+    auto marked = volume_marker_ids(spec);
+    if (!marked.empty())
+      return std::optional<DeviceList>(
+          {GpuRequest::Source::kVolumeMount, marked, kVolumeMarkerDir});
+  }
+  auto tokens = comma_list(env_value(spec, kVisibleDevicesVar).value_or(""));
+  if (tokens.empty()) return std::optional<DeviceList>();
+  if (!env_request_allowed(spec, config, logger, kVisibleDevicesVar))
+    return std::optional<DeviceList>();
+  return std::optional<DeviceList>({GpuRequest::Source::kEnv, tokens, kVisibleDevicesVar});
+}
+
+}  // namespace
+
+Result<std::optional<GpuRequest>> read_gpu_request(const SpecView& spec, const Config& config,
+                                                   const Logger& logger) {
+  auto list = device_list(spec, config, logger);
+  if (!list) return list.error();
+  if (!*list) return std::optional<GpuRequest>();
+  GpuRequest request;
+  request.source = (*list)->source;
+  auto wanted = classify((*list)->tokens, (*list)->origin, request);
+  if (!wanted) return wanted.error();
+  if (!*wanted) return std::optional<GpuRequest>();
+  if (config.requests.mode == "cdi") qualify_ids(request, config.cdi.default_kind);
+  auto caps = read_capabilities(spec, config);
+  if (!caps) return caps.error();
+  request.capabilities = *caps;
+  auto requirements = read_requirements(spec, config);
+  if (!requirements) return requirements.error();
+  request.requirements = std::move(*requirements);
+  auto mig_config = read_mig_flag(spec, "NVIDIA_MIG_CONFIG_DEVICES");
+  if (!mig_config) return mig_config.error();
+  auto mig_monitor = read_mig_flag(spec, "NVIDIA_MIG_MONITOR_DEVICES");
+  if (!mig_monitor) return mig_monitor.error();
+  request.mig_config = *mig_config;
+  request.mig_monitor = *mig_monitor;
+  auto channels = read_imex_channels(spec, config, logger);
+  if (!channels) return channels.error();
+  request.imex_channels = std::move(*channels);
+  request.features = read_gated_features(spec, config, logger);
+  return std::optional<GpuRequest>(std::move(request));
+}
+
+}  // namespace gcr

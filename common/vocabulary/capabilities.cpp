@@ -1,0 +1,42 @@
+#include "vocabulary/capabilities.h"
+
+namespace gcr {
+
+std::optional<Capability> capability_from_name(std::string_view name) {
+  for (Capability cap : kAllCapabilities) {
+    if (capability_name(cap) == name) return cap;
+  }
+  return std::nullopt;
+}
+
+std::string_view capability_name(Capability cap) {
+  switch (cap) {
+    case Capability::kCompute:
+      return "compute";
+    case Capability::kCompat32:
+      return "compat32";
+    case Capability::kDisplay:
+      return "display";
+    case Capability::kGraphics:
+      return "graphics";
+    case Capability::kNgx:
+      return "ngx";
+    case Capability::kUtility:
+      return "utility";
+    case Capability::kVideo:
+      return "video";
+  }
+  return "";
+}
+
+std::string CapabilitySet::to_string() const {
+  std::string out;
+  for (Capability cap : kAllCapabilities) {
+    if (!has(cap)) continue;
+    if (!out.empty()) out += ',';
+    out += capability_name(cap);
+  }
+  return out;
+}
+
+}  // namespace gcr

@@ -1,0 +1,171 @@
+// gpu-ctk cdi generate | list | validate | resolve
+#include <boost/program_options.hpp>
+#include <cstdio>
+#include <iostream>
+
+#include "base/fs.h"
+#include "base/node_stat.h"
+#include "base/text.h"
+#include "cdi/generate.h"
+#include "cdi/registry.h"
+#include "cdi/yaml.h"
+#include "config/config_file.h"
+#include "ctk/ctk.h"
+#include "edits/edits_json.h"
+
+namespace po = boost::program_options;
+
+namespace gcr {
+namespace {
+
+int fail(const std::string& msg) {
+  std::fprintf(stderr, "gpu-ctk cdi: %s\n", msg.c_str());
+  return 1;
+}
+
+// Parses `args` into `vm`; nullopt when parsing succeeded and the command should go on.
+std::optional<int> parse(const std::vector<std::string>& args, po::options_description& desc,
+                         const po::positional_options_description& positional,
+                         po::variables_map& vm, const char* usage) {
+  desc.add_options()("help,h", "this text");
+  try {
+    po::store(po::command_line_parser(args).options(desc).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::fprintf(stderr, "gpu-ctk cdi: %s\n", e.what());
+    return 2;
+  }
+  if (vm.count("help") != 0) {
+    std::cout << usage << "\n" << desc;
+    return 0;
+  }
+  return std::nullopt;
+}
+
+// --spec-dir, repeatable: given, it replaces [cdi] spec-dirs (already in `dirs`).
+void add_spec_dir_option(po::options_description& desc, std::vector<std::string>& dirs) {
+  desc.add_options()("spec-dir", po::value(&dirs)->composing(),
+                     "spec directory (repeatable; default: [cdi] spec-dirs)");
+}
+
+Status write_output(const std::string& path, const std::string& text) {
+  auto dirfd = open_directory(dirname_of(path));
+  if (!dirfd) return dirfd.error();
+  auto s = write_file_atomic_at(dirfd->get(), basename_of(path), text, FileOwner{0644});
+  if (!s) return s.error().wrap("cannot write " + path);
+  return {};
+}
+
+int generate(const std::vector<std::string>& args, Config config) {
+  std::string output, format, vendor = "nvidia.com", device_class = "gpu";
+  po::options_description desc("options");
+  desc.add_options()("output,o", po::value(&output),
+                     "write the spec to FILE (atomically) instead of stdout")(
+      "format", po::value(&format),
+      "json or yaml (default: from the --output extension, else yaml)")(
+      "vendor", po::value(&vendor), "CDI vendor (default nvidia.com)")(
+      "class", po::value(&device_class), "CDI class (default gpu)")(
+      "driver-root", po::value(&config.driver.root), "driver root (default: [driver] root)")(
+      "dev-root", po::value(&config.driver.dev_root), "dev root (default: [driver] dev-root)")(
+      "ctk-path", po::value(&config.hooks.ctk_path),
+      "gpu-ctk the spec's hooks run (default: [hooks] ctk-path)");
+  po::variables_map vm;
+  if (auto done = parse(args, desc, {}, vm, "usage: gpu-ctk cdi generate [options]")) return *done;
+  if (format.empty()) format = output.ends_with(".json") ? "json" : "yaml";
+  if (format != "json" && format != "yaml") return fail("--format must be json or yaml");
+  DriverHost host(config.driver, lstat_node);
+  auto spec = generate_cdi_spec(host, config, vendor + "/" + device_class);
+  if (!spec) return fail(spec.error().message);
+  const Json doc = cdi_spec_to_json(*spec);
+  const std::string text = format == "json" ? doc.dump(2) + "\n" : json_to_yaml(doc);
+  if (output.empty()) {
+    std::fputs(text.c_str(), stdout);
+    return 0;
+  }
+  if (auto s = write_output(output, text); !s) return fail(s.error().message);
+  std::fprintf(stderr, "gpu-ctk cdi: wrote %s (%zu devices, cdiVersion %s)\n", output.c_str(),
+               spec->devices.size(), spec->version.c_str());
+  return 0;
+}
+
+int list(const std::vector<std::string>& args, const Config& config) {
+  std::vector<std::string> dirs = config.cdi.spec_dirs;
+  po::options_description desc("options");
+  add_spec_dir_option(desc, dirs);
+  po::variables_map vm;
+  if (auto done = parse(args, desc, {}, vm, "usage: gpu-ctk cdi list [--spec-dir DIR]..."))
+    return *done;
+  const CdiRegistry registry = load_cdi_registry(dirs);
+  for (const auto& e : registry.errors)
+    std::fprintf(stderr, "gpu-ctk cdi: warning: %s\n", e.c_str());
+  for (const auto& [name, where] : registry.devices) std::printf("%s\n", name.c_str());
+  return 0;
+}
+
+int validate(const std::vector<std::string>& args, const Config& config) {
+  std::vector<std::string> files;
+  std::vector<std::string> dirs = config.cdi.spec_dirs;
+  po::options_description desc("options");
+  add_spec_dir_option(desc, dirs);
+  desc.add_options()("file", po::value(&files), "spec file");
+  po::positional_options_description positional;
+  positional.add("file", -1);
+  po::variables_map vm;
+  if (auto done = parse(args, desc, positional, vm,
+                        "usage: gpu-ctk cdi validate [FILE...] [--spec-dir DIR]..."))
+    return *done;
+  int problems = 0;
+  if (files.empty()) {
+    const CdiRegistry registry = load_cdi_registry(dirs);
+    for (const auto& e : registry.errors) std::printf("%s\n", e.c_str());
+    for (const auto& spec : registry.specs) std::printf("%s: ok\n", spec.path.c_str());
+    problems = static_cast<int>(registry.errors.size());
+  }
+  for (const auto& file : files) {
+    auto spec = read_cdi_spec_file(file, true);
+    std::printf("%s: %s\n", file.c_str(), spec ? "ok" : spec.error().message.c_str());
+    problems += spec ? 0 : 1;
+  }
+  return problems == 0 ? 0 : 1;
+}
+
+int resolve(const std::vector<std::string>& args, const Config& config) {
+  std::vector<std::string> names;
+  std::vector<std::string> dirs = config.cdi.spec_dirs;
+  po::options_description desc("options");
+  add_spec_dir_option(desc, dirs);
+  desc.add_options()("name", po::value(&names), "qualified device name");
+  po::positional_options_description positional;
+  positional.add("name", -1);
+  po::variables_map vm;
+  if (auto done = parse(args, desc, positional, vm,
+                        "usage: gpu-ctk cdi resolve [--spec-dir DIR]... NAME..."))
+    return *done;
+  auto edits = cdi_edits_for(load_cdi_registry(dirs), names);
+  if (!edits) return fail(edits.error().message);
+  std::printf("%s\n", Json{{"containerEdits", edits_to_json(*edits)}}.dump().c_str());
+  return 0;
+}
+
+}  // namespace
+
+int ctk_cdi(const std::vector<std::string>& args) {
+  const std::string sub = args.empty() ? "" : args.front();
+  const std::vector<std::string> rest(args.begin() + (args.empty() ? 0 : 1), args.end());
+  auto config = load_config(config_path_from_env());
+  if (!config) return fail(config.error().message);
+  if (sub == "generate") return generate(rest, *config);
+  if (sub == "list") return list(rest, *config);
+  if (sub == "validate") return validate(rest, *config);
+  if (sub == "resolve") return resolve(rest, *config);
+  std::fprintf(
+      sub == "--help" || sub == "-h" ? stdout : stderr,
+      "usage: gpu-ctk cdi generate [--output FILE] [--format json|yaml] [--vendor V] [--class C]\n"
+      "                            [--driver-root DIR] [--dev-root DIR] [--ctk-path PATH]\n"
+      "       gpu-ctk cdi list [--spec-dir DIR]...\n"
+      "       gpu-ctk cdi validate [FILE...] [--spec-dir DIR]...\n"
+      "       gpu-ctk cdi resolve [--spec-dir DIR]... NAME...   (the merged edits, as JSON)\n");
+  return sub == "--help" || sub == "-h" ? 0 : 2;
+}
+
+}  // namespace gcr

@@ -1,0 +1,165 @@
+// gpu-ctk info: what the runtime sees of the driver: version, CUDA version, GPUs.
+#include <boost/program_options.hpp>
+#include <cstdio>
+#include <iostream>
+
+#include "base/node_stat.h"
+#include "config/config_file.h"
+#include "ctk/ctk.h"
+#include "driver/host.h"
+#include "driver/libs.h"
+
+namespace po = boost::program_options;
+
+namespace gcr {
+namespace {
+
+struct InfoOptions {
+  Config::Driver roots;
+  bool json = false;
+  bool cuda = false;
+  bool nvml = false;
+};
+
+struct Facts {
+  std::string version;
+  std::vector<Gpu> gpus;
+  std::optional<std::string> cuda;
+  std::map<std::string, GpuFacts> per_gpu;
+};
+
+std::optional<std::string> library_path(DriverHost& host, Capability cap,
+                                        const std::string& prefix) {
+  CapabilitySet caps;
+  caps.add(cap);
+  auto libs = host.libraries(caps, LibArch::k64);
+  if (!libs) return std::nullopt;
+  for (const auto& lib : *libs) {
+    if (lib.prefix == prefix) return lib.host_path;
+  }
+  return std::nullopt;
+}
+
+void warn(const std::string& what) {
+  std::fprintf(stderr, "gpu-ctk: warning: %s\n", what.c_str());
+}
+
+Result<Facts> gather(const InfoOptions& options) {
+  DriverHost host(options.roots, lstat_node);
+  Facts facts;
+  auto version = host.version();
+  if (!version) return version.error();
+  auto gpus = host.gpus();
+  if (!gpus) return gpus.error();
+  facts.version = *version;
+  facts.gpus = *gpus;
+  if (options.cuda) {
+    const auto path = library_path(host, Capability::kCompute, "libcuda.so");
+    auto cuda = path ? cuda_driver_version(*path)
+                     : Result<std::string>(Error{"no libcuda." + *version + " in the driver root"});
+    if (cuda)
+      facts.cuda = *cuda;
+    else
+      warn(cuda.error().message);
+  }
+  if (options.nvml) {
+    const auto path = library_path(host, Capability::kUtility, "libnvidia-ml.so");
+    auto per_gpu = path ? nvml_gpu_facts(*path, facts.gpus)
+                        : Result<std::map<std::string, GpuFacts>>(
+                              Error{"no libnvidia-ml." + *version + " in the driver root"});
+    if (per_gpu)
+      facts.per_gpu = *per_gpu;
+    else
+      warn(per_gpu.error().message);
+  }
+  return facts;
+}
+
+Json optional_json(const std::optional<std::string>& v) {
+  return v ? Json(*v) : Json(nullptr);
+}
+
+void print_json(const Facts& facts) {
+  Json out = Json::object();
+  out["driver_version"] = facts.version;
+  out["cuda_version"] = optional_json(facts.cuda);
+  Json gpus = Json::array();
+  for (const auto& gpu : facts.gpus) {
+    const auto it = facts.per_gpu.find(gpu.uuid);
+    const GpuFacts g = it == facts.per_gpu.end() ? GpuFacts{} : it->second;
+    Json migs = Json::array();
+    for (const auto& m : g.migs) {
+      migs.push_back(Json{{"index", m.index},
+                          {"uuid", m.uuid},
+                          {"gpu_instance", m.gpu_instance},
+                          {"compute_instance", m.compute_instance}});
+    }
+    gpus.push_back(Json{{"index", gpu.index},
+                        {"minor", gpu.minor},
+                        {"uuid", gpu.uuid},
+                        {"bus", gpu.bus.to_string()},
+                        {"model", gpu.model},
+                        {"arch", optional_json(g.arch)},
+                        {"brand", optional_json(g.brand)},
+                        {"mig", migs}});
+  }
+  out["gpus"] = gpus;
+  std::printf("%s\n", out.dump(2).c_str());
+}
+
+void print_text(const Facts& facts) {
+  std::printf("%-16s%s\n%-16s%s\n", "Driver version:", facts.version.c_str(),
+              "CUDA version:", facts.cuda.value_or("unknown").c_str());
+  for (const auto& gpu : facts.gpus) {
+    const auto it = facts.per_gpu.find(gpu.uuid);
+    const GpuFacts g = it == facts.per_gpu.end() ? GpuFacts{} : it->second;
+    std::printf("\n%-16s%u\n%-16s%u\n%-16s%s\n%-16s%s\n%-16s%s\n%-16s%s\n%-16s%s\n",
+                "Device Index:", gpu.index, "Device Minor:", gpu.minor, "Model:", gpu.model.c_str(),
+                "Brand:", g.brand.value_or("unknown").c_str(), "GPU UUID:", gpu.uuid.c_str(),
+                "Bus Location:", gpu.bus.to_string().c_str(),
+                "Architecture:", g.arch.value_or("unknown").c_str());
+  }
+}
+
+}  // namespace
+
+int ctk_info(const std::vector<std::string>& args) {
+  auto config = load_config(config_path_from_env());
+  if (!config) {
+    std::fprintf(stderr, "gpu-ctk: %s\n", config.error().message.c_str());
+    return 1;
+  }
+  InfoOptions options{config->driver};
+  po::options_description desc("usage: gpu-ctk info [options]\n\noptions");
+  desc.add_options()("help,h", "this text")("json", po::bool_switch(&options.json), "print JSON")(
+      "driver-root", po::value(&options.roots.root), "driver root (default: [driver] root)")(
+      "dev-root", po::value(&options.roots.dev_root), "dev root (default: [driver] dev-root)")(
+      "cuda", po::bool_switch(&options.cuda), "ask libcuda for the CUDA version")(
+      "nvml", po::bool_switch(&options.nvml), "ask NVML for each GPU's architecture and brand");
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(desc).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::fprintf(stderr, "gpu-ctk info: %s\n", e.what());
+    return 2;
+  }
+  if (vm.count("help") != 0) {
+    std::cout << desc << "\nWithout --cuda or --nvml both are asked.\n";
+    return 0;
+  }
+  if (!options.cuda && !options.nvml) options.cuda = options.nvml = true;
+  auto facts = gather(options);
+  if (!facts) {
+    std::fprintf(stderr, "gpu-ctk: %s\n", facts.error().message.c_str());
+    return 1;
+  }
+  if (options.json) {
+    print_json(*facts);
+  } else {
+    print_text(*facts);
+  }
+  return 0;
+}
+
+}  // namespace gcr

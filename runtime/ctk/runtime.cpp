@@ -1,0 +1,131 @@
+// gpu-ctk runtime configure: register gpu-container-runtime with an engine.
+#include <boost/program_options.hpp>
+#include <cstdio>
+#include <iostream>
+
+#include "ctk/ctk.h"
+#include "engines/engines.h"
+
+namespace po = boost::program_options;
+
+namespace gcr {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: gpu-ctk runtime configure --runtime=docker|containerd|crio [--config FILE] [--drop-in "
+    "FILE]\n"
+    "           [--runtime-name nvidia] [--runtime-path /usr/bin/gpu-container-runtime] "
+    "[--runtime-arg ARG]...\n"
+    "           [--set-as-default] [--cdi] [--dry-run] [--remove]";
+
+int fail(const std::string& msg) {
+  std::fprintf(stderr, "gpu-ctk runtime configure: %s\n", msg.c_str());
+  return 1;
+}
+
+bool valid_name(const std::string& name) {
+  return !name.empty() && name.find_first_not_of(
+                              "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") ==
+                              std::string::npos;
+}
+
+Result<std::vector<FileChange>> plan(const ConfigureOptions& o) {
+  if (o.engine == "docker") {
+    auto daemon = read_existing(o.config_path);
+    if (!daemon) return daemon.error();
+    return plan_docker(o, *daemon);
+  }
+  auto drop = read_existing(drop_in_path(o));
+  if (!drop) return drop.error();
+  if (o.engine == "crio") return plan_crio(o, *drop);
+  auto config = read_existing(o.config_path);
+  if (!config) return config.error();
+  return plan_containerd(o, *config, *drop);
+}
+
+void print_plan(const std::vector<FileChange>& changes) {
+  if (changes.empty()) std::printf("nothing to change\n");
+  for (const auto& c : changes) {
+    if (c.content) {
+      std::printf("--- %s\n%s", c.path.c_str(), c.content->c_str());
+    } else {
+      std::printf("--- %s (removed)\n", c.path.c_str());
+    }
+  }
+}
+
+const char* service_of(const std::string& engine) {
+  if (engine == "docker") return "docker";
+  if (engine == "containerd") return "containerd";
+  return "crio";
+}
+
+int configure(const std::vector<std::string>& args) {
+  ConfigureOptions o;
+  std::string config;
+  bool dry_run = false;
+  po::options_description desc("options");
+  desc.add_options()("help,h", "this text")("runtime", po::value(&o.engine),
+                                            "docker, containerd or crio")(
+      "config", po::value(&config), "the engine's main configuration file")(
+      "drop-in", po::value<std::string>(),
+      "containerd/CRI-O drop-in file (default: beside --config)")(
+      "runtime-name", po::value(&o.runtime_name), "runtime / handler name (default nvidia)")(
+      "runtime-path", po::value(&o.runtime_path),
+      "path of the shim (default /usr/bin/gpu-container-runtime)")(
+      "runtime-arg", po::value(&o.runtime_args)->composing(),
+      "docker runtimeArgs entry (repeatable)")("set-as-default", po::bool_switch(&o.set_as_default),
+                                               "make it the engine's default runtime")(
+      "cdi", po::bool_switch(&o.cdi),
+      "enable CDI in the engine (docker features.cdi, containerd enable_cdi)")(
+      "dry-run", po::bool_switch(&dry_run), "print the resulting files instead of writing them")(
+      "remove", po::bool_switch(&o.remove),
+      "undo: remove the runtime (and default, and with --cdi the CDI switch)");
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(desc).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    return fail(e.what());
+  }
+  if (vm.count("help") != 0) {
+    std::cout << kUsage << "\n\n" << desc;
+    return 0;
+  }
+  if (o.engine != "docker" && o.engine != "containerd" && o.engine != "crio")
+    return fail("--runtime must be docker, containerd or crio");
+  if (!valid_name(o.runtime_name))
+    return fail("--runtime-name may hold letters, digits, '_' and '-' only");
+  if (o.engine != "docker" && (o.runtime_path.empty() || o.runtime_path.front() != '/'))
+    return fail("--runtime-path must be absolute");
+  if (vm.count("drop-in") != 0) o.drop_in = vm["drop-in"].as<std::string>();
+  if (o.engine == "docker" && o.drop_in) return fail("docker has no drop-in files");
+  o.config_path = config.empty() ? default_engine_config(o.engine) : config;
+  auto changes = plan(o);
+  if (!changes) return fail(changes.error().message);
+  if (dry_run) {
+    print_plan(*changes);
+    return 0;
+  }
+  if (auto s = apply_changes(*changes); !s) return fail(s.error().message);
+  for (const auto& c : *changes)
+    std::printf("%s %s\n", c.content ? "wrote" : "removed", c.path.c_str());
+  if (changes->empty()) {
+    std::printf("nothing to change\n");
+  } else {
+    std::printf("restart %s to use it (systemctl restart %s)\n", service_of(o.engine),
+                service_of(o.engine));
+  }
+  return 0;
+}
+
+}  // namespace
+
+int ctk_runtime(const std::vector<std::string>& args) {
+  if (!args.empty() && args.front() == "configure")
+    return configure(std::vector<std::string>(args.begin() + 1, args.end()));
+  std::fprintf(args.empty() || args.front() != "--help" ? stderr : stdout, "%s\n", kUsage);
+  return !args.empty() && args.front() == "--help" ? 0 : 2;
+}
+
+}  // namespace gcr

@@ -1,0 +1,77 @@
+#include "shim/shim.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <exception>
+
+#include "base/fs.h"
+#include "base/version.h"
+#include "config/config_file.h"
+#include "injection/create.h"
+#include "log/log.h"
+#include "oci/handoff.h"
+#include "oci/runc_args.h"
+#include "oci/runtime_lookup.h"
+
+namespace gcr {
+namespace {
+
+constexpr const char* kProgram = "gpu-container-runtime";
+
+std::string env_or_empty(const char* name) {
+  const char* value = std::getenv(name);
+  return value == nullptr ? std::string() : std::string(value);
+}
+
+void print_version() {
+  (void)write_all(STDOUT_FILENO, std::string(kProgram) + " version " + kVersion + "\n\n");
+}
+
+int shim_main(const std::vector<std::string>& args, Logger& logger) {
+  const RuncArgs runc = parse_runc_args(args);
+  logger.set_runc_log(runc.log_path, runc.log_format);
+  if (runc.version) print_version();
+
+  auto config = load_config(runc.config_path ? runc.config_path : config_path_from_env());
+  if (!config && runc.edits_bundle()) {
+    logger.error(config.error().message);
+    return 1;
+  }
+  if (!config) {
+    // A typo in the configuration must not stop `delete` or `kill` of running containers.
+    logger.warning(config.error().message + "; this call uses the built-in defaults");
+    config = Config{};
+  }
+  configure_logger(logger, config->runtime.log_level, config->runtime.log_file, runc.log_path,
+                   runc.log_format, runc.debug);
+
+  auto runtime = find_low_level_runtime(config->runtime.runtimes, env_or_empty("PATH"));
+  if (!runtime) {
+    logger.error(runtime.error().message);
+    return 1;
+  }
+  if (runc.edits_bundle()) {
+    if (auto s = prepare_container(runc, *config, logger); !s) {
+      logger.error(s.error().message);
+      return 1;
+    }
+  }
+  close_unhanded_fds(handed_fd_count(runc, std::getenv("LISTEN_FDS"), std::getenv("LISTEN_PID")));
+  logger.error(exec_runtime(*runtime, args_for_runc(args)).message);
+  return 1;
+}
+
+}  // namespace
+
+int run_shim(const std::vector<std::string>& args) {
+  Logger logger(kProgram);
+  try {
+    return shim_main(args, logger);
+  } catch (const std::exception& e) {
+    logger.error(std::string("internal error: ") + e.what());
+    return 1;
+  }
+}
+
+}  // namespace gcr

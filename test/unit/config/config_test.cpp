@@ -1,0 +1,132 @@
+#include <doctest/doctest.h>
+
+#include "config/config_file.h"
+#include "test_support.h"
+
+using gcr::test::TempDir;
+using gcr::test::write_file;
+
+namespace {
+
+std::string load_error(const std::string& path) {
+  auto c = gcr::load_config_file(path);
+  REQUIRE_FALSE(c.ok());
+  return c.error().message;
+}
+
+}  // namespace
+
+TEST_CASE("the shipped config.toml is exactly the built-in defaults") {
+  TempDir dir;
+  write_file(dir / "config.toml", gcr::default_config_toml());
+  auto loaded = gcr::load_config_file(dir / "config.toml");
+  REQUIRE(loaded.ok());
+  const gcr::Config defaults;
+  CHECK(loaded->runtime.runtimes == defaults.runtime.runtimes);
+  CHECK(loaded->runtime.log_level == defaults.runtime.log_level);
+  CHECK(loaded->driver.root == defaults.driver.root);
+  CHECK(loaded->driver.dev_root == defaults.driver.dev_root);
+  CHECK(loaded->requests.accept_env_when_unprivileged ==
+        defaults.requests.accept_env_when_unprivileged);
+  CHECK(loaded->requests.accept_volume_mounts == defaults.requests.accept_volume_mounts);
+  CHECK(loaded->requests.annotation_prefixes == defaults.requests.annotation_prefixes);
+  CHECK(loaded->requests.supported_capabilities == defaults.requests.supported_capabilities);
+  CHECK(loaded->requests.mode == defaults.requests.mode);
+  CHECK(loaded->cdi.spec_dirs == defaults.cdi.spec_dirs);
+  CHECK(loaded->cdi.default_kind == defaults.cdi.default_kind);
+  CHECK(loaded->hooks.ctk_path == defaults.hooks.ctk_path);
+  CHECK(loaded->hooks.ldconfig == defaults.hooks.ldconfig);
+}
+
+TEST_CASE("TOML and JSON files carry the same keys") {
+  TempDir dir;
+  write_file(dir / "c.toml",
+             "[runtime]\nruntimes = [\"/opt/runc\"]\nlog-level = \"debug\"\n[driver]\nroot = "
+             "\"/run/nvidia/driver\"\n");
+  write_file(
+      dir / "c.json",
+      R"({"runtime": {"runtimes": ["/opt/runc"], "log-level": "debug"}, "driver": {"root": "/run/nvidia/driver"}})");
+  for (const char* name : {"c.toml", "c.json"}) {
+    auto c = gcr::load_config_file(dir / name);
+    REQUIRE(c.ok());
+    CHECK(c->runtime.runtimes == std::vector<std::string>{"/opt/runc"});
+    CHECK(c->runtime.log_level == gcr::LogLevel::kDebug);
+    CHECK(c->driver.root == "/run/nvidia/driver");
+    CHECK(c->driver.dev_root == "/");
+    CHECK(c->source == dir / name);
+  }
+}
+
+TEST_CASE("unknown keys and tables are errors naming the key and the file") {
+  TempDir dir;
+  write_file(dir / "a.toml", "[runtime]\nruntimez = [\"runc\"]\n");
+  CHECK(load_error(dir / "a.toml") ==
+        "config: unknown key `runtime.runtimez` (" + dir / "a.toml" + ")");
+  write_file(dir / "b.toml", "[nvidia-container-runtime]\ndebug = \"/x\"\n");
+  CHECK(load_error(dir / "b.toml").find("unknown table `nvidia-container-runtime`") !=
+        std::string::npos);
+  write_file(dir / "c.json", R"({"hooks": {"ldconfig": "@/sbin/ldconfig", "extra": 1}})");
+  CHECK(load_error(dir / "c.json").find("unknown key `hooks.extra`") != std::string::npos);
+}
+
+TEST_CASE("wrong types are errors naming the key") {
+  TempDir dir;
+  write_file(dir / "a.toml", "[runtime]\nruntimes = \"runc\"\n");
+  CHECK(load_error(dir / "a.toml").find("`runtime.runtimes` must be a list of strings") !=
+        std::string::npos);
+  write_file(dir / "b.toml", "[requests]\naccept-volume-mounts = \"yes\"\n");
+  CHECK(load_error(dir / "b.toml").find("`requests.accept-volume-mounts` must be true or false") !=
+        std::string::npos);
+  write_file(dir / "c.toml", "runtime = 3\n");
+  CHECK(load_error(dir / "c.toml").find("`runtime` must be a table") != std::string::npos);
+  write_file(dir / "d.toml", "[runtime]\nruntimes = [\"runc\", 7]\n");
+  CHECK(load_error(dir / "d.toml").find("`runtime.runtimes` must be a list of strings") !=
+        std::string::npos);
+}
+
+TEST_CASE("invalid values are refused") {
+  TempDir dir;
+  const std::pair<const char*, const char*> cases[] = {
+      {"[runtime]\nlog-level = \"trace\"\n", "`runtime.log-level` must be one of"},
+      {"[runtime]\nruntimes = []\n", "`runtime.runtimes` must name at least one runtime"},
+      {"[driver]\nroot = \"relative\"\n", "`driver.root` must be an absolute path"},
+      {"[hooks]\nldconfig = \"/sbin/ldconfig\"\n", "`hooks.ldconfig` must be '@' followed by"},
+      {"[hooks]\nldconfig = \"@sbin/ldconfig\"\n", "`hooks.ldconfig` must be '@' followed by"},
+      {"[requests]\nsupported-capabilities = [\"compute\", \"gpu\"]\n",
+       "`gpu` is not a driver capability"},
+      {"[cdi]\ndefault-kind = \"gpu\"\n", "`cdi.default-kind` must be a CDI kind"},
+      {"[requests]\nmode = \"legacy\"\n", "`requests.mode` must be auto or cdi"},
+      {"[cdi]\nspec-dirs = [\"/etc/cdi\", \"cdi\"]\n", "`cdi` must be an absolute path"},
+  };
+  for (const auto& [text, expected] : cases) {
+    CAPTURE(text);
+    write_file(dir / "x.toml", text);
+    CHECK(load_error(dir / "x.toml").find(expected) != std::string::npos);
+  }
+}
+
+TEST_CASE("syntax errors name the line; the extension picks the syntax") {
+  TempDir dir;
+  write_file(dir / "a.toml", "[runtime]\nruntimes = [\"runc\"\n");
+  CHECK(load_error(dir / "a.toml").find("invalid TOML at line") != std::string::npos);
+  write_file(dir / "b.json", R"({"runtime": {}, "runtime": {}})");
+  CHECK(load_error(dir / "b.json").find("duplicate key `runtime`") != std::string::npos);
+  write_file(dir / "c.yaml", "runtime: {}\n");
+  CHECK(load_error(dir / "c.yaml").find("must end in .toml or .json") != std::string::npos);
+}
+
+TEST_CASE("location: explicit path, then config.toml, then config.json, then defaults") {
+  TempDir dir;
+  auto none = gcr::load_config(std::nullopt, dir.path());
+  REQUIRE(none.ok());
+  CHECK(none->source.empty());
+  write_file(dir / "config.json", R"({"runtime": {"runtimes": ["json"]}})");
+  CHECK(gcr::load_config(std::nullopt, dir.path())->runtime.runtimes.front() == "json");
+  write_file(dir / "config.toml", "[runtime]\nruntimes = [\"toml\"]\n");
+  CHECK(gcr::load_config(std::nullopt, dir.path())->runtime.runtimes.front() == "toml");
+  write_file(dir / "other.toml", "[runtime]\nruntimes = [\"explicit\"]\n");
+  CHECK(gcr::load_config(dir / "other.toml", dir.path())->runtime.runtimes.front() == "explicit");
+  auto missing = gcr::load_config(dir / "missing.toml", dir.path());
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.error().message.find("missing.toml") != std::string::npos);
+}

@@ -1,0 +1,102 @@
+#include <doctest/doctest.h>
+
+#include <cstring>
+
+#include "base/fs.h"
+#include "driver/ldcache.h"
+#include "test_support.h"
+
+namespace {
+
+// A new-format cache with the given entries (flags, key, value), optionally behind an old-format
+// section.
+std::string make_cache(const std::vector<std::tuple<int, std::string, std::string>>& entries,
+                       bool old_section) {
+  std::string strings;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> offsets;
+  const std::size_t header = 48 + entries.size() * 24;
+  for (const auto& [flags, key, value] : entries) {
+    const auto k = static_cast<std::uint32_t>(header + strings.size());
+    strings += key + '\0';
+    const auto v = static_cast<std::uint32_t>(header + strings.size());
+    strings += value + '\0';
+    offsets.emplace_back(k, v);
+  }
+  std::string out("glibc-ld.so.cache1.1", 20);
+  const auto put32 = [&](std::uint32_t v) { out.append(reinterpret_cast<const char*>(&v), 4); };
+  put32(static_cast<std::uint32_t>(entries.size()));
+  put32(static_cast<std::uint32_t>(strings.size()));
+  out.append(20, '\0');  // flags, padding, extension offset, unused
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    put32(static_cast<std::uint32_t>(std::get<0>(entries[i])));
+    put32(offsets[i].first);
+    put32(offsets[i].second);
+    out.append(12, '\0');
+  }
+  out += strings;
+  if (!old_section) return out;
+  std::string old("ld.so-1.7.0\0", 12);
+  const std::uint32_t n = 1;
+  old.append(reinterpret_cast<const char*>(&n), 4);
+  old.append(12, '\0');  // one old entry
+  old.append(4, '\0');   // pad to 8
+  return old + out;
+}
+
+}  // namespace
+
+TEST_CASE("new-format entries with architectures") {
+  const auto data = make_cache({{0x0303, "libcuda.so.1", "/usr/lib64/libcuda.so.1"},
+                                {0x0003, "libcuda.so.1", "/usr/lib/libcuda.so.1"},
+                                {0x0001, "libfoo.so.1", "/usr/lib/libfoo.so.1"},
+                                {0x0a03, "libarm.so.1", "/usr/lib/aarch64/libarm.so.1"}},
+                               false);
+  const auto entries = gcr::parse_ld_cache(data);
+  REQUIRE(entries.ok());
+  REQUIRE(entries->size() == 4);
+  CHECK((*entries)[0].soname == "libcuda.so.1");
+  CHECK((*entries)[0].path == "/usr/lib64/libcuda.so.1");
+  CHECK((*entries)[0].arch == gcr::LibArch::k64);
+  CHECK((*entries)[1].arch == gcr::LibArch::k32);
+  CHECK((*entries)[2].arch == gcr::LibArch::k32);
+  CHECK((*entries)[3].arch == gcr::LibArch::kOther);
+}
+
+TEST_CASE("an old-format section in front is skipped") {
+  const auto entries =
+      gcr::parse_ld_cache(make_cache({{0x0303, "libcuda.so.1", "/x/libcuda.so.1"}}, true));
+  REQUIRE(entries.ok());
+  CHECK(entries->at(0).path == "/x/libcuda.so.1");
+}
+
+TEST_CASE("malformed caches are errors, not crashes") {
+  CHECK_FALSE(gcr::parse_ld_cache("").ok());
+  CHECK_FALSE(gcr::parse_ld_cache("not a cache at all, really not").ok());
+  std::string truncated = make_cache({{0x0303, "libcuda.so.1", "/x"}}, false);
+  CHECK_FALSE(gcr::parse_ld_cache(truncated.substr(0, 60)).ok());
+  std::string huge_count = truncated;
+  const std::uint32_t n = 0x7fffffff;
+  std::memcpy(huge_count.data() + 20, &n, 4);
+  CHECK_FALSE(gcr::parse_ld_cache(huge_count).ok());
+  std::string bad_offset = truncated;
+  const std::uint32_t off = 0xfffffff0;
+  std::memcpy(bad_offset.data() + 48 + 4, &off, 4);
+  CHECK_FALSE(gcr::parse_ld_cache(bad_offset).ok());
+  std::string no_nul = truncated;
+  no_nul.pop_back();
+  CHECK_FALSE(gcr::parse_ld_cache(no_nul).ok());
+}
+
+TEST_CASE("the host's own cache agrees with ldconfig -p") {
+  auto data = gcr::read_regular_file("/etc/ld.so.cache", 64u << 20);
+  REQUIRE(data.ok());
+  const auto entries = gcr::parse_ld_cache(*data);
+  REQUIRE(entries.ok());
+  const auto listing = gcr::test::run({"/sbin/ldconfig", "-p"});
+  for (const auto& e : *entries) {
+    if (e.soname != "libc.so.6" || e.arch != gcr::LibArch::k64) continue;
+    CHECK(listing.out.find("libc.so.6 (libc6,x86-64) => " + e.path) != std::string::npos);
+    return;
+  }
+  FAIL("libc.so.6 not found in /etc/ld.so.cache");
+}

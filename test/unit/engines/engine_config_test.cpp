@@ -1,0 +1,206 @@
+// gpu-ctk runtime configure planning: what each engine's files become.
+#include <doctest/doctest.h>
+
+#define TOML_EXCEPTIONS 1
+#include <toml++/toml.h>
+
+#include "engines/engines.h"
+#include "json/strict_json.h"
+#include "test_support.h"
+
+using gcr::ConfigureOptions;
+using gcr::ExistingFile;
+using gcr::FileChange;
+using gcr::Json;
+
+namespace {
+
+ConfigureOptions options(const std::string& engine) {
+  ConfigureOptions o;
+  o.engine = engine;
+  o.config_path = engine == "docker"       ? "/e/daemon.json"
+                  : engine == "containerd" ? "/e/config.toml"
+                                           : "/e/crio.conf";
+  return o;
+}
+
+std::vector<FileChange> must(const gcr::Result<std::vector<FileChange>>& r) {
+  REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.error().message));
+  return *r;
+}
+
+toml::table toml_of(const FileChange& c) {
+  REQUIRE(c.content);
+  return toml::parse(*c.content);
+}
+
+const FileChange* change_to(const std::vector<FileChange>& changes, const std::string& path) {
+  for (const auto& c : changes) {
+    if (c.path == path) return &c;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("docker: runtime, args, default and cdi added; every other key kept; twice is a no-op") {
+  auto o = options("docker");
+  o.set_as_default = true;
+  o.cdi = true;
+  o.runtime_args = {"--gpu-config=/etc/g.toml"};
+  const ExistingFile before{
+      "/e/daemon.json",
+      R"({"log-level":"warn","runtimes":{"other":{"path":"/x"}},"features":{"buildkit":true}})"};
+  const auto changes = must(gcr::plan_docker(o, before));
+  REQUIRE(changes.size() == 1);
+  const Json doc = Json::parse(*changes[0].content);
+  CHECK(doc["log-level"] == "warn");
+  CHECK(doc["runtimes"]["other"]["path"] == "/x");
+  CHECK(
+      doc["runtimes"]["nvidia"] ==
+      Json::parse(
+          R"({"path":"/usr/bin/gpu-container-runtime","runtimeArgs":["--gpu-config=/etc/g.toml"]})"));
+  CHECK(doc["default-runtime"] == "nvidia");
+  CHECK(doc["features"] == Json::parse(R"({"buildkit":true,"cdi":true})"));
+  CHECK(must(gcr::plan_docker(o, ExistingFile{"/e/daemon.json", *changes[0].content})).empty());
+  const auto none =
+      must(gcr::plan_docker(options("docker"), ExistingFile{"/e/daemon.json", std::nullopt}));
+  CHECK(Json::parse(*none[0].content) ==
+        Json::parse(R"({"runtimes":{"nvidia":{"path":"/usr/bin/gpu-container-runtime"}}})"));
+}
+
+TEST_CASE("docker: remove undoes what configure added") {
+  auto o = options("docker");
+  o.set_as_default = true;
+  o.cdi = true;
+  const ExistingFile before{"/e/daemon.json", R"({"log-level":"warn"})"};
+  const auto added = must(gcr::plan_docker(o, before));
+  o.remove = true;
+  const auto removed = must(gcr::plan_docker(o, ExistingFile{"/e/daemon.json", *added[0].content}));
+  CHECK(Json::parse(*removed[0].content) == Json::parse(*before.content));
+}
+
+TEST_CASE("docker: a malformed daemon.json is refused with the line") {
+  const auto r = gcr::plan_docker(options("docker"),
+                                  ExistingFile{"/e/daemon.json", "{\n  \"a\": 1,\n  \"b\": \n}"});
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message == "cannot parse /e/daemon.json: not valid JSON at line 4 (byte 21)");
+  CHECK_FALSE(
+      gcr::plan_docker(options("docker"), ExistingFile{"/e/daemon.json", R"({"runtimes": []})"})
+          .ok());
+}
+
+TEST_CASE(
+    "containerd v2: a drop-in with the whole CRI table, options copied from the default runtime") {
+  auto o = options("containerd");
+  o.set_as_default = true;
+  o.cdi = true;
+  const std::string main =
+      "version = 2\n# keep me\n[plugins.\"io.containerd.grpc.v1.cri\"]\n  sandbox_image = "
+      "\"pause:3.6\"\n"
+      "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc]\n  runtime_type = "
+      "\"io.containerd.runc.v2\"\n"
+      "[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc.options]\n  SystemdCgroup = "
+      "true\n";
+  const auto changes = must(
+      gcr::plan_containerd(o, ExistingFile{"/e/config.toml", main},
+                           ExistingFile{"/e/conf.d/99-gpu-container-runtime.toml", std::nullopt}));
+  REQUIRE(changes.size() == 2);
+  const auto drop = toml_of(*change_to(changes, "/e/conf.d/99-gpu-container-runtime.toml"));
+  const auto cri = drop["plugins"]["io.containerd.grpc.v1.cri"];
+  CHECK(drop["version"].value_or(0) == 2);
+  CHECK(cri["sandbox_image"].value_or(std::string()) == "pause:3.6");
+  CHECK(cri["enable_cdi"].value_or(false));
+  CHECK(cri["containerd"]["default_runtime_name"].value_or(std::string()) == "nvidia");
+  const auto ours = cri["containerd"]["runtimes"]["nvidia"];
+  CHECK(ours["runtime_type"].value_or(std::string()) == "io.containerd.runc.v2");
+  CHECK(ours["options"]["BinaryName"].value_or(std::string()) == "/usr/bin/gpu-container-runtime");
+  CHECK(ours["options"]["SystemdCgroup"].value_or(false));
+  CHECK(ours["container_annotations"][0].value_or(std::string()) == "cdi.k8s.io/*");
+  const std::string new_main = *change_to(changes, "/e/config.toml")->content;
+  CHECK(new_main == "imports = [\"/e/conf.d/99-gpu-container-runtime.toml\"]\n" + main);
+  const auto again = must(gcr::plan_containerd(
+      o, ExistingFile{"/e/config.toml", new_main},
+      ExistingFile{"/e/conf.d/99-gpu-container-runtime.toml",
+                   *change_to(changes, "/e/conf.d/99-gpu-container-runtime.toml")->content}));
+  CHECK(again.empty());
+  o.remove = true;
+  const auto removed = must(
+      gcr::plan_containerd(o, ExistingFile{"/e/config.toml", new_main},
+                           ExistingFile{"/e/conf.d/99-gpu-container-runtime.toml", "x = 1\n"}));
+  CHECK(removed.size() == 2);
+  CHECK_FALSE(change_to(removed, "/e/conf.d/99-gpu-container-runtime.toml")->content);
+  CHECK(*change_to(removed, "/e/config.toml")->content == main);
+}
+
+TEST_CASE("containerd v3, a missing file (v2), v1 in place, existing imports kept") {
+  const ExistingFile no_drop{"/e/conf.d/99-gpu-container-runtime.toml", std::nullopt};
+  auto v3 = must(gcr::plan_containerd(options("containerd"),
+                                      ExistingFile{"/e/config.toml", "version = 3\n"}, no_drop));
+  CHECK(toml_of(*change_to(
+      v3,
+      no_drop.path))["plugins"]["io.containerd.cri.v1.runtime"]["containerd"]["runtimes"]["nvidia"]
+            .is_table());
+  auto missing = must(gcr::plan_containerd(options("containerd"),
+                                           ExistingFile{"/e/config.toml", std::nullopt}, no_drop));
+  CHECK(*change_to(missing, "/e/config.toml")->content ==
+        "imports = [\"/e/conf.d/99-gpu-container-runtime.toml\"]\nversion = 2\n");
+  auto v1 = must(gcr::plan_containerd(
+      options("containerd"),
+      ExistingFile{"/e/config.toml", "[plugins.cri]\nstream_server_port = \"10010\"\n"}, no_drop));
+  REQUIRE(v1.size() == 1);
+  const auto v1doc = toml_of(v1[0]);
+  CHECK(v1doc["plugins"]["cri"]["stream_server_port"].value_or(std::string()) == "10010");
+  CHECK(v1doc["plugins"]["cri"]["containerd"]["runtimes"]["nvidia"]["options"]["Runtime"].value_or(
+            std::string()) == "/usr/bin/gpu-container-runtime");
+  auto imports = must(gcr::plan_containerd(
+      options("containerd"),
+      ExistingFile{"/e/config.toml", "version = 2\nimports = [\"/e/other.toml\"]\n"}, no_drop));
+  const auto main = toml_of(*change_to(imports, "/e/config.toml"));
+  CHECK(main["imports"].as_array()->size() == 2);
+  const auto bad = gcr::plan_containerd(
+      options("containerd"), ExistingFile{"/e/config.toml", "version = 2\n[plugins\n"}, no_drop);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().message.find("cannot parse /e/config.toml: invalid TOML at line 2") == 0);
+}
+
+TEST_CASE("crio: a drop-in with runtime_path and runtime_type; remove deletes it") {
+  auto o = options("crio");
+  o.set_as_default = true;
+  const ExistingFile none{gcr::drop_in_path(o), std::nullopt};
+  CHECK(none.path == "/e/crio.conf.d/99-gpu-container-runtime.conf");
+  const auto changes = must(gcr::plan_crio(o, none));
+  const auto doc = toml_of(changes[0]);
+  CHECK(doc["crio"]["runtime"]["default_runtime"].value_or(std::string()) == "nvidia");
+  CHECK(doc["crio"]["runtime"]["runtimes"]["nvidia"]["runtime_path"].value_or(std::string()) ==
+        "/usr/bin/gpu-container-runtime");
+  CHECK(doc["crio"]["runtime"]["runtimes"]["nvidia"]["runtime_type"].value_or(std::string()) ==
+        "oci");
+  CHECK(must(gcr::plan_crio(o, ExistingFile{none.path, *changes[0].content})).empty());
+  o.remove = true;
+  CHECK_FALSE(must(gcr::plan_crio(o, ExistingFile{none.path, *changes[0].content}))[0].content);
+}
+
+TEST_CASE("the examples in etc/engines say what configure writes") {
+  const std::string dir = std::string(GCR_TEST_SOURCE_DIR) + "/etc/engines/";
+  auto docker = options("docker");
+  docker.set_as_default = true;
+  const auto written = must(gcr::plan_docker(docker, ExistingFile{"/e/daemon.json", std::nullopt}));
+  Json example = Json::parse(gcr::test::read_file(dir + "docker-daemon.json"));
+  example["runtimes"]["nvidia"].erase("runtimeArgs");
+  CHECK(example == Json::parse(*written[0].content));
+
+  auto crio = options("crio");
+  crio.set_as_default = true;
+  const auto crio_written =
+      toml_of(must(gcr::plan_crio(crio, ExistingFile{"/x", std::nullopt}))[0]);
+  CHECK(toml::parse_file(dir + "crio-99-gpu-container-runtime.conf") == crio_written);
+
+  auto containerd = options("containerd");
+  containerd.set_as_default = true;
+  const auto changes = must(
+      gcr::plan_containerd(containerd, ExistingFile{"/e/config.toml", "version = 2\n"},
+                           ExistingFile{"/e/conf.d/99-gpu-container-runtime.toml", std::nullopt}));
+  CHECK(toml::parse_file(dir + "containerd-99-gpu-container-runtime.toml") ==
+        toml_of(*change_to(changes, "/e/conf.d/99-gpu-container-runtime.toml")));
+}

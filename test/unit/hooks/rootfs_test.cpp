@@ -1,0 +1,84 @@
+// The in-root resolver against hostile trees, with openat2 and with the fallback walk.
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "hooks/rootfs.h"
+#include "test_support.h"
+
+using gcr::test::make_symlink;
+using gcr::test::TempDir;
+using gcr::test::write_file;
+
+namespace {
+
+// <t>/rootfs is the container; <t>/outside holds canaries the image points at.
+struct HostileTree {
+  TempDir t;
+  std::string rootfs = t / "rootfs";
+  std::string outside = t / "outside";
+  HostileTree() {
+    write_file(outside + "/canary", "canary");
+    write_file(rootfs + "/usr/lib/real/libx.so", "lib");
+    make_symlink(outside, rootfs + "/abs");  // absolute link to a host dir
+    make_symlink("../../../../../../../../" + outside.substr(1), rootfs + "/climb");  // climbs out
+    make_symlink("/", rootfs + "/usr/lib64");       // lib dir -> /
+    make_symlink("../..", rootfs + "/usr/lib/up");  // relative, stays in
+    make_symlink("loop-b", rootfs + "/loop-a");
+    make_symlink("loop-a", rootfs + "/loop-b");
+    make_symlink("/proc/self/root", rootfs + "/magic");
+  }
+};
+
+std::string fd_path(const gcr::Fd& fd) {
+  char buf[4096];
+  const ssize_t n =
+      ::readlink(("/proc/self/fd/" + std::to_string(fd.get())).c_str(), buf, sizeof buf);
+  return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "";
+}
+
+}  // namespace
+
+TEST_CASE("resolution stays inside the root, with both resolvers") {
+  for (const auto resolver : {gcr::Resolver::kAuto, gcr::Resolver::kFallback}) {
+    CAPTURE(static_cast<int>(resolver));
+    HostileTree tree;
+    auto root = gcr::RootFs::open(tree.rootfs, resolver);
+    REQUIRE(root.ok());
+    CHECK(fd_path(*root->open_at("/usr/lib64/usr/lib/real/libx.so", O_RDONLY)) ==
+          tree.rootfs + "/usr/lib/real/libx.so");
+    CHECK(fd_path(*root->open_at("/usr/lib/up/usr/lib/real", O_PATH)) ==
+          tree.rootfs + "/usr/lib/real");
+    CHECK(fd_path(*root->open_at("/../../../usr/lib/real", O_PATH)) ==
+          tree.rootfs + "/usr/lib/real");
+    CHECK_FALSE(root->open_at("/abs/canary", O_RDONLY).ok());
+    CHECK_FALSE(root->open_at("/climb/canary", O_RDONLY).ok());
+    CHECK_FALSE(root->open_at("/loop-a", O_RDONLY).ok());
+    auto magic = root->open_at("/magic", O_PATH);
+    CHECK((!magic.ok() || fd_path(*magic).rfind(tree.rootfs, 0) == 0));
+  }
+}
+
+TEST_CASE("make_dirs creates inside the root, even through links that point outside") {
+  for (const auto resolver : {gcr::Resolver::kAuto, gcr::Resolver::kFallback}) {
+    CAPTURE(static_cast<int>(resolver));
+    HostileTree tree;
+    auto root = gcr::RootFs::open(tree.rootfs, resolver);
+    REQUIRE(root.ok());
+    auto abs = root->make_dirs("/abs/created");
+    REQUIRE(abs.ok());
+    CHECK(fd_path(*abs) == tree.rootfs + tree.outside + "/created");
+    auto climb = root->make_dirs("/climb/made");
+    REQUIRE(climb.ok());
+    CHECK(fd_path(*climb).rfind(tree.rootfs + "/", 0) == 0);
+    auto lib = root->make_dirs("/usr/lib64/etc/ld.so.conf.d");
+    REQUIRE(lib.ok());
+    CHECK(fd_path(*lib) == tree.rootfs + "/etc/ld.so.conf.d");
+    CHECK_FALSE(gcr::test::exists(tree.outside + "/created"));
+    CHECK_FALSE(gcr::test::exists(tree.outside + "/made"));
+    CHECK(gcr::test::read_file(tree.outside + "/canary") == "canary");
+    write_file(tree.rootfs + "/file", "x");
+    CHECK_FALSE(root->make_dirs("/file/sub").ok());
+  }
+}
