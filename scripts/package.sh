@@ -1,7 +1,8 @@
 #!/bin/sh
 # Builds gpu-container-runtime_<version>_amd64.deb and gpu-container-runtime-<version>.x86_64.rpm
-# into $OUT (default: build-packages/) from the committed tree (git archive of HEAD, so the
-# packages hold exactly what is checked in). The version comes from CMakeLists.txt.
+# into $OUT (default: build-packages/). In a git checkout they are built from the committed tree
+# (git archive of HEAD, so the packages hold exactly what is checked in); in an unpacked source
+# tarball, from the files there. The version comes from CMakeLists.txt.
 set -eu
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$(pwd)/build-packages}
@@ -12,7 +13,11 @@ rm -rf "$OUT" && mkdir -p "$OUT"
 
 SRC="$WORK/gpu-container-runtime-$VERSION"
 mkdir -p "$SRC"
-git archive HEAD | tar -x -C "$SRC"
+if [ "$(git rev-parse --show-toplevel 2>/dev/null)" = "$(pwd)" ]; then
+  git archive HEAD | tar -x -C "$SRC"
+else
+  tar -c --exclude=./build --exclude='./build-*' . | tar -x -C "$SRC"
+fi
 
 # .deb: debian/ is made from deb/ plus a changelog entry for this version.
 cp -r "$SRC/deb" "$SRC/debian"

@@ -1,20 +1,32 @@
 #!/bin/sh
 # The whole test suite from a clean build, as root (real containers and engines run):
 #   1. install dependencies, build, run the unit and integration tests;
-#   2. the same tests built with AddressSanitizer and UBSan (the dockerd test is left out:
+#   2. a Release build with warnings as errors (the optimiser finds warnings others do not);
+#   3. the same tests built with AddressSanitizer and UBSan (the dockerd test is left out:
 #      the sanitizer runtime cannot map its memory inside dockerd's containerd shim);
-#   3. build the .deb and .rpm and exercise them (scripts/test-packages.sh: the .rpm in a
+#   4. build the .deb and .rpm and exercise them (scripts/test-packages.sh: the .rpm in a
 #      throw-away root; the .deb upgraded, removed and purged on this machine).
 set -eu
 cd "$(dirname "$0")/.."
+# Runs a build step quietly; on failure shows what it printed.
+quiet() {
+  log=$(mktemp)
+  "$@" >"$log" 2>&1 || { cat "$log" >&2; rm -f "$log"; echo "test.sh: failed: $*" >&2; exit 1; }
+  rm -f "$log"
+}
 scripts/install-deps.sh
 BUILD_DIR=${BUILD_DIR:-build} scripts/build.sh --clean
 ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure
 
+echo "test.sh: a Release build (GCC, -O3) without warnings"
+rm -rf build-release
+quiet cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release -DGCR_WERROR=ON -DBUILD_TESTING=OFF
+quiet cmake --build build-release
+
 echo "test.sh: the suite under AddressSanitizer and UBSan"
 rm -rf build-asan
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGCR_SANITIZE=ON -DGCR_WERROR=ON >/dev/null
-cmake --build build-asan >/dev/null
+quiet cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGCR_SANITIZE=ON -DGCR_WERROR=ON
+quiet cmake --build build-asan
 build-asan/test/unit-tests
 build-asan/test/integration-tests -tce="dockerd*"
 

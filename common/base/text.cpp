@@ -88,6 +88,13 @@ std::string printable(std::string_view s, std::size_t max_len) {
   return out;
 }
 
+std::string quote(std::string_view s, std::size_t max_len) {
+  std::string out(1, '`');
+  out += printable(s, max_len);
+  out += '`';
+  return out;
+}
+
 bool path_is_under(std::string_view path, std::string_view dir) {
   while (dir.size() > 1 && dir.back() == '/') dir.remove_suffix(1);
   if (dir == "/") return !path.empty() && path.front() == '/';

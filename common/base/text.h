@@ -26,6 +26,9 @@ std::vector<std::string_view> split(std::string&& s, char sep) = delete;
 // value from a container cannot forge or flood log lines.
 [[nodiscard]] std::string printable(std::string_view s, std::size_t max_len = 512);
 
+// "`s`" with s made printable: how messages quote a value.
+[[nodiscard]] std::string quote(std::string_view s, std::size_t max_len = 512);
+
 // True when `path` equals `dir` or lies below it, comparing whole components
 // ("/a/b" is under "/a", "/ab" is not).
 [[nodiscard]] bool path_is_under(std::string_view path, std::string_view dir);

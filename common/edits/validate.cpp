@@ -19,22 +19,19 @@ bool is_clean_absolute(const std::string& path) {
 
 Status validate_node(const DeviceNode& n, const std::string& where) {
   if (!is_clean_absolute(n.path) || !path_is_under(n.path, "/dev") || n.path == "/dev") {
-    return field_error(where + ".path",
-                       "`" + printable(n.path) + "` must be a clean path under /dev");
+    return field_error(where + ".path", quote(n.path) + " must be a clean path under /dev");
   }
   if (!n.host_path.empty() && !is_clean_absolute(n.host_path)) {
-    return field_error(where + ".hostPath",
-                       "`" + printable(n.host_path) + "` must be a clean absolute path");
+    return field_error(where + ".hostPath", quote(n.host_path) + " must be a clean absolute path");
   }
   if (n.type != "" && n.type != "b" && n.type != "c" && n.type != "u" && n.type != "p") {
-    return field_error(where + ".type", "`" + printable(n.type) + "` is not one of b, c, u, p");
+    return field_error(where + ".type", quote(n.type) + " is not one of b, c, u, p");
   }
   const bool perms_ok = n.permissions == "none" ||
                         std::all_of(n.permissions.begin(), n.permissions.end(),
                                     [](char c) { return c == 'r' || c == 'w' || c == 'm'; });
   if (!perms_ok)
-    return field_error(where + ".permissions",
-                       "`" + printable(n.permissions) + "` must be made of r, w, m");
+    return field_error(where + ".permissions", quote(n.permissions) + " must be made of r, w, m");
   return {};
 }
 
@@ -43,11 +40,10 @@ Status validate_hook(const Hook& h, const std::string& where) {
                                 "startContainer", "poststart",     "poststop"};
   if (std::none_of(std::begin(kinds), std::end(kinds),
                    [&](const char* k) { return h.hook_name == k; })) {
-    return field_error(where + ".hookName", "`" + printable(h.hook_name) + "` is not a hook name");
+    return field_error(where + ".hookName", quote(h.hook_name) + " is not a hook name");
   }
   if (!is_clean_absolute(h.path))
-    return field_error(where + ".path",
-                       "`" + printable(h.path) + "` must be a clean absolute path");
+    return field_error(where + ".path", quote(h.path) + " must be a clean absolute path");
   for (const auto& e : h.env) {
     if (!is_env_entry(e))
       return field_error(where + ".env", "entry `" + printable(e) + "` is not NAME=value");
@@ -61,7 +57,7 @@ Status validate_intel_rdt(const Json& rdt, const std::string& where) {
   if (!clos.empty() && clos != "/" &&
       (clos.size() >= 4096 || clos == "." || clos == ".." ||
        clos.find_first_of("/\n") != std::string::npos)) {
-    return field_error(where + ".intelRdt.closID", "`" + printable(clos) + "` is not a valid name");
+    return field_error(where + ".intelRdt.closID", quote(clos) + " is not a valid name");
   }
   return {};
 }
@@ -101,7 +97,7 @@ Status validate_edits(const ContainerEdits& e, const std::string& where) {
     if (m.host_path.empty()) return field_error(w + ".hostPath", "must not be empty");
     if (!is_clean_absolute(m.container_path)) {
       return field_error(w + ".containerPath",
-                         "`" + printable(m.container_path) + "` must be a clean absolute path");
+                         quote(m.container_path) + " must be a clean absolute path");
     }
   }
   if (e.intel_rdt) {

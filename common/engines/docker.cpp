@@ -1,4 +1,5 @@
 // Docker's daemon.json: runtimes.<name>.path (+ runtimeArgs), default-runtime, features.cdi.
+#include "base/text.h"
 #include "engines/engines.h"
 #include "json/strict_json.h"
 
@@ -13,7 +14,7 @@ void erase_if_empty(Json& parent, const char* key) {
 Status require_object(const Json& doc, const char* key, const std::string& path) {
   const auto it = doc.find(key);
   if (it != doc.end() && !it->is_object())
-    return Error{"`" + std::string(key) + "` is not an object (" + path + ")"};
+    return Error{quote(key) + " is not an object (" + path + ")"};
   return {};
 }
 

@@ -57,8 +57,7 @@ Status ensure_ld_so_conf(const RootFs& root) {
 
 Status create_one_symlink(const RootFs& root, const std::string& spec) {
   const auto sep = spec.find("::");
-  if (sep == std::string::npos || sep == 0)
-    return Error{"`" + printable(spec) + "` is not <target>::<link>"};
+  if (sep == std::string::npos || sep == 0) return Error{quote(spec) + " is not <target>::<link>"};
   const std::string target = spec.substr(0, sep);
   const std::string link = spec.substr(sep + 2);
   if (!is_clean_absolute(link))

@@ -71,13 +71,14 @@ int resolve_by_walk(int root, const std::string& path, int flags, Fd& out) {
   std::deque<std::string> todo;
   push_front_components(todo, path);
   int budget = kSymlinkBudget;
-  std::string last_name = ".";
+  // The last component to open; "." after ".." or a symlink, whose target is then open.
+  std::string last_name(1, '.');
   while (!todo.empty()) {
     const std::string part = std::move(todo.front());
     todo.pop_front();
     if (part == "..") {
       if (stack.size() > 1) stack.pop_back();
-      last_name = ".";
+      last_name.assign(1, '.');
       continue;
     }
     Fd next(::openat(stack.back().get(), part.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
@@ -92,7 +93,7 @@ int resolve_by_walk(int root, const std::string& path, int flags, Fd& out) {
       if (!target) return EIO;
       if (!target->empty() && target->front() == '/') stack.resize(1);
       push_front_components(todo, *target);
-      last_name = ".";
+      last_name.assign(1, '.');
       continue;
     }
     if (!todo.empty() && !S_ISDIR(st.st_mode)) return ENOTDIR;

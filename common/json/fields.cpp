@@ -10,7 +10,8 @@ Error field_error(const std::string& where, const std::string& what) {
 
 Status only_keys(const Json& obj, Keys known, const std::string& where) {
   if (!obj.is_object()) return field_error(where, "must be an object");
-  for (const auto& [key, value] : obj.items()) {
+  for (const auto& item : obj.items()) {
+    const std::string& key = item.key();
     if (std::none_of(known.begin(), known.end(), [&](const char* k) { return key == k; })) {
       return Error{"unknown field `" + (where.empty() ? key : where + "." + key) + "`"};
     }

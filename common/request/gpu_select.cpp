@@ -36,8 +36,7 @@ Result<const Gpu*> match_gpu(const std::string& id, const std::vector<Gpu>& gpus
     if (it == gpus.end()) return unknown(id, describe_host(gpus));
     return &*it;
   }
-  return Error{"`" + printable(id, 128) +
-               "` is not a GPU index, GPU UUID, PCI bus id or MIG device"};
+  return Error{quote(id, 128) + " is not a GPU index, GPU UUID, PCI bus id or MIG device"};
 }
 
 const std::vector<MigDevice>& migs_of(const Gpu& gpu, const std::map<std::string, GpuFacts>& nvml) {
@@ -59,7 +58,7 @@ Result<MigSelection> match_mig(const std::string& id, const std::vector<Gpu>& gp
   const auto colon = id.find(':');
   const auto gpu_index = parse_decimal(std::string_view(id).substr(0, colon));
   const auto mig_index = parse_decimal(std::string_view(id).substr(colon + 1));
-  if (!gpu_index || !mig_index) return Error{"`" + printable(id, 128) + "` is not <gpu>:<mig>"};
+  if (!gpu_index || !mig_index) return Error{quote(id, 128) + " is not <gpu>:<mig>"};
   if (*gpu_index >= gpus.size()) return unknown(id, describe_host(gpus));
   const Gpu& gpu = gpus[*gpu_index];
   for (const auto& mig : migs_of(gpu, nvml)) {

@@ -33,7 +33,9 @@ std::vector<std::string> comma_list(std::string_view value) {
 // CDI names from annotations whose key has a configured prefix, keys in sorted order.
 Result<std::vector<std::string>> annotation_names(const SpecView& spec, const Config& config) {
   std::vector<std::string> names;
-  for (const auto& [key, value] : spec.annotations) {
+  for (const auto& annotation : spec.annotations) {
+    const std::string& key = annotation.first;
+    const std::string& value = annotation.second;
     const bool ours = std::any_of(config.requests.annotation_prefixes.begin(),
                                   config.requests.annotation_prefixes.end(),
                                   [&](const std::string& p) { return key.rfind(p, 0) == 0; });

@@ -45,7 +45,7 @@ Result<Term> parse_term(std::string_view text) {
     return Error{"brand only compares with = or != in `" + printable(text) + "`"};
   }
   if (*property != Property::kBrand && !is_dotted_number(value)) {
-    return Error{"`" + printable(value) + "` is not a version in `" + printable(text) + "`"};
+    return Error{quote(value) + " is not a version in " + quote(text)};
   }
   return Term{*property, op, value};
 }

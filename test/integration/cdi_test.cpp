@@ -121,7 +121,9 @@ TEST_CASE(
            std::string(300, '[') + std::string(300, ']') + "]}}]}",
        "nesting deeper than 256 levels"},
   };
-  for (const auto& [text, reason] : hostile) {
+  for (const auto& entry : hostile) {
+    const auto& text = entry.first;  // named: doctest's CAPTURE cannot take a binding
+    const auto& reason = entry.second;
     CAPTURE(reason);
     gcr::test::write_file(f.spec_dir + "/evil.json", text);
     r = f.create({"NVIDIA_VISIBLE_DEVICES=evil.com/x=a"});

@@ -55,7 +55,9 @@ TEST_CASE("the minimum version follows the fields used") {
       {with(minimal(), "/containerEdits/intelRdt", Json{{"schemata", {"L2:0=ff"}}}), "1.1.0"},
       {with(minimal(), "/containerEdits/intelRdt", Json{{"enableMonitoring", true}}), "1.1.0"},
   };
-  for (const auto& [doc, needed] : cases) {
+  for (const auto& entry : cases) {
+    const auto& doc = entry.first;  // named: doctest's CAPTURE cannot take a binding
+    const auto& needed = entry.second;
     CAPTURE(doc.dump());
     CHECK(problem(doc) == "the spec version must be at least v" + needed);
     CHECK(problem(with(doc, "/cdiVersion", needed)) == "");

@@ -98,7 +98,9 @@ TEST_CASE("invalid values are refused") {
       {"[requests]\nmode = \"legacy\"\n", "`requests.mode` must be auto or cdi"},
       {"[cdi]\nspec-dirs = [\"/etc/cdi\", \"cdi\"]\n", "`cdi` must be an absolute path"},
   };
-  for (const auto& [text, expected] : cases) {
+  for (const auto& entry : cases) {
+    const auto& text = entry.first;  // named: doctest's CAPTURE cannot take a binding
+    const auto& expected = entry.second;
     CAPTURE(text);
     write_file(dir / "x.toml", text);
     CHECK(load_error(dir / "x.toml").find(expected) != std::string::npos);

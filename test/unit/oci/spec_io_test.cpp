@@ -95,7 +95,9 @@ TEST_CASE("bad documents are refused with the path named") {
       {"\xEF\xBB\xBF{}", "byte-order mark"},
       {"{\"a\":\"\xc3\x28\"}", "not valid JSON"},
   };
-  for (const auto& [text, expected] : cases) {
+  for (const auto& entry : cases) {
+    const auto& text = entry.first;  // named: doctest's CAPTURE cannot take a binding
+    const auto& expected = entry.second;
     CAPTURE(text);
     write_file(dir / "config.json", text);
     const std::string message = read_error(dir.path());

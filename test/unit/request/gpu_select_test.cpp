@@ -70,7 +70,9 @@ TEST_CASE("IDs that match nothing fail closed and name the ID") {
       {"7:0", "unknown MIG device `7:0`: this host has GPUs 0-3"},
       {"a:b", "`a:b` is not <gpu>:<mig>"},
   };
-  for (const auto& [id, expected] : cases) {
+  for (const auto& entry : cases) {
+    const auto& id = entry.first;  // named: doctest's CAPTURE cannot take a binding
+    const auto& expected = entry.second;
     CAPTURE(id);
     auto r = pick({"0", id});
     REQUIRE_FALSE(r.ok());
