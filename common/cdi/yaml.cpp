@@ -110,7 +110,7 @@ void emit(YAML::Emitter& out, const Json& v) {
   } else if (v.is_null()) {
     out << YAML::Null;
   } else {
-    out << v.dump();
+    out << json_text(v);
   }
 }
 

@@ -70,7 +70,7 @@ Result<std::optional<std::string>> CtkProbe::cuda_version(const std::string& dri
   if (answers->cuda && make_directories(config_.runtime.state_dir)) {
     if (auto dir = open_directory(config_.runtime.state_dir)) {
       const Json doc = {{"key", key}, {"cuda", *answers->cuda}};
-      (void)write_file_atomic_at(dir->get(), "cuda-version.json", doc.dump(), FileOwner{0644});
+      (void)write_file_atomic_at(dir->get(), "cuda-version.json", json_text(doc), FileOwner{0644});
     }
   }
   return answers->cuda;

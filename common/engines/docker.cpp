@@ -56,7 +56,7 @@ Result<std::vector<FileChange>> plan_docker(const ConfigureOptions& options,
     add(doc, options);
   }
   if (doc == before) return std::vector<FileChange>{};
-  return std::vector<FileChange>{{daemon_json.path, doc.dump(4) + "\n"}};
+  return std::vector<FileChange>{{daemon_json.path, json_text(doc, 4) + "\n"}};
 }
 
 }  // namespace gcr

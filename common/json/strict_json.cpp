@@ -1,56 +1,313 @@
 #include "json/strict_json.h"
 
 #include <algorithm>
-#include <set>
-#include <string>
+#include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "base/text.h"
+#include "base/utf8.h"
 
 namespace gcr {
 namespace {
 
-struct Rejected {
-  std::string why;
-};
+constexpr std::uint8_t kRawNumberSubtype = 0x4e;  // 'N'
 
-bool has_nul(const std::string& s) {
-  return s.find('\0') != std::string::npos;
-}
-
-// Tracks the keys of every open object so a repeated key is caught where it appears.
-class StrictnessCheck {
+// A recursive-descent reader over the bytes of one document. Recursion is bounded by
+// kMaxJsonDepth; every other step is a loop, so the time is linear in the input.
+class Reader {
  public:
-  bool operator()(int depth, Json::parse_event_t event, Json& parsed) {
-    using E = Json::parse_event_t;
-    if (depth > kMaxJsonDepth) throw Rejected{"nesting deeper than 256 levels"};
-    switch (event) {
-      case E::object_start:
-        keys_.emplace_back();
-        break;
-      case E::object_end:
-        keys_.pop_back();
-        break;
-      case E::key: {
-        const auto& key = parsed.get_ref<const std::string&>();
-        if (has_nul(key)) throw Rejected{"a key contains a NUL character"};
-        if (!keys_.back().insert(key).second) throw Rejected{"duplicate key `" + key + "`"};
-        break;
-      }
-      case E::value:
-        if (parsed.is_string() && has_nul(parsed.get_ref<const std::string&>())) {
-          throw Rejected{"a string contains a NUL character"};
-        }
-        break;
-      case E::array_start:
-      case E::array_end:
-        break;
-    }
-    return true;
+  explicit Reader(std::string_view text) : s_(text) {}
+
+  Result<Json> document() {
+    skip_space();
+    auto value = this->value(0);
+    if (!value) return value;
+    skip_space();
+    if (at_ < s_.size()) return syntax("data after the document");
+    return value;
   }
 
  private:
-  std::vector<std::set<std::string>> keys_;
+  Error syntax(const std::string& why) const {
+    const std::size_t upto = std::min(at_, s_.size());
+    const auto line =
+        1 + std::count(s_.begin(), s_.begin() + static_cast<std::ptrdiff_t>(upto), '\n');
+    return Error{"not valid JSON at line " + std::to_string(line) + " (byte " +
+                 std::to_string(upto + 1) + "): " + why};
+  }
+
+  bool at_end() const { return at_ >= s_.size(); }
+  char peek() const { return s_[at_]; }
+
+  void skip_space() {
+    while (!at_end() && (peek() == ' ' || peek() == '\t' || peek() == '\n' || peek() == '\r'))
+      ++at_;
+  }
+
+  Result<Json> value(int depth) {
+    if (at_end()) return syntax("the document ends early");
+    switch (peek()) {
+      case '{':
+        return object(depth + 1);
+      case '[':
+        return array(depth + 1);
+      case '"': {
+        auto text = string();
+        if (!text) return text.error();
+        if (text->find('\0') != std::string::npos)
+          return Error{"a string contains a NUL character"};
+        return Json(std::move(*text));
+      }
+      case 't':
+        return literal("true", Json(true));
+      case 'f':
+        return literal("false", Json(false));
+      case 'n':
+        return literal("null", Json(nullptr));
+      default:
+        return number();
+    }
+  }
+
+  Result<Json> literal(std::string_view word, Json value) {
+    if (s_.substr(at_, word.size()) != word) return syntax("unexpected character");
+    at_ += word.size();
+    return value;
+  }
+
+  Result<Json> object(int depth) {
+    if (depth > kMaxJsonDepth) return Error{"nesting deeper than 256 levels"};
+    ++at_;  // {
+    std::vector<std::pair<std::string, Json>> members;
+    skip_space();
+    if (!at_end() && peek() == '}') {
+      ++at_;
+      return Json::object();
+    }
+    while (true) {
+      skip_space();
+      if (at_end() || peek() != '"') return syntax("expected a key");
+      auto key = string();
+      if (!key) return key.error();
+      if (key->find('\0') != std::string::npos) return Error{"a key contains a NUL character"};
+      skip_space();
+      if (at_end() || peek() != ':') return syntax("expected `:`");
+      ++at_;
+      skip_space();
+      auto member = value(depth);
+      if (!member) return member;
+      members.emplace_back(std::move(*key), std::move(*member));
+      skip_space();
+      if (at_end()) return syntax("the document ends inside an object");
+      if (peek() == '}') {
+        ++at_;
+        break;
+      }
+      if (peek() != ',') return syntax("expected `,` or `}`");
+      ++at_;
+    }
+    if (auto duplicate = first_duplicate(members))
+      return Error{"duplicate key " + quote(*duplicate, 128)};
+    return build_object(std::move(members));
+  }
+
+  // Sorting pointers keeps this n log n where a search per insert would be quadratic.
+  static std::optional<std::string> first_duplicate(
+      const std::vector<std::pair<std::string, Json>>& members) {
+    std::vector<const std::string*> keys;
+    keys.reserve(members.size());
+    for (const auto& m : members) keys.push_back(&m.first);
+    std::sort(keys.begin(), keys.end(), [](const auto* a, const auto* b) { return *a < *b; });
+    const auto same = std::adjacent_find(keys.begin(), keys.end(),
+                                         [](const auto* a, const auto* b) { return *a == *b; });
+    if (same == keys.end()) return std::nullopt;
+    return **same;
+  }
+
+  // ordered_json's own insert searches every key; the members are known to be distinct, so
+  // they go straight into its vector.
+  static Json build_object(std::vector<std::pair<std::string, Json>> members) {
+    Json out(Json::value_t::object);
+    auto& entries = static_cast<std::vector<std::pair<const std::string, Json>>&>(
+        out.get_ref<Json::object_t&>());
+    entries.reserve(members.size());
+    for (auto& [key, value] : members) entries.emplace_back(std::move(key), std::move(value));
+    return out;
+  }
+
+  Result<Json> array(int depth) {
+    if (depth > kMaxJsonDepth) return Error{"nesting deeper than 256 levels"};
+    ++at_;  // [
+    Json out = Json::array();
+    auto& items = out.get_ref<Json::array_t&>();
+    skip_space();
+    if (!at_end() && peek() == ']') {
+      ++at_;
+      return out;
+    }
+    while (true) {
+      skip_space();
+      auto item = value(depth);
+      if (!item) return item;
+      items.push_back(std::move(*item));
+      skip_space();
+      if (at_end()) return syntax("the document ends inside an array");
+      if (peek() == ']') {
+        ++at_;
+        return out;
+      }
+      if (peek() != ',') return syntax("expected `,` or `]`");
+      ++at_;
+    }
+  }
+
+  Result<std::uint32_t> hex4() {
+    if (at_ + 4 > s_.size()) return syntax("a \\u escape is cut short");
+    std::uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) {
+      const char c = s_[at_++];
+      v <<= 4;
+      if (c >= '0' && c <= '9') {
+        v |= static_cast<std::uint32_t>(c - '0');
+      } else if (c >= 'a' && c <= 'f') {
+        v |= static_cast<std::uint32_t>(c - 'a' + 10);
+      } else if (c >= 'A' && c <= 'F') {
+        v |= static_cast<std::uint32_t>(c - 'A' + 10);
+      } else {
+        --at_;
+        return syntax("a \\u escape needs four hex digits");
+      }
+    }
+    return v;
+  }
+
+  // \uXXXX, with a surrogate pair for code points above U+FFFF; a lone surrogate is refused.
+  Result<std::uint32_t> unicode_escape() {
+    auto high = hex4();
+    if (!high) return high;
+    if (*high >= 0xdc00 && *high <= 0xdfff) return syntax("a lone low surrogate");
+    if (*high < 0xd800 || *high > 0xdbff) return *high;
+    if (s_.substr(at_, 2) != "\\u") return syntax("a high surrogate without its low half");
+    at_ += 2;
+    auto low = hex4();
+    if (!low) return low;
+    if (*low < 0xdc00 || *low > 0xdfff) return syntax("a high surrogate without its low half");
+    return 0x10000 + ((*high - 0xd800) << 10) + (*low - 0xdc00);
+  }
+
+  Result<std::string> string() {
+    ++at_;  // "
+    std::string out;
+    while (true) {
+      if (at_end()) return syntax("the document ends inside a string");
+      const auto c = static_cast<unsigned char>(peek());
+      if (c == '"') {
+        ++at_;
+        return out;
+      }
+      if (c < 0x20) return syntax("a control character inside a string");
+      if (c == '\\') {
+        if (auto s = escape(out); !s) return s.error();
+        continue;
+      }
+      if (c < 0x80) {
+        out.push_back(static_cast<char>(c));
+        ++at_;
+        continue;
+      }
+      const auto cp = decode_utf8(s_, at_);
+      if (!cp) return syntax("invalid UTF-8");
+      out.append(s_.substr(at_, cp->length));
+      at_ += cp->length;
+    }
+  }
+
+  Status escape(std::string& out) {
+    ++at_;  // backslash
+    if (at_end()) return syntax("the document ends inside a string");
+    const char c = s_[at_++];
+    switch (c) {
+      case '"':
+      case '\\':
+      case '/':
+        out.push_back(c);
+        return {};
+      case 'b':
+        out.push_back('\b');
+        return {};
+      case 'f':
+        out.push_back('\f');
+        return {};
+      case 'n':
+        out.push_back('\n');
+        return {};
+      case 'r':
+        out.push_back('\r');
+        return {};
+      case 't':
+        out.push_back('\t');
+        return {};
+      case 'u': {
+        auto cp = unicode_escape();
+        if (!cp) return cp.error();
+        append_utf8(out, *cp);
+        return {};
+      }
+      default:
+        --at_;
+        return syntax("an unknown escape");
+    }
+  }
+
+  std::size_t digits() {
+    const std::size_t start = at_;
+    while (!at_end() && peek() >= '0' && peek() <= '9') ++at_;
+    return at_ - start;
+  }
+
+  // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? ; plain integers that fit 64 bits become
+  // numbers, everything else a raw number.
+  Result<Json> number() {
+    const std::size_t start = at_;
+    const bool negative = !at_end() && peek() == '-';
+    if (negative) ++at_;
+    if (at_end() || peek() < '0' || peek() > '9') return syntax("unexpected character");
+    if (peek() == '0') {
+      ++at_;
+    } else {
+      digits();
+    }
+    bool plain = true;
+    if (!at_end() && peek() == '.') {
+      ++at_;
+      if (digits() == 0) return syntax("a number needs digits after `.`");
+      plain = false;
+    }
+    if (!at_end() && (peek() == 'e' || peek() == 'E')) {
+      ++at_;
+      if (!at_end() && (peek() == '+' || peek() == '-')) ++at_;
+      if (digits() == 0) return syntax("a number needs digits in its exponent");
+      plain = false;
+    }
+    const std::string_view text = s_.substr(start, at_ - start);
+    if (plain) {
+      if (!negative) {
+        if (const auto v = parse_decimal(text)) return Json(*v);
+      } else if (text != "-0") {
+        const auto magnitude = parse_decimal(text.substr(1));
+        constexpr std::uint64_t kMinMagnitude = std::uint64_t{1} << 63;
+        if (magnitude && *magnitude <= kMinMagnitude) {
+          return Json(*magnitude == kMinMagnitude ? INT64_MIN
+                                                  : -static_cast<std::int64_t>(*magnitude));
+        }
+      }
+    }
+    return raw_number(text);
+  }
+
+  std::string_view s_;
+  std::size_t at_ = 0;
 };
 
 }  // namespace
@@ -58,18 +315,21 @@ class StrictnessCheck {
 Result<Json> parse_json_strict(std::string_view text) {
   if (text.substr(0, 3) == "\xEF\xBB\xBF") return Error{"starts with a UTF-8 byte-order mark"};
   if (trim(text).empty()) return Error{"is empty"};
-  StrictnessCheck check;
-  try {
-    return Json::parse(text.begin(), text.end(), std::ref(check), true, false);
-  } catch (const Rejected& r) {
-    return Error{r.why};
-  } catch (const Json::parse_error& e) {
-    const std::size_t upto = std::min<std::size_t>(e.byte, text.size());
-    const auto line =
-        1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(upto), '\n');
-    return Error{"not valid JSON at line " + std::to_string(line) + " (byte " +
-                 std::to_string(e.byte) + ")"};
-  }
+  return Reader(text).document();
+}
+
+Json raw_number(std::string_view text) {
+  return Json::binary(Json::binary_t::container_type(text.begin(), text.end()), kRawNumberSubtype);
+}
+
+bool is_raw_number(const Json& value) {
+  return value.is_binary() && value.get_binary().has_subtype() &&
+         value.get_binary().subtype() == kRawNumberSubtype;
+}
+
+std::string raw_number_text(const Json& value) {
+  const auto& bytes = value.get_binary();
+  return std::string(bytes.begin(), bytes.end());
 }
 
 }  // namespace gcr

@@ -1,8 +1,12 @@
 // A JSON reader that refuses everything runc's Go decoder would read differently from us:
-// duplicate keys, trailing data, a byte-order mark, invalid UTF-8, NUL inside strings and
-// absurd nesting. Key order and integer precision survive (ordered_json, int64/uint64).
+// duplicate keys, trailing data, a byte-order mark, invalid UTF-8, lone surrogates, NUL inside
+// strings and absurd nesting. It reads in time linear in the input (objects are built without
+// a per-key search) and keeps what it does not need to understand exactly as written: key
+// order, and every number that is not a plain 64-bit integer (a fraction, an exponent, -0, a
+// huge integer) as its original text, a "raw number" the writer puts back byte for byte.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -16,5 +20,17 @@ using Json = nlohmann::ordered_json;
 inline constexpr int kMaxJsonDepth = 256;
 
 [[nodiscard]] Result<Json> parse_json_strict(std::string_view text);
+
+// A number kept as written ("1E2", "-0", "1e400", "18446744073709551616"). It is not a JSON
+// number to the rest of the code (is_number() is false), so no field we read can be one
+// silently converted; the writer emits its text unchanged.
+[[nodiscard]] Json raw_number(std::string_view text);
+[[nodiscard]] bool is_raw_number(const Json& value);
+[[nodiscard]] std::string raw_number_text(const Json& value);
+
+// The text of a document: nlohmann's layout (indent < 0: compact; otherwise pretty with that
+// many spaces), raw numbers as written, invalid UTF-8 (which the reader never lets in)
+// replaced by U+FFFD. Never throws.
+[[nodiscard]] std::string json_text(const Json& value, int indent = -1);
 
 }  // namespace gcr

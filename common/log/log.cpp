@@ -54,13 +54,13 @@ std::string json_line(LogLevel level, std::string_view msg, const std::string& t
   entry["level"] = level_name(level);
   entry["msg"] = std::string(msg);
   entry["time"] = time;
-  return entry.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+  return json_text(entry) + "\n";
 }
 
 // logrus TextFormatter: time="..." level=error msg="..."
 std::string text_line(LogLevel level, std::string_view msg, const std::string& time) {
   const std::string quoted =
-      Json(std::string(msg)).dump(-1, ' ', false, Json::error_handler_t::replace);
+      json_text(Json(std::string(msg)));
   return "time=\"" + time + "\" level=" + level_name(level) + " msg=" + quoted + "\n";
 }
 

@@ -37,7 +37,7 @@ Result<BundleSpec> read_bundle_spec(const std::string& bundle) {
 }
 
 std::string serialize_spec(const Json& spec) {
-  return spec.dump(2) + "\n";
+  return json_text(spec, 2) + "\n";
 }
 
 Status write_bundle_spec(const BundleSpec& bundle, const Json& spec) {

@@ -77,7 +77,7 @@ int generate(const std::vector<std::string>& args, Config config) {
   auto spec = generate_cdi_spec(host, config, vendor + "/" + device_class);
   if (!spec) return fail(spec.error().message);
   const Json doc = cdi_spec_to_json(*spec);
-  const std::string text = format == "json" ? doc.dump(2) + "\n" : json_to_yaml(doc);
+  const std::string text = format == "json" ? json_text(doc, 2) + "\n" : json_to_yaml(doc);
   if (output.empty()) {
     std::fputs(text.c_str(), stdout);
     return 0;
@@ -143,7 +143,7 @@ int resolve(const std::vector<std::string>& args, const Config& config) {
     return *done;
   auto edits = cdi_edits_for(load_cdi_registry(dirs), names);
   if (!edits) return fail(edits.error().message);
-  std::printf("%s\n", Json{{"containerEdits", edits_to_json(*edits)}}.dump().c_str());
+  std::printf("%s\n", json_text(Json{{"containerEdits", edits_to_json(*edits)}}).c_str());
   return 0;
 }
 

@@ -104,7 +104,7 @@ void print_json(const Facts& facts) {
                         {"mig", migs}});
   }
   out["gpus"] = gpus;
-  std::printf("%s\n", out.dump(2).c_str());
+  std::printf("%s\n", json_text(out, 2).c_str());
 }
 
 void print_text(const Facts& facts) {

@@ -84,7 +84,7 @@ TEST_CASE("docker: a malformed daemon.json is refused with the line") {
   const auto r = gcr::plan_docker(options("docker"),
                                   ExistingFile{"/e/daemon.json", "{\n  \"a\": 1,\n  \"b\": \n}"});
   REQUIRE_FALSE(r.ok());
-  CHECK(r.error().message == "cannot parse /e/daemon.json: not valid JSON at line 4 (byte 21)");
+  CHECK(r.error().message == "cannot parse /e/daemon.json: not valid JSON at line 4 (byte 21): unexpected character");
   CHECK_FALSE(
       gcr::plan_docker(options("docker"), ExistingFile{"/e/daemon.json", R"({"runtimes": []})"})
           .ok());

@@ -52,5 +52,79 @@ TEST_CASE("extreme integers and key order survive a round trip") {
       R"({"z":18446744073709551615,"a":-9223372036854775808,"m":{"y":1,"b":2.5}})";
   auto r = gcr::parse_json_strict(text);
   REQUIRE(r.ok());
-  CHECK(r->dump() == text);
+  CHECK(gcr::json_text(*r) == text);
+}
+
+TEST_CASE("every number that is not a plain 64-bit integer is kept as written") {
+  for (const std::string number :
+       {"-0", "0e0", "1E2", "2.50", "1.5e+3", "18446744073709551616", "-9223372036854775809",
+        "1e400", "-922331e30872036854775808", "0.1000000000000000055511151231257827"}) {
+    CAPTURE(number);
+    const std::string text = R"({"uid":)" + number + R"(,"list":[)" + number + "]}";
+    auto r = gcr::parse_json_strict(text);
+    REQUIRE(r.ok());
+    CHECK_FALSE((*r)["uid"].is_number());
+    CHECK(gcr::is_raw_number((*r)["uid"]));
+    CHECK(gcr::raw_number_text((*r)["uid"]) == number);
+    CHECK(gcr::json_text(*r) == text);
+  }
+  auto plain = gcr::parse_json_strict(R"([0, -1, 42, 9223372036854775807, -9223372036854775808])");
+  REQUIRE(plain.ok());
+  CHECK((*plain)[0].is_number_unsigned());
+  CHECK((*plain)[1].get<std::int64_t>() == -1);
+  CHECK((*plain)[3].is_number_unsigned());
+  CHECK((*plain)[4].get<std::int64_t>() == INT64_MIN);
+}
+
+TEST_CASE("numbers outside JSON's grammar are refused") {
+  for (const char* text :
+       {"[01]", "[1.]", "[.5]", "[1e]", "[+1]", "[-]", "[0x10]", "[NaN]", "[1e+]", "[-01]"}) {
+    CAPTURE(text);
+    CHECK(rejection(text).find("not valid JSON") == 0);
+  }
+}
+
+TEST_CASE(
+    "strings: escapes decoded, surrogate pairs joined, lone halves and raw controls refused") {
+  auto r = gcr::parse_json_strict(R"(["\"\\\/\b\f\n\r\t", "\u00e9\ud83d\ude00", "é"])");
+  REQUIRE(r.ok());
+  CHECK((*r)[0] == "\"\\/\b\f\n\r\t");
+  CHECK((*r)[1] == "\xc3\xa9\xf0\x9f\x98\x80");
+  CHECK((*r)[2] == "\xc3\xa9");
+  CHECK(rejection(R"(["\udc00"])").find("a lone low surrogate") != std::string::npos);
+  CHECK(rejection(R"(["\ud83dx"])").find("without its low half") != std::string::npos);
+  CHECK(rejection("[\"a\tb\"]").find("a control character") != std::string::npos);
+  CHECK(rejection(R"(["\x"])").find("an unknown escape") != std::string::npos);
+  for (const char* bad :
+       {"[\"\xc0\xaf\"]", "[\"\xed\xa0\x80\"]", "[\"\xf4\x90\x80\x80\"]", "[\"\xe2\x82\"]"}) {
+    CAPTURE(bad);
+    CHECK(rejection(bad).find("invalid UTF-8") != std::string::npos);
+  }
+}
+
+TEST_CASE("the writer keeps nlohmann's layout and never throws on bad UTF-8") {
+  const gcr::Json doc = gcr::Json::parse(
+      R"({"a":[1,{"b":null,"c":[]}],"d":{},"e":"x\u0001\"y\u007f","f":1.5,"g":true,"h":-3})");
+  CHECK(gcr::json_text(doc) == doc.dump());
+  CHECK(gcr::json_text(doc, 2) == doc.dump(2));
+  CHECK(gcr::json_text(doc, 4) == doc.dump(4));
+  CHECK(gcr::json_text(gcr::Json("a\xff"
+                                 "b")) ==
+        "\"a\xEF\xBF\xBD"
+        "b\"");
+}
+
+TEST_CASE("an object with many keys is read whole and in order, duplicates still found") {
+  std::string text = "{";
+  for (int i = 0; i < 100000; ++i)
+    text += (i != 0 ? ",\"k" : "\"k") + std::to_string(i) + "\":" + std::to_string(i);
+  text += "}";
+  auto r = gcr::parse_json_strict(text);
+  REQUIRE(r.ok());
+  CHECK(r->size() == 100000);
+  CHECK(r->begin().key() == "k0");
+  CHECK((*r)["k99999"] == 99999);
+  CHECK(gcr::json_text(*r) == text);
+  text.insert(text.size() - 1, ",\"k5\":1");
+  CHECK(rejection(text) == "duplicate key `k5`");
 }
