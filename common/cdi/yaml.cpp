@@ -1,22 +1,23 @@
 #include "cdi/yaml.h"
 
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/parser.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
+#include <optional>
+#include <sstream>
+#include <vector>
+
+#include "base/utf8.h"
 
 namespace gcr {
 namespace {
 
 constexpr int kMaxDepth = kMaxJsonDepth;
-constexpr std::size_t kMaxNodes =
-    1u << 20;  // aliases can multiply a small file; this bounds the result
-
-struct Budget {
-  std::size_t nodes = 0;
-};
 
 bool all_digits(const std::string& s, std::size_t from) {
   return from < s.size() && std::all_of(s.begin() + static_cast<std::ptrdiff_t>(from), s.end(),
@@ -48,43 +49,93 @@ Json plain_scalar(const std::string& s) {
   return s;
 }
 
-Result<Json> convert(const YAML::Node& node, int depth, Budget& budget) {
-  if (depth > kMaxDepth) return Error{"nesting deeper than 256 levels"};
-  if (++budget.nodes > kMaxNodes) return Error{"more than a million nodes (alias expansion?)"};
-  switch (node.Type()) {
-    case YAML::NodeType::Null:
-    case YAML::NodeType::Undefined:
-      return Json(nullptr);
-    case YAML::NodeType::Scalar:
-      return node.Tag() == "!" ? Json(node.Scalar()) : plain_scalar(node.Scalar());
-    case YAML::NodeType::Sequence: {
-      Json out = Json::array();
-      for (const auto& item : node) {
-        auto v = convert(item, depth + 1, budget);
-        if (!v) return v;
-        out.push_back(std::move(*v));
-      }
-      return out;
-    }
-    case YAML::NodeType::Map: {
-      Json out = Json::object();
-      for (const auto& kv : node) {
-        if (!kv.first.IsScalar())
-          return Error{"a map key is not a scalar (line " +
-                       std::to_string(kv.first.Mark().line + 1) + ")"};
-        const std::string key = kv.first.Scalar();
-        if (out.contains(key))
-          return Error{"duplicate key `" + key + "` (line " +
-                       std::to_string(kv.first.Mark().line + 1) + ")"};
-        auto v = convert(kv.second, depth + 1, budget);
-        if (!v) return v;
-        out[key] = std::move(*v);
-      }
-      return out;
-    }
+// Builds the JSON document from the parser's events, with an explicit stack: aliases are
+// refused (CDI specs have no use for them, and expanding them multiplies the work), so the work
+// is linear in the text. Scalars must be valid UTF-8 without NUL, keys scalars and unique.
+class JsonBuilder : public YAML::EventHandler {
+ public:
+  struct Refused {
+    std::string why;
+  };
+
+  std::optional<Json> take() { return std::move(root_); }
+
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { add(Json(nullptr), mark); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override {
+    refuse("aliases are not accepted", mark);
   }
-  return Json(nullptr);
-}
+  void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t,
+                const std::string& value) override {
+    if (first_invalid_utf8(value)) refuse("invalid UTF-8 in a scalar", mark);
+    if (value.find('\0') != std::string::npos) refuse("a NUL character in a scalar", mark);
+    if (expecting_key()) {
+      stack_.back().key = value;
+      return;
+    }
+    add(tag == "!" ? Json(value) : plain_scalar(value), mark);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    open(false, mark);
+  }
+  void OnSequenceEnd() override { close(); }
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    open(true, mark);
+  }
+  void OnMapEnd() override { close(); }
+
+ private:
+  struct Frame {
+    bool map;
+    YAML::Mark mark;
+    Json items = Json::array();
+    std::vector<std::pair<std::string, Json>> members;
+    std::optional<std::string> key;
+  };
+
+  [[noreturn]] static void refuse(const std::string& why, const YAML::Mark& mark) {
+    throw Refused{why + " (line " + std::to_string(mark.line + 1) + ")"};
+  }
+
+  bool expecting_key() const { return !stack_.empty() && stack_.back().map && !stack_.back().key; }
+
+  void open(bool map, const YAML::Mark& mark) {
+    if (expecting_key()) refuse("a map key is not a scalar", mark);
+    if (static_cast<int>(stack_.size()) >= kMaxDepth)
+      refuse("nesting deeper than 256 levels", mark);
+    stack_.push_back(Frame{map, mark, Json::array(), {}, std::nullopt});
+  }
+
+  void close() {
+    Frame frame = std::move(stack_.back());
+    stack_.pop_back();
+    if (!frame.map) return add(std::move(frame.items), frame.mark);
+    auto object = json_object(std::move(frame.members));
+    if (!object) refuse(object.error().message, frame.mark);
+    add(std::move(*object), frame.mark);
+  }
+
+  void add(Json value, const YAML::Mark& mark) {
+    if (stack_.empty()) {
+      root_ = std::move(value);
+      return;
+    }
+    Frame& top = stack_.back();
+    if (!top.map) {
+      top.items.push_back(std::move(value));
+      return;
+    }
+    if (!top.key) refuse("a map key is not a scalar", mark);
+    top.members.emplace_back(std::move(*top.key), std::move(value));
+    top.key.reset();
+  }
+
+  std::vector<Frame> stack_;
+  std::optional<Json> root_;
+};
 
 void emit(YAML::Emitter& out, const Json& v) {
   if (v.is_object()) {
@@ -125,9 +176,16 @@ std::string json_to_yaml(const Json& doc) {
 
 Result<Json> yaml_to_json(const std::string& text) {
   try {
-    const YAML::Node root = YAML::Load(text);
-    Budget budget;
-    return convert(root, 0, budget);
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    JsonBuilder builder;
+    if (!parser.HandleNextDocument(builder)) return Json(nullptr);
+    auto doc = builder.take();
+    JsonBuilder rest;
+    if (parser.HandleNextDocument(rest)) return Error{"more than one YAML document"};
+    return doc ? std::move(*doc) : Json(nullptr);
+  } catch (const JsonBuilder::Refused& r) {
+    return Error{r.why};
   } catch (const YAML::Exception& e) {
     return Error{"invalid YAML at line " + std::to_string(e.mark.line + 1) + ": " + e.msg};
   }

@@ -2,9 +2,12 @@
 // copied from the current default runtime, BinaryName set, cdi.k8s.io/* annotations passed
 // through), optionally the default runtime and enable_cdi. Versions 2 and 3 get a drop-in
 // holding the whole CRI plugin table (containerd before 2.1 replaces plugin tables from
-// imports instead of merging them) and an `imports` entry in the main file.
+// imports instead of merging them) and an `imports` entry in the main file. A file whose
+// shape is not containerd's (a string where a table or a list belongs) is refused, never
+// overwritten, and every text written is read back and must hold exactly the data meant.
 #include <sstream>
 
+#include "base/text.h"
 #include "engines/engines.h"
 #include "toml/toml.h"
 
@@ -13,6 +16,27 @@ namespace {
 
 constexpr const char* kCdiAnnotations = "cdi.k8s.io/*";
 
+// Errors about the existing file name it: "<what> (<path>)".
+class Shape {
+ public:
+  explicit Shape(std::string path) : path_(std::move(path)) {}
+
+  // parent[key] as a table, created when absent; another type there is an error.
+  [[nodiscard]] Result<toml::table*> table_at(toml::table& parent, const std::string& key,
+                                              const std::string& dotted) const {
+    if (!parent.contains(key)) parent.insert_or_assign(key, toml::table{});
+    if (auto* table = parent[key].as_table()) return table;
+    return wrong(dotted, "a table");
+  }
+
+  [[nodiscard]] Error wrong(const std::string& dotted, const std::string& expected) const {
+    return Error{quote(dotted) + " must be " + expected + " (" + path_ + ")"};
+  }
+
+ private:
+  std::string path_;
+};
+
 Result<toml::table> parse_existing(const ExistingFile& file) {
   if (!file.content) return toml::table{};
   auto table = parse_toml(*file.content, file.path);
@@ -20,27 +44,40 @@ Result<toml::table> parse_existing(const ExistingFile& file) {
   return table;
 }
 
-std::string to_text(const toml::table& table) {
+// The text of `table`, refused unless it reads back as exactly `table` (toml++'s writer
+// cannot write every key it reads, such as one holding a newline).
+Result<std::string> verified_text(const toml::table& table, const std::string& path) {
   std::ostringstream out;
   out << toml::toml_formatter(table) << "\n";
+  auto back = parse_toml(out.str(), path);
+  if (!back || *back != table)
+    return Error{"cannot write " + path + ": its keys or values cannot be written back as TOML"};
   return out.str();
 }
 
 // Missing or empty file: 2 (what containerd 1.6 writes); no version key: 1.
-int version_of(const ExistingFile& file, const toml::table& config) {
+Result<int> version_of(const ExistingFile& file, const toml::table& config) {
   if (!file.content || config.empty()) return 2;
-  return static_cast<int>(config["version"].value_or(int64_t{1}));
+  if (!config.contains("version")) return 1;
+  const auto version = config["version"].value<int64_t>();
+  if (!version || *version < 1 || *version > 3)
+    return Shape(file.path).wrong("version", "1, 2 or 3");
+  return static_cast<int>(*version);
+}
+
+// `imports`, when present, is a list of file names.
+Status check_imports(const toml::table& config, const std::string& path) {
+  if (!config.contains("imports")) return {};
+  const auto* imports = config["imports"].as_array();
+  if (imports == nullptr || !imports->is_homogeneous(toml::node_type::string))
+    return Shape(path).wrong("imports", "a list of file names");
+  return {};
 }
 
 std::string cri_plugin(int version) {
   if (version <= 1) return "cri";
   if (version == 2) return "io.containerd.grpc.v1.cri";
   return "io.containerd.cri.v1.runtime";
-}
-
-toml::table& table_at(toml::table& parent, const std::string& key) {
-  if (!parent[key].is_table()) parent.insert_or_assign(key, toml::table{});
-  return *parent[key].as_table();
 }
 
 // The runtime whose options ours copies: the default (unless that is ours), else runc.
@@ -52,40 +89,60 @@ toml::table base_runtime(toml::table& runtimes, const std::string& default_name,
   return toml::table{};
 }
 
-void add_runtime(toml::table& cri, const ConfigureOptions& o, int version) {
-  toml::table& containerd = table_at(cri, "containerd");
-  const std::string default_name = containerd["default_runtime_name"].value_or(std::string("runc"));
-  toml::table& runtimes = table_at(containerd, "runtimes");
-  toml::table ours = base_runtime(runtimes, default_name, o.runtime_name);
+Status add_annotation(toml::table& runtime, const Shape& shape, const std::string& where) {
+  if (!runtime.contains("container_annotations"))
+    runtime.insert_or_assign("container_annotations", toml::array{});
+  auto* annotations = runtime["container_annotations"].as_array();
+  if (annotations == nullptr) return shape.wrong(where + ".container_annotations", "a list");
+  for (const auto& a : *annotations) {
+    if (a.value_or(std::string()) == kCdiAnnotations) return {};
+  }
+  annotations->push_back(kCdiAnnotations);
+  return {};
+}
+
+Status add_runtime(toml::table& cri, const ConfigureOptions& o, int version, const Shape& shape,
+                   const std::string& where) {
+  auto containerd = shape.table_at(cri, "containerd", where + ".containerd");
+  if (!containerd) return containerd.error();
+  auto runtimes = shape.table_at(**containerd, "runtimes", where + ".containerd.runtimes");
+  if (!runtimes) return runtimes.error();
+  const std::string default_name =
+      (**containerd)["default_runtime_name"].value_or(std::string("runc"));
+  const std::string ours_at = where + ".containerd.runtimes." + o.runtime_name;
+  toml::table ours = base_runtime(**runtimes, default_name, o.runtime_name);
   if (!ours.contains("runtime_type"))
     ours.insert_or_assign("runtime_type", "io.containerd.runc.v2");
-  toml::table& options = table_at(ours, "options");
-  options.insert_or_assign("BinaryName", o.runtime_path);
-  if (version <= 1) options.insert_or_assign("Runtime", o.runtime_path);
-  if (!ours["container_annotations"].is_array())
-    ours.insert_or_assign("container_annotations", toml::array{});
-  toml::array& annotations = *ours["container_annotations"].as_array();
-  bool present = false;
-  for (const auto& a : annotations)
-    present = present || a.value_or(std::string()) == kCdiAnnotations;
-  if (!present) annotations.push_back(kCdiAnnotations);
-  runtimes.insert_or_assign(o.runtime_name, std::move(ours));
-  if (o.set_as_default) containerd.insert_or_assign("default_runtime_name", o.runtime_name);
+  auto options = shape.table_at(ours, "options", ours_at + ".options");
+  if (!options) return options.error();
+  (*options)->insert_or_assign("BinaryName", o.runtime_path);
+  if (version <= 1) (*options)->insert_or_assign("Runtime", o.runtime_path);
+  if (auto s = add_annotation(ours, shape, ours_at); !s) return s;
+  (*runtimes)->insert_or_assign(o.runtime_name, std::move(ours));
+  if (o.set_as_default) (*containerd)->insert_or_assign("default_runtime_name", o.runtime_name);
   if (o.cdi) cri.insert_or_assign("enable_cdi", true);
+  return {};
 }
 
 void remove_runtime(toml::table& cri, const ConfigureOptions& o) {
-  toml::table& containerd = table_at(cri, "containerd");
-  if (auto* runtimes = containerd["runtimes"].as_table()) runtimes->erase(o.runtime_name);
-  if (containerd["default_runtime_name"].value_or(std::string()) == o.runtime_name)
-    containerd.erase("default_runtime_name");
+  auto* containerd = cri["containerd"].as_table();
+  if (containerd == nullptr) return;
+  if (auto* runtimes = (*containerd)["runtimes"].as_table()) runtimes->erase(o.runtime_name);
+  if ((*containerd)["default_runtime_name"].value_or(std::string()) == o.runtime_name)
+    containerd->erase("default_runtime_name");
   if (o.cdi) cri.erase("enable_cdi");
 }
 
 // The CRI plugin table as the main file has it (empty when absent).
-toml::table cri_table(const toml::table& config, const std::string& plugin) {
-  const auto* table = config["plugins"][plugin].as_table();
-  return table != nullptr ? *table : toml::table{};
+Result<toml::table> cri_table(const toml::table& config, const std::string& plugin,
+                              const Shape& shape) {
+  if (!config.contains("plugins")) return toml::table{};
+  const auto* plugins = config["plugins"].as_table();
+  if (plugins == nullptr) return shape.wrong("plugins", "a table");
+  if (!plugins->contains(plugin)) return toml::table{};
+  const auto* table = (*plugins)[plugin].as_table();
+  if (table == nullptr) return shape.wrong("plugins." + plugin, "a table");
+  return *table;
 }
 
 bool imports_contain(const toml::table& config, const std::string& path) {
@@ -98,51 +155,79 @@ bool imports_contain(const toml::table& config, const std::string& path) {
 }
 
 std::string import_line(const std::string& path) {
-  return "imports = [\"" + path + "\"]\n";
+  return "imports = [" + toml_string(path) + "]\n";
 }
 
 // The main file with our drop-in imported: a line put in front when the file has no
 // `imports` (comments and layout kept), a rewrite when it has other imports.
-std::optional<std::string> main_with_import(const ExistingFile& file, const toml::table& config,
-                                            int version, const std::string& drop_in) {
-  if (imports_contain(config, drop_in)) return std::nullopt;
+Result<std::optional<std::string>> main_with_import(const ExistingFile& file,
+                                                    const toml::table& config, int version,
+                                                    const std::string& drop_in) {
+  if (imports_contain(config, drop_in)) return std::optional<std::string>();
+  toml::table meant = config;
   if (!config.contains("imports")) {
-    const std::string versioned = file.content && config.contains("version")
-                                      ? ""
-                                      : "version = " + std::to_string(version) + "\n";
-    return import_line(drop_in) + versioned + file.content.value_or("");
+    const bool versioned = file.content && config.contains("version");
+    const std::string text = import_line(drop_in) +
+                             (versioned ? "" : "version = " + std::to_string(version) + "\n") +
+                             file.content.value_or("");
+    meant.insert_or_assign("imports", toml::array{drop_in});
+    if (!versioned) meant.insert_or_assign("version", int64_t{version});
+    auto back = parse_toml(text, file.path);
+    if (!back || *back != meant)
+      return Error{"cannot write " + file.path + ": an `imports` line in front would change it"};
+    return std::optional<std::string>(text);
   }
-  toml::table rewritten = config;
-  rewritten["imports"].as_array()->push_back(drop_in);
-  return to_text(rewritten);
+  meant["imports"].as_array()->push_back(drop_in);
+  auto text = verified_text(meant, file.path);
+  if (!text) return text.error();
+  return std::optional<std::string>(*text);
 }
 
-std::optional<std::string> main_without_import(const ExistingFile& file, const toml::table& config,
-                                               const std::string& drop_in) {
-  if (!imports_contain(config, drop_in) || !file.content) return std::nullopt;
+Result<std::optional<std::string>> main_without_import(const ExistingFile& file,
+                                                       const toml::table& config,
+                                                       const std::string& drop_in) {
+  if (!imports_contain(config, drop_in) || !file.content) return std::optional<std::string>();
   const std::string line = import_line(drop_in);
-  if (file.content->rfind(line, 0) == 0) return file.content->substr(line.size());
+  if (file.content->rfind(line, 0) == 0)
+    return std::optional<std::string>(file.content->substr(line.size()));
   toml::table rewritten = config;
   auto& imports = *rewritten["imports"].as_array();
   for (auto it = imports.begin(); it != imports.end();) {
     it = it->value_or(std::string()) == drop_in ? imports.erase(it) : it + 1;
   }
   if (imports.empty()) rewritten.erase("imports");
-  return to_text(rewritten);
+  auto text = verified_text(rewritten, file.path);
+  if (!text) return text.error();
+  return std::optional<std::string>(*text);
 }
 
 Result<std::vector<FileChange>> plan_version1(const ConfigureOptions& o, const ExistingFile& file,
                                               toml::table config) {
-  const std::string before = to_text(config);
-  toml::table& cri = table_at(table_at(config, "plugins"), "cri");
+  const toml::table before = config;
+  const Shape shape(file.path);
+  auto plugins = shape.table_at(config, "plugins", "plugins");
+  if (!plugins) return plugins.error();
+  auto cri = shape.table_at(**plugins, "cri", "plugins.cri");
+  if (!cri) return cri.error();
   if (o.remove) {
-    remove_runtime(cri, o);
-  } else {
-    add_runtime(cri, o, 1);
+    remove_runtime(**cri, o);
+  } else if (auto s = add_runtime(**cri, o, 1, shape, "plugins.cri"); !s) {
+    return s.error();
   }
-  const std::string text = to_text(config);
-  if (text == before) return std::vector<FileChange>{};
-  return std::vector<FileChange>{{file.path, text}};
+  if (config == before) return std::vector<FileChange>{};
+  auto text = verified_text(config, file.path);
+  if (!text) return text.error();
+  return std::vector<FileChange>{{file.path, *text}};
+}
+
+Result<std::vector<FileChange>> plan_removal(const ExistingFile& file, const toml::table& config,
+                                             const ExistingFile& drop_in) {
+  std::vector<FileChange> changes;
+  if (drop_in.content) changes.push_back({drop_in.path, std::nullopt});
+  auto main = main_without_import(file, config, drop_in.path);
+  if (!main) return main.error();
+  if (*main) changes.push_back({file.path, **main});
+  return changes;
 }
 
 }  // namespace
@@ -152,27 +237,28 @@ Result<std::vector<FileChange>> plan_containerd(const ConfigureOptions& o, const
   auto config = parse_existing(file);
   if (!config) return config.error();
   if (auto existing = parse_existing(drop_in); !existing) return existing.error();
-  const int version = version_of(file, *config);
-  if (version <= 1) return plan_version1(o, file, std::move(*config));
-  std::vector<FileChange> changes;
-  if (o.remove) {
-    if (drop_in.content) changes.push_back({drop_in.path, std::nullopt});
-    if (auto main = main_without_import(file, *config, drop_in.path))
-      changes.push_back({file.path, *main});
-    return changes;
-  }
-  const std::string plugin = cri_plugin(version);
-  toml::table cri = cri_table(*config, plugin);
-  add_runtime(cri, o, version);
+  if (auto s = check_imports(*config, file.path); !s) return s.error();
+  const auto version = version_of(file, *config);
+  if (!version) return version.error();
+  if (*version <= 1) return plan_version1(o, file, std::move(*config));
+  if (o.remove) return plan_removal(file, *config, drop_in);
+  const Shape shape(file.path);
+  const std::string plugin = cri_plugin(*version);
+  auto cri = cri_table(*config, plugin, shape);
+  if (!cri) return cri.error();
+  if (auto s = add_runtime(*cri, o, *version, shape, "plugins." + plugin); !s) return s.error();
   toml::table doc;
-  doc.insert_or_assign("version", int64_t{version});
-  doc.insert_or_assign("plugins", toml::table{{plugin, std::move(cri)}});
+  doc.insert_or_assign("version", int64_t{*version});
+  doc.insert_or_assign("plugins", toml::table{{plugin, std::move(*cri)}});
+  auto body = verified_text(doc, drop_in.path);
+  if (!body) return body.error();
   const std::string text =
-      "# Written by gpu-ctk runtime configure: gpu-container-runtime as a CRI runtime.\n" +
-      to_text(doc);
+      "# Written by gpu-ctk runtime configure: gpu-container-runtime as a CRI runtime.\n" + *body;
+  std::vector<FileChange> changes;
   if (drop_in.content != text) changes.push_back({drop_in.path, text});
-  if (auto main = main_with_import(file, *config, version, drop_in.path))
-    changes.push_back({file.path, *main});
+  auto main = main_with_import(file, *config, *version, drop_in.path);
+  if (!main) return main.error();
+  if (*main) changes.push_back({file.path, **main});
   return changes;
 }
 

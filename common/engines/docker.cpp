@@ -56,7 +56,11 @@ Result<std::vector<FileChange>> plan_docker(const ConfigureOptions& options,
     add(doc, options);
   }
   if (doc == before) return std::vector<FileChange>{};
-  return std::vector<FileChange>{{daemon_json.path, json_text(doc, 4) + "\n"}};
+  const std::string text = json_text(doc, 4) + "\n";
+  auto back = parse_json_strict(text);
+  if (!back || *back != doc)
+    return Error{"cannot write " + daemon_json.path + ": it would not read back as written"};
+  return std::vector<FileChange>{{daemon_json.path, text}};
 }
 
 }  // namespace gcr

@@ -107,33 +107,7 @@ class Reader {
       if (peek() != ',') return syntax("expected `,` or `}`");
       ++at_;
     }
-    if (auto duplicate = first_duplicate(members))
-      return Error{"duplicate key " + quote(*duplicate, 128)};
-    return build_object(std::move(members));
-  }
-
-  // Sorting pointers keeps this n log n where a search per insert would be quadratic.
-  static std::optional<std::string> first_duplicate(
-      const std::vector<std::pair<std::string, Json>>& members) {
-    std::vector<const std::string*> keys;
-    keys.reserve(members.size());
-    for (const auto& m : members) keys.push_back(&m.first);
-    std::sort(keys.begin(), keys.end(), [](const auto* a, const auto* b) { return *a < *b; });
-    const auto same = std::adjacent_find(keys.begin(), keys.end(),
-                                         [](const auto* a, const auto* b) { return *a == *b; });
-    if (same == keys.end()) return std::nullopt;
-    return **same;
-  }
-
-  // ordered_json's own insert searches every key; the members are known to be distinct, so
-  // they go straight into its vector.
-  static Json build_object(std::vector<std::pair<std::string, Json>> members) {
-    Json out(Json::value_t::object);
-    auto& entries = static_cast<std::vector<std::pair<const std::string, Json>>&>(
-        out.get_ref<Json::object_t&>());
-    entries.reserve(members.size());
-    for (auto& [key, value] : members) entries.emplace_back(std::move(key), std::move(value));
-    return out;
+    return json_object(std::move(members));
   }
 
   Result<Json> array(int depth) {
@@ -310,7 +284,33 @@ class Reader {
   std::size_t at_ = 0;
 };
 
+// Sorting pointers keeps this n log n where a search per insert would be quadratic.
+std::optional<std::string> first_duplicate(
+    const std::vector<std::pair<std::string, Json>>& members) {
+  std::vector<const std::string*> keys;
+  keys.reserve(members.size());
+  for (const auto& m : members) keys.push_back(&m.first);
+  std::sort(keys.begin(), keys.end(), [](const auto* a, const auto* b) { return *a < *b; });
+  const auto same = std::adjacent_find(keys.begin(), keys.end(),
+                                       [](const auto* a, const auto* b) { return *a == *b; });
+  if (same == keys.end()) return std::nullopt;
+  return **same;
+}
+
 }  // namespace
+
+Result<Json> json_object(std::vector<std::pair<std::string, Json>> members) {
+  if (auto duplicate = first_duplicate(members))
+    return Error{"duplicate key " + quote(*duplicate, 128)};
+  // ordered_json's own insert searches every key; these are distinct, so they go straight
+  // into its vector.
+  Json out(Json::value_t::object);
+  auto& entries =
+      static_cast<std::vector<std::pair<const std::string, Json>>&>(out.get_ref<Json::object_t&>());
+  entries.reserve(members.size());
+  for (auto& [key, value] : members) entries.emplace_back(std::move(key), std::move(value));
+  return out;
+}
 
 Result<Json> parse_json_strict(std::string_view text) {
   if (text.substr(0, 3) == "\xEF\xBB\xBF") return Error{"starts with a UTF-8 byte-order mark"};

@@ -8,6 +8,8 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -20,6 +22,10 @@ using Json = nlohmann::ordered_json;
 inline constexpr int kMaxJsonDepth = 256;
 
 [[nodiscard]] Result<Json> parse_json_strict(std::string_view text);
+
+// An object from members in order, without a per-key search; a repeated key is the error
+// "duplicate key `k`".
+[[nodiscard]] Result<Json> json_object(std::vector<std::pair<std::string, Json>> members);
 
 // A number kept as written ("1E2", "-0", "1e400", "18446744073709551616"). It is not a JSON
 // number to the rest of the code (is_number() is false), so no field we read can be one

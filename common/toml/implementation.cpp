@@ -1,3 +1,3 @@
-// toml++'s compiled part, built once for every target that includes toml/toml.h.
+// toml++'s compiled part, built once, with the checks toml/toml.h sets up.
 #define TOML_IMPLEMENTATION
-#include <toml++/toml.h>
+#include "toml/toml.h"

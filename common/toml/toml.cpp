@@ -1,21 +1,149 @@
 #include "toml/toml.h"
 
+#include "base/text.h"
+#include "base/utf8.h"
+
 namespace gcr {
+namespace {
+
+// What toml++ 3.3.0 (Debian 12's) may not survive, refused before it sees the text: nesting
+// deeper than this (its parser recurses), control characters other than tab and line ends (a
+// form feed in a key reaches an assertion), and non-ASCII bytes outside strings and comments
+// (some non-ASCII table names reach __builtin_unreachable()). None of these is valid TOML 1.0.
+constexpr int kMaxTomlDepth = 64;
+constexpr std::size_t kMaxDottedKeyParts = 64;
+
+bool is_control(unsigned char c) {
+  return (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f;
+}
+
+// A scan of TOML's lexical structure: comments, the four string forms, and everything else,
+// where brackets and braces nest and dots join key parts.
+class Prescan {
+ public:
+  explicit Prescan(std::string_view text) : s_(text) {}
+
+  Status run() {
+    if (auto bad = first_invalid_utf8(s_)) return fail(*bad, "invalid UTF-8");
+    while (at_ < s_.size()) {
+      const auto c = static_cast<unsigned char>(s_[at_]);
+      if (is_control(c)) return fail(at_, "a control character");
+      if (auto s = step(c); !s) return s;
+    }
+    return {};
+  }
+
+ private:
+  Error fail(std::size_t at, const std::string& what) const {
+    const auto line =
+        1 + std::count(s_.begin(), s_.begin() + static_cast<std::ptrdiff_t>(at), '\n');
+    return Error{"invalid TOML at line " + std::to_string(line) + ": " + what};
+  }
+
+  Status step(unsigned char c) {
+    if (c == '#') return skip_comment();
+    if (c == '"' || c == '\'') return skip_string(static_cast<char>(c));
+    if (c >= 0x80) return fail(at_, "a non-ASCII character outside a string or comment");
+    if (c == '[' || c == '{') {
+      if (++depth_ > kMaxTomlDepth)
+        return fail(at_, "nesting deeper than " + std::to_string(kMaxTomlDepth) + " levels");
+    } else if ((c == ']' || c == '}') && depth_ > 0) {
+      --depth_;
+    }
+    if (c == '\n' || c == ',' || c == '=' || c == '[' || c == '{') dots_ = 0;
+    if (c == '.' && ++dots_ >= kMaxDottedKeyParts)
+      return fail(at_, "a key of more than " + std::to_string(kMaxDottedKeyParts) + " parts");
+    ++at_;
+    return {};
+  }
+
+  Status skip_comment() {
+    while (at_ < s_.size() && s_[at_] != '\n') {
+      if (is_control(static_cast<unsigned char>(s_[at_]))) return fail(at_, "a control character");
+      ++at_;
+    }
+    return {};
+  }
+
+  // Strings may hold any text but control characters; a basic string's escapes are skipped
+  // whole so an escaped quote does not end it.
+  Status skip_string(char quote) {
+    const std::string triple(3, quote);
+    const bool multiline = s_.substr(at_, 3) == triple;
+    at_ += multiline ? 3 : 1;
+    while (at_ < s_.size()) {
+      const char c = s_[at_];
+      if (c == '\\' && quote == '"') {
+        at_ += 2;
+        continue;
+      }
+      if (c == quote && (!multiline || s_.substr(at_, 3) == triple)) {
+        at_ += multiline ? 3 : 1;
+        while (multiline && at_ < s_.size() && s_[at_] == quote) ++at_;  // """a"""" ends in a quote
+        return {};
+      }
+      if (c == '\n' && !multiline) return {};  // toml++ reports the unterminated string
+      if (is_control(static_cast<unsigned char>(c))) return fail(at_, "a control character");
+      ++at_;
+    }
+    return {};
+  }
+
+  std::string_view s_;
+  std::size_t at_ = 0;
+  int depth_ = 0;
+  std::size_t dots_ = 0;
+};
+
+struct AssumptionFailed {};
+
+}  // namespace
+
+namespace toml_detail {
+
+void assumption_failed() {
+  throw AssumptionFailed{};
+}
+
+}  // namespace toml_detail
 
 Result<toml::table> parse_toml(std::string_view text, const std::string& source) {
+  if (auto s = Prescan(text).run(); !s) return s.error();
   try {
     return toml::parse(text, source);
   } catch (const toml::parse_error& e) {
     return Error{"invalid TOML at line " + std::to_string(e.source().begin.line) + ": " +
-                 std::string(e.description())};
+                 printable(e.description())};
+  } catch (const AssumptionFailed&) {
+    return Error{"invalid TOML: not a document toml++ can read safely"};
   }
+}
+
+std::string toml_string(std::string_view s) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out(1, '"');
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '"' || c == '\\') {
+      out.push_back('\\');
+      out.push_back(ch);
+    } else if (c < 0x20 || c == 0x7f) {
+      out += "\\u00";
+      out.push_back(hex[c >> 4]);
+      out.push_back(hex[c & 0xf]);
+    } else {
+      out.push_back(ch);
+    }
+  }
+  out.push_back('"');
+  return out;
 }
 
 Json toml_to_json(const toml::node& node) {
   if (const auto* table = node.as_table()) {
-    Json out = Json::object();
-    for (const auto& [key, value] : *table) out[std::string(key.str())] = toml_to_json(value);
-    return out;
+    std::vector<std::pair<std::string, Json>> members;
+    for (const auto& [key, value] : *table) members.emplace_back(key.str(), toml_to_json(value));
+    return json_object(std::move(members)).value();  // a TOML table's keys are unique
   }
   if (const auto* array = node.as_array()) {
     Json out = Json::array();

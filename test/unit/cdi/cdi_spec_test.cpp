@@ -215,7 +215,13 @@ TEST_CASE("YAML refusals: duplicate keys, plain numbers as names, bombs, depth")
     for (int i = 0; i < 9; ++i) bomb += ",*" + std::string(1, static_cast<char>(c - 1));
     bomb += "]\n";
   }
-  CHECK(gcr::yaml_to_json(bomb).error().message.find("more than a million nodes") == 0);
+  CHECK(gcr::yaml_to_json(bomb).error().message == "aliases are not accepted (line 2)");
+  CHECK(gcr::yaml_to_json("a: &x 1\nb: 2\n").ok());  // an anchor alone is harmless
+  CHECK(gcr::yaml_to_json("a: \"\xff\"\n").error().message == "invalid UTF-8 in a scalar (line 1)");
+  CHECK(gcr::yaml_to_json("a: \"x\\0y\"\n").error().message ==
+        "a NUL character in a scalar (line 1)");
+  CHECK(gcr::yaml_to_json("a: 1\n---\nb: 2\n").error().message == "more than one YAML document");
+  CHECK(gcr::yaml_to_json("? [a]\n: 1\n").error().message.find("a map key is not a scalar") == 0);
   CHECK_FALSE(gcr::yaml_to_json(std::string(5000, '[') + std::string(5000, ']')).ok());
   CHECK(gcr::yaml_to_json("a: [1, 2").error().message.find("invalid YAML at line") == 0);
 }

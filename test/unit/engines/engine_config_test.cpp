@@ -1,12 +1,10 @@
 // gpu-ctk runtime configure planning: what each engine's files become.
 #include <doctest/doctest.h>
 
-#define TOML_EXCEPTIONS 1
-#include <toml++/toml.h>
-
 #include "engines/engines.h"
 #include "json/strict_json.h"
 #include "test_support.h"
+#include "toml/toml.h"
 
 using gcr::ConfigureOptions;
 using gcr::ExistingFile;
@@ -84,7 +82,8 @@ TEST_CASE("docker: a malformed daemon.json is refused with the line") {
   const auto r = gcr::plan_docker(options("docker"),
                                   ExistingFile{"/e/daemon.json", "{\n  \"a\": 1,\n  \"b\": \n}"});
   REQUIRE_FALSE(r.ok());
-  CHECK(r.error().message == "cannot parse /e/daemon.json: not valid JSON at line 4 (byte 21): unexpected character");
+  CHECK(r.error().message ==
+        "cannot parse /e/daemon.json: not valid JSON at line 4 (byte 21): unexpected character");
   CHECK_FALSE(
       gcr::plan_docker(options("docker"), ExistingFile{"/e/daemon.json", R"({"runtimes": []})"})
           .ok());
@@ -203,4 +202,51 @@ TEST_CASE("the examples in etc/engines say what configure writes") {
                            ExistingFile{"/e/conf.d/99-gpu-container-runtime.toml", std::nullopt}));
   CHECK(toml::parse_file(dir + "containerd-99-gpu-container-runtime.toml") ==
         toml_of(*change_to(changes, "/e/conf.d/99-gpu-container-runtime.toml")));
+}
+
+TEST_CASE("containerd: a file whose shape is not containerd's is refused, never overwritten") {
+  ConfigureOptions o = options("containerd");
+  const auto refusal = [&](const std::string& text) {
+    auto r =
+        gcr::plan_containerd(o, ExistingFile{"/e/config.toml", text},
+                             ExistingFile{"/e/conf.d/99-gpu-container-runtime.toml", std::nullopt});
+    REQUIRE_FALSE(r.ok());
+    return r.error().message;
+  };
+  CHECK(refusal("version = 2\nimports = \"/etc/x.toml\"\n") ==
+        "`imports` must be a list of file names (/e/config.toml)");
+  CHECK(refusal("version = \"2\"\n") == "`version` must be 1, 2 or 3 (/e/config.toml)");
+  CHECK(refusal("version = 2\nplugins = 5\n") == "`plugins` must be a table (/e/config.toml)");
+  CHECK(refusal("version = 2\n[plugins]\n\"io.containerd.grpc.v1.cri\" = 1\n") ==
+        "`plugins.io.containerd.grpc.v1.cri` must be a table (/e/config.toml)");
+  CHECK(refusal("[plugins.cri.containerd]\nruntimes = []\n") ==
+        "`plugins.cri.containerd.runtimes` must be a table (/e/config.toml)");
+}
+
+TEST_CASE("containerd: a key toml++ cannot write back is refused before anything is written") {
+  ConfigureOptions o = options("containerd");
+  auto r = gcr::plan_containerd(
+      o,
+      ExistingFile{"/e/config.toml",
+                   "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".\"a\\nb\"]\nx = 1\n"},
+      ExistingFile{"/e/conf.d/99-gpu-container-runtime.toml", std::nullopt});
+  if (r.ok()) {
+    for (const auto& change : *r) {
+      REQUIRE(change.content);
+      CHECK(gcr::parse_toml(*change.content, change.path).ok());
+    }
+  } else {
+    CHECK(r.error().message.find("cannot be written back as TOML") != std::string::npos);
+  }
+}
+
+TEST_CASE("crio: a runtime path with quotes and newlines is written so it reads back") {
+  ConfigureOptions o = options("crio");
+  o.runtime_path = "/opt/odd \"name\"\n/gpu-container-runtime";
+  auto r = gcr::plan_crio(o, ExistingFile{"/e/99.conf", std::nullopt});
+  REQUIRE(r.ok());
+  auto back = gcr::parse_toml(*r->at(0).content, "/e/99.conf");
+  REQUIRE(back.ok());
+  CHECK((*back)["crio"]["runtime"]["runtimes"]["nvidia"]["runtime_path"].value_or(std::string()) ==
+        o.runtime_path);
 }

@@ -1,0 +1,72 @@
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "toml/toml.h"
+
+namespace {
+
+std::string refusal(const std::string& text) {
+  auto r = gcr::parse_toml(text, "t.toml");
+  REQUIRE_FALSE(r.ok());
+  return r.error().message;
+}
+
+}  // namespace
+
+TEST_CASE("what toml++ 3.3.0 may not survive is refused before it reads the text") {
+  std::string deep = "a = ";
+  for (int i = 0; i < 100000; ++i) deep += "[";
+  CHECK(refusal(deep) == "invalid TOML at line 1: nesting deeper than 64 levels");
+  std::string dotted = "a";
+  for (int i = 0; i < 1000; ++i) dotted += ".a";
+  CHECK(refusal(dotted + " = 1\n") == "invalid TOML at line 1: a key of more than 64 parts");
+  CHECK(refusal("\x0c= 1\n") == "invalid TOML at line 1: a control character");
+  CHECK(refusal("[\xe2\x82\xac]\n") ==
+        "invalid TOML at line 1: a non-ASCII character outside a string or comment");
+  CHECK(refusal("a = \"\xff\"\n") == "invalid TOML at line 1: invalid UTF-8");
+  CHECK(refusal("a = 1\nb = \"x\x01y\"\n") == "invalid TOML at line 2: a control character");
+}
+
+TEST_CASE("valid documents pass the checks: strings, comments, floats, arrays, tables") {
+  const std::string text = R"(# a comment with € and "quotes" [[[
+title = "é [not a table] \" # still a string"
+lit = 'C:\path{'
+multi = """
+a "quoted" line ]]]
+"""
+multilit = '''
+{{{ '''
+floats = [1.5, 2.5, 3.25, 1e3]
+nested = [[1, 2], [3, [4, [5]]]]
+inline = { a = { b = { c = 1 } } }
+[a.b.c]
+d = 1979-05-27T07:32:00Z
+[[x.y]]
+z = true
+)";
+  auto r = gcr::parse_toml(text, "t.toml");
+  REQUIRE(r.ok());
+  CHECK((*r)["title"].value_or(std::string()) == "é [not a table] \" # still a string");
+  CHECK((*r)["inline"]["a"]["b"]["c"].value_or(0) == 1);
+  const gcr::Json json = gcr::toml_to_json(*r);
+  CHECK(json["nested"][1][1][1][0] == 5);
+  CHECK(json["a"]["b"]["c"]["d"].is_null());  // dates have no JSON form
+}
+
+TEST_CASE("toml_string writes what reads back") {
+  for (const std::string value :
+       {"plain", "with \"quotes\" and \\ back", "new\nline\ttab\x01", "unicode é €"}) {
+    CAPTURE(value);
+    auto r = gcr::parse_toml("v = " + gcr::toml_string(value) + "\n", "t.toml");
+    REQUIRE(r.ok());
+    CHECK((*r)["v"].value_or(std::string()) == value);
+  }
+}
+
+TEST_CASE("toml++'s own assumptions about the input are checks, not undefined behaviour") {
+  for (const char* text : {"[.di]\n", "[ .a]\n", "[[.a]]\n"}) {
+    CAPTURE(text);
+    CHECK(refusal(text) == "invalid TOML: not a document toml++ can read safely");
+  }
+}
