@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 
@@ -66,6 +67,28 @@ Status drain(Fd& out_fd, Fd& err_fd, ChildOutput& output, std::size_t cap,
 const std::vector<std::string>& minimal_environment() {
   static const std::vector<std::string> env = {std::string("PATH=") + kStandardSearchPath};
   return env;
+}
+
+namespace {
+
+// glibc's list of variables it ignores in setuid programs, plus every LD_ and MALLOC_ one.
+bool is_loader_variable(std::string_view name) {
+  static constexpr std::string_view kUnsafe[] = {
+      "GCONV_PATH", "GETCONF_DIR", "GLIBC_TUNABLES",   "HOSTALIASES", "LOCALDOMAIN", "LOCPATH",
+      "NIS_PATH",   "NLSPATH",     "RESOLV_HOST_CONF", "RES_OPTIONS", "TMPDIR",      "TZDIR"};
+  if (name.starts_with("LD_") || name.starts_with("MALLOC_")) return true;
+  return std::find(std::begin(kUnsafe), std::end(kUnsafe), name) != std::end(kUnsafe);
+}
+
+}  // namespace
+
+std::vector<std::string> hook_environment(const std::vector<std::string>& env) {
+  std::vector<std::string> out;
+  for (const auto& entry : env) {
+    if (!is_loader_variable(std::string_view(entry).substr(0, entry.find('='))))
+      out.push_back(entry);
+  }
+  return out.empty() ? minimal_environment() : out;
 }
 
 Result<ChildOutput> run_child(const std::vector<std::string>& argv,

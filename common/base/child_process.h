@@ -25,6 +25,12 @@ inline constexpr const char* kStandardSearchPath =
 // nothing else, never the caller's or a container's.
 [[nodiscard]] const std::vector<std::string>& minimal_environment();
 
+// The environment a hook we inject runs with, whoever wrote it: `env` without the variables
+// the dynamic loader and libc act on in a root process (LD_*, MALLOC_*, GCONV_PATH, ...: an
+// image that set LD_PRELOAD must not reach a host-root hook), or minimal_environment() when
+// nothing is left. Never empty, so no runtime lets the hook inherit another environment.
+[[nodiscard]] std::vector<std::string> hook_environment(const std::vector<std::string>& env);
+
 [[nodiscard]] Result<ChildOutput> run_child(const std::vector<std::string>& argv,
                                             const std::vector<std::string>& env,
                                             int timeout_seconds, std::size_t max_output_bytes);

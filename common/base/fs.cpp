@@ -1,11 +1,13 @@
 #include "base/fs.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/random.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 
 namespace gcr {
 
@@ -48,15 +50,16 @@ Result<std::string> read_fd(int fd, std::size_t max_bytes) {
   }
 }
 
-Result<std::string> read_regular_file_at(int dirfd, const std::string& name, std::size_t max_bytes,
-                                         bool follow) {
+namespace {
+
+Result<std::string> read_checked(int dirfd, const std::string& name, std::size_t max_bytes,
+                                 bool follow, struct stat& st) {
   const int flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | (follow ? 0 : O_NOFOLLOW);
   Fd fd(::openat(dirfd, name.c_str(), flags));
   if (!fd.valid()) {
     if (errno == ELOOP && !follow) return Error{"is a symbolic link"};
     return Error{errno_text(errno)};
   }
-  struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return Error{errno_text(errno)};
   if (!S_ISREG(st.st_mode)) return Error{"is not a regular file"};
   if (static_cast<std::size_t>(st.st_size) > max_bytes) {
@@ -65,8 +68,21 @@ Result<std::string> read_regular_file_at(int dirfd, const std::string& name, std
   return read_fd(fd.get(), max_bytes);
 }
 
+}  // namespace
+
+Result<std::string> read_regular_file_at(int dirfd, const std::string& name, std::size_t max_bytes,
+                                         bool follow) {
+  struct stat st {};
+  return read_checked(dirfd, name, max_bytes, follow, st);
+}
+
 Result<std::string> read_regular_file(const std::string& path, std::size_t max_bytes) {
   return read_regular_file_at(AT_FDCWD, path, max_bytes, true);
+}
+
+Result<std::string> read_regular_file(const std::string& path, std::size_t max_bytes,
+                                      struct stat& st) {
+  return read_checked(AT_FDCWD, path, max_bytes, true, st);
 }
 
 Status make_directories(const std::string& path) {
@@ -119,21 +135,68 @@ Status fill_temp_file(int fd, std::string_view data, const FileOwner& owner) {
   return {};
 }
 
+// Temporary files of `name` older than a minute: left by a writer that was killed between
+// naming its temporary file and the rename. A live writer's is seconds old at most.
+void remove_stale_temps(int dirfd, const std::string& name) {
+  Fd copy(::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  DIR* dir = copy.valid() ? ::fdopendir(copy.release()) : nullptr;
+  if (dir == nullptr) return;
+  const std::string prefix = "." + name + ".";
+  const auto now = ::time(nullptr);
+  while (const dirent* e = ::readdir(dir)) {
+    const std::string entry = e->d_name;
+    if (entry.size() != prefix.size() + 16 + 4 || entry.rfind(prefix, 0) != 0 ||
+        !entry.ends_with(".tmp")) {
+      continue;
+    }
+    struct stat st {};
+    if (::fstatat(::dirfd(dir), entry.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        S_ISREG(st.st_mode) && st.st_mtime + 60 < now) {
+      ::unlinkat(::dirfd(dir), entry.c_str(), 0);
+    }
+  }
+  ::closedir(dir);
+}
+
+// Gives the unnamed file `fd` (O_TMPFILE) the name `temp` in the directory.
+bool link_unnamed(int fd, int dirfd, const std::string& temp) {
+  if (::linkat(fd, "", dirfd, temp.c_str(), AT_EMPTY_PATH) == 0) return true;
+  const std::string self = "/proc/self/fd/" + std::to_string(fd);
+  return ::linkat(AT_FDCWD, self.c_str(), dirfd, temp.c_str(), AT_SYMLINK_FOLLOW) == 0;
+}
+
+// The temporary file: unnamed while it is written (O_TMPFILE), so a writer killed before the
+// data is complete leaves nothing; named only for the rename. Filesystems without O_TMPFILE
+// get a named file from the start.
+Result<std::string> write_temp(int dirfd, const std::string& name, std::string_view data,
+                               const FileOwner& owner) {
+  const std::string temp = temp_name_for(name);
+  Fd unnamed(::openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, owner.mode));
+  if (unnamed.valid()) {
+    if (auto s = fill_temp_file(unnamed.get(), data, owner); !s) return s.error();
+    if (link_unnamed(unnamed.get(), dirfd, temp)) return temp;
+  }
+  Fd fd(::openat(dirfd, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                 owner.mode));
+  if (!fd.valid()) return Error{"cannot create temporary file: " + errno_text(errno)};
+  if (auto s = fill_temp_file(fd.get(), data, owner); !s) {
+    ::unlinkat(dirfd, temp.c_str(), 0);
+    return s.error();
+  }
+  return temp;
+}
+
 }  // namespace
 
 Status write_file_atomic_at(int dirfd, const std::string& name, std::string_view data,
                             const FileOwner& owner) {
-  const std::string temp = temp_name_for(name);
-  Fd fd(::openat(dirfd, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                 owner.mode));
-  if (!fd.valid()) return Error{"cannot create temporary file: " + errno_text(errno)};
-  Status filled = fill_temp_file(fd.get(), data, owner);
-  if (filled && ::renameat(dirfd, temp.c_str(), dirfd, name.c_str()) != 0) {
-    filled = Error{"rename: " + errno_text(errno)};
-  }
-  if (!filled) {
-    ::unlinkat(dirfd, temp.c_str(), 0);
-    return filled;
+  remove_stale_temps(dirfd, name);
+  auto temp = write_temp(dirfd, name, data, owner);
+  if (!temp) return temp.error();
+  if (::renameat(dirfd, temp->c_str(), dirfd, name.c_str()) != 0) {
+    const int err = errno;
+    ::unlinkat(dirfd, temp->c_str(), 0);
+    return Error{"rename: " + errno_text(err)};
   }
   if (::fsync(dirfd) != 0) return Error{"fsync of directory: " + errno_text(errno)};
   return {};

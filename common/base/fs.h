@@ -47,6 +47,9 @@ class Fd {
 [[nodiscard]] Result<std::string> read_regular_file_at(int dirfd, const std::string& name,
                                                        std::size_t max_bytes, bool follow);
 [[nodiscard]] Result<std::string> read_regular_file(const std::string& path, std::size_t max_bytes);
+// The same, with the file's fstat in `st` (owner and mode of what was read, not of a name).
+[[nodiscard]] Result<std::string> read_regular_file(const std::string& path, std::size_t max_bytes,
+                                                    struct stat& st);
 
 // Reads everything from an fd (stdin of a hook), up to max_bytes.
 [[nodiscard]] Result<std::string> read_fd(int fd, std::size_t max_bytes);

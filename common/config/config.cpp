@@ -92,8 +92,10 @@ std::function<Status(Config&, const Json&)> assign(
 
 Status check_runtimes(const std::vector<std::string>& runtimes) {
   if (runtimes.empty()) return Error{"must name at least one runtime"};
-  if (std::any_of(runtimes.begin(), runtimes.end(), [](const auto& r) { return r.empty(); })) {
-    return Error{"must not contain an empty name"};
+  for (const auto& r : runtimes) {
+    if (r.empty()) return Error{"must not contain an empty name"};
+    if (r.find('/') != std::string::npos && r.front() != '/')
+      return Error{"`" + r + "` must be a name searched in PATH or an absolute path"};
   }
   return {};
 }

@@ -1,6 +1,7 @@
 #include "config/config_file.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -40,8 +41,14 @@ Result<Config> load_config_file(const std::string& path) {
   const auto fail = [&](const Error& e) {
     return Error{"config: " + e.message + " (" + path + ")"};
   };
-  auto text = read_regular_file(path, kMaxConfigBytes);
+  struct stat st {};
+  auto text = read_regular_file(path, kMaxConfigBytes, st);
   if (!text) return fail(text.error());
+  // The configuration decides what runs as root: only root (or whoever runs us) may write it.
+  if (st.st_uid != 0 && st.st_uid != ::geteuid())
+    return fail(Error{"refused: owned by uid " + std::to_string(st.st_uid) + ", not root"});
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+    return fail(Error{"refused: writable by group or others"});
   auto doc = parse_config_text(path, *text);
   if (!doc) return fail(doc.error());
   auto config = config_from_json(*doc);

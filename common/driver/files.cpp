@@ -1,5 +1,8 @@
 #include "driver/files.h"
 
+#include <algorithm>
+#include <initializer_list>
+
 namespace gcr {
 namespace {
 
@@ -31,7 +34,50 @@ void add(std::vector<std::string>& to, const std::vector<std::string>& from) {
   to.insert(to.end(), from.begin(), from.end());
 }
 
+CapabilitySet set_of(std::initializer_list<Capability> caps) {
+  CapabilitySet set;
+  for (Capability c : caps) set.add(c);
+  return set;
+}
+
+bool names_library(const std::string& file, const std::vector<std::string>& prefixes) {
+  return std::any_of(prefixes.begin(), prefixes.end(), [&](const std::string& prefix) {
+    return file == prefix || file.rfind(prefix + ".", 0) == 0;
+  });
+}
+
+std::optional<CapabilitySet> library_capabilities(const std::string& file) {
+  using C = Capability;
+  if (names_library(file, kUtilityLibs)) return set_of({C::kUtility});
+  if (names_library(file, kComputeLibs)) return set_of({C::kCompute, C::kVideo});
+  if (names_library(file, kVideoLibs)) return set_of({C::kVideo});
+  if (names_library(file, kGraphicsLibs)) return set_of({C::kGraphics, C::kDisplay});
+  if (names_library(file, kNgxLibs)) return set_of({C::kNgx});
+  return std::nullopt;
+}
+
 }  // namespace
+
+std::optional<CapabilitySet> capabilities_bringing(const std::string& container_path) {
+  using C = Capability;
+  const std::string file = container_path.substr(container_path.rfind('/') + 1);
+  if (container_path.rfind("/dev/dri/", 0) == 0) return set_of({C::kGraphics, C::kDisplay});
+  if (container_path == "/dev/nvidia-modeset") return set_of({C::kDisplay});
+  if (container_path == "/dev/nvidia-uvm" || container_path == "/dev/nvidia-uvm-tools")
+    return set_of({C::kCompute, C::kVideo});
+  if (auto caps = library_capabilities(file)) return caps;
+  for (Capability cap : {C::kUtility, C::kCompute}) {
+    const auto names = binary_names(set_of({cap}));
+    if (std::find(names.begin(), names.end(), file) != names.end()) return set_of({cap});
+    for (const auto& ipc : ipc_paths(set_of({cap}))) {
+      if (ipc.path == container_path) return set_of({cap});
+    }
+  }
+  for (const auto& name : graphics_config_names()) {
+    if (container_path.ends_with("/" + name)) return set_of({C::kGraphics, C::kDisplay});
+  }
+  return std::nullopt;
+}
 
 bool needs_compute_libraries(const CapabilitySet& caps) {
   return caps.has(Capability::kCompute) || caps.has(Capability::kVideo);

@@ -1,6 +1,7 @@
 // Which driver files each capability needs (reference/libnvidia-container.md §2-§4, §8).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,12 @@ struct LibraryLink {
   std::string link;
 };
 [[nodiscard]] const std::vector<LibraryLink>& library_links();
+
+// The capabilities any one of which brings the driver file or device node at `container_path`
+// into a container (a library by its name, a binary, an IPC endpoint, a graphics
+// configuration file, /dev/dri/*, /dev/nvidia-modeset, /dev/nvidia-uvm*); nullopt for a path
+// that is not one of the driver's capability-bound files.
+[[nodiscard]] std::optional<CapabilitySet> capabilities_bringing(const std::string& container_path);
 
 // True when compute libraries (and so the UVM nodes) are part of `caps`.
 [[nodiscard]] bool needs_compute_libraries(const CapabilitySet& caps);

@@ -4,12 +4,14 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <set>
+#include <utility>
 
 #include "base/child_process.h"
 #include "base/fs.h"
@@ -71,6 +73,30 @@ LibArch elf_arch(const std::string& host_path) {
 bool is_file_type(const std::string& host_path, mode_t type) {
   struct stat st {};
   return ::stat(host_path.c_str(), &st) == 0 && (st.st_mode & S_IFMT) == type;
+}
+
+// Where libraries may be injected: /lib, /usr/lib and /usr/local/lib and their 32/64/x32
+// variants, and below them. An ld.so.cache entry elsewhere (/etc, /proc, /root) is refused.
+bool is_library_directory(const std::string& dir) {
+  for (const char* base : {"/lib", "/lib32", "/lib64", "/libx32", "/usr/lib", "/usr/lib32",
+                           "/usr/lib64", "/usr/libx32", "/usr/local/lib", "/usr/local/lib64"}) {
+    if (path_is_under(dir, base)) return true;
+  }
+  return false;
+}
+
+constexpr off_t kMaxDriverFileBytes = off_t{1} << 30;
+
+// A file from the driver root mounted into containers: not absurdly large, and not a hard link
+// on a writable filesystem (a link to a host file placed at a library's name; an image-based
+// system's read-only /usr may hold links nobody can add to).
+Status check_regular_source(const std::string& path, const struct stat& st) {
+  if (st.st_size > kMaxDriverFileBytes) return Error{"larger than 1 GiB"};
+  struct statvfs fs {};
+  if (st.st_nlink > 1 && !(::statvfs(path.c_str(), &fs) == 0 && (fs.f_flag & ST_RDONLY) != 0))
+    return Error{"a hard link (" + std::to_string(st.st_nlink) +
+                 " names) on a writable filesystem"};
+  return {};
 }
 
 // The driver root's ld.so.cache; nullopt when it has none.
@@ -232,7 +258,15 @@ Result<std::vector<DeviceNode>> DriverHost::control_nodes(const CapabilitySet& c
   auto majors = char_majors();
   const auto uvm =
       majors ? majors->find("nvidia-uvm") : std::map<std::string, unsigned>::const_iterator();
-  if (!majors || uvm == majors->end()) return nodes;  // the UVM module is not loaded
+  if (!majors || uvm == majors->end()) {
+    note(stat_(dev_path("/dev/nvidia-uvm"))
+             ? "/dev/nvidia-uvm not given: nvidia-uvm is not listed in " +
+                   dev_path("/proc/devices") + "; CUDA fails in the container"
+             : "no " + dev_path("/dev/nvidia-uvm") +
+                   " (the nvidia-uvm module is not loaded): CUDA fails in the container until it "
+                   "is (nvidia-modprobe -u -c=0)");
+    return nodes;
+  }
   for (const char* name : {"nvidia-uvm", "nvidia-uvm-tools"}) {
     if (!stat_(dev_path(std::string("/dev/") + name))) continue;
     auto node = checked_node(name, uvm->second);
@@ -334,7 +368,12 @@ Result<std::vector<DriverLibrary>> DriverHost::libraries_from_cache(
       if (entry.soname.rfind(prefix, 0) != 0) continue;
       auto resolved = resolve_in_root(roots_.root, entry.path);
       if (!resolved || basename_of(*resolved) != prefix + "." + version) continue;
-      if (!is_file_type(driver_path(*resolved), S_IFREG)) continue;
+      if (!is_library_directory(dirname_of(*resolved))) {
+        note("refused " + driver_path(*resolved) +
+             " from the driver root's ld.so.cache: not in a library directory");
+        continue;
+      }
+      if (!vet(driver_path(*resolved), S_IFREG)) continue;
       chosen[prefix] = DriverLibrary{{*resolved, driver_path(*resolved)}, prefix};
     }
   }
@@ -374,7 +413,7 @@ std::vector<DriverLibrary> DriverHost::libraries_from_dirs(const std::vector<std
     for (const auto& dir : arch == LibArch::k64 ? kLibDirs64 : kLibDirs32) {
       struct stat st {};
       auto found = find_file(dir, prefix + "." + version, st);
-      if (!found || !S_ISREG(st.st_mode)) continue;
+      if (!found || !vet(driver_path(*found), S_IFREG)) continue;
       // /usr/lib and /lib hold either word size; the other directories hold one.
       if ((dir == "/usr/lib" || dir == "/lib") && elf_arch(driver_path(*found)) != arch) continue;
       out.push_back(DriverLibrary{{*found, driver_path(*found)}, prefix});
@@ -407,7 +446,7 @@ std::vector<HostFile> DriverHost::binaries(const CapabilitySet& caps) {
     for (auto dir : split(std::string_view(kStandardSearchPath), ':')) {
       struct stat st {};
       auto found = find_file(std::string(dir), name, st);
-      if (!found || !S_ISREG(st.st_mode) || (st.st_mode & 0111) == 0) continue;
+      if (!found || !vet(driver_path(*found), S_IFREG) || (st.st_mode & 0111) == 0) continue;
       out.push_back(HostFile{std::string(dir) + "/" + name, driver_path(*found)});
       break;
     }
@@ -425,7 +464,7 @@ std::vector<HostFile> DriverHost::ipc_endpoints(const CapabilitySet& caps) {
   return out;
 }
 
-std::vector<HostFile> DriverHost::graphics_configs() const {
+std::vector<HostFile> DriverHost::graphics_configs() {
   std::vector<HostFile> out;
   for (const auto& name : graphics_config_names()) {
     for (const auto& dir : graphics_config_dirs()) {
@@ -438,10 +477,30 @@ std::vector<HostFile> DriverHost::graphics_configs() const {
   return out;
 }
 
-std::optional<HostFile> DriverHost::driver_file(const std::string& path, mode_t type) const {
+std::optional<HostFile> DriverHost::driver_file(const std::string& path, mode_t type) {
   auto resolved = resolve_in_root(roots_.root, path);
   if (!resolved || !is_file_type(driver_path(*resolved), type)) return std::nullopt;
+  if (!vet(driver_path(*resolved), type)) return std::nullopt;
   return HostFile{path, driver_path(*resolved)};
+}
+
+bool DriverHost::vet(const std::string& host_path, mode_t type) {
+  struct stat st {};
+  Status verdict = trust_.file(host_path, st);
+  if (verdict && (st.st_mode & S_IFMT) != type) verdict = Error{"not of the expected type"};
+  if (verdict && S_ISREG(st.st_mode)) verdict = check_regular_source(host_path, st);
+  if (verdict) return true;
+  note("refused " + host_path + ": " + verdict.error().message);
+  return false;
+}
+
+void DriverHost::note(std::string what) {
+  if (std::find(notes_.begin(), notes_.end(), what) == notes_.end())
+    notes_.push_back(std::move(what));
+}
+
+std::vector<std::string> DriverHost::take_notes() {
+  return std::exchange(notes_, {});
 }
 
 std::vector<HostFile> DriverHost::firmware() {
@@ -453,7 +512,7 @@ std::vector<HostFile> DriverHost::firmware() {
   for (const auto& name : list_dir(driver_path(*dir))) {
     const std::string path = *dir + "/" + name;
     if (name.rfind("gsp", 0) == 0 && name.size() > 4 && name.substr(name.size() - 4) == ".bin" &&
-        is_file_type(driver_path(path), S_IFREG)) {
+        is_file_type(driver_path(path), S_IFREG) && vet(driver_path(path), S_IFREG)) {
       out.push_back(HostFile{path, driver_path(path)});
     }
   }

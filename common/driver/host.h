@@ -13,6 +13,7 @@
 
 #include "base/node_stat.h"
 #include "base/result.h"
+#include "base/trust.h"
 #include "config/config.h"
 #include "driver/ldcache.h"
 #include "driver/proc.h"
@@ -89,10 +90,15 @@ class DriverHost {
   [[nodiscard]] std::vector<HostFile> firmware();
   // The graphics configuration files: each name's first copy in the driver root's
   // graphics_config_dirs().
-  [[nodiscard]] std::vector<HostFile> graphics_configs() const;
+  [[nodiscard]] std::vector<HostFile> graphics_configs();
   // A file of `type` (S_IFREG, S_IFDIR, S_IFSOCK) at `path` in the driver root, if there is
   // one: injected at `path`, from the host file its symlinks (resolved inside the root) lead to.
-  [[nodiscard]] std::optional<HostFile> driver_file(const std::string& path, mode_t type) const;
+  [[nodiscard]] std::optional<HostFile> driver_file(const std::string& path, mode_t type);
+
+  // What discovery refused or could not find that a container may miss (a refused library,
+  // a device the driver does not list): one line each, for the caller to log.
+  void note(std::string what);
+  [[nodiscard]] std::vector<std::string> take_notes();
 
   // Where dev-root's files are, for messages and for tools that read them directly.
   [[nodiscard]] std::string dev_path(const std::string& in_root) const;
@@ -100,6 +106,10 @@ class DriverHost {
 
  private:
   Result<std::map<std::string, unsigned>> char_majors();
+  // Whether a host file may be handed to containers: only root can change it or the path to it
+  // (base/trust.h), it has `type`, and a regular file is of sane size and not a hard link. A
+  // refusal is noted.
+  bool vet(const std::string& host_path, mode_t type);
   // An in-root directory resolved inside the root and listed, once.
   struct Listing {
     std::string resolved;  // in-root path without symlinks; "" for the root
@@ -126,6 +136,8 @@ class DriverHost {
   std::optional<Result<std::map<std::string, unsigned>>> majors_;
   std::optional<Result<std::optional<std::vector<LdCacheEntry>>>> ld_cache_;
   std::map<std::string, Listing> listings_;
+  TrustCheck trust_;
+  std::vector<std::string> notes_;
 };
 
 }  // namespace gcr

@@ -3,6 +3,7 @@
 #include "base/child_process.h"
 #include "base/fs.h"
 #include "base/text.h"
+#include "base/trust.h"
 #include "json/strict_json.h"
 
 namespace gcr {
@@ -47,6 +48,8 @@ Result<ProbeAnswers> CtkProbe::ask(const char* what) {
   const std::vector<std::string> argv{
       config_.hooks.ctk_path,  "info", "--json", "--driver-root", config_.driver.root, "--dev-root",
       config_.driver.dev_root, what};
+  if (auto s = TrustCheck().program(config_.hooks.ctk_path); !s)
+    return s.error().wrap("cannot query the driver: [hooks] ctk-path refused");
   auto result = run_child(argv, minimal_environment(), kProbeTimeoutSeconds, kMaxProbeOutput);
   if (!result) return result.error().wrap("cannot query the driver");
   if (result->exit_code != 0) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/child_process.h"
 #include "base/text.h"
 
 namespace gcr {
@@ -161,20 +162,30 @@ void sort_by_depth(Json& list) {
   list = std::move(sorted);
 }
 
-void apply_mounts(Json& spec, const std::vector<Mount>& mounts) {
+Json oci_mount(const Mount& m) {
+  Json entry = Json::object();
+  entry["destination"] = m.container_path;
+  if (!m.type.empty()) entry["type"] = m.type;
+  entry["source"] = m.host_path;
+  if (!m.options.empty()) entry["options"] = m.options;
+  return entry;
+}
+
+// The spec's own mounts win: a volume the user put at /usr/bin/nvidia-smi stays. Running the
+// shim twice finds its own mounts there, identical, and adds nothing.
+void apply_mounts(Json& spec, const std::vector<Mount>& mounts, std::vector<std::string>& kept) {
   if (mounts.empty()) return;
   Json& list = array_member(spec, "mounts");
   for (const auto& m : mounts) {
+    Json entry = oci_mount(m);
     const auto same = std::find_if(list.begin(), list.end(), [&](const Json& existing) {
-      return existing.value("destination", "") == m.container_path;
+      return existing.is_object() && existing.value("destination", "") == m.container_path;
     });
-    if (same != list.end()) list.erase(same);
-    Json entry = Json::object();
-    entry["destination"] = m.container_path;
-    if (!m.type.empty()) entry["type"] = m.type;
-    entry["source"] = m.host_path;
-    if (!m.options.empty()) entry["options"] = m.options;
-    list.push_back(std::move(entry));
+    if (same == list.end()) {
+      list.push_back(std::move(entry));
+    } else if (*same != entry) {
+      kept.push_back(m.container_path);
+    }
   }
   sort_by_depth(list);
 }
@@ -184,7 +195,7 @@ void apply_hooks(Json& spec, const std::vector<Hook>& hooks) {
     Json entry = Json::object();
     entry["path"] = h.path;
     if (!h.args.empty()) entry["args"] = h.args;
-    if (!h.env.empty()) entry["env"] = h.env;
+    entry["env"] = hook_environment(h.env);
     if (h.timeout) entry["timeout"] = *h.timeout;
     array_member(object_member(spec, "hooks"), h.hook_name.c_str()).push_back(std::move(entry));
   }
@@ -201,11 +212,12 @@ void apply_additional_gids(Json& spec, const std::vector<std::uint32_t>& gids) {
 
 }  // namespace
 
-Status apply_edits(Json& spec, const ContainerEdits& edits, const NodeStatFn& stat) {
+Status apply_edits(Json& spec, const ContainerEdits& edits, const NodeStatFn& stat,
+                   std::vector<std::string>& kept) {
   if (!edits.env.empty()) apply_env(spec, edits.env);
   if (auto s = apply_device_nodes(spec, edits.device_nodes, stat); !s) return s;
   apply_net_devices(spec, edits.net_devices);
-  apply_mounts(spec, edits.mounts);
+  apply_mounts(spec, edits.mounts, kept);
   apply_hooks(spec, edits.hooks);
   if (edits.intel_rdt) object_member(spec, "linux")["intelRdt"] = *edits.intel_rdt;
   apply_additional_gids(spec, edits.additional_gids);

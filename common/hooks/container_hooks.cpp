@@ -7,6 +7,7 @@
 #include <cerrno>
 
 #include "base/text.h"
+#include "base/trust.h"
 #include "hooks/ldconfig_sandbox.h"
 
 namespace gcr {
@@ -100,12 +101,14 @@ Status update_ldcache(const RootFs& root, const std::vector<std::string>& folder
     if (!is_clean_absolute(f))
       return Error{"folder `" + printable(f) + "` must be an absolute path without `..`"};
   }
+  const std::string ldconfig = host_ldconfig(ldconfig_spec.substr(1));
+  // It runs as root: only a binary nobody but root can replace.
+  if (auto s = TrustCheck().program(ldconfig); !s) return s.error().wrap("ldconfig refused");
   if (auto s = ensure_ld_so_conf(root); !s) return s;
   if (!folders.empty()) {
     if (auto s = write_drop_in(root, folders); !s) return s;
   }
-  return run_ldconfig_in_rootfs(
-      LdconfigJob{host_ldconfig(ldconfig_spec.substr(1)), root.path(), folders});
+  return run_ldconfig_in_rootfs(LdconfigJob{ldconfig, root.path(), folders});
 }
 
 Status create_symlinks(const RootFs& root, const std::vector<std::string>& links) {

@@ -2,6 +2,7 @@
 
 #include "base/child_process.h"
 #include "base/text.h"
+#include "base/trust.h"
 #include "edits/edits_json.h"
 #include "json/strict_json.h"
 
@@ -18,6 +19,8 @@ Result<ContainerEdits> CtkCdiResolver::resolve(const std::vector<std::string>& n
   for (const auto& dir : config_.cdi.spec_dirs) argv.insert(argv.end(), {"--spec-dir", dir});
   argv.push_back("--");
   argv.insert(argv.end(), names.begin(), names.end());
+  if (auto s = TrustCheck().program(config_.hooks.ctk_path); !s)
+    return s.error().wrap("cannot resolve CDI devices: [hooks] ctk-path refused");
   auto result = run_child(argv, minimal_environment(), kResolveTimeoutSeconds, kMaxResolveOutput);
   if (!result) return result.error().wrap("cannot resolve CDI devices");
   if (result->exit_code != 0) {

@@ -5,6 +5,7 @@
 #include "edits/apply.h"
 #include "edits/injected_hooks.h"
 #include "injection/live_edits.h"
+#include "injection/policy.h"
 #include "request/gpu_select.h"
 #include "request/requirements_check.h"
 
@@ -77,6 +78,8 @@ Result<Json> inject_gpus(const Json& spec, const GpuRequest& request, const Conf
   if (!request.cdi_names.empty()) {
     auto part = sources.cdi.resolve(request.cdi_names);
     if (!part) return part.error();
+    withhold_unsupported_capabilities(*part, config.requests.supported_capabilities,
+                                      sources.logger);
     edits.append(*part);
   }
   if (!request.imex_channels.empty()) {
@@ -92,9 +95,17 @@ Result<Json> inject_gpus(const Json& spec, const GpuRequest& request, const Conf
     }
     edits.append(*part);
   }
+  for (const auto& note : sources.host.take_notes()) sources.logger.warning(note);
+  TrustCheck trust;
+  if (auto s = check_hook_programs(edits, trust); !s) return s.error();
   Json edited = spec;
   remove_superseded_hooks(edited, config.hooks);
-  if (auto s = apply_edits(edited, edits, sources.stat); !s) return s.error();
+  std::vector<std::string> kept;
+  if (auto s = apply_edits(edited, edits, sources.stat, kept); !s) return s.error();
+  for (const auto& destination : kept) {
+    sources.logger.warning("the container's own mount at " + destination +
+                           " is kept; the driver's file is not mounted there");
+  }
   return edited;
 }
 

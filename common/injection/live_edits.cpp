@@ -1,5 +1,6 @@
 #include "injection/live_edits.h"
 
+#include <algorithm>
 #include <set>
 
 #include "base/text.h"
@@ -92,9 +93,14 @@ Status add_libraries(ContainerEdits& edits, const CapabilitySet& caps, DriverHos
     if (!found) return found.error();
     libs.insert(libs.end(), found->begin(), found->end());
   }
-  if (libs.empty()) return {};
   auto version = host.version();
   if (!version) return version.error();
+  const bool has_libcuda = std::any_of(
+      libs.begin(), libs.end(), [](const DriverLibrary& l) { return l.prefix == "libcuda.so"; });
+  if (needs_compute_libraries(caps) && !has_libcuda)
+    host.note("no usable libcuda.so." + *version + " in the driver root (" + host.driver_path("/") +
+              "): CUDA fails in the container");
+  if (libs.empty()) return {};
   std::vector<std::string> folders;
   std::vector<std::string> links;
   std::set<std::string> seen;

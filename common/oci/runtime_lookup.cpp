@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "base/text.h"
+#include "base/trust.h"
 
 namespace gcr {
 namespace {
@@ -21,15 +22,23 @@ std::optional<Identity> identity_of(const std::string& path) {
   return Identity{st.st_dev, st.st_ino};
 }
 
-enum class Verdict { kUsable, kMissing, kSelf };
+enum class Verdict { kUsable, kMissing, kSelf, kUntrusted };
 
-Verdict judge(const std::string& path, const std::optional<Identity>& self) {
+struct Judgement {
+  Verdict verdict;
+  std::string why;  // for kUntrusted
+};
+
+// runc runs as root with the container's whole configuration: only a program that nobody but
+// root can replace is used.
+Judgement judge(const std::string& path, const std::optional<Identity>& self, TrustCheck& trust) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || ::access(path.c_str(), X_OK) != 0) {
-    return Verdict::kMissing;
+    return {Verdict::kMissing, ""};
   }
-  if (self && self->dev == st.st_dev && self->ino == st.st_ino) return Verdict::kSelf;
-  return Verdict::kUsable;
+  if (self && self->dev == st.st_dev && self->ino == st.st_ino) return {Verdict::kSelf, ""};
+  if (auto s = trust.program(path); !s) return {Verdict::kUntrusted, s.error().message};
+  return {Verdict::kUsable, ""};
 }
 
 std::vector<std::string> search_dirs(const std::string& path_env) {
@@ -51,23 +60,34 @@ std::vector<std::string> search_dirs(const std::string& path_env) {
 Result<std::string> find_low_level_runtime(const std::vector<std::string>& candidates,
                                            const std::string& path_env, const std::string& self) {
   const auto me = identity_of(self);
+  TrustCheck trust;
   std::vector<std::string> tried;
   for (const auto& candidate : candidates) {
     if (candidate.find('/') != std::string::npos) {
-      const Verdict v = judge(candidate, me);
-      if (v == Verdict::kUsable) return candidate;
-      tried.push_back(candidate +
-                      (v == Verdict::kSelf ? " (is this shim)" : " (not an executable file)"));
+      if (candidate.front() != '/') {
+        tried.push_back(candidate + " (not an absolute path)");
+        continue;
+      }
+      const auto j = judge(candidate, me, trust);
+      if (j.verdict == Verdict::kUsable) return candidate;
+      tried.push_back(candidate + (j.verdict == Verdict::kSelf ? " (is this shim)"
+                                   : j.verdict == Verdict::kUntrusted
+                                       ? " (refused: " + j.why + ")"
+                                       : " (not an executable file)"));
       continue;
     }
     bool skipped_self = false;
+    std::string untrusted;
     for (const auto& dir : search_dirs(path_env)) {
       const std::string path = dir + "/" + candidate;
-      const Verdict v = judge(path, me);
-      if (v == Verdict::kUsable) return path;
-      skipped_self = skipped_self || v == Verdict::kSelf;
+      const auto j = judge(path, me, trust);
+      if (j.verdict == Verdict::kUsable) return path;
+      skipped_self = skipped_self || j.verdict == Verdict::kSelf;
+      if (j.verdict == Verdict::kUntrusted && untrusted.empty()) untrusted = j.why;
     }
-    tried.push_back(candidate + (skipped_self ? " (only this shim in PATH)" : " (not in PATH)"));
+    tried.push_back(candidate + (!untrusted.empty() ? " (refused: " + untrusted + ")"
+                                 : skipped_self     ? " (only this shim in PATH)"
+                                                    : " (not in PATH)"));
   }
   return Error{"no low-level runtime found: tried " + join(tried, ", ")};
 }

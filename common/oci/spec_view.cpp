@@ -4,6 +4,7 @@
 #include <initializer_list>
 
 #include "base/text.h"
+#include "oci/go_fold.h"
 
 namespace gcr {
 namespace {
@@ -47,13 +48,14 @@ Error shape_error(const std::string& where, const std::string& what) {
   return Error{"invalid spec: `" + where + "` " + what};
 }
 
-// Go's encoding/json matches struct fields case-insensitively and merges what it finds, so
-// "PROCESS" next to "process" would reach runc without us seeing it: refuse such keys.
+// Go's encoding/json matches struct fields without regard to case (Unicode simple folding:
+// `capabilitieſ` is `capabilities`) and merges what it finds, so such a key next to the exact
+// one would reach runc without us seeing it: refuse it.
 Status check_key_case(const Json& object, const Keys& known, const std::string& where) {
   for (const auto& [key, value] : object.items()) {
     for (const char* k : known) {
-      if (key != k && iequals(key, k)) {
-        return shape_error(where.empty() ? key : where + "." + key,
+      if (key != k && go_field_matches(key, k)) {
+        return shape_error(printable(where.empty() ? key : where + "." + key, 128),
                            "differs from `" + std::string(k) + "` only in case");
       }
     }
@@ -207,6 +209,7 @@ Status read_root(const Json& spec, SpecView& view) {
   const auto it = spec.find("root");
   if (it == spec.end() || it->is_null()) return {};
   if (!it->is_object()) return shape_error("root", "must be an object");
+  if (auto s = check_key_case(*it, {"path", "readonly"}, "root"); !s) return s;
   return check_member(*it, "path", "root.", "must be a string", [&](const Json& v) {
     if (v.is_string()) view.root_path = v.get<std::string>();
     return v.is_string();

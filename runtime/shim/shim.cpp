@@ -6,6 +6,7 @@
 #include <exception>
 
 #include "base/fs.h"
+#include "base/text.h"
 #include "base/version.h"
 #include "config/config_file.h"
 #include "injection/create.h"
@@ -28,9 +29,20 @@ void print_version() {
   (void)write_all(STDOUT_FILENO, std::string(kProgram) + " version " + kVersion + "\n\n");
 }
 
+// Set in the environment of the runtime we execute. Seeing it means that runtime started
+// this shim again (a wrapper script named in [runtime] runtimes that calls the shim): every
+// call would loop forever.
+constexpr const char* kHandoffMarker = "GPU_CONTAINER_RUNTIME_HANDED_TO";
+
 int shim_main(const std::vector<std::string>& args, Logger& logger) {
   const RuncArgs runc = parse_runc_args(args);
   logger.set_runc_log(runc.log_path, runc.log_format);
+  if (const char* runtime = std::getenv(kHandoffMarker)) {
+    logger.error(std::string("runtime loop: ") + printable(runtime) +
+                 " started gpu-container-runtime again; [runtime] runtimes must name the real "
+                 "low-level runtime (runc, crun), not a program that calls this shim");
+    return 1;
+  }
   if (runc.version) print_version();
 
   auto config = load_config(runc.config_path ? runc.config_path : config_path_from_env());
@@ -58,6 +70,7 @@ int shim_main(const std::vector<std::string>& args, Logger& logger) {
     }
   }
   close_unhanded_fds(handed_fd_count(runc, std::getenv("LISTEN_FDS"), std::getenv("LISTEN_PID")));
+  ::setenv(kHandoffMarker, runtime->c_str(), 1);
   logger.error(exec_runtime(*runtime, args_for_runc(args)).message);
   return 1;
 }

@@ -6,29 +6,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "gpu_fixture.h"
+#include "cdi_fixture.h"
 
 using gcr::Json;
+using gcr::test::CdiFixture;
 using gcr::test::GpuFixture;
 
 namespace {
-
-// A fixture whose [cdi] spec-dirs holds a spec generated for its simulated host.
-struct CdiFixture : GpuFixture {
-  std::string spec_dir = path("cdi");
-  CdiFixture() {
-    gcr::test::make_dirs(spec_dir);
-    const auto r = ctk({"cdi", "generate", "--output", spec_dir + "/nvidia.yaml"});
-    REQUIRE(r.exit_code == 0);
-    configure({{"cdi", {{"spec-dirs", {spec_dir}}}}});
-  }
-  [[nodiscard]] gcr::test::ProcessResult ctk(std::vector<std::string> args) const {
-    args.insert(args.begin(), gcr::test::built("gpu-ctk"));
-    gcr::test::RunOptions options;
-    options.env["GPU_CONTAINER_RUNTIME_CONFIG"] = config_path();
-    return gcr::test::run(args, options);
-  }
-};
 
 void require_root() {
   REQUIRE_MESSAGE(gcr::test::is_root(), "the simulated GPU host needs root (mknod)");

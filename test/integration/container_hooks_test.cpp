@@ -56,6 +56,29 @@ TEST_CASE("NVIDIAScape: an image's LD_PRELOAD reaches a hook without env, never 
   CHECK_FALSE(gcr::test::exists(marker));
 }
 
+TEST_CASE("NVIDIAScape through CDI: a spec's hook without env still runs with an explicit one") {
+  REQUIRE_MESSAGE(gcr::test::is_root(), "running containers needs root");
+  const std::string runc = gcr::test::runc_path();
+  GpuFixture f;
+  gcr::test::make_dirs(f.path("cdi"));
+  gcr::test::write_file(
+      f.path("cdi/hook.json"),
+      R"({"cdiVersion":"0.5.0","kind":"example.com/dev","devices":[{"name":"a","containerEdits":{"hooks":[{"hookName":"createContainer","path":"/bin/true","args":["true"]}]}}]})");
+  f.configure({{"runtime", {{"runtimes", {runc}}}}, {"cdi", {{"spec-dirs", {f.path("cdi")}}}}});
+  const std::string marker = f.path("cdi-owned");
+  Json spec = nvidiascape_spec(f, marker);
+  spec["process"]["env"].push_back("NVIDIA_VISIBLE_DEVICES=example.com/dev=a");
+  f.write_spec(spec.dump(2));
+  const auto r =
+      f.shim({"--root", f.path("runc-root"), "run", "--bundle", f.bundle(), "gcr-cdi-scape"});
+  CHECK(r.err == "");
+  CHECK(r.exit_code == 0);
+  const Json hook = f.spec()["hooks"]["createContainer"].at(0);
+  CHECK(hook["path"] == "/bin/true");
+  CHECK(hook["env"] == Json{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"});
+  CHECK_FALSE(gcr::test::exists(marker));
+}
+
 TEST_CASE("docker --gpus' prestart hook: refused under plain runc, replaced by the shim") {
   REQUIRE_MESSAGE(gcr::test::is_root(), "running containers needs root");
   const std::string runc = gcr::test::runc_path();

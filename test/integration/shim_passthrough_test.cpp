@@ -83,6 +83,9 @@ TEST_CASE("runc gets the shim's environment unchanged") {
   CHECK(std::find(env.begin(), env.end(), "LD_LIBRARY_PATH=/caller/lib") != env.end());
   CHECK(std::find(env.begin(), env.end(), "GPU_CONTAINER_RUNTIME_CONFIG=" + f.config_path()) !=
         env.end());
+  // Plus the one marker that stops a runtime loop.
+  CHECK(std::find(env.begin(), env.end(),
+                  "GPU_CONTAINER_RUNTIME_HANDED_TO=" + gcr::test::built("fake-runc")) != env.end());
 }
 
 TEST_CASE("only fds 0-2 and the handed ones survive the exec") {
@@ -194,6 +197,23 @@ TEST_CASE("a runtime candidate that is the shim itself is skipped") {
   const auto result = f.shim({"state", "c1"}, options);
   CHECK(result.exit_code == 0);
   CHECK_FALSE(f.record().is_null());
+}
+
+TEST_CASE("a runtime that calls the shim again is a loop, stopped with one line") {
+  ShimFixture f;
+  gcr::test::write_file(
+      f.path("bin/wrapper"),
+      "#!/bin/sh\nexec " + gcr::test::built("gpu-container-runtime") + " \"$@\"\n", 0755);
+  f.write_config({{"runtime", {{"runtimes", {f.path("bin/wrapper")}}}}});
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"state", "c1"}, std::vector<std::string>{"delete", "c1"}}) {
+    const auto result = f.shim(args);
+    CHECK(result.exit_code == 1);
+    CHECK(result.err == "gpu-container-runtime: runtime loop: " + f.path("bin/wrapper") +
+                            " started gpu-container-runtime again; [runtime] runtimes must name "
+                            "the real low-level runtime (runc, crun), not a program that calls "
+                            "this shim\n");
+  }
 }
 
 TEST_CASE("configuration errors name the key and the file; --gpu-config is ours alone") {

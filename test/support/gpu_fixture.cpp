@@ -1,5 +1,7 @@
 #include "gpu_fixture.h"
 
+#include <stdexcept>
+
 namespace gcr::test {
 
 GpuFixture::GpuFixture(const SimHostOptions& options, const Json& extra_config)
@@ -24,7 +26,9 @@ ProcessResult GpuFixture::create(const std::vector<std::string>& env, const Json
 }
 
 Json GpuFixture::spec() const {
-  return Json::parse(read_file(spec_path()));
+  auto spec = parse_json_strict(read_file(spec_path()));
+  if (!spec) throw std::runtime_error("config.json: " + spec.error().message);
+  return *spec;
 }
 
 std::map<std::string, std::string> GpuFixture::devices() const {

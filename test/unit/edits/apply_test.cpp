@@ -27,15 +27,17 @@ gcr::DeviceNode node(const std::string& path) {
   return n;
 }
 
-Json applied(Json spec, const ContainerEdits& edits) {
-  auto s = gcr::apply_edits(spec, edits, fake_host());
+Json applied(Json spec, const ContainerEdits& edits, std::vector<std::string>* kept = nullptr) {
+  std::vector<std::string> ignored;
+  auto s = gcr::apply_edits(spec, edits, fake_host(), kept != nullptr ? *kept : ignored);
   REQUIRE(s.ok());
   return spec;
 }
 
 std::string apply_error(const ContainerEdits& edits) {
   Json spec = Json::object();
-  auto s = gcr::apply_edits(spec, edits, fake_host());
+  std::vector<std::string> kept;
+  auto s = gcr::apply_edits(spec, edits, fake_host(), kept);
   REQUIRE_FALSE(s.ok());
   return s.error().message;
 }
@@ -131,7 +133,7 @@ TEST_CASE("identical cgroup rules are not repeated when edits are applied twice"
   CHECK(spec.at("linux").at("resources").at("devices").size() == 1);
 }
 
-TEST_CASE("mounts: replaced by destination, then stably sorted by depth") {
+TEST_CASE("mounts: the spec's own mount at a destination is kept, then stably sorted by depth") {
   ContainerEdits e;
   e.mounts = {gcr::Mount{"/src", "/dest/edit", "", {}}};
   const Json sorted = applied(
@@ -150,10 +152,16 @@ TEST_CASE("mounts: replaced by destination, then stably sorted by depth") {
             R"({"destination":"/dest/path/a","type":"bind","source":"/src","options":["ro"]})"));
   ContainerEdits replace;
   replace.mounts = {{"/new", "/dest/path/b", "", {}}};
-  const Json replaced =
-      applied({{"mounts", {{{"destination", "/dest/path/b"}, {"source", "/old"}}}}}, replace);
-  CHECK(replaced.at("mounts").size() == 1);
-  CHECK(replaced.at("mounts").at(0).at("source") == "/new");
+  std::vector<std::string> kept;
+  const Json users = applied({{"mounts", {{{"destination", "/dest/path/b"}, {"source", "/old"}}}}},
+                             replace, &kept);
+  CHECK(users.at("mounts").size() == 1);
+  CHECK(users.at("mounts").at(0).at("source") == "/old");
+  CHECK(kept == std::vector<std::string>{"/dest/path/b"});
+  kept.clear();
+  const Json twice = applied(applied(Json::object(), replace), replace, &kept);
+  CHECK(twice.at("mounts").size() == 1);
+  CHECK(kept.empty());
 }
 
 TEST_CASE(
@@ -172,7 +180,10 @@ TEST_CASE(
       spec.at("hooks").at("createContainer") ==
       Json::parse(
           R"([{"path":"/bin/existing"},{"path":"/bin/h","args":["h","x"],"env":["A=1"],"timeout":5}])"));
-  CHECK(spec.at("hooks").at("poststop") == Json::parse(R"([{"path":"/bin/p"}])"));
+  CHECK(
+      spec.at("hooks").at("poststop") ==
+      Json::parse(
+          R"([{"path":"/bin/p","env":["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]}])"));
   CHECK(spec.at("process").at("user").at("additionalGids") == Json({4, 5, 6}));
   CHECK(spec.at("linux").at("intelRdt") == Json{{"closID", "clos-1"}});
   CHECK(spec.at("linux").at("netDevices") ==
@@ -190,4 +201,21 @@ TEST_CASE("a char node without a minor gets minor 0, never a wildcard rule") {
   CHECK(spec.at("linux").at("devices").at(0).at("minor") == 0);
   CHECK(spec.at("linux").at("resources").at("devices").at(0) ==
         Json::parse(R"({"allow":true,"type":"c","major":195,"minor":0,"access":"rwm"})"));
+}
+
+TEST_CASE("every hook gets an explicit environment without the loader's variables") {
+  ContainerEdits e;
+  e.hooks = {{"createContainer", "/bin/h", {}, {}, std::nullopt},
+             {"createContainer",
+              "/bin/i",
+              {},
+              {"LD_PRELOAD=/proc/self/cwd/poc.so", "A=1", "GCONV_PATH=/x", "MALLOC_CHECK_=3",
+               "LD_LIBRARY_PATH=/y"},
+              std::nullopt},
+             {"prestart", "/bin/j", {}, {"LD_AUDIT=/a.so"}, std::nullopt}};
+  const Json hooks = applied(Json::object(), e).at("hooks");
+  const Json minimal = Json{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"};
+  CHECK(hooks.at("createContainer").at(0).at("env") == minimal);
+  CHECK(hooks.at("createContainer").at(1).at("env") == Json{"A=1"});
+  CHECK(hooks.at("prestart").at(0).at("env") == minimal);
 }

@@ -1,0 +1,99 @@
+#include "base/trust.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+
+#include "base/fs.h"
+#include "base/text.h"
+
+namespace gcr {
+namespace {
+
+bool writable_by_others(const struct stat& st) {
+  return (st.st_mode & (S_IWGRP | S_IWOTH)) != 0;
+}
+
+std::string real_path(const std::string& path) {
+  char buf[PATH_MAX];
+  return ::realpath(path.c_str(), buf) != nullptr ? std::string(buf) : std::string();
+}
+
+// "/a/b/c" -> "/", "/a", "/a/b"
+std::vector<std::string> ancestors(const std::string& path) {
+  std::vector<std::string> out{"/"};
+  for (std::size_t at = path.find('/', 1); at != std::string::npos; at = path.find('/', at + 1))
+    out.push_back(path.substr(0, at));
+  return out;
+}
+
+}  // namespace
+
+Status TrustCheck::entry(const std::string& path, const struct stat& st) const {
+  if (st.st_uid != 0) return Error{"not owned by root (" + path + ")"};
+  if (writable_by_others(st) && !(S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX) != 0))
+    return Error{"writable by group or others (" + path + ")"};
+  return {};
+}
+
+// Every component of a symlink-free absolute path, each with lstat.
+Status TrustCheck::real_chain(const std::string& real, bool last_is_directory) {
+  for (const auto& dir : ancestors(real)) {
+    if (auto s = directory(dir); !s) return s;
+  }
+  if (!last_is_directory) return {};
+  struct stat st {};
+  if (::lstat(real.c_str(), &st) != 0) return Error{errno_text(errno) + " (" + real + ")"};
+  return entry(real, st);
+}
+
+Status TrustCheck::directory(const std::string& path) {
+  if (const auto it = directories_.find(path); it != directories_.end()) return it->second;
+  Status verdict;
+  struct stat st {};
+  const std::string real = real_path(path);
+  if (real.empty()) {
+    verdict = Error{errno_text(errno) + " (" + path + ")"};
+  } else if (real != path) {
+    verdict = real_chain(real, true);
+  } else if (::lstat(path.c_str(), &st) != 0) {
+    verdict = Error{errno_text(errno) + " (" + path + ")"};
+  } else if (!S_ISDIR(st.st_mode)) {
+    verdict = Error{"not a directory (" + path + ")"};
+  } else if (path != "/") {
+    verdict = directory(dirname_of(path));
+    if (verdict) verdict = entry(path, st);
+  } else {
+    verdict = entry(path, st);
+  }
+  directories_.emplace(path, verdict);
+  return verdict;
+}
+
+Status TrustCheck::file(const std::string& path, struct stat& st) {
+  if (path.empty() || path.front() != '/') return Error{"not an absolute path (" + path + ")"};
+  const std::string cleaned = clean_path(path);
+  // Where the name is looked up, then where it really is.
+  for (const auto& dir : ancestors(cleaned)) {
+    if (auto s = directory(dir); !s) return s;
+  }
+  const std::string real = real_path(cleaned);
+  if (real.empty()) return Error{errno_text(errno) + " (" + path + ")"};
+  if (real != cleaned) {
+    if (auto s = real_chain(real, false); !s) return s;
+  }
+  if (::lstat(real.c_str(), &st) != 0) return Error{errno_text(errno) + " (" + real + ")"};
+  return entry(real, st);
+}
+
+Status TrustCheck::program(const std::string& path) {
+  struct stat st {};
+  if (auto s = file(path, st); !s) return s;
+  if (!S_ISREG(st.st_mode)) return Error{"not a regular file (" + path + ")"};
+  if ((st.st_mode & 0111) == 0) return Error{"not executable (" + path + ")"};
+  return {};
+}
+
+}  // namespace gcr

@@ -1,0 +1,33 @@
+// Whether only root can change what a path names: every directory on the way to it, through
+// symlinks too, is owned by root and not writable by group or others (a sticky directory is
+// accepted, since only an entry's owner can replace it there), and the file itself is owned by
+// root and not writable by group or others. Programs we run as root (the low-level runtime,
+// hooks, gpu-ctk) and files we hand to containers from the driver root must pass.
+#pragma once
+
+#include <sys/stat.h>
+
+#include <map>
+#include <string>
+
+#include "base/result.h"
+
+namespace gcr {
+
+class TrustCheck {
+ public:
+  // A directory and everything above it.
+  [[nodiscard]] Status directory(const std::string& path);
+  // A file (any type) under trusted directories, owned by root, not writable by others;
+  // `st` receives its lstat. Symlinks on the way are followed and the targets checked too.
+  [[nodiscard]] Status file(const std::string& path, struct stat& st);
+  // file() plus: a regular file that can be executed.
+  [[nodiscard]] Status program(const std::string& path);
+
+ private:
+  Status entry(const std::string& path, const struct stat& st) const;
+  Status real_chain(const std::string& real, bool last_is_directory);
+  std::map<std::string, Status> directories_;  // verdicts, each directory checked once
+};
+
+}  // namespace gcr

@@ -1,0 +1,23 @@
+#include "cdi_fixture.h"
+
+#include <doctest/doctest.h>
+
+namespace gcr::test {
+
+CdiFixture::CdiFixture(const Json& extra_config) : GpuFixture({}, extra_config) {
+  make_dirs(spec_dir);
+  const auto r = ctk({"cdi", "generate", "--output", spec_dir + "/nvidia.yaml"});
+  REQUIRE(r.exit_code == 0);
+  Json config = extra_config;
+  config.merge_patch({{"cdi", {{"spec-dirs", {spec_dir}}}}});
+  configure(config);
+}
+
+ProcessResult CdiFixture::ctk(std::vector<std::string> args) const {
+  args.insert(args.begin(), built("gpu-ctk"));
+  RunOptions options;
+  options.env["GPU_CONTAINER_RUNTIME_CONFIG"] = config_path();
+  return run(args, options);
+}
+
+}  // namespace gcr::test
