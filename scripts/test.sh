@@ -4,7 +4,11 @@
 #   2. a Release build with warnings as errors (the optimiser finds warnings others do not);
 #   3. the same tests built with AddressSanitizer and UBSan (the dockerd test is left out:
 #      the sanitizer runtime cannot map its memory inside dockerd's containerd shim);
-#   4. build the .deb and .rpm and exercise them (scripts/test-packages.sh: the .rpm in a
+#   4. every libFuzzer target for FUZZ_SECONDS (default 20) from its seed corpus;
+#   5. build the .deb and .rpm and exercise them (echo "test.sh: every parser fuzzed for a short while (clang, libFuzzer)"
+scripts/fuzz.sh "${FUZZ_SECONDS:-20}"
+
+scripts/test-packages.sh: the .rpm in a
 #      throw-away root; the .deb upgraded, removed and purged on this machine).
 set -eu
 cd "$(dirname "$0")/.."
@@ -29,5 +33,8 @@ quiet cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGCR_SANITIZE=
 quiet cmake --build build-asan
 build-asan/test/unit-tests
 build-asan/test/integration-tests -tce="dockerd*"
+
+echo "test.sh: every parser fuzzed for a short while (clang, libFuzzer)"
+scripts/fuzz.sh "${FUZZ_SECONDS:-20}"
 
 scripts/test-packages.sh
