@@ -11,6 +11,9 @@ RUNC=$(command -v runc)
 # Bundles live on tmpfs under /run, as containerd and CRI-O keep them.
 WORK=$(mktemp -d /run/gcr-bench-XXXXXX)
 trap 'runc --root "$WORK/root" delete --force gcr-bench-state >/dev/null 2>&1 || true; rm -rf "$WORK"' EXIT
+# The programs run from a root-owned copy (the runtime refuses ones others could replace).
+mkdir "$WORK/bin" && cp "$B/gpu-ctk" "$B/gpu-container-runtime" "$WORK/bin/"
+SHIM=$WORK/bin/gpu-container-runtime
 
 printf '[runtime]\nruntimes = ["%s"]\n' "$RUNC" >"$WORK/config.toml"
 export GPU_CONTAINER_RUNTIME_CONFIG="$WORK/config.toml"
@@ -19,7 +22,7 @@ export GPU_CONTAINER_RUNTIME_CONFIG="$WORK/config.toml"
 echo "pass-through: runc state (median of $N pairs)"
 runc --root "$WORK/root" create --bundle "$WORK/bundle" gcr-bench-state
 "$B/test/bench-pairs" "$N" "$RUNC" --root "$WORK/root" state gcr-bench-state -- \
-  "$B/gpu-container-runtime" --root "$WORK/root" state gcr-bench-state
+  "$SHIM" --root "$WORK/root" state gcr-bench-state
 runc --root "$WORK/root" delete --force gcr-bench-state
 
 lifecycle() {
@@ -27,14 +30,25 @@ lifecycle() {
     "$1" "$WORK/root" "$WORK/bundle" "$1" "$WORK/root" "$1" "$WORK/root"
 }
 echo "no-GPU container: create + start + delete (median of $N pairs)"
-"$B/test/bench-pairs" "$N" /bin/sh -c "$(lifecycle "$RUNC")" -- /bin/sh -c "$(lifecycle "$B/gpu-container-runtime")"
+"$B/test/bench-pairs" "$N" /bin/sh -c "$(lifecycle "$RUNC")" -- /bin/sh -c "$(lifecycle "$SHIM")"
+
+# A 1 MB spec (35,000 annotations, as a pod can carry): reading it must stay linear.
+awk 'BEGIN { printf "{\"annotations\":{"; for (i = 0; i < 35000; i++) printf "%s\"example.com/k%d\":\"v%d\"", (i ? "," : ""), i, i; printf "}," }' >"$WORK/big.json"
+sed '1s/^{//' "$WORK/bundle/config.json" >>"$WORK/big.json"
+mkdir -p "$WORK/big" && cp -r "$WORK/bundle/rootfs" "$WORK/big/" && cp "$WORK/big.json" "$WORK/big/config.json"
+echo "no-GPU container with a $(($(wc -c <"$WORK/big.json") / 1024)) KiB spec: create + delete (median of $N pairs)"
+big() {
+  printf '%s --root %s create --bundle %s gcr-bench-big && %s --root %s delete --force gcr-bench-big' \
+    "$1" "$WORK/root" "$WORK/big" "$RUNC" "$WORK/root"
+}
+"$B/test/bench-pairs" "$N" /bin/sh -c "$(big "$RUNC")" -- /bin/sh -c "$(big "$SHIM")"
 
 # GPU containers: a simulated host with 8 GPUs. The baseline runs runc on the spec the shim
 # produced (same devices, mounts and hooks), so the ratio isolates the shim's own work.
 "$B/test/gcr-fixture" gpu-host "$WORK/host" 8 >"$WORK/driver.toml"
 gpu_config() {
   cat "$WORK/driver.toml" >"$WORK/gpu.toml"
-  printf '[runtime]\nruntimes = ["%s"]\n[hooks]\nctk-path = "%s"\n' "$1" "$B/gpu-ctk" >>"$WORK/gpu.toml"
+  printf '[runtime]\nruntimes = ["%s"]\n[hooks]\nctk-path = "%s"\n' "$1" "$WORK/bin/gpu-ctk" >>"$WORK/gpu.toml"
 }
 gpu_config "$RUNC"
 export GPU_CONTAINER_RUNTIME_CONFIG="$WORK/gpu.toml"
@@ -44,7 +58,7 @@ gpu_case() {
   rm -rf "$WORK/gpu"
   "$B/test/gcr-fixture" busybox "$WORK/gpu" "$@" -- /bin/sh -c true
   cp "$WORK/gpu/config.json" "$WORK/gpu/original.json"
-  "$B/gpu-container-runtime" --root "$WORK/root" create --bundle "$WORK/gpu" gcr-bench-gpu
+  "$SHIM" --root "$WORK/root" create --bundle "$WORK/gpu" gcr-bench-gpu
   runc --root "$WORK/root" delete --force gcr-bench-gpu
   cp "$WORK/gpu/config.json" "$WORK/gpu/edited.json"
   once() {
@@ -53,7 +67,7 @@ gpu_case() {
   }
   echo "GPU container, $label: create + delete (median of $N pairs)"
   "$B/test/bench-pairs" "$N" /bin/sh -c "$(once "$RUNC" edited.json)" -- \
-    /bin/sh -c "$(once "$B/gpu-container-runtime" original.json)"
+    /bin/sh -c "$(once "$SHIM" original.json)"
 }
 gpu_case "1 GPU, all capabilities" NVIDIA_VISIBLE_DEVICES=0 NVIDIA_DRIVER_CAPABILITIES=all
 gpu_case "8 GPUs, all capabilities" NVIDIA_VISIBLE_DEVICES=all NVIDIA_DRIVER_CAPABILITIES=all
@@ -65,4 +79,4 @@ rm -rf "$WORK/gpu" && "$B/test/gcr-fixture" busybox "$WORK/gpu" NVIDIA_VISIBLE_D
 cp "$WORK/gpu/config.json" "$WORK/gpu/original.json"
 echo "the shim's own work, 8 GPUs (create with runc replaced by /bin/true, against cp + /bin/true)"
 "$B/test/bench-pairs" "$N" /bin/sh -c "cp $WORK/gpu/original.json $WORK/gpu/config.json && /bin/true" -- \
-  /bin/sh -c "cp $WORK/gpu/original.json $WORK/gpu/config.json && $B/gpu-container-runtime create --bundle $WORK/gpu x"
+  /bin/sh -c "cp $WORK/gpu/original.json $WORK/gpu/config.json && $SHIM create --bundle $WORK/gpu x"

@@ -11,12 +11,15 @@ B=$(pwd)/${BUILD_DIR:-build}
 WORK=$(mktemp -d /tmp/gcr-demo-XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 
+# The runtime runs only programs nobody but root can replace (README, Security): use copies in
+# this root-owned directory, whoever owns the checkout.
+mkdir "$WORK/bin" && cp "$B/gpu-ctk" "$B/gpu-container-runtime" "$WORK/bin/"
 "$B/test/gcr-fixture" gpu-host "$WORK/host" >"$WORK/config.toml"
-printf '[runtime]\nruntimes = ["%s"]\n[hooks]\nctk-path = "%s"\n' "$(command -v runc)" "$B/gpu-ctk" >>"$WORK/config.toml"
+printf '[runtime]\nruntimes = ["%s"]\n[hooks]\nctk-path = "%s"\n' "$(command -v runc)" "$WORK/bin/gpu-ctk" >>"$WORK/config.toml"
 export GPU_CONTAINER_RUNTIME_CONFIG="$WORK/config.toml"
 
 echo "== the host: gpu-ctk info"
-"$B/gpu-ctk" info
+"$WORK/bin/gpu-ctk" info
 echo
 echo "== a container with NVIDIA_VISIBLE_DEVICES=1 (GPU 1 is /dev/nvidia0 on this host)"
 "$B/test/gcr-fixture" glibc "$WORK/bundle" NVIDIA_VISIBLE_DEVICES=1 NVIDIA_REQUIRE_CUDA=cuda\>=12.0 -- /bin/sh -c '
@@ -24,8 +27,8 @@ echo "== a container with NVIDIA_VISIBLE_DEVICES=1 (GPU 1 is /dev/nvidia0 on thi
   echo "driver libraries:"; ls /usr/lib/x86_64-linux-gnu | grep -E "^lib(cuda|nvidia)"
   echo "nvidia-smi:"; nvidia-smi
   echo "dlopen(libcuda.so.1):"; /probe'
-"$B/gpu-container-runtime" --root "$WORK/runc" run --bundle "$WORK/bundle" "gcr-demo-$$"
+"$WORK/bin/gpu-container-runtime" --root "$WORK/runc" run --bundle "$WORK/bundle" "gcr-demo-$$"
 echo
 echo "== a container asking for a GPU this host does not have"
 "$B/test/gcr-fixture" busybox "$WORK/bad" NVIDIA_VISIBLE_DEVICES=7 -- /bin/true
-"$B/gpu-container-runtime" --root "$WORK/runc" run --bundle "$WORK/bad" "gcr-demo-bad-$$" || true
+"$WORK/bin/gpu-container-runtime" --root "$WORK/runc" run --bundle "$WORK/bad" "gcr-demo-bad-$$" || true
