@@ -5,10 +5,7 @@
 #   3. the same tests built with AddressSanitizer and UBSan (the dockerd test is left out:
 #      the sanitizer runtime cannot map its memory inside dockerd's containerd shim);
 #   4. every libFuzzer target for FUZZ_SECONDS (default 20) from its seed corpus;
-#   5. build the .deb and .rpm and exercise them (echo "test.sh: every parser fuzzed for a short while (clang, libFuzzer)"
-scripts/fuzz.sh "${FUZZ_SECONDS:-20}"
-
-scripts/test-packages.sh: the .rpm in a
+#   5. build the .deb and .rpm and exercise them (scripts/test-packages.sh: the .rpm in a
 #      throw-away root; the .deb upgraded, removed and purged on this machine).
 set -eu
 cd "$(dirname "$0")/.."
