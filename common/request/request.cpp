@@ -290,6 +290,17 @@ Result<std::optional<DeviceList>> device_list(const SpecView& spec, const Config
   if (tokens.empty()) return std::optional<DeviceList>();
   if (!env_request_allowed(spec, config, logger, kVisibleDevicesVar))
     return std::optional<DeviceList>();
+  // The device plugin's volume-mounts strategy: the GPUs are the markers, not this value.
+  if (tokens.size() == 1 && clean_path(tokens.front()) == kVolumeMarkerDir) {
+    if (!config.requests.accept_volume_mounts) {
+      return Error{std::string(kVisibleDevicesVar) + "=" + kVolumeMarkerDir +
+                   ": the GPUs were handed as volume mounts, which this runtime reads only with "
+                   "[requests] accept-volume-mounts = true"};
+    }
+    logger.warning(std::string(kVisibleDevicesVar) + "=" + kVolumeMarkerDir +
+                   " but no device is mounted under it: no GPU given");
+    return std::optional<DeviceList>();
+  }
   return std::optional<DeviceList>({GpuRequest::Source::kEnv, tokens, kVisibleDevicesVar});
 }
 

@@ -316,3 +316,18 @@ TEST_CASE("NVIDIA_GDS, _MOFED, _GDRCOPY, _NVSWITCH: exactly `enabled` turns each
   CHECK(must_request(spec_with({"NVIDIA_MOFED=enabled"}, both), strict).features ==
         std::vector<GatedFeature>{GatedFeature::kMofed});
 }
+
+TEST_CASE("NVIDIA_VISIBLE_DEVICES=/var/run/nvidia-container-devices means: see the markers") {
+  const Json spec = spec_with({"NVIDIA_VISIBLE_DEVICES=/var/run/nvidia-container-devices"});
+  CHECK(error_of(spec) ==
+        "NVIDIA_VISIBLE_DEVICES=/var/run/nvidia-container-devices: the GPUs were handed as volume "
+        "mounts, which this runtime reads only with [requests] accept-volume-mounts = true");
+  gcr::Config markers;
+  markers.requests.accept_volume_mounts = true;
+  CHECK(asks_nothing(spec, markers));
+  const Json marked = spec_with(
+      {"NVIDIA_VISIBLE_DEVICES=/var/run/nvidia-container-devices"},
+      {{"mounts",
+        {{{"destination", "/var/run/nvidia-container-devices/GPU-1"}, {"source", "/dev/null"}}}}});
+  CHECK(must_request(marked, markers).device_ids == std::vector<std::string>{"GPU-1"});
+}
