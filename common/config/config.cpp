@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <functional>
+#include <initializer_list>
+#include <string_view>
 
 #include "vocabulary/capabilities.h"
 #include "vocabulary/cdi_name.h"
@@ -9,7 +11,7 @@
 namespace gcr {
 namespace {
 
-enum class Type { kString, kBool, kStringList };
+enum class Type { kString, kBool, kStringList, kInteger };
 
 struct Key {
   const char* table;
@@ -26,6 +28,8 @@ const char* type_phrase(Type type) {
       return "true or false";
     case Type::kStringList:
       return "a list of strings";
+    case Type::kInteger:
+      return "an integer";
   }
   return "";
 }
@@ -39,6 +43,8 @@ bool has_type(const Json& v, Type type) {
     case Type::kStringList:
       return v.is_array() &&
              std::all_of(v.begin(), v.end(), [](const Json& e) { return e.is_string(); });
+    case Type::kInteger:
+      return v.is_number_integer();
   }
   return false;
 }
@@ -88,6 +94,53 @@ std::function<Status(Config&, const Json&)> assign(
     (c.*group).*field = std::move(list);
     return {};
   };
+}
+
+// One of `allowed` (a list of names separated by " | ").
+Status check_choice(const std::string& value, std::initializer_list<const char*> allowed) {
+  std::string phrase;
+  for (const char* a : allowed) {
+    if (value == a) return {};
+    phrase += (phrase.empty() ? "" : ", ") + std::string(a);
+  }
+  return Error{"must be one of " + phrase};
+}
+
+Status check_device_ids(const std::string& v) {
+  return check_choice(v, {"uuid", "index"});
+}
+Status check_mig_strategy(const std::string& v) {
+  return check_choice(v, {"none", "single", "mixed"});
+}
+Status check_allocation(const std::string& v) {
+  return check_choice(v, {"topology", "packed", "distributed"});
+}
+
+Status check_device_list(const std::vector<std::string>& strategies) {
+  if (strategies.empty()) return Error{"must name at least one strategy"};
+  for (std::size_t i = 0; i < strategies.size(); ++i) {
+    if (auto s =
+            check_choice(strategies[i], {"envvar", "volume-mounts", "cdi-annotations", "cdi-cri"});
+        !s)
+      return Error{"`" + strategies[i] + "` " + s.error().message};
+    if (std::find(strategies.begin(), strategies.begin() + static_cast<std::ptrdiff_t>(i),
+                  strategies[i]) != strategies.begin() + static_cast<std::ptrdiff_t>(i))
+      return Error{"names `" + strategies[i] + "` twice"};
+  }
+  return {};
+}
+
+Status check_resource_name(const std::string& name) {
+  if (!is_extended_resource_name(name))
+    return Error{"must be an extended resource name such as nvidia.com/gpu"};
+  return {};
+}
+
+Status check_replicas(Config& c, const Json& v) {
+  const auto n = v.get<std::int64_t>();
+  if (n < 1 || n > 1024) return Error{"must be from 1 to 1024"};
+  c.device_plugin.replicas = n;
+  return {};
 }
 
 Status check_runtimes(const std::vector<std::string>& runtimes) {
@@ -174,6 +227,22 @@ const std::vector<Key>& keys() {
       {"hooks", "ctk-path", Type::kString,
        assign(&C::hooks, &C::Hooks::ctk_path, require_absolute)},
       {"hooks", "ldconfig", Type::kString, assign(&C::hooks, &C::Hooks::ldconfig, check_ldconfig)},
+      {"device-plugin", "kubelet-dir", Type::kString,
+       assign(&C::device_plugin, &C::DevicePlugin::kubelet_dir, require_absolute)},
+      {"device-plugin", "resource-name", Type::kString,
+       assign(&C::device_plugin, &C::DevicePlugin::resource_name, check_resource_name)},
+      {"device-plugin", "device-ids", Type::kString,
+       assign(&C::device_plugin, &C::DevicePlugin::device_ids, check_device_ids)},
+      {"device-plugin", "device-list", Type::kStringList,
+       assign(&C::device_plugin, &C::DevicePlugin::device_list, check_device_list)},
+      {"device-plugin", "replicas", Type::kInteger, check_replicas},
+      {"device-plugin", "replicas-on-distinct-gpus", Type::kBool,
+       assign(&C::device_plugin, &C::DevicePlugin::replicas_on_distinct_gpus)},
+      {"device-plugin", "mig-strategy", Type::kString,
+       assign(&C::device_plugin, &C::DevicePlugin::mig_strategy, check_mig_strategy)},
+      {"device-plugin", "allocation", Type::kString,
+       assign(&C::device_plugin, &C::DevicePlugin::allocation, check_allocation)},
+      {"device-plugin", "health", Type::kBool, assign(&C::device_plugin, &C::DevicePlugin::health)},
   };
   return table;
 }
@@ -203,7 +272,37 @@ Status apply_table(Config& config, const std::string& table, const Json& values)
   return {};
 }
 
+bool is_dns_label(std::string_view label) {
+  if (label.empty() || label.size() > 63) return false;
+  const auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  return alnum(label.front()) && alnum(label.back()) &&
+         std::all_of(label.begin(), label.end(), [&](char c) { return alnum(c) || c == '-'; });
+}
+
 }  // namespace
+
+bool is_extended_resource_name(const std::string& name) {
+  const auto slash = name.find('/');
+  if (slash == std::string::npos || slash == 0 || slash > 253) return false;
+  const std::string_view domain = std::string_view(name).substr(0, slash);
+  const std::string_view resource = std::string_view(name).substr(slash + 1);
+  std::size_t start = 0;
+  while (true) {
+    const auto dot = domain.find('.', start);
+    if (!is_dns_label(domain.substr(start, dot == std::string_view::npos ? dot : dot - start)))
+      return false;
+    if (dot == std::string_view::npos) break;
+    start = dot + 1;
+  }
+  if (domain == "kubernetes.io" || domain.ends_with(".kubernetes.io")) return false;
+  const auto ok = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+  };
+  return !resource.empty() && resource.size() <= 63 && ok(resource.front()) &&
+         ok(resource.back()) && std::all_of(resource.begin(), resource.end(), [&](char c) {
+           return ok(c) || c == '-' || c == '_' || c == '.';
+         });
+}
 
 Result<Config> config_from_json(const Json& doc) {
   if (!doc.is_object()) return Error{"the document must be a table of tables"};

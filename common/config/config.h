@@ -1,6 +1,7 @@
 // The runtime configuration: keys, defaults and validation (PRODUCT.md "Configuration").
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,8 +42,23 @@ struct Config {
     std::string ldconfig = "@/sbin/ldconfig";
   } hooks;
 
+  struct DevicePlugin {
+    std::string kubelet_dir = "/var/lib/kubelet/device-plugins";
+    std::string resource_name = "nvidia.com/gpu";
+    std::string device_ids = "uuid";                 // uuid | index
+    std::vector<std::string> device_list{"envvar"};  // envvar | volume-mounts | cdi-*
+    std::int64_t replicas = 1;
+    bool replicas_on_distinct_gpus = true;
+    std::string mig_strategy = "none";    // none | single | mixed
+    std::string allocation = "topology";  // topology | packed | distributed
+    bool health = true;
+  } device_plugin;
+
   std::string source;  // the file it was read from; "" for built-in defaults
 };
+
+// An extended resource name the kubelet accepts: <DNS subdomain>/<name>, not in kubernetes.io.
+[[nodiscard]] bool is_extended_resource_name(const std::string& name);
 
 // Builds a Config from a document with the config file's shape ({"runtime": {...}, ...}).
 // Unknown tables or keys, wrong types and invalid values are errors naming the key.

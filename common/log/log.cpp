@@ -59,8 +59,7 @@ std::string json_line(LogLevel level, std::string_view msg, const std::string& t
 
 // logrus TextFormatter: time="..." level=error msg="..."
 std::string text_line(LogLevel level, std::string_view msg, const std::string& time) {
-  const std::string quoted =
-      json_text(Json(std::string(msg)));
+  const std::string quoted = json_text(Json(std::string(msg)));
   return "time=\"" + time + "\" level=" + level_name(level) + " msg=" + quoted + "\n";
 }
 
@@ -73,8 +72,12 @@ void Logger::set_runc_log(std::optional<std::string> path, std::string format) {
 
 void Logger::log(LogLevel level, std::string_view msg) const {
   if (!enabled(level)) return;
-  if (!runc_log_ && log_file_.empty()) return;
+  if (!runc_log_ && log_file_.empty() && !console_) return;
   const std::string time = timestamp();
+  if (console_) {
+    (void)write_all(STDERR_FILENO,
+                    time + " " + level_name(level) + " " + printable(msg, 4096) + "\n");
+  }
   if (runc_log_ && !runc_log_->empty()) {
     append_line(*runc_log_,
                 runc_log_json_ ? json_line(level, msg, time) : text_line(level, msg, time));
@@ -83,8 +86,7 @@ void Logger::log(LogLevel level, std::string_view msg) const {
 }
 
 void Logger::error(std::string_view msg) const {
-  const std::string line = program_ + ": " + printable(msg, 4096) + "\n";
-  (void)write_all(STDERR_FILENO, line);
+  if (!console_) (void)write_all(STDERR_FILENO, program_ + ": " + printable(msg, 4096) + "\n");
   log(LogLevel::kError, msg);
 }
 

@@ -23,6 +23,9 @@ class Logger {
   // runc's --log: `format` is "json" or anything else for logrus-style text.
   void set_runc_log(std::optional<std::string> path, std::string format);
   void set_log_file(std::string path) { log_file_ = std::move(path); }
+  // A daemon's log: every message at or above the level on stderr, one line each,
+  // "<RFC 3339 time> <level> <msg>" (journald and kubectl logs keep stderr).
+  void set_console(bool on) { console_ = on; }
 
   void debug(std::string_view msg) const { log(LogLevel::kDebug, msg); }
   void info(std::string_view msg) const { log(LogLevel::kInfo, msg); }
@@ -40,6 +43,7 @@ class Logger {
   std::optional<std::string> runc_log_;
   bool runc_log_json_ = false;
   std::string log_file_;
+  bool console_ = false;
 };
 
 // Logger settings from the configuration ([runtime] log-level, log-file) and runc's global

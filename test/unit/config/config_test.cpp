@@ -36,6 +36,49 @@ TEST_CASE("the shipped config.toml is exactly the built-in defaults") {
   CHECK(loaded->cdi.default_kind == defaults.cdi.default_kind);
   CHECK(loaded->hooks.ctk_path == defaults.hooks.ctk_path);
   CHECK(loaded->hooks.ldconfig == defaults.hooks.ldconfig);
+  const auto& plugin = loaded->device_plugin;
+  CHECK(plugin.kubelet_dir == defaults.device_plugin.kubelet_dir);
+  CHECK(plugin.resource_name == defaults.device_plugin.resource_name);
+  CHECK(plugin.device_ids == defaults.device_plugin.device_ids);
+  CHECK(plugin.device_list == defaults.device_plugin.device_list);
+  CHECK(plugin.replicas == defaults.device_plugin.replicas);
+  CHECK(plugin.replicas_on_distinct_gpus == defaults.device_plugin.replicas_on_distinct_gpus);
+  CHECK(plugin.mig_strategy == defaults.device_plugin.mig_strategy);
+  CHECK(plugin.allocation == defaults.device_plugin.allocation);
+  CHECK(plugin.health == defaults.device_plugin.health);
+}
+
+TEST_CASE("[device-plugin] keys are validated like every other key") {
+  TempDir dir;
+  const std::pair<const char*, const char*> cases[] = {
+      {"[device-plugin]\nresource-name = \"gpu\"\n", "must be an extended resource name"},
+      {"[device-plugin]\nresource-name = \"kubernetes.io/gpu\"\n", "must be an extended resource name"},
+      {"[device-plugin]\nresource-name = \"Nvidia.com/gpu\"\n", "must be an extended resource name"},
+      {"[device-plugin]\ndevice-ids = \"serial\"\n", "`device-plugin.device-ids` must be one of uuid, index"},
+      {"[device-plugin]\ndevice-list = []\n", "must name at least one strategy"},
+      {"[device-plugin]\ndevice-list = [\"envvar\", \"envvar\"]\n", "names `envvar` twice"},
+      {"[device-plugin]\ndevice-list = [\"mounts\"]\n", "`mounts` must be one of envvar, volume-mounts"},
+      {"[device-plugin]\nreplicas = 0\n", "`device-plugin.replicas` must be from 1 to 1024"},
+      {"[device-plugin]\nreplicas = \"2\"\n", "`device-plugin.replicas` must be an integer"},
+      {"[device-plugin]\nmig-strategy = \"all\"\n", "must be one of none, single, mixed"},
+      {"[device-plugin]\nallocation = \"best\"\n", "must be one of topology, packed, distributed"},
+      {"[device-plugin]\nkubelet-dir = \"kubelet\"\n", "must be an absolute path"},
+      {"[device-plugin]\nsocket = \"x\"\n", "unknown key `device-plugin.socket`"},
+  };
+  for (const auto& entry : cases) {
+    const auto& text = entry.first;  // named: doctest's CAPTURE cannot take a binding
+    const auto& expected = entry.second;
+    CAPTURE(text);
+    write_file(dir / "x.toml", text);
+    CHECK(load_error(dir / "x.toml").find(expected) != std::string::npos);
+  }
+  write_file(dir / "ok.toml",
+             "[device-plugin]\nresource-name = \"example.com/mig-1g.5gb\"\nreplicas = 4\n"
+             "device-list = [\"volume-mounts\", \"cdi-annotations\"]\n");
+  auto ok = gcr::load_config_file(dir / "ok.toml");
+  REQUIRE(ok.ok());
+  CHECK(ok->device_plugin.replicas == 4);
+  CHECK(ok->device_plugin.resource_name == "example.com/mig-1g.5gb");
 }
 
 TEST_CASE("TOML and JSON files carry the same keys") {
