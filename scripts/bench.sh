@@ -80,3 +80,6 @@ cp "$WORK/gpu/config.json" "$WORK/gpu/original.json"
 echo "the shim's own work, 8 GPUs (create with runc replaced by /bin/true, against cp + /bin/true)"
 "$B/test/bench-pairs" "$N" /bin/sh -c "cp $WORK/gpu/original.json $WORK/gpu/config.json && /bin/true" -- \
   /bin/sh -c "cp $WORK/gpu/original.json $WORK/gpu/config.json && $SHIM create --bundle $WORK/gpu x"
+
+# The device plugin: admission calls from the kubelet's side, and its memory when idle.
+"$B/test/plugin-bench" "$B/gpu-device-plugin" 8 1000

@@ -27,7 +27,7 @@ extra_seeds() {
 mkdir -p "$B/findings"
 status=0
 for target in json spec_view request_env requirement cdi_json cdi_yaml names ldcache proc_files \
-              runc_args config engines container_state; do
+              runc_args config engines container_state deviceplugin; do
   work="$B/corpus/$target"
   mkdir -p "$work"
   [ -d "test/fuzz/corpus/$target" ] && cp test/fuzz/corpus/"$target"/* "$work"/

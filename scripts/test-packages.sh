@@ -29,10 +29,15 @@ pass "lintian clean (remaining tags explained in deb/lintian-overrides)"
 deb_files=$(dpkg-deb -c "$DEB")
 rpm_files=$(rpm -qlp "$RPM")
 for f in /usr/bin/gpu-container-runtime /usr/bin/gpu-ctk /usr/bin/nvidia-container-runtime \
-         /usr/bin/nvidia-container-runtime-hook /etc/gpu-container-runtime/config.toml; do
+         /usr/bin/nvidia-container-runtime-hook /usr/bin/gpu-device-plugin \
+         /etc/gpu-container-runtime/config.toml; do
   printf '%s\n' "$rpm_files" | grep -qx "$f" || fail "$f missing from the .rpm"
   printf '%s\n' "$deb_files" | grep -q " \.$f" || fail "$f missing from the .deb"
 done
+printf '%s\n' "$rpm_files" | grep -qx /usr/lib/systemd/system/gpu-device-plugin.service \
+  || fail "the device plugin's unit is missing from the .rpm"
+printf '%s\n' "$deb_files" | grep -q ' \./lib/systemd/system/gpu-device-plugin.service' \
+  || fail "the device plugin's unit is missing from the .deb"
 rpm -qp --qf '[%{FILENAMES} %{FILEFLAGS:fflags}\n]' "$RPM" | grep -qx '/etc/gpu-container-runtime/config.toml cn' \
   || fail "the .rpm's config.toml is not %config(noreplace)"
 rpm -qp --scripts "$RPM" | grep -q 'gpu-ctk runtime configure' || fail "the .rpm has no post-install hint"
@@ -82,6 +87,9 @@ grep -q '^log-level = "debug"' /etc/gpu-container-runtime/config.toml || fail "t
 pass "upgrade from ${VERSION}~prev kept the edited config; the post-install hint shows on first install only"
 
 /usr/bin/gpu-container-runtime --version | grep -q "gpu-container-runtime version $VERSION" || fail "--version"
+/usr/bin/gpu-device-plugin --version | grep -q "gpu-device-plugin version $VERSION" || fail "gpu-device-plugin --version"
+[ ! -e /etc/systemd/system/multi-user.target.wants/gpu-device-plugin.service ] \
+  || fail "the device plugin's unit was enabled by the package"
 [ "$(readlink /usr/bin/nvidia-container-runtime-hook)" = gpu-ctk ] || fail "nvidia-container-runtime-hook link"
 grep -qx /etc/gpu-container-runtime/config.toml /var/lib/dpkg/info/gpu-container-runtime.conffiles || fail "conffile"
 pass "installed; --version $VERSION; links and conffile in place"

@@ -166,7 +166,10 @@ Result<Fd> RootFs::make_dirs(const std::string& path, int budget) const {
       auto target = read_link_at(current.get(), name);
       if (!target) return Error{target.error().message + " (" + prefix + " in " + path_ + ")"};
       std::string rest;
-      for (std::size_t j = i + 1; j < parts.size(); ++j) rest += "/" + std::string(parts[j]);
+      for (std::size_t j = i + 1; j < parts.size(); ++j) {
+        rest += '/';
+        rest += parts[j];
+      }
       const std::string base = !target->empty() && target->front() == '/' ? "" : parent + "/";
       return make_dirs(base + *target + rest, budget - 1);
     }

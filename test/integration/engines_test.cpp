@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include "containerd.h"
 #include "gpu_fixture.h"
 
 using gcr::Json;
@@ -53,24 +54,13 @@ TEST_CASE("containerd: the configured file loads, and ctr run --runc-binary give
   CHECK(dump.out.find("BinaryName = \"" + gcr::test::built("gpu-container-runtime") + "\"") !=
         std::string::npos);
 
-  // A daemon on temporary paths (CRI off: ctr needs only the core services).
-  const std::string config = f.path("containerd/config.toml");
-  gcr::test::write_file(
-      config, "version = 2\nroot = \"" + f.path("containerd/root") + "\"\nstate = \"" +
-                  f.path("containerd/state") +
-                  "\"\ndisabled_plugins = [\"io.containerd.grpc.v1.cri\"]\n[grpc]\n  address = \"" +
-                  f.path("containerd/c.sock") + "\"\n[ttrpc]\n  address = \"" +
-                  f.path("containerd/t.sock") + "\"\n");
   gcr::test::RunOptions env;
   env.env["GPU_CONTAINER_RUNTIME_CONFIG"] = f.config_path();
-  gcr::test::Daemon containerd({"/usr/bin/containerd", "--config", config}, env,
-                               f.path("containerd.log"));
-  REQUIRE_MESSAGE(gcr::test::wait_for_path(f.path("containerd/c.sock"), 30),
-                  gcr::test::read_file(f.path("containerd.log")));
+  const gcr::test::Containerd containerd(f.path("containerd"), env);
   gcr::test::make_busybox_rootfs(f.path("ctr"));
-  const auto r = gcr::test::run({"/usr/bin/ctr", "--address", f.path("containerd/c.sock"), "run",
-                                 "--rm", "--runc-binary", gcr::test::built("gpu-container-runtime"),
-                                 "--env", "NVIDIA_VISIBLE_DEVICES=1", "--env",
+  const auto r = containerd.ctr({"run", "--rm", "--runc-binary",
+                                 gcr::test::built("gpu-container-runtime"), "--env",
+                                 "NVIDIA_VISIBLE_DEVICES=1", "--env",
                                  "NVIDIA_DRIVER_CAPABILITIES=utility", "--rootfs",
                                  f.path("ctr/rootfs"), "gcr-ctr-test", "/bin/sh", "-c", kListGpus});
   CHECK(r.err == "");

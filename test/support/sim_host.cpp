@@ -113,7 +113,8 @@ SimHost::SimHost(const std::string& dir, const SimHostOptions& options)
     std::snprintf(bus, sizeof bus, "0000:%02x:00.0", by_bus[i].first);
     std::snprintf(uuid, sizeof uuid, "GPU-%08x-1111-2222-3333-4444%08x",
                   0x5eed0000u + by_bus[i].first, by_bus[i].second);
-    gpus_.push_back(SimGpu{i, bus, by_bus[i].second, uuid, "NVIDIA A100-SXM4-40GB"});
+    const int numa = i < (options.gpus + 1) / 2 ? 0 : 1;
+    gpus_.push_back(SimGpu{i, bus, by_bus[i].second, uuid, "NVIDIA A100-SXM4-40GB", numa});
   }
   write_proc_files();
   if (options.device_nodes) make_device_nodes();
@@ -156,6 +157,10 @@ void SimHost::write_proc_files() const {
     write_file(proc + "/driver/nvidia/capabilities/gpu0/mig/" + file,
                "DeviceFileMinor: " + std::to_string(minor) +
                    "\nDeviceFileMode: 292\nDeviceFileModify: 1\n");
+  }
+  for (const auto& gpu : gpus_) {
+    write_file(dev_root_ + "/sys/bus/pci/devices/" + gpu.bus + "/numa_node",
+               std::to_string(gpu.numa) + "\n");
   }
   // sysfs: every GPU but the last in bus order has a DRM card and render node.
   for (const auto& gpu : gpus_) {

@@ -4,7 +4,7 @@
 // (PCI bus order) differs from the minors, and minor 2 is missing. IMEX channels 0 and 1
 // exist; the node named channel3 has minor 4. GDS, MOFED, GDRCOPY and NVSWITCH nodes exist.
 // Every GPU but the last in bus order has DRM nodes (card<minor+1>, root:video 0660, and
-// renderD<128+minor>).
+// renderD<128+minor>). The first half of the GPUs sit on NUMA node 0, the rest on node 1.
 #pragma once
 
 #include <string>
@@ -20,6 +20,7 @@ struct SimGpu {
   unsigned minor;
   std::string uuid;
   std::string model;
+  int numa;  // sysfs numa_node: the first half of the GPUs on node 0, the rest on node 1
 };
 
 enum class LibLayout {

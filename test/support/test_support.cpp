@@ -15,6 +15,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 #include "base/trust.h"
 
@@ -149,14 +150,22 @@ Daemon::Daemon(const std::vector<std::string>& argv, const RunOptions& options,
 }
 
 Daemon::~Daemon() {
-  if (pid_ <= 0) return;
-  ::kill(pid_, SIGTERM);
+  (void)stop();
+}
+
+int Daemon::stop() {
+  if (pid_ <= 0) return -1;
+  const int pid = std::exchange(pid_, -1);
+  ::kill(pid, SIGTERM);
+  int status = 0;
   for (int i = 0; i < 200; ++i) {
-    if (::waitpid(pid_, nullptr, WNOHANG) == pid_) return;
+    if (::waitpid(pid, &status, WNOHANG) == pid)
+      return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  ::kill(pid_, SIGKILL);
-  ::waitpid(pid_, nullptr, 0);
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, &status, 0);
+  return -1;
 }
 
 bool Daemon::running() {

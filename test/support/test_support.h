@@ -65,6 +65,9 @@ class Daemon {
   Daemon(const Daemon&) = delete;
   Daemon& operator=(const Daemon&) = delete;
   [[nodiscard]] bool running();
+  [[nodiscard]] int pid() const { return pid_; }
+  // SIGTERM, then waits (10 s at most, then SIGKILL): the exit status, or -1 after a signal.
+  int stop();
 
  private:
   int pid_ = -1;

@@ -1,0 +1,31 @@
+// Allocate: what one container gets for the device IDs the kubelet chose, in each form the
+// configured device-list strategies name, exactly what gpu-container-runtime reads.
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/result.h"
+#include "config/config.h"
+#include "deviceplugin/devices.h"
+
+namespace gcr {
+
+struct ContainerAllocation {
+  std::map<std::string, std::string> envs;
+  std::vector<std::pair<std::string, std::string>> mounts;  // host path -> container path
+  std::map<std::string, std::string> annotations;
+  std::vector<std::string> cdi_devices;
+};
+
+// The annotation key of the cdi-annotations strategy (one per resource).
+[[nodiscard]] std::string cdi_annotation_key(const std::string& resource_name);
+
+// An unknown or unhealthy ID is an error naming it. Replicas of one GPU name it once.
+[[nodiscard]] Result<ContainerAllocation> allocate_container(
+    const std::vector<std::string>& ids, const std::vector<PluginDevice>& devices,
+    const Config& config);
+
+}  // namespace gcr

@@ -1,0 +1,114 @@
+#include "deviceplugin/service.h"
+
+#include "base/text.h"
+#include "deviceplugin/allocate.h"
+#include "deviceplugin/preferred.h"
+
+namespace gcr {
+namespace {
+
+constexpr auto kStreamCheck = std::chrono::milliseconds(500);
+
+void fill(const ContainerAllocation& from, v1beta1::ContainerAllocateResponse& to) {
+  for (const auto& [name, value] : from.envs) (*to.mutable_envs())[name] = value;
+  for (const auto& [host, container] : from.mounts) {
+    auto* mount = to.add_mounts();
+    mount->set_host_path(host);
+    mount->set_container_path(container);
+    mount->set_read_only(false);
+  }
+  for (const auto& [key, value] : from.annotations) (*to.mutable_annotations())[key] = value;
+  for (const auto& name : from.cdi_devices) to.add_cdi_devices()->set_name(name);
+}
+
+std::vector<std::string> strings(const google::protobuf::RepeatedPtrField<std::string>& field) {
+  return std::vector<std::string>(field.begin(), field.end());
+}
+
+}  // namespace
+
+v1beta1::DevicePluginOptions plugin_options() {
+  v1beta1::DevicePluginOptions options;
+  options.set_pre_start_required(false);
+  options.set_get_preferred_allocation_available(true);
+  return options;
+}
+
+v1beta1::ListAndWatchResponse device_list_message(const std::vector<PluginDevice>& devices) {
+  v1beta1::ListAndWatchResponse message;
+  for (const auto& d : devices) {
+    auto* device = message.add_devices();
+    device->set_id(d.id);
+    device->set_health(d.healthy ? "Healthy" : "Unhealthy");
+    if (d.numa) device->mutable_topology()->add_nodes()->set_id(*d.numa);
+  }
+  return message;
+}
+
+void PluginService::stop() {
+  stopping_ = true;
+  state_.wake();
+}
+
+grpc::Status PluginService::GetDevicePluginOptions(grpc::ServerContext*, const v1beta1::Empty*,
+                                                   v1beta1::DevicePluginOptions* response) {
+  *response = plugin_options();
+  return grpc::Status::OK;
+}
+
+grpc::Status PluginService::ListAndWatch(
+    grpc::ServerContext* context, const v1beta1::Empty*,
+    grpc::ServerWriter<v1beta1::ListAndWatchResponse>* writer) {
+  auto snapshot = state_.snapshot();
+  if (!writer->Write(device_list_message(snapshot.devices))) return grpc::Status::OK;
+  logger_.info("the kubelet is watching: sent " + std::to_string(snapshot.devices.size()) +
+               " devices");
+  std::uint64_t seen = snapshot.generation;
+  while (!stopping_ && !context->IsCancelled()) {
+    state_.wait_for_change(seen, stopping_, kStreamCheck);
+    snapshot = state_.snapshot();
+    if (snapshot.generation == seen || stopping_) continue;
+    seen = snapshot.generation;
+    if (!writer->Write(device_list_message(snapshot.devices))) break;
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status PluginService::GetPreferredAllocation(
+    grpc::ServerContext*, const v1beta1::PreferredAllocationRequest* request,
+    v1beta1::PreferredAllocationResponse* response) {
+  const auto snapshot = state_.snapshot();
+  for (const auto& container : request->container_requests()) {
+    const PreferredRequest wanted{strings(container.available_deviceids()),
+                                  strings(container.must_include_deviceids()),
+                                  container.allocation_size()};
+    auto* answer = response->add_container_responses();
+    for (const auto& id : preferred_allocation(wanted, snapshot.devices, config_))
+      answer->add_deviceids(id);
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status PluginService::Allocate(grpc::ServerContext*, const v1beta1::AllocateRequest* request,
+                                     v1beta1::AllocateResponse* response) {
+  const auto snapshot = state_.snapshot();
+  for (const auto& container : request->container_requests()) {
+    const auto ids = strings(container.devices_ids());
+    auto allocation = allocate_container(ids, snapshot.devices, config_);
+    if (!allocation) {
+      logger_.warning("Allocate refused: " + allocation.error().message);
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, allocation.error().message);
+    }
+    fill(*allocation, *response->add_container_responses());
+    logger_.info("allocated " + join(ids, ","));
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status PluginService::PreStartContainer(grpc::ServerContext*,
+                                              const v1beta1::PreStartContainerRequest*,
+                                              v1beta1::PreStartContainerResponse*) {
+  return grpc::Status::OK;
+}
+
+}  // namespace gcr

@@ -1,0 +1,60 @@
+// The device plugin's inputs: the kubelet's Allocate and GetPreferredAllocation requests as
+// protobuf bytes, answered against a fixed device list (two of the eight GPUs unhealthy,
+// replicas on). Preferred answers are always a subset of available, of the asked size or empty.
+#include <set>
+
+#include "config/config.h"
+#include "deviceplugin/allocate.h"
+#include "deviceplugin/api.pb.h"
+#include "deviceplugin/preferred.h"
+#include "fuzz.h"
+
+namespace {
+
+const std::vector<gcr::PluginDevice>& devices() {
+  static const std::vector<gcr::PluginDevice> list = [] {
+    gcr::Config config;
+    config.device_plugin.replicas = 2;
+    std::vector<gcr::Gpu> gpus;
+    for (unsigned i = 0; i < 8; ++i) {
+      gcr::Gpu gpu;
+      gpu.index = i;
+      gpu.uuid = "GPU-" + std::to_string(i);
+      gpus.push_back(gpu);
+    }
+    auto out = gcr::devices_of(gpus, config);
+    for (auto& d : out) d.healthy = d.uuid != "GPU-3" && d.uuid != "GPU-6";
+    return out;
+  }();
+  return list;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  gcr::Config config;
+  config.device_plugin.device_list = {"envvar", "volume-mounts", "cdi-annotations", "cdi-cri"};
+  v1beta1::AllocateRequest allocate;
+  if (allocate.ParseFromArray(data, static_cast<int>(size))) {
+    for (const auto& c : allocate.container_requests()) {
+      (void)gcr::allocate_container({c.devices_ids().begin(), c.devices_ids().end()}, devices(),
+                                    config);
+    }
+  }
+  v1beta1::PreferredAllocationRequest preferred;
+  if (preferred.ParseFromArray(data, static_cast<int>(size))) {
+    for (const auto& c : preferred.container_requests()) {
+      const std::vector<std::string> available(c.available_deviceids().begin(),
+                                               c.available_deviceids().end());
+      const auto chosen = gcr::preferred_allocation(
+          {available,
+           {c.must_include_deviceids().begin(), c.must_include_deviceids().end()},
+           c.allocation_size()},
+          devices(), config);
+      const std::set<std::string> pool(available.begin(), available.end());
+      gcr::fuzz::require(chosen.empty() || static_cast<int>(chosen.size()) == c.allocation_size());
+      for (const auto& id : chosen) gcr::fuzz::require(pool.count(id) == 1);
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,403 @@
+// gpu-device-plugin against the fake kubelet (the real v1beta1 gRPC protocol) on the simulated
+// GPU host: registration, the device list with NUMA, Allocate per strategy, refusals, kubelet
+// restarts, health loss and recovery, SIGTERM, a driver that appears late; and end to end,
+// Allocate's answer given to containerd with the shim as runtime and real runc. Needs root.
+#include <doctest/doctest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <set>
+
+#include "cdi_fixture.h"
+#include "containerd.h"
+#include "fake_kubelet.h"
+#include "gpu_fixture.h"
+#include "sim_host.h"
+
+using gcr::Json;
+using gcr::test::Devices;
+using gcr::test::FakeKubelet;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr auto kWait = 10s;
+const std::string kSocket = "gpu-device-plugin-nvidia.com-gpu.sock";
+
+void require_root() {
+  REQUIRE_MESSAGE(gcr::test::is_root(), "the simulated GPU host needs root (mknod)");
+}
+
+// A simulated host, a kubelet directory, the plugin's configuration, the fake kubelet and the
+// plugin process.
+struct PluginFixture {
+  gcr::test::TempDir dir;
+  gcr::test::SimHost host;
+  std::string kubelet_dir = dir / "kubelet";
+  std::unique_ptr<FakeKubelet> kubelet;
+  std::unique_ptr<gcr::test::Daemon> plugin;
+
+  explicit PluginFixture(const Json& plugin_config = Json::object(),
+                         const gcr::test::SimHostOptions& options = {})
+      : host(dir / "host", options) {
+    gcr::test::make_dirs(kubelet_dir);
+    Json config = host.driver_config();
+    config["runtime"] = {{"log-level", "debug"}};
+    config["device-plugin"] = {{"kubelet-dir", kubelet_dir}};
+    config["device-plugin"].merge_patch(plugin_config);
+    gcr::test::write_file(dir / "config.json", config.dump(2));
+  }
+
+  void start_kubelet() { kubelet = std::make_unique<FakeKubelet>(kubelet_dir); }
+  void start_plugin() {
+    plugin = std::make_unique<gcr::test::Daemon>(
+        std::vector<std::string>{gcr::test::built("gpu-device-plugin"), "--config",
+                                 dir / "config.json"},
+        gcr::test::RunOptions{}, dir / "plugin.log");
+  }
+  // The usual start: the kubelet is there, the plugin registers.
+  void start() {
+    start_kubelet();
+    start_plugin();
+    REQUIRE_MESSAGE(kubelet->wait_for_registrations(1, kWait), log());
+  }
+  [[nodiscard]] std::string log() const { return gcr::test::read_file(dir / "plugin.log"); }
+  // The log holds `part`, now or within a few seconds (the plugin logs after the fact).
+  [[nodiscard]] bool logged(const std::string& part) const {
+    for (int i = 0; i < 50; ++i) {
+      if (log().find(part) != std::string::npos) return true;
+      std::this_thread::sleep_for(100ms);
+    }
+    return false;
+  }
+};
+
+std::vector<std::string> ids_of(const Devices& devices) {
+  std::vector<std::string> ids;
+  for (const auto& d : devices) ids.push_back(d.id());
+  return ids;
+}
+
+std::string health_of(const Devices& devices, const std::string& id) {
+  for (const auto& d : devices) {
+    if (d.id() == id) return d.health();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("registration: v1beta1, our socket's name, the resource, the same options twice") {
+  require_root();
+  PluginFixture f;
+  f.start();
+  const auto registration = f.kubelet->registrations().at(0);
+  CHECK(registration.version() == "v1beta1");
+  CHECK(registration.endpoint() == kSocket);
+  CHECK(registration.resource_name() == "nvidia.com/gpu");
+  CHECK(registration.options().get_preferred_allocation_available());
+  CHECK_FALSE(registration.options().pre_start_required());
+  CHECK(f.kubelet->options().get_preferred_allocation_available());
+  struct stat st {};
+  REQUIRE(::stat((f.kubelet_dir + "/" + kSocket).c_str(), &st) == 0);
+  CHECK(S_ISSOCK(st.st_mode));
+  CHECK(f.logged("registered with the kubelet as nvidia.com/gpu (4 devices)"));
+  CHECK(f.logged("configuration " + f.dir / "config.json"));
+}
+
+TEST_CASE("ListAndWatch: every GPU by UUID, Healthy, with its NUMA node; or by index") {
+  require_root();
+  PluginFixture f;
+  f.start();
+  const Devices devices = f.kubelet->devices();
+  REQUIRE(devices.size() == 4);
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    const auto& gpu = f.host.gpus()[i];
+    CHECK(devices[i].id() == gpu.uuid);
+    CHECK(devices[i].health() == "Healthy");
+    REQUIRE(devices[i].topology().nodes_size() == 1);
+    CHECK(devices[i].topology().nodes(0).id() == gpu.numa);
+  }
+  PluginFixture by_index(Json{{"device-ids", "index"}});
+  gcr::test::write_file(by_index.host.dev_root() + "/sys/bus/pci/devices/" +
+                            by_index.host.gpus()[3].bus + "/numa_node",
+                        "-1\n");
+  by_index.start();
+  const Devices indexed = by_index.kubelet->devices();
+  CHECK(ids_of(indexed) == std::vector<std::string>{"0", "1", "2", "3"});
+  CHECK(indexed[3].topology().nodes_size() == 0);  // no NUMA information: no topology
+}
+
+TEST_CASE("Allocate: envvar, volume-mounts, cdi-annotations and cdi-cri, as the shim reads them") {
+  require_root();
+  PluginFixture f(Json{{"device-list", {"envvar", "cdi-annotations", "cdi-cri"}}});
+  f.start();
+  const std::string gpu1 = f.host.gpus()[1].uuid;
+  const std::string gpu3 = f.host.gpus()[3].uuid;
+  v1beta1::AllocateResponse response;
+  REQUIRE(f.kubelet->allocate({gpu3, gpu1}, response).ok());
+  REQUIRE(response.container_responses_size() == 1);
+  const auto& answer = response.container_responses(0);
+  CHECK(answer.envs().at("NVIDIA_VISIBLE_DEVICES") == gpu3 + "," + gpu1);
+  CHECK(answer.annotations().at("cdi.k8s.io/gpu-device-plugin_nvidia.com_gpu") ==
+        "nvidia.com/gpu=" + gpu3 + ",nvidia.com/gpu=" + gpu1);
+  REQUIRE(answer.cdi_devices_size() == 2);
+  CHECK(answer.cdi_devices(0).name() == "nvidia.com/gpu=" + gpu3);
+  CHECK(answer.mounts_size() == 0);
+
+  PluginFixture mounts(Json{{"device-list", {"volume-mounts"}}, {"device-ids", "index"}});
+  mounts.start();
+  v1beta1::AllocateResponse marked;
+  REQUIRE(mounts.kubelet->allocate({"2"}, marked).ok());
+  const auto& m = marked.container_responses(0);
+  CHECK(m.envs().at("NVIDIA_VISIBLE_DEVICES") == "/var/run/nvidia-container-devices");
+  REQUIRE(m.mounts_size() == 1);
+  CHECK(m.mounts(0).host_path() == "/dev/null");
+  CHECK(m.mounts(0).container_path() == "/var/run/nvidia-container-devices/2");
+  CHECK(m.annotations().empty());
+  CHECK(m.cdi_devices_size() == 0);
+}
+
+TEST_CASE("Allocate: an unknown or unhealthy ID is INVALID_ARGUMENT naming it") {
+  require_root();
+  PluginFixture f;
+  f.start();
+  v1beta1::AllocateResponse response;
+  auto status = f.kubelet->allocate({f.host.gpus()[0].uuid, "GPU-nope"}, response);
+  CHECK(status.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+  CHECK(status.error_message() == "unknown device `GPU-nope`");
+  const auto& gpu = f.host.gpus()[2];
+  const std::string node = f.host.dev_root() + "/dev/nvidia" + std::to_string(gpu.minor);
+  REQUIRE(::rename(node.c_str(), (node + ".away").c_str()) == 0);
+  REQUIRE(f.kubelet->wait_for_devices(
+      [&](const Devices& d) { return health_of(d, gpu.uuid) == "Unhealthy"; }, kWait));
+  status = f.kubelet->allocate({gpu.uuid}, response);
+  CHECK(status.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+  CHECK(status.error_message() ==
+        "device `" + gpu.uuid + "` is unhealthy: its device node is gone (" + node + ")");
+}
+
+TEST_CASE("health: a vanished device node or /proc entry is Unhealthy, and Healthy when back") {
+  require_root();
+  PluginFixture f;
+  f.start();
+  const auto& gpu = f.host.gpus()[1];
+  const std::string node = f.host.dev_root() + "/dev/nvidia" + std::to_string(gpu.minor);
+  REQUIRE(::rename(node.c_str(), (node + ".away").c_str()) == 0);
+  REQUIRE_MESSAGE(
+      f.kubelet->wait_for_devices(
+          [&](const Devices& d) { return health_of(d, gpu.uuid) == "Unhealthy"; }, kWait),
+      f.log());
+  CHECK(f.kubelet->devices().size() == 4);
+  CHECK(health_of(f.kubelet->devices(), f.host.gpus()[0].uuid) == "Healthy");
+  REQUIRE(::rename((node + ".away").c_str(), node.c_str()) == 0);
+  REQUIRE(f.kubelet->wait_for_devices(
+      [&](const Devices& d) { return health_of(d, gpu.uuid) == "Healthy"; }, kWait));
+  CHECK(f.logged("GPU " + gpu.uuid + " is Unhealthy: its device node is gone"));
+  CHECK(f.logged("GPU " + gpu.uuid + " is Healthy again"));
+
+  // Fallen off the bus: the driver no longer lists it.
+  const std::string proc = f.host.dev_root() + "/proc/driver/nvidia/gpus/" + gpu.bus;
+  REQUIRE(::rename(proc.c_str(), (proc + ".away").c_str()) == 0);
+  REQUIRE(f.kubelet->wait_for_devices(
+      [&](const Devices& d) { return d.size() == 4 && health_of(d, gpu.uuid) == "Unhealthy"; },
+      kWait));
+  REQUIRE(::rename((proc + ".away").c_str(), proc.c_str()) == 0);
+  CHECK(f.kubelet->wait_for_devices(
+      [&](const Devices& d) { return health_of(d, gpu.uuid) == "Healthy"; }, kWait));
+}
+
+TEST_CASE("GetPreferredAllocation: must_include first, then its NUMA node, only from available") {
+  require_root();
+  PluginFixture f(Json{{"device-ids", "index"}});
+  f.start();
+  // GPUs 0 and 1 are on node 0, GPUs 2 and 3 on node 1.
+  v1beta1::PreferredAllocationResponse response;
+  REQUIRE(f.kubelet->preferred({"0", "1", "2", "3"}, {"2"}, 2, response).ok());
+  const auto& chosen = response.container_responses(0).deviceids();
+  CHECK(std::vector<std::string>(chosen.begin(), chosen.end()) ==
+        std::vector<std::string>{"2", "3"});
+  v1beta1::PreferredAllocationResponse spread;
+  REQUIRE(f.kubelet->preferred({"0", "2", "3"}, {}, 2, spread).ok());
+  const auto& two = spread.container_responses(0).deviceids();
+  CHECK(std::vector<std::string>(two.begin(), two.end()) == std::vector<std::string>{"2", "3"});
+  v1beta1::PreferredAllocationResponse impossible;
+  REQUIRE(f.kubelet->preferred({"0", "1"}, {"3"}, 2, impossible).ok());
+  CHECK(impossible.container_responses(0).deviceids_size() == 0);
+}
+
+TEST_CASE(
+    "a kubelet restart (every socket removed, a new kubelet.sock) is noticed: registered again") {
+  require_root();
+  PluginFixture f;
+  f.start();
+  for (std::size_t restarts = 1; restarts <= 2; ++restarts) {
+    f.kubelet->restart();
+    REQUIRE_MESSAGE(f.kubelet->wait_for_registrations(restarts + 1, kWait), f.log());
+    CHECK(f.kubelet->devices().size() == 4);
+  }
+  struct stat st {};
+  CHECK(::stat((f.kubelet_dir + "/" + kSocket).c_str(), &st) == 0);
+  CHECK(f.logged("was removed: serving it again"));
+}
+
+TEST_CASE("a kubelet that is not there yet, or refuses, is waited for without a tight loop") {
+  require_root();
+  PluginFixture f;
+  f.start_plugin();
+  REQUIRE(gcr::test::wait_for_path(f.kubelet_dir + "/" + kSocket, 10));
+  std::this_thread::sleep_for(500ms);
+  CHECK(f.logged("waiting for the kubelet"));
+  f.start_kubelet();
+  CHECK_MESSAGE(f.kubelet->wait_for_registrations(1, kWait), f.log());
+}
+
+TEST_CASE("SIGTERM: the socket is removed and the plugin exits 0") {
+  require_root();
+  PluginFixture f;
+  f.start();
+  CHECK(f.plugin->stop() == 0);
+  CHECK_FALSE(gcr::test::exists(f.kubelet_dir + "/" + kSocket));
+  CHECK(f.logged("stopping on SIGTERM"));
+}
+
+TEST_CASE("no driver at start: zero devices and one line; the GPUs come when the driver does") {
+  require_root();
+  PluginFixture f;
+  const std::string proc = f.host.dev_root() + "/proc/driver/nvidia";
+  REQUIRE(::rename(proc.c_str(), (proc + ".away").c_str()) == 0);
+  f.start();
+  CHECK(f.kubelet->devices().empty());
+  std::this_thread::sleep_for(1200ms);
+  const std::string log = f.log();
+  const std::string line = "NVIDIA driver not found";
+  CHECK(log.find(line) != std::string::npos);
+  CHECK(log.find(line) == log.rfind(line));  // said once, not every tick
+  CHECK(f.plugin->running());
+  REQUIRE(::rename((proc + ".away").c_str(), proc.c_str()) == 0);
+  REQUIRE_MESSAGE(
+      f.kubelet->wait_for_devices([](const Devices& d) { return d.size() == 4; }, kWait), f.log());
+  for (const auto& d : f.kubelet->devices()) CHECK(d.health() == "Healthy");
+}
+
+TEST_CASE("a broken configuration is one line and a wait, not a crash loop") {
+  require_root();
+  PluginFixture f;
+  gcr::test::write_file(f.dir / "config.json", R"({"device-plugin":{"replicas":0}})");
+  f.start_plugin();
+  std::this_thread::sleep_for(1s);
+  CHECK(f.plugin->running());
+  CHECK(f.logged("`device-plugin.replicas` must be from 1 to 1024"));
+  CHECK(f.plugin->stop() == 0);
+}
+
+namespace {
+
+// What the kubelet and containerd's CRI would make of an Allocate answer, as ctr arguments:
+// env, mounts, annotations, and the CDI devices as CDI annotations (as the 1.28 kubelet also
+// did; Debian 12's containerd 1.6 has no CDI of its own).
+std::vector<std::string> ctr_arguments(const v1beta1::ContainerAllocateResponse& answer) {
+  std::vector<std::string> args;
+  for (const auto& [name, value] : answer.envs())
+    args.insert(args.end(), {"--env", name + "=" + value});
+  for (const auto& m : answer.mounts()) {
+    args.insert(args.end(), {"--mount", "type=bind,src=" + m.host_path() +
+                                            ",dst=" + m.container_path() + ",options=rbind:rw"});
+  }
+  for (const auto& [key, value] : answer.annotations())
+    args.insert(args.end(), {"--annotation", key + "=" + value});
+  std::string cdi;
+  for (const auto& d : answer.cdi_devices()) cdi += (cdi.empty() ? "" : ",") + d.name();
+  if (!cdi.empty()) args.insert(args.end(), {"--annotation", "cdi.k8s.io/cri-devices=" + cdi});
+  return args;
+}
+
+}  // namespace
+
+TEST_CASE("end to end: Allocate's answer through containerd, the shim and runc, per strategy") {
+  require_root();
+  REQUIRE_MESSAGE(gcr::test::exists("/usr/bin/containerd"), "containerd is not installed");
+  gcr::test::CdiFixture runtime(Json{{"runtime", {{"runtimes", {gcr::test::runc_path()}}}},
+                                     {"requests", {{"accept-volume-mounts", true}}}});
+  gcr::test::RunOptions env;
+  env.env["GPU_CONTAINER_RUNTIME_CONFIG"] = runtime.config_path();
+  const gcr::test::Containerd containerd(runtime.path("containerd"), env);
+  gcr::test::make_busybox_rootfs(runtime.path("ctr"));
+  // The plugin runs on the runtime's simulated host.
+  const auto& gpu = runtime.host().gpus()[2];  // index 2, device minor differs
+  int n = 0;
+  for (const Json& strategy :
+       {Json{"envvar"}, Json{"volume-mounts"}, Json{"cdi-annotations"}, Json{"cdi-cri"}}) {
+    CAPTURE(strategy.dump());
+    PluginFixture f(Json{{"device-list", strategy}});
+    Json config = Json::parse(gcr::test::read_file(f.dir / "config.json"));
+    config["driver"] = runtime.host().driver_config()["driver"];
+    gcr::test::write_file(f.dir / "config.json", config.dump(2));
+    f.start();
+    v1beta1::AllocateResponse response;
+    REQUIRE(f.kubelet->allocate({gpu.uuid}, response).ok());
+    std::vector<std::string> args{"run",           "--rm",
+                                  "--runc-binary", gcr::test::built("gpu-container-runtime"),
+                                  "--env",         "NVIDIA_DRIVER_CAPABILITIES=utility"};
+    const auto extra = ctr_arguments(response.container_responses(0));
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.insert(args.end(),
+                {"--rootfs", runtime.path("ctr/rootfs"), "gcr-plugin-" + std::to_string(n++),
+                 "/bin/sh", "-c", "ls /dev | grep nvidia | tr '\\n' ' '"});
+    const auto r = containerd.ctr(args);
+    CHECK(r.err == "");
+    // Exactly that GPU's node (the control nodes depend on the strategy's capabilities).
+    std::set<std::string> gpu_nodes;
+    for (std::size_t at = 0; at < r.out.size();) {
+      const auto end = r.out.find(' ', at);
+      const std::string name = r.out.substr(at, end - at);
+      if (name.size() > 6 && name.find_first_not_of("0123456789", 6) == std::string::npos)
+        gpu_nodes.insert(name);
+      at = end == std::string::npos ? r.out.size() : end + 1;
+    }
+    CHECK(gpu_nodes == std::set<std::string>{"nvidia" + std::to_string(gpu.minor)});
+    CHECK(r.out.find("nvidiactl") != std::string::npos);
+  }
+}
+
+TEST_CASE("the image built offline runs under containerd and registers with the kubelet") {
+  require_root();
+  REQUIRE_MESSAGE(gcr::test::exists("/usr/bin/containerd"), "containerd is not installed");
+  PluginFixture f;
+  const std::string tar = f.dir / "gpu-device-plugin.tar";
+  const auto built = gcr::test::run(
+      {gcr::test::test_source("../scripts/build-plugin-image.sh"), GCR_TEST_BINARY_DIR, tar});
+  REQUIRE_MESSAGE(built.exit_code == 0, built.err);
+  const std::string version = gcr::test::run({gcr::test::test_source("../scripts/version.sh")}).out;
+  // A docker-archive tag without a registry is docker.io/library/..., as the kubelet names it.
+  const std::string image =
+      "docker.io/library/gpu-device-plugin:" + version.substr(0, version.find('\n'));
+  const gcr::test::Containerd containerd(f.dir / "containerd", gcr::test::RunOptions{});
+  const auto imported = containerd.ctr({"images", "import", tar});
+  REQUIRE_MESSAGE(imported.exit_code == 0, imported.err);
+  // Inside: the kubelet's directory, the host's dev root under /host, the configuration.
+  gcr::test::write_file(f.dir / "in/config.toml",
+                        "[driver]\nroot = \"/host\"\ndev-root = \"/host\"\n");
+  f.start_kubelet();
+  const auto started = containerd.ctr(
+      {"run", "-d", "--mount",
+       "type=bind,src=" + f.kubelet_dir + ",dst=/var/lib/kubelet/device-plugins,options=rbind:rw",
+       "--mount", "type=bind,src=" + f.host.dev_root() + ",dst=/host,options=rbind:ro", "--mount",
+       "type=bind,src=" + f.dir / "in" + ",dst=/etc/gpu-device-plugin,options=rbind:ro", image,
+       "gcr-plugin-image", "/usr/bin/gpu-device-plugin", "--config",
+       "/etc/gpu-device-plugin/config.toml"});
+  REQUIRE_MESSAGE(started.exit_code == 0, started.err);
+  CHECK(f.kubelet->wait_for_registrations(1, 30s));
+  CHECK(f.kubelet->devices().size() == 4);
+  (void)containerd.ctr({"task", "kill", "-s", "SIGTERM", "gcr-plugin-image"});
+  for (int i = 0; i < 100 && gcr::test::exists(f.kubelet_dir + "/" + kSocket); ++i)
+    std::this_thread::sleep_for(100ms);
+  CHECK_FALSE(gcr::test::exists(f.kubelet_dir + "/" + kSocket));
+  (void)containerd.ctr({"task", "delete", "-f", "gcr-plugin-image"});
+  (void)containerd.ctr({"container", "delete", "gcr-plugin-image"});
+  gcr::test::unmount_below(f.dir / "containerd");
+}

@@ -1,0 +1,76 @@
+// A kubelet's device-manager side, for tests: it serves Registration on <dir>/kubelet.sock,
+// and on Register does what the kubelet does: checks the request, dials the plugin back, asks
+// for its options and opens the ListAndWatch stream, whose lists it keeps. Tests then make
+// the admission calls (GetPreferredAllocation, Allocate) and restart it as a kubelet restarts:
+// every socket in the directory removed, a new kubelet.sock served.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "deviceplugin/api.grpc.pb.h"
+
+namespace gcr::test {
+
+using Devices = std::vector<v1beta1::Device>;
+
+class FakeKubelet {
+ public:
+  explicit FakeKubelet(std::string dir);
+  ~FakeKubelet();
+  FakeKubelet(const FakeKubelet&) = delete;
+  FakeKubelet& operator=(const FakeKubelet&) = delete;
+
+  [[nodiscard]] const std::string& dir() const { return dir_; }
+
+  // A kubelet restart: stop serving, remove every socket in the directory, serve again.
+  void restart();
+  void stop();
+  void start();
+
+  [[nodiscard]] std::vector<v1beta1::RegisterRequest> registrations() const;
+  [[nodiscard]] bool wait_for_registrations(std::size_t count, std::chrono::milliseconds timeout);
+  [[nodiscard]] v1beta1::DevicePluginOptions options() const;
+
+  // The newest list from ListAndWatch.
+  [[nodiscard]] Devices devices() const;
+  [[nodiscard]] bool wait_for_devices(const std::function<bool(const Devices&)>& wanted,
+                                      std::chrono::milliseconds timeout);
+  [[nodiscard]] std::size_t lists_received() const;
+
+  // Admission calls on the registered plugin.
+  grpc::Status allocate(const std::vector<std::string>& ids, v1beta1::AllocateResponse& response);
+  grpc::Status preferred(const std::vector<std::string>& available,
+                         const std::vector<std::string>& must_include, int size,
+                         v1beta1::PreferredAllocationResponse& response);
+
+ private:
+  class Registration;
+  grpc::Status on_register(const v1beta1::RegisterRequest& request);
+  void watch(std::shared_ptr<v1beta1::DevicePlugin::Stub> stub);
+  void end_watch();
+
+  std::string dir_;
+  std::unique_ptr<Registration> service_;
+  std::unique_ptr<grpc::Server> server_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<v1beta1::RegisterRequest> registrations_;
+  v1beta1::DevicePluginOptions options_;
+  Devices devices_;
+  std::size_t lists_ = 0;
+  std::shared_ptr<v1beta1::DevicePlugin::Stub> plugin_;
+  std::unique_ptr<grpc::ClientContext> stream_context_;
+  std::thread watcher_;
+};
+
+}  // namespace gcr::test
