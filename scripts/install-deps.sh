@@ -9,7 +9,7 @@ export DEBIAN_FRONTEND=noninteractive
 PACKAGES="g++ gcc-multilib cmake ninja-build pkg-config ca-certificates
   nlohmann-json3-dev libboost-program-options-dev libboost-dev libboost-filesystem-dev
   libfmt-dev doctest-dev libtomlplusplus-dev libyaml-cpp-dev clang libclang-rt-14-dev
-  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
+  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc zlib1g-dev
   runc busybox-static podman containerd docker.io
   debhelper dpkg-dev lintian rpm"
 LOG=$(mktemp)
