@@ -81,5 +81,8 @@ echo "the shim's own work, 8 GPUs (create with runc replaced by /bin/true, again
 "$B/test/bench-pairs" "$N" /bin/sh -c "cp $WORK/gpu/original.json $WORK/gpu/config.json && /bin/true" -- \
   /bin/sh -c "cp $WORK/gpu/original.json $WORK/gpu/config.json && $SHIM create --bundle $WORK/gpu x"
 
-# The device plugin: admission calls from the kubelet's side, and its memory when idle.
-"$B/test/plugin-bench" "$B/gpu-device-plugin" 8 1000
+# The device plugin: admission calls from the kubelet's side, and its memory when idle, on
+# 8-GPU topologies and a 16-GPU one (NVML describes each).
+for fixture in dgx1 nvswitch8 sixteen; do
+  "$B/test/plugin-bench" "$B/gpu-device-plugin" "$fixture" 1000
+done

@@ -11,7 +11,7 @@
 namespace gcr {
 namespace {
 
-enum class Type { kString, kBool, kStringList, kInteger };
+enum class Type { kString, kBool, kStringList, kInteger, kIntegerList };
 
 struct Key {
   const char* table;
@@ -30,6 +30,8 @@ const char* type_phrase(Type type) {
       return "a list of strings";
     case Type::kInteger:
       return "an integer";
+    case Type::kIntegerList:
+      return "a list of integers";
   }
   return "";
 }
@@ -45,6 +47,9 @@ bool has_type(const Json& v, Type type) {
              std::all_of(v.begin(), v.end(), [](const Json& e) { return e.is_string(); });
     case Type::kInteger:
       return v.is_number_integer();
+    case Type::kIntegerList:
+      return v.is_array() &&
+             std::all_of(v.begin(), v.end(), [](const Json& e) { return e.is_number_integer(); });
   }
   return false;
 }
@@ -140,6 +145,17 @@ Status check_replicas(Config& c, const Json& v) {
   const auto n = v.get<std::int64_t>();
   if (n < 1 || n > 1024) return Error{"must be from 1 to 1024"};
   c.device_plugin.replicas = n;
+  return {};
+}
+
+Status check_ignored_xids(Config& c, const Json& v) {
+  std::vector<std::int64_t> xids;
+  for (const auto& e : v) {
+    const auto xid = e.get<std::int64_t>();
+    if (xid < 1 || xid > 1000000) return Error{"must hold Xid numbers (1 and up)"};
+    xids.push_back(xid);
+  }
+  c.device_plugin.ignored_xids = std::move(xids);
   return {};
 }
 
@@ -243,6 +259,7 @@ const std::vector<Key>& keys() {
       {"device-plugin", "allocation", Type::kString,
        assign(&C::device_plugin, &C::DevicePlugin::allocation, check_allocation)},
       {"device-plugin", "health", Type::kBool, assign(&C::device_plugin, &C::DevicePlugin::health)},
+      {"device-plugin", "ignored-xids", Type::kIntegerList, check_ignored_xids},
   };
   return table;
 }

@@ -52,6 +52,7 @@ struct Config {
     std::string mig_strategy = "none";    // none | single | mixed
     std::string allocation = "topology";  // topology | packed | distributed
     bool health = true;
+    std::vector<std::int64_t> ignored_xids;  // on top of NVIDIA's application-level set
   } device_plugin;
 
   std::string source;  // the file it was read from; "" for built-in defaults

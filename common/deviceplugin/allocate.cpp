@@ -15,22 +15,34 @@ bool uses(const Config& config, const char* strategy) {
   return std::find(list.begin(), list.end(), strategy) != list.end();
 }
 
-// The devices for `ids`, each physical GPU once, in request order.
+// The devices for `ids`, each GPU (or MIG device) once, in request order. Two replicas of one
+// are refused when replicas-on-distinct-gpus asks for different ones, not silently shared.
 Result<std::vector<const PluginDevice*>> chosen_gpus(const std::vector<std::string>& ids,
-                                                     const std::vector<PluginDevice>& devices) {
+                                                     const std::vector<PluginDevice>& devices,
+                                                     const Config& config) {
+  const bool distinct =
+      config.device_plugin.replicas > 1 && config.device_plugin.replicas_on_distinct_gpus;
   const auto table = by_id(devices);
-  std::vector<const PluginDevice*> out;
+  std::vector<std::pair<std::string, const PluginDevice*>> out;
   for (const auto& id : ids) {
     const auto it = table.find(id);
     if (it == table.end()) return Error{"unknown device " + quote(id, 128)};
     if (!it->second->healthy)
       return Error{"device " + quote(id, 128) + " is unhealthy: " + it->second->unhealthy_because};
-    const bool seen = std::any_of(out.begin(), out.end(), [&](const PluginDevice* d) {
-      return d->gpu_id == it->second->gpu_id;
+    const auto same = std::find_if(out.begin(), out.end(), [&](const auto& o) {
+      return o.second->gpu_id == it->second->gpu_id;
     });
-    if (!seen) out.push_back(it->second);
+    if (same == out.end()) {
+      out.emplace_back(id, it->second);
+    } else if (distinct && same->first != id) {
+      return Error{"devices " + quote(same->first, 128) + " and " + quote(id, 128) +
+                   " are replicas of one GPU (" + it->second->gpu_id +
+                   "); [device-plugin] replicas-on-distinct-gpus gives a request different GPUs"};
+    }
   }
-  return out;
+  std::vector<const PluginDevice*> gpus;
+  for (const auto& o : out) gpus.push_back(o.second);
+  return gpus;
 }
 
 }  // namespace
@@ -44,7 +56,7 @@ std::string cdi_annotation_key(const std::string& resource_name) {
 Result<ContainerAllocation> allocate_container(const std::vector<std::string>& ids,
                                                const std::vector<PluginDevice>& devices,
                                                const Config& config) {
-  auto gpus = chosen_gpus(ids, devices);
+  auto gpus = chosen_gpus(ids, devices, config);
   if (!gpus) return gpus.error();
   std::vector<std::string> gpu_ids;
   std::vector<std::string> cdi_names;

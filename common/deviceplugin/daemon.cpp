@@ -12,15 +12,21 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <map>
+#include <memory>
 #include <optional>
+#include <set>
 
 #include "base/fs.h"
+#include "base/node_stat.h"
 #include "base/version.h"
 #include "config/config_file.h"
 #include "deviceplugin/device_state.h"
 #include "deviceplugin/health.h"
 #include "deviceplugin/inventory.h"
 #include "deviceplugin/server.h"
+#include "deviceplugin/xid_watch.h"
+#include "driver/nvml.h"
 #include "log/log.h"
 
 namespace gcr {
@@ -113,6 +119,79 @@ bool exists(const std::string& path) {
   return ::lstat(path.c_str(), &st) == 0;
 }
 
+// One advertised resource: its device list, our gRPC server on its socket, its registration
+// (with backoff when the kubelet refuses or is not there).
+class ResourcePlugin {
+ public:
+  ResourcePlugin(std::string resource, const Config& config, Logger& logger)
+      : resource_(std::move(resource)),
+        socket_(socket_name(resource_)),
+        dir_(config.device_plugin.kubelet_dir),
+        logger_(logger),
+        server_(state_, config, logger) {}
+
+  [[nodiscard]] const std::string& socket() const { return socket_; }
+  DeviceState& state() { return state_; }
+  [[nodiscard]] std::optional<Clock::time_point> next_register() const { return next_register_; }
+
+  void stop() { server_.stop(); }
+
+  // Serves the socket (again) and registers.
+  void restart() {
+    if (auto s = server_.start(dir_ + "/" + socket_); !s) {
+      logger_.error(s.error().message);
+      next_register_ = Clock::now() + backoff_;
+      return;
+    }
+    logger_.info("serving " + dir_ + "/" + socket_);
+    backoff_ = kFirstRetry;
+    try_register();
+  }
+
+  void try_register() {
+    next_register_.reset();
+    if (!exists(dir_ + "/" + kKubeletSocket)) {
+      if (!waiting_logged_)
+        logger_.info("waiting for the kubelet (no " + dir_ + "/" + kKubeletSocket + ")");
+      waiting_logged_ = true;
+      return;
+    }
+    waiting_logged_ = false;
+    const auto registered = register_with_kubelet(dir_ + "/" + kKubeletSocket, socket_, resource_);
+    if (registered) {
+      logger_.info("registered with the kubelet as " + resource_ + " (" +
+                   std::to_string(state_.snapshot().devices.size()) + " devices)");
+      backoff_ = kFirstRetry;
+      return;
+    }
+    logger_.warning(registered.error().message + "; retrying in " +
+                    std::to_string(backoff_.count()) + "s");
+    next_register_ = Clock::now() + backoff_;
+    backoff_ = std::min(backoff_ * 2, std::chrono::seconds(kLastRetry));
+  }
+
+  void kubelet_restarted() {
+    backoff_ = kFirstRetry;
+    if (!exists(dir_ + "/" + socket_)) {
+      restart();
+      return;
+    }
+    try_register();
+  }
+
+ private:
+  std::string resource_;
+  std::string socket_;
+  std::string dir_;
+  Logger& logger_;
+  DeviceState state_;
+  PluginServer server_;
+  bool waiting_logged_ = false;
+  std::optional<Clock::time_point> next_register_;
+  std::chrono::seconds backoff_ = kFirstRetry;
+};
+
+// The daemon: the inventory, NVML and its Xid watch, and one ResourcePlugin per resource.
 class Plugin {
  public:
   Plugin(const Config& config, Logger& logger)
@@ -120,20 +199,17 @@ class Plugin {
         logger_(logger),
         health_(config.driver),
         inventory_(config, health_),
-        server_(state_, config, logger),
-        dir_(config.device_plugin.kubelet_dir),
-        socket_(socket_name(config.device_plugin.resource_name)) {}
+        dir_(config.device_plugin.kubelet_dir) {}
 
   int run(int signals) {
     auto ticks = tick_fd();
     if (!ticks) return fail(ticks.error());
     if (auto s = watch_directory(); !s) return fail(s.error());
     refresh();
-    if (auto s = serve(); !s) return fail(s.error());
-    try_register();
     while (!stopping_) wait_and_handle(signals, ticks->get());
-    server_.stop();
-    logger_.info("stopped; removed " + dir_ + "/" + socket_);
+    xids_.reset();
+    for (auto& [resource, plugin] : plugins_) plugin->stop();
+    logger_.info("stopped; removed our sockets from " + dir_);
     return 0;
   }
 
@@ -153,51 +229,94 @@ class Plugin {
     return {};
   }
 
-  Status serve() {
-    if (auto s = server_.start(dir_ + "/" + socket_); !s) return s;
-    logger_.info("serving " + dir_ + "/" + socket_);
-    return {};
+  // NVML from the driver root, once the driver is there; without it: sysfs topology, no MIG
+  // devices and no Xid events, said once.
+  void open_nvml() {
+    if (nvml_ || inventory_.gpus().empty()) return;
+    DriverHost host(config_.driver, lstat_node);
+    CapabilitySet utility;
+    utility.add(Capability::kUtility);
+    std::string why = "no libnvidia-ml in the driver root";
+    if (auto libs = host.libraries(utility, LibArch::k64)) {
+      for (const auto& lib : *libs) {
+        if (lib.prefix != "libnvidia-ml.so") continue;
+        auto opened = Nvml::open(lib.host_path);
+        if (opened) {
+          nvml_ = std::move(*opened);
+          logger_.info("NVML loaded from " + lib.host_path);
+          return;
+        }
+        why = opened.error().message;
+      }
+    }
+    if (nvml_error_ != why)
+      logger_.warning("NVML unavailable: " + why +
+                      "; topology from sysfs, no MIG devices, no Xid events");
+    nvml_error_ = why;
+  }
+
+  void watch_xids() {
+    if (!nvml_ || !config_.device_plugin.health) return;
+    xids_.reset();
+    std::vector<PciAddress> buses;
+    for (const auto& gpu : inventory_.gpus()) buses.push_back(gpu.bus);
+    auto watch = XidWatch::start(*nvml_, buses);
+    if (!watch) {
+      logger_.warning("no Xid events: " + watch.error().message);
+      return;
+    }
+    xids_ = std::move(*watch);
+  }
+
+  void publish(const InventoryChange& change) {
+    for (const auto& line : change.lines) logger_.info(line);
+    if (change.gpus_changed) {
+      open_nvml();
+      watch_xids();
+    }
+    const auto topology = std::make_shared<const Topology>(inventory_.topology());
+    for (const auto& resource : inventory_.resources()) {
+      auto& plugin = plugins_[resource];
+      const bool fresh = plugin == nullptr;
+      if (fresh) plugin = std::make_unique<ResourcePlugin>(resource, config_, logger_);
+      if (fresh || change.devices_changed)
+        plugin->state().publish(of_resource(inventory_.devices(), resource), topology);
+      else if (change.topology_changed)
+        plugin->state().set_topology(topology);
+      if (fresh) plugin->restart();
+    }
   }
 
   void refresh() {
-    const auto change = inventory_.refresh();
-    for (const auto& line : change.lines) logger_.info(line);
-    if (change.devices_changed) state_.publish(inventory_.devices());
-  }
-
-  void try_register() {
-    next_register_.reset();
-    if (!exists(dir_ + "/" + kKubeletSocket)) {
-      if (!waiting_logged_)
-        logger_.info("waiting for the kubelet (no " + dir_ + "/" + kKubeletSocket + ")");
-      waiting_logged_ = true;
-      return;
+    auto change = inventory_.refresh(nvml_.get());
+    if (nvml_) {
+      auto resets = inventory_.check_resets(*nvml_);
+      change.lines.insert(change.lines.end(), resets.lines.begin(), resets.lines.end());
+      change.devices_changed = change.devices_changed || resets.devices_changed;
     }
-    waiting_logged_ = false;
-    const auto registered = register_with_kubelet(dir_ + "/" + kKubeletSocket, socket_,
-                                                  config_.device_plugin.resource_name);
-    if (registered) {
-      logger_.info("registered with the kubelet as " + config_.device_plugin.resource_name + " (" +
-                   std::to_string(state_.snapshot().devices.size()) + " devices)");
-      backoff_ = kFirstRetry;
-      return;
-    }
-    logger_.warning(registered.error().message + "; retrying in " +
-                    std::to_string(backoff_.count()) + "s");
-    next_register_ = Clock::now() + backoff_;
-    backoff_ = std::min(backoff_ * 2, std::chrono::seconds(kLastRetry));
+    const bool had_nvml = nvml_ != nullptr;
+    publish(change);
+    // NVML opened on this tick: the topology and the MIG devices are read again with it.
+    if (!had_nvml && nvml_) publish(inventory_.use_nvml(*nvml_));
   }
 
   int poll_timeout() const {
-    if (!next_register_) return -1;
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(*next_register_ - Clock::now());
+    std::optional<Clock::time_point> next;
+    for (const auto& [resource, plugin] : plugins_) {
+      const auto at = plugin->next_register();
+      if (at && (!next || *at < *next)) next = at;
+    }
+    if (!next) return -1;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*next - Clock::now());
     return static_cast<int>(std::max<std::int64_t>(0, left.count()));
   }
 
   void wait_and_handle(int signals, int ticks) {
-    pollfd fds[] = {{signals, POLLIN, 0}, {inotify_.get(), POLLIN, 0}, {ticks, POLLIN, 0}};
-    const int n = ::poll(fds, 3, poll_timeout());
+    pollfd fds[] = {{signals, POLLIN, 0},
+                    {inotify_.get(), POLLIN, 0},
+                    {ticks, POLLIN, 0},
+                    {xids_ ? xids_->fd() : -1, POLLIN, 0}};
+    const int n = ::poll(fds, 4, poll_timeout());
     if (n < 0 && errno != EINTR) {
       logger_.error("poll: " + errno_text(errno));
       stopping_ = true;
@@ -209,7 +328,21 @@ class Plugin {
       drain(ticks);
       refresh();
     }
-    if (next_register_ && Clock::now() >= *next_register_) try_register();
+    if ((fds[3].revents & POLLIN) != 0) on_xids();
+    for (auto& [resource, plugin] : plugins_) {
+      if (plugin->next_register() && Clock::now() >= *plugin->next_register())
+        plugin->try_register();
+    }
+  }
+
+  void on_xids() {
+    for (auto& item : xids_->take()) {
+      if (!item) {
+        logger_.warning("waiting for Xid events: " + item.error().message + "; health unchanged");
+        continue;
+      }
+      publish(inventory_.apply_xid(*item));
+    }
   }
 
   void on_signal(int signals) {
@@ -217,7 +350,7 @@ class Plugin {
     while (::read(signals, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
       if (info.ssi_signo == SIGHUP) {
         logger_.info("SIGHUP: serving and registering again");
-        restart();
+        for (auto& [resource, plugin] : plugins_) plugin->restart();
         continue;
       }
       logger_.info(std::string("stopping on ") +
@@ -229,8 +362,8 @@ class Plugin {
   void on_directory_events() {
     alignas(inotify_event) char buf[8192];
     bool kubelet_restarted = false;
-    bool socket_gone = false;
     bool directory_gone = false;
+    std::set<std::string> gone;
     while (true) {
       const ssize_t n = ::read(inotify_.get(), buf, sizeof buf);
       if (n <= 0) break;
@@ -239,7 +372,7 @@ class Plugin {
         const std::string name = e->len > 0 ? e->name : "";
         if ((e->mask & (IN_CREATE | IN_MOVED_TO)) != 0 && name == kKubeletSocket)
           kubelet_restarted = true;
-        if ((e->mask & (IN_DELETE | IN_MOVED_FROM)) != 0 && name == socket_) socket_gone = true;
+        if ((e->mask & (IN_DELETE | IN_MOVED_FROM)) != 0) gone.insert(name);
         if ((e->mask & (IN_DELETE_SELF | IN_IGNORED | IN_Q_OVERFLOW)) != 0) directory_gone = true;
         at += sizeof(inotify_event) + e->len;
       }
@@ -248,42 +381,30 @@ class Plugin {
       logger_.warning(dir_ + " was removed or overflowed: watching it again");
       if (auto s = watch_directory(); !s) logger_.error(s.error().message);
     }
-    if (socket_gone || directory_gone || (kubelet_restarted && !exists(dir_ + "/" + socket_))) {
-      logger_.info(dir_ + "/" + socket_ + " was removed: serving it again");
-      restart();
-      return;
-    }
-    if (kubelet_restarted) {
+    if (kubelet_restarted)
       logger_.info("the kubelet restarted (" + std::string(kKubeletSocket) +
                    " created): registering again");
-      backoff_ = kFirstRetry;
-      try_register();
+    for (auto& [resource, plugin] : plugins_) {
+      if (directory_gone || gone.count(plugin->socket()) != 0) {
+        logger_.info(dir_ + "/" + plugin->socket() + " was removed: serving it again");
+        plugin->restart();
+      } else if (kubelet_restarted) {
+        plugin->kubelet_restarted();
+      }
     }
-  }
-
-  void restart() {
-    if (auto s = serve(); !s) {
-      logger_.error(s.error().message);
-      next_register_ = Clock::now() + backoff_;
-      return;
-    }
-    backoff_ = kFirstRetry;
-    try_register();
   }
 
   const Config& config_;
   Logger& logger_;
   NodeHealth health_;
   Inventory inventory_;
-  DeviceState state_;
-  PluginServer server_;
   std::string dir_;
-  std::string socket_;
   Fd inotify_;
+  std::unique_ptr<Nvml> nvml_;
+  std::string nvml_error_;
+  std::unique_ptr<XidWatch> xids_;
+  std::map<std::string, std::unique_ptr<ResourcePlugin>> plugins_;
   bool stopping_ = false;
-  bool waiting_logged_ = false;
-  std::optional<Clock::time_point> next_register_;
-  std::chrono::seconds backoff_ = kFirstRetry;
 };
 
 // The configuration, read again every 10 s while it is broken: a typo is one line in the

@@ -1,33 +1,94 @@
 #include "deviceplugin/devices.h"
 
-#include "base/fs.h"
+#include <set>
+
 #include "base/text.h"
+#include "topology/topology.h"
 
 namespace gcr {
+namespace {
 
-std::optional<std::int64_t> numa_node_of(const Config::Driver& roots, const PciAddress& bus) {
-  const std::string path =
-      join_root(roots.dev_root, "/sys/bus/pci/devices/" + bus.to_string() + "/numa_node");
-  auto text = read_regular_file(path, 64);
-  if (!text) return std::nullopt;
-  const auto value = trim(*text);
-  if (const auto n = parse_decimal(value); n && *n < 1024) return static_cast<std::int64_t>(*n);
-  return std::nullopt;  // -1: the platform has no NUMA information for it
+// Each replica of a device (one when time-slicing is off).
+void add_replicas(std::vector<PluginDevice>& out, PluginDevice device, const Config& config) {
+  const auto replicas = config.device_plugin.replicas;
+  for (std::int64_t replica = 0; replica < replicas; ++replica) {
+    device.id = replicas == 1 ? device.gpu_id : device.gpu_id + "::" + std::to_string(replica);
+    out.push_back(device);
+  }
 }
 
-std::vector<PluginDevice> devices_of(const std::vector<Gpu>& gpus, const Config& config) {
-  const auto& plugin = config.device_plugin;
+PluginDevice whole_gpu(const Gpu& gpu, const Config& config) {
+  PluginDevice d;
+  d.resource = config.device_plugin.resource_name;
+  d.gpu_id = config.device_plugin.device_ids == "index" ? std::to_string(gpu.index) : gpu.uuid;
+  d.cdi_name = config.cdi.default_kind + "=" + d.gpu_id;
+  d.uuid = gpu.uuid;
+  d.numa = numa_node_of(config.driver, gpu.bus);
+  return d;
+}
+
+PluginDevice mig_device(const Gpu& gpu, const MigDevice& mig, const std::string& resource,
+                        const Config& config) {
+  PluginDevice d = whole_gpu(gpu, config);
+  d.resource = resource;
+  d.gpu_id = config.device_plugin.device_ids == "index"
+                 ? std::to_string(gpu.index) + ":" + std::to_string(mig.index)
+                 : mig.uuid;
+  d.cdi_name = config.cdi.default_kind + "=" + d.gpu_id;
+  d.mig = MigInstance{mig.gpu_instance, mig.compute_instance};
+  return d;
+}
+
+const std::vector<MigDevice>& migs_of(const Gpu& gpu,
+                                      const std::map<std::string, std::vector<MigDevice>>& migs) {
+  static const std::vector<MigDevice> none;
+  const auto it = migs.find(gpu.uuid);
+  return it == migs.end() ? none : it->second;
+}
+
+// mig-strategy single: every GPU in MIG mode, all its devices of one profile.
+Status check_single(const std::vector<Gpu>& gpus,
+                    const std::map<std::string, std::vector<MigDevice>>& migs) {
+  std::set<std::string> profiles;
+  for (const auto& gpu : gpus) {
+    const auto& list = migs_of(gpu, migs);
+    if (list.empty())
+      return Error{"mig-strategy single: GPU " + std::to_string(gpu.index) + " (" + gpu.uuid +
+                   ") has no MIG devices"};
+    for (const auto& m : list) profiles.insert(m.profile());
+  }
+  if (profiles.size() > 1)
+    return Error{"mig-strategy single: the GPUs have MIG devices of several profiles (" +
+                 join(std::vector<std::string>(profiles.begin(), profiles.end()), ", ") +
+                 "); use mixed"};
+  return {};
+}
+
+}  // namespace
+
+std::string mig_resource(const std::string& resource_name, const MigDevice& mig) {
+  return resource_name.substr(0, resource_name.find('/')) + "/mig-" + mig.profile();
+}
+
+Result<std::vector<PluginDevice>> devices_of(
+    const std::vector<Gpu>& gpus, const std::map<std::string, std::vector<MigDevice>>& migs,
+    const Config& config) {
+  const std::string& strategy = config.device_plugin.mig_strategy;
+  if (strategy == "single") {
+    if (auto s = check_single(gpus, migs); !s) return s.error();
+  }
   std::vector<PluginDevice> out;
   for (const auto& gpu : gpus) {
-    PluginDevice device;
-    device.gpu_id = plugin.device_ids == "index" ? std::to_string(gpu.index) : gpu.uuid;
-    device.cdi_name = config.cdi.default_kind + "=" + device.gpu_id;
-    device.uuid = gpu.uuid;
-    device.numa = numa_node_of(config.driver, gpu.bus);
-    for (std::int64_t replica = 0; replica < plugin.replicas; ++replica) {
-      device.id =
-          plugin.replicas == 1 ? device.gpu_id : device.gpu_id + "::" + std::to_string(replica);
-      out.push_back(device);
+    const auto& list = migs_of(gpu, migs);
+    if (strategy == "none" || list.empty()) {
+      add_replicas(out, whole_gpu(gpu, config), config);
+      continue;
+    }
+    for (const auto& mig : list) {
+      const std::string resource = strategy == "single"
+                                       ? config.device_plugin.resource_name
+                                       : mig_resource(config.device_plugin.resource_name, mig);
+      add_replicas(out, mig_device(gpu, mig, resource, config), config);
     }
   }
   return out;
@@ -36,6 +97,15 @@ std::vector<PluginDevice> devices_of(const std::vector<Gpu>& gpus, const Config&
 std::map<std::string, const PluginDevice*> by_id(const std::vector<PluginDevice>& devices) {
   std::map<std::string, const PluginDevice*> out;
   for (const auto& d : devices) out.emplace(d.id, &d);
+  return out;
+}
+
+std::vector<PluginDevice> of_resource(const std::vector<PluginDevice>& devices,
+                                      const std::string& resource) {
+  std::vector<PluginDevice> out;
+  for (const auto& d : devices) {
+    if (d.resource == resource) out.push_back(d);
+  }
   return out;
 }
 

@@ -1,5 +1,6 @@
-// What the plugin advertises: one device per GPU (per replica with time-slicing), each with
-// the ID the kubelet sees, the ID and CDI name the runtime reads, its NUMA node and health.
+// What the plugin advertises: devices (whole GPUs, MIG devices, and their time-slicing
+// replicas), each under an extended resource, with the ID the kubelet sees, the ID and CDI
+// name the runtime reads, its NUMA node and health.
 #pragma once
 
 #include <cstdint>
@@ -10,29 +11,39 @@
 
 #include "config/config.h"
 #include "driver/host.h"
+#include "driver/probe.h"
 
 namespace gcr {
 
 struct PluginDevice {
-  std::string id;                    // what the kubelet sees: GPU-<uuid> or <index> (or with ::<n>)
-  std::string gpu_id;                // the physical GPU as the runtime reads it (UUID or index)
-  std::string cdi_name;              // <[cdi] default-kind>=<gpu_id>
-  std::string uuid;                  // the GPU's UUID, whatever the ID strategy
+  std::string resource;  // nvidia.com/gpu, or nvidia.com/mig-1g.5gb with mig-strategy mixed
+  std::string id;        // what the kubelet sees: the runtime's ID, then ::<n> for a replica
+  std::string gpu_id;    // what the runtime reads: GPU-<uuid> | <index> | MIG-<uuid> | <gpu>:<mig>
+  std::string cdi_name;  // <[cdi] default-kind>=<gpu_id>
+  std::string uuid;      // the physical GPU's UUID (a MIG device's parent)
+  std::optional<MigInstance> mig;    // the MIG instance, for a MIG device
   std::optional<std::int64_t> numa;  // from sysfs; none when it says -1 or nothing
   bool healthy = true;
   std::string unhealthy_because;  // "" when healthy
 };
 
-// <dev-root>/sys/bus/pci/devices/<bus>/numa_node: the node, or none for -1 or no file.
-[[nodiscard]] std::optional<std::int64_t> numa_node_of(const Config::Driver& roots,
-                                                       const PciAddress& bus);
+// The devices of `gpus` (in index order; `migs` by GPU UUID) as [device-plugin] advertises
+// them, all healthy. mig-strategy none: whole GPUs; single: every GPU's MIG devices under
+// resource-name (an error unless every GPU is in MIG mode with one profile); mixed: MIG devices
+// under <domain>/mig-<profile>, GPUs without MIG under resource-name.
+[[nodiscard]] Result<std::vector<PluginDevice>> devices_of(
+    const std::vector<Gpu>& gpus, const std::map<std::string, std::vector<MigDevice>>& migs,
+    const Config& config);
 
-// The devices of `gpus` (known GPUs in index order) as `config` advertises them, all healthy.
-[[nodiscard]] std::vector<PluginDevice> devices_of(const std::vector<Gpu>& gpus,
-                                                   const Config& config);
+// The resource a MIG profile is advertised as with mig-strategy mixed.
+[[nodiscard]] std::string mig_resource(const std::string& resource_name, const MigDevice& mig);
 
 // The devices by ID, for Allocate and GetPreferredAllocation.
 [[nodiscard]] std::map<std::string, const PluginDevice*> by_id(
     const std::vector<PluginDevice>& devices);
+
+// The devices of one resource.
+[[nodiscard]] std::vector<PluginDevice> of_resource(const std::vector<PluginDevice>& devices,
+                                                    const std::string& resource);
 
 }  // namespace gcr

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/node_stat.h"
+#include "deviceplugin/xid_watch.h"
 
 namespace gcr {
 namespace {
@@ -10,15 +11,31 @@ namespace {
 bool same_devices(const std::vector<PluginDevice>& a, const std::vector<PluginDevice>& b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end(),
                     [](const PluginDevice& x, const PluginDevice& y) {
-                      return x.id == y.id && x.healthy == y.healthy && x.numa == y.numa;
+                      return x.id == y.id && x.resource == y.resource && x.healthy == y.healthy &&
+                             x.numa == y.numa;
                     });
+}
+
+std::string mig_layout_of(DriverHost& host, const std::vector<Gpu>& gpus) {
+  std::string layout;
+  for (const auto& gpu : gpus) {
+    layout += gpu.uuid + ":";
+    for (const auto& i : host.mig_instances(gpu))
+      layout += std::to_string(i.gpu_instance) + "/" + std::to_string(i.compute_instance) + ",";
+    layout += ";";
+  }
+  return layout;
 }
 
 }  // namespace
 
-InventoryChange Inventory::refresh() {
-  InventoryChange change;
-  DriverHost host(config_.driver, lstat_node);  // a new one: nothing cached between ticks
+std::set<std::string> Inventory::resources() const {
+  std::set<std::string> out{config_.device_plugin.resource_name};
+  for (const auto& d : devices_) out.insert(d.resource);
+  return out;
+}
+
+void Inventory::discover(DriverHost& host, Nvml* nvml, InventoryChange& change) {
   auto found = host.gpus();
   if (auto version = host.version(); !version || !found) {
     const std::string why = !version ? version.error().message : found.error().message;
@@ -28,49 +45,173 @@ InventoryChange Inventory::refresh() {
                              ", watching for the driver");
     }
     driver_missing_ = why;
-  } else {
-    if (driver_missing_) change.lines.push_back("NVIDIA driver found");
-    driver_missing_.reset();
-    for (const auto& gpu : *found) {
-      const bool known = std::any_of(known_.begin(), known_.end(),
-                                     [&](const Gpu& k) { return k.uuid == gpu.uuid; });
-      if (known) continue;
-      // Its index as the driver numbers it now, unless a known GPU holds that one already.
-      Gpu added = gpu;
-      const auto index_taken = [&](unsigned i) {
-        return std::any_of(known_.begin(), known_.end(),
-                           [&](const Gpu& k) { return k.index == i; });
-      };
-      while (index_taken(added.index)) ++added.index;
-      known_.push_back(added);
-      change.lines.push_back("found GPU " + std::to_string(added.index) + " " + gpu.uuid + " (" +
-                             gpu.bus.to_string() + ")");
-    }
-    std::sort(known_.begin(), known_.end(),
-              [](const Gpu& a, const Gpu& b) { return a.index < b.index; });
+    return;
   }
+  if (driver_missing_) change.lines.push_back("NVIDIA driver found");
+  driver_missing_.reset();
+  for (const auto& gpu : *found) {
+    const bool known =
+        std::any_of(known_.begin(), known_.end(), [&](const Gpu& k) { return k.uuid == gpu.uuid; });
+    if (known) continue;
+    // Its index as the driver numbers it now, unless a known GPU holds that one already.
+    Gpu added = gpu;
+    const auto taken = [&](unsigned i) {
+      return std::any_of(known_.begin(), known_.end(), [&](const Gpu& k) { return k.index == i; });
+    };
+    while (taken(added.index)) ++added.index;
+    known_.push_back(added);
+    change.gpus_changed = true;
+    change.lines.push_back("found GPU " + std::to_string(added.index) + " " + gpu.uuid + " (" +
+                           gpu.bus.to_string() + ")");
+  }
+  std::sort(known_.begin(), known_.end(),
+            [](const Gpu& a, const Gpu& b) { return a.index < b.index; });
+  if (change.gpus_changed) {
+    topology_ = read_topology(known_, config_.driver, nvml);
+    change.topology_changed = true;
+    change.lines.push_back("topology of " + std::to_string(known_.size()) + " GPUs read from " +
+                           topology_.source);
+  }
+}
+
+void Inventory::read_mig_layout(DriverHost& host, Nvml* nvml, InventoryChange& change) {
+  if (config_.device_plugin.mig_strategy == "none" || driver_missing_) return;
+  const std::string layout = mig_layout_of(host, known_);
+  if (layout == mig_layout_ && !change.gpus_changed) return;
+  if (!mig_layout_.empty() && layout != mig_layout_)
+    change.lines.push_back("the MIG layout changed");
+  mig_layout_ = layout;
+  migs_.clear();
+  if (nvml == nullptr) {
+    if (mig_error_.empty()) change.lines.push_back("MIG devices unknown: NVML is unavailable");
+    mig_error_ = "no NVML";
+    return;
+  }
+  mig_error_.clear();
+  for (const auto& gpu : known_) {
+    auto list = nvml->mig_devices(gpu.bus);
+    if (!list.empty()) migs_[gpu.uuid] = std::move(list);
+  }
+}
+
+InventoryChange Inventory::refresh(Nvml* nvml) {
+  InventoryChange change;
+  DriverHost host(config_.driver, lstat_node);  // a new one: nothing cached between ticks
+  discover(host, nvml, change);
+  read_mig_layout(host, nvml, change);
   std::map<std::string, std::string> failing;
-  if (config_.device_plugin.health || driver_missing_) {
-    failing = driver_missing_ ? std::map<std::string, std::string>() : health_.failing(known_);
-    if (driver_missing_) {
-      for (const auto& gpu : known_) failing.emplace(gpu.uuid, *driver_missing_);
-    }
+  if (driver_missing_) {
+    for (const auto& gpu : known_) failing.emplace(gpu.uuid, *driver_missing_);
+  } else if (config_.device_plugin.health) {
+    failing = health_.failing(known_);
   }
   for (const auto& [uuid, why] : failing) {
-    if (failing_.count(uuid) == 0) change.lines.push_back("GPU " + uuid + " is Unhealthy: " + why);
+    if (node_failing_.count(uuid) == 0)
+      change.lines.push_back("GPU " + uuid + " is Unhealthy: " + why);
   }
-  for (const auto& [uuid, why] : failing_) {
+  for (const auto& [uuid, why] : node_failing_) {
     if (failing.count(uuid) == 0) change.lines.push_back("GPU " + uuid + " is Healthy again");
   }
-  failing_ = std::move(failing);
-  auto devices = devices_of(known_, config_);
-  for (auto& d : devices) {
-    const auto it = failing_.find(d.uuid);
-    d.healthy = it == failing_.end();
-    if (!d.healthy) d.unhealthy_because = it->second;
+  node_failing_ = std::move(failing);
+  auto listed = relist();
+  change.lines.insert(change.lines.end(), listed.lines.begin(), listed.lines.end());
+  change.devices_changed = listed.devices_changed;
+  return change;
+}
+
+InventoryChange Inventory::use_nvml(Nvml& nvml) {
+  InventoryChange change;
+  topology_ = read_topology(known_, config_.driver, &nvml);
+  change.topology_changed = true;
+  change.lines.push_back("topology of " + std::to_string(known_.size()) + " GPUs read from " +
+                         topology_.source);
+  mig_layout_.clear();
+  DriverHost host(config_.driver, lstat_node);
+  read_mig_layout(host, &nvml, change);
+  change.devices_changed = relist().devices_changed;
+  return change;
+}
+
+InventoryChange Inventory::apply_xid(const XidEvent& event) {
+  InventoryChange change;
+  if (is_ignored_xid(event.xid, config_.device_plugin.ignored_xids)) {
+    change.lines.push_back("Xid " + std::to_string(event.xid) + " on " +
+                           (event.gpu ? event.gpu->to_string() : std::string("a GPU")) +
+                           " ignored: an application's error, not the GPU's");
+    return change;
   }
-  change.devices_changed = !same_devices(devices, devices_);
-  devices_ = std::move(devices);
+  for (const auto& gpu : known_) {
+    if (event.gpu && gpu.bus != *event.gpu) continue;
+    std::optional<MigInstance> mig;
+    if (event.gpu_instance && event.compute_instance)
+      mig = MigInstance{*event.gpu_instance, *event.compute_instance};
+    const std::string why =
+        "critical Xid " + std::to_string(event.xid) + " (until the GPU is reset)";
+    const std::string what = mig ? " MIG instance " + std::to_string(mig->gpu_instance) + "/" +
+                                       std::to_string(mig->compute_instance)
+                                 : std::string();
+    change.lines.push_back("GPU " + gpu.uuid + what + " is Unhealthy: " + why);
+    auto& failures = xid_failing_[gpu.uuid].failures;
+    const auto same = std::find_if(failures.begin(), failures.end(),
+                                   [&](const XidFailure& f) { return f.mig == mig; });
+    if (same == failures.end())
+      failures.push_back(XidFailure{mig, why});
+    else
+      same->why = why;
+  }
+  auto listed = relist();
+  change.devices_changed = listed.devices_changed;
+  return change;
+}
+
+InventoryChange Inventory::check_resets(Nvml& nvml) {
+  InventoryChange change;
+  for (auto it = xid_failing_.begin(); it != xid_failing_.end();) {
+    const auto gpu = std::find_if(known_.begin(), known_.end(),
+                                  [&](const Gpu& g) { return g.uuid == it->first; });
+    const bool answers = gpu != known_.end() && nvml.answers(gpu->bus);
+    if (!answers) {
+      it->second.seen_lost = true;
+      ++it;
+      continue;
+    }
+    if (!it->second.seen_lost) {
+      ++it;
+      continue;
+    }
+    change.lines.push_back("GPU " + it->first + " was reset: Healthy again");
+    it = xid_failing_.erase(it);
+  }
+  if (!change.lines.empty()) change.devices_changed = relist().devices_changed;
+  return change;
+}
+
+InventoryChange Inventory::relist() {
+  InventoryChange change;
+  auto devices = devices_of(known_, migs_, config_);
+  if (!devices) {
+    if (mig_error_ != devices.error().message)
+      change.lines.push_back(devices.error().message + ": advertising no devices");
+    mig_error_ = devices.error().message;
+    devices = std::vector<PluginDevice>();
+  }
+  for (auto& d : *devices) {
+    if (const auto node = node_failing_.find(d.uuid); node != node_failing_.end()) {
+      d.healthy = false;
+      d.unhealthy_because = node->second;
+    } else if (const auto xid = xid_failing_.find(d.uuid); xid != xid_failing_.end()) {
+      // A whole-GPU Xid takes every device on it (replicas, MIG devices); an instance's, only
+      // that MIG device.
+      for (const auto& failure : xid->second.failures) {
+        if (failure.mig && !(d.mig && *d.mig == *failure.mig)) continue;
+        d.healthy = false;
+        d.unhealthy_because = failure.why;
+        break;
+      }
+    }
+  }
+  change.devices_changed = !same_devices(*devices, devices_);
+  devices_ = std::move(*devices);
   return change;
 }
 

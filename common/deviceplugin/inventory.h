@@ -1,10 +1,14 @@
 // The node's GPUs as the plugin knows them: found by the driver discovery the shim uses, kept
-// once seen (a GPU that falls off the bus stays listed, Unhealthy, and comes back Healthy), and
-// refreshed on every tick. No driver is zero devices and a reason, not an error.
+// once seen (a GPU that falls off the bus stays listed, Unhealthy, and comes back Healthy), MIG
+// devices from NVML (read again when the driver's MIG layout changes), the topology (read
+// when the set of GPUs changes), and health from the node (device nodes, /proc) and from
+// critical Xid events (until NVML sees the GPU reset). No driver is zero devices and a reason,
+// not an error.
 #pragma once
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -12,30 +16,62 @@
 #include "deviceplugin/devices.h"
 #include "deviceplugin/health.h"
 #include "driver/host.h"
+#include "driver/nvml.h"
+#include "topology/topology.h"
 
 namespace gcr {
 
 struct InventoryChange {
   std::vector<std::string> lines;  // one per event, for the log
   bool devices_changed = false;
+  bool gpus_changed = false;      // the set of known GPUs (for the topology and Xid watching)
+  bool topology_changed = false;  // read again: the preferred allocations change with it
 };
 
 class Inventory {
  public:
   Inventory(const Config& config, HealthSource& health) : config_(config), health_(health) {}
 
-  // Reads the driver again and checks every known GPU.
-  InventoryChange refresh();
+  // Reads the driver again and checks every known GPU. `nvml` (may be null) answers MIG and
+  // topology questions.
+  InventoryChange refresh(Nvml* nvml);
+  // A critical Xid (one not ignored): the GPU, or its MIG instance, turns Unhealthy.
+  InventoryChange apply_xid(const XidEvent& event);
+  // NVML became available: the topology and the MIG devices are read again with it.
+  InventoryChange use_nvml(Nvml& nvml);
+  // GPUs an Xid took that NVML saw stop answering and answer again (a reset) are Healthy.
+  InventoryChange check_resets(Nvml& nvml);
 
   [[nodiscard]] const std::vector<PluginDevice>& devices() const { return devices_; }
   [[nodiscard]] const std::vector<Gpu>& gpus() const { return known_; }
+  [[nodiscard]] const Topology& topology() const { return topology_; }
+  // Every resource advertised (always resource-name, even with no device).
+  [[nodiscard]] std::set<std::string> resources() const;
 
  private:
+  struct XidFailure {
+    std::optional<MigInstance> mig;  // one MIG instance, or the whole GPU
+    std::string why;
+  };
+  struct XidFailures {
+    std::vector<XidFailure> failures;  // one per instance hit (or the whole GPU)
+    bool seen_lost = false;            // NVML stopped answering since (a reset under way)
+  };
+
+  void discover(DriverHost& host, Nvml* nvml, InventoryChange& change);
+  void read_mig_layout(DriverHost& host, Nvml* nvml, InventoryChange& change);
+  InventoryChange relist();
+
   const Config& config_;
   HealthSource& health_;
-  std::vector<Gpu> known_;                      // in index order of first sight
-  std::map<std::string, std::string> failing_;  // uuid -> why, as last reported
-  std::optional<std::string> driver_missing_;   // why, while there is no driver
+  std::vector<Gpu> known_;                              // in index order of first sight
+  std::map<std::string, std::vector<MigDevice>> migs_;  // by GPU UUID
+  std::string mig_layout_;                              // what proc lists, to notice changes
+  std::string mig_error_;
+  Topology topology_;
+  std::map<std::string, std::string> node_failing_;  // uuid -> why (device node, /proc)
+  std::map<std::string, XidFailures> xid_failing_;   // uuid -> the Xids that took it
+  std::optional<std::string> driver_missing_;        // why, while there is no driver
   std::vector<PluginDevice> devices_;
 };
 

@@ -83,7 +83,8 @@ grpc::Status PluginService::GetPreferredAllocation(
                                   strings(container.must_include_deviceids()),
                                   container.allocation_size()};
     auto* answer = response->add_container_responses();
-    for (const auto& id : preferred_allocation(wanted, snapshot.devices, config_))
+    for (const auto& id :
+         preferred_allocation(wanted, snapshot.devices, *snapshot.topology, config_))
       answer->add_deviceids(id);
   }
   return grpc::Status::OK;

@@ -4,6 +4,8 @@
 
 #include <cstdio>
 
+#include "driver/nvml.h"
+
 namespace gcr {
 namespace {
 
@@ -32,48 +34,6 @@ std::string dl_error() {
   return e != nullptr ? e : "unknown dlopen error";
 }
 
-// NVML's brand enumeration, named as libnvidia-container names them.
-std::string brand_name(int brand) {
-  static const char* names[] = {"Unknown",    "Quadro",      "Tesla",     "NVS",       "GRID",
-                                "GeForce",    "TITAN",       "VApps",     "VPC",       "VCS",
-                                "VWS",        "CloudGaming", "QuadroRTX", "NvidiaRTX", "Nvidia",
-                                "GeForceRTX", "TitanRTX"};
-  return brand >= 0 && brand < static_cast<int>(sizeof names / sizeof names[0]) ? names[brand]
-                                                                                : "Unknown";
-}
-
-struct MigFunctions {
-  int (*max_count)(void*, unsigned*);
-  int (*by_index)(void*, unsigned, void**);
-  int (*uuid)(void*, char*, unsigned);
-  int (*gpu_instance)(void*, unsigned*);
-  int (*compute_instance)(void*, unsigned*);
-};
-
-// The MIG devices of a GPU by NVML index (empty slots skipped, indices kept as NVML has them).
-std::vector<MigDevice> mig_devices(const MigFunctions& f, void* device) {
-  std::vector<MigDevice> out;
-  unsigned max = 0;
-  if (!f.max_count || !f.by_index || !f.uuid || !f.gpu_instance || !f.compute_instance ||
-      f.max_count(device, &max) != 0) {
-    return out;
-  }
-  for (unsigned i = 0; i < max && i < 64; ++i) {
-    void* mig = nullptr;
-    if (f.by_index(device, i, &mig) != 0) continue;
-    char uuid[96] = {};
-    MigDevice m;
-    m.index = i;
-    if (f.uuid(mig, uuid, sizeof uuid) != 0 || f.gpu_instance(mig, &m.gpu_instance) != 0 ||
-        f.compute_instance(mig, &m.compute_instance) != 0) {
-      continue;
-    }
-    m.uuid = uuid;
-    out.push_back(m);
-  }
-  return out;
-}
-
 }  // namespace
 
 Result<std::string> cuda_driver_version(const std::string& libcuda_path) {
@@ -90,38 +50,15 @@ Result<std::string> cuda_driver_version(const std::string& libcuda_path) {
 
 Result<std::map<std::string, GpuFacts>> nvml_gpu_facts(const std::string& nvml_path,
                                                        const std::vector<Gpu>& gpus) {
-  Library lib(nvml_path);
-  if (!lib.loaded()) return Error{"cannot load NVML: " + dl_error()};
-  const auto init = lib.symbol<int (*)()>("nvmlInit_v2");
-  const auto shutdown = lib.symbol<int (*)()>("nvmlShutdown");
-  const auto by_bus = lib.symbol<int (*)(const char*, void**)>("nvmlDeviceGetHandleByPciBusId_v2");
-  const auto capability =
-      lib.symbol<int (*)(void*, int*, int*)>("nvmlDeviceGetCudaComputeCapability");
-  const auto brand = lib.symbol<int (*)(void*, int*)>("nvmlDeviceGetBrand");
-  if (!init || !shutdown || !by_bus || !capability || !brand)
-    return Error{"NVML lacks a needed function (" + nvml_path + ")"};
-  if (init() != 0) return Error{"nvmlInit failed (" + nvml_path + ")"};
-  const MigFunctions mig{
-      lib.symbol<int (*)(void*, unsigned*)>("nvmlDeviceGetMaxMigDeviceCount"),
-      lib.symbol<int (*)(void*, unsigned, void**)>("nvmlDeviceGetMigDeviceHandleByIndex"),
-      lib.symbol<int (*)(void*, char*, unsigned)>("nvmlDeviceGetUUID"),
-      lib.symbol<int (*)(void*, unsigned*)>("nvmlDeviceGetGpuInstanceId"),
-      lib.symbol<int (*)(void*, unsigned*)>("nvmlDeviceGetComputeInstanceId")};
+  auto nvml = Nvml::open(nvml_path);
+  if (!nvml) return nvml.error();
   std::map<std::string, GpuFacts> out;
   for (const auto& gpu : gpus) {
-    char bus_id[32];
-    std::snprintf(bus_id, sizeof bus_id, "%08x:%02x:%02x.%x", gpu.bus.domain, gpu.bus.bus,
-                  gpu.bus.device, gpu.bus.function);
-    void* device = nullptr;
-    if (by_bus(bus_id, &device) != 0) continue;
     GpuFacts& facts = out[gpu.uuid];
-    int major = 0, minor = 0, b = 0;
-    if (capability(device, &major, &minor) == 0)
-      facts.arch = std::to_string(major) + "." + std::to_string(minor);
-    if (brand(device, &b) == 0) facts.brand = brand_name(b);
-    facts.migs = mig_devices(mig, device);
+    facts.arch = (*nvml)->arch(gpu.bus);
+    facts.brand = (*nvml)->brand(gpu.bus);
+    facts.migs = (*nvml)->mig_devices(gpu.bus);
   }
-  shutdown();
   return out;
 }
 

@@ -19,6 +19,13 @@ struct MigDevice {
   std::string uuid;    // MIG-...
   unsigned gpu_instance = 0;
   unsigned compute_instance = 0;
+  unsigned gpu_slices = 0;           // the profile's size: 1 for 1g.5gb
+  unsigned long long memory_mb = 0;  // its memory
+
+  // "1g.5gb": slices, then memory in GB rounded up, as NVIDIA names MIG profiles.
+  [[nodiscard]] std::string profile() const {
+    return std::to_string(gpu_slices) + "g." + std::to_string((memory_mb + 1023) / 1024) + "gb";
+  }
 };
 
 struct GpuFacts {

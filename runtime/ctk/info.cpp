@@ -8,6 +8,8 @@
 #include "ctk/ctk.h"
 #include "driver/host.h"
 #include "driver/libs.h"
+#include "driver/nvml.h"
+#include "topology/topology.h"
 
 namespace po = boost::program_options;
 
@@ -19,6 +21,7 @@ struct InfoOptions {
   bool json = false;
   bool cuda = false;
   bool nvml = false;
+  bool topology = false;
 };
 
 struct Facts {
@@ -73,6 +76,28 @@ Result<Facts> gather(const InfoOptions& options) {
       warn(per_gpu.error().message);
   }
   return facts;
+}
+
+// The matrix gpu-device-plugin chooses GPU sets from: NVML's view when it answers, sysfs's
+// otherwise.
+int print_topology(const InfoOptions& options) {
+  DriverHost host(options.roots, lstat_node);
+  auto gpus = host.gpus();
+  if (!gpus) {
+    std::fprintf(stderr, "gpu-ctk: %s\n", gpus.error().message.c_str());
+    return 1;
+  }
+  std::unique_ptr<Nvml> nvml;
+  if (const auto path = library_path(host, Capability::kUtility, "libnvidia-ml.so")) {
+    auto opened = Nvml::open(*path);
+    if (opened) {
+      nvml = std::move(*opened);
+    } else {
+      warn(opened.error().message);
+    }
+  }
+  std::fputs(topology_table(read_topology(*gpus, options.roots, nvml.get())).c_str(), stdout);
+  return 0;
 }
 
 Json optional_json(const std::optional<std::string>& v) {
@@ -135,7 +160,9 @@ int ctk_info(const std::vector<std::string>& args) {
       "driver-root", po::value(&options.roots.root), "driver root (default: [driver] root)")(
       "dev-root", po::value(&options.roots.dev_root), "dev root (default: [driver] dev-root)")(
       "cuda", po::bool_switch(&options.cuda), "ask libcuda for the CUDA version")(
-      "nvml", po::bool_switch(&options.nvml), "ask NVML for each GPU's architecture and brand");
+      "nvml", po::bool_switch(&options.nvml), "ask NVML for each GPU's architecture and brand")(
+      "topology", po::bool_switch(&options.topology),
+      "print how the GPUs are connected (NVLinks, PCIe, NUMA), as gpu-device-plugin sees it");
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(args).options(desc).run(), vm);
@@ -148,6 +175,7 @@ int ctk_info(const std::vector<std::string>& args) {
     std::cout << desc << "\nWithout --cuda or --nvml both are asked.\n";
     return 0;
   }
+  if (options.topology) return print_topology(options);
   if (!options.cuda && !options.nvml) options.cuda = options.nvml = true;
   auto facts = gather(options);
   if (!facts) {

@@ -22,7 +22,7 @@ const std::vector<gcr::PluginDevice>& devices() {
       gpu.uuid = "GPU-" + std::to_string(i);
       gpus.push_back(gpu);
     }
-    auto out = gcr::devices_of(gpus, config);
+    auto out = gcr::devices_of(gpus, {}, config).value();
     for (auto& d : out) d.healthy = d.uuid != "GPU-3" && d.uuid != "GPU-6";
     return out;
   }();

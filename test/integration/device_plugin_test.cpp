@@ -16,65 +16,23 @@
 #include "containerd.h"
 #include "fake_kubelet.h"
 #include "gpu_fixture.h"
+#include "plugin_fixture.h"
 #include "sim_host.h"
 
 using gcr::Json;
 using gcr::test::Devices;
 using gcr::test::FakeKubelet;
+using gcr::test::PluginFixture;
 using namespace std::chrono_literals;
 
 namespace {
 
 constexpr auto kWait = 10s;
-const std::string kSocket = "gpu-device-plugin-nvidia.com-gpu.sock";
+const std::string kSocket = gcr::test::kPluginSocket;
 
 void require_root() {
   REQUIRE_MESSAGE(gcr::test::is_root(), "the simulated GPU host needs root (mknod)");
 }
-
-// A simulated host, a kubelet directory, the plugin's configuration, the fake kubelet and the
-// plugin process.
-struct PluginFixture {
-  gcr::test::TempDir dir;
-  gcr::test::SimHost host;
-  std::string kubelet_dir = dir / "kubelet";
-  std::unique_ptr<FakeKubelet> kubelet;
-  std::unique_ptr<gcr::test::Daemon> plugin;
-
-  explicit PluginFixture(const Json& plugin_config = Json::object(),
-                         const gcr::test::SimHostOptions& options = {})
-      : host(dir / "host", options) {
-    gcr::test::make_dirs(kubelet_dir);
-    Json config = host.driver_config();
-    config["runtime"] = {{"log-level", "debug"}};
-    config["device-plugin"] = {{"kubelet-dir", kubelet_dir}};
-    config["device-plugin"].merge_patch(plugin_config);
-    gcr::test::write_file(dir / "config.json", config.dump(2));
-  }
-
-  void start_kubelet() { kubelet = std::make_unique<FakeKubelet>(kubelet_dir); }
-  void start_plugin() {
-    plugin = std::make_unique<gcr::test::Daemon>(
-        std::vector<std::string>{gcr::test::built("gpu-device-plugin"), "--config",
-                                 dir / "config.json"},
-        gcr::test::RunOptions{}, dir / "plugin.log");
-  }
-  // The usual start: the kubelet is there, the plugin registers.
-  void start() {
-    start_kubelet();
-    start_plugin();
-    REQUIRE_MESSAGE(kubelet->wait_for_registrations(1, kWait), log());
-  }
-  [[nodiscard]] std::string log() const { return gcr::test::read_file(dir / "plugin.log"); }
-  // The log holds `part`, now or within a few seconds (the plugin logs after the fact).
-  [[nodiscard]] bool logged(const std::string& part) const {
-    for (int i = 0; i < 50; ++i) {
-      if (log().find(part) != std::string::npos) return true;
-      std::this_thread::sleep_for(100ms);
-    }
-    return false;
-  }
-};
 
 std::vector<std::string> ids_of(const Devices& devices) {
   std::vector<std::string> ids;

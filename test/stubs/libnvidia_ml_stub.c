@@ -1,27 +1,137 @@
-/* A stand-in for NVML with just what gpu-ctk info asks. Answers follow the simulated host's
- * convention: GPUs on PCI buses below 0x80 are compute capability 8.0, the others 7.0; the
- * GPU on bus 0xaf is a GeForce, every other one a Tesla. The GPU on bus 0x3b is in MIG mode
- * with two MIG devices: GPU instance 1 / compute instance 0 and GPU instance 2 / compute
- * instance 0. */
+/* A stand-in for NVML with what gpu-ctk info and gpu-device-plugin ask. Answers follow the
+ * simulated host's convention: GPUs on PCI buses below 0x80 are compute capability 8.0, the
+ * others 7.0; the GPU on bus 0xaf is a GeForce, every other one a Tesla. The GPU on bus 0x3b
+ * is in MIG mode with two MIG devices (1g.5gb): GPU instance 1 / compute instance 0 and GPU
+ * instance 2 / compute instance 0.
+ *
+ * A description file named by $GCR_STUB_NVML changes that, one fact per line (buses in hex):
+ *   nvlink A B N              N NVLinks between the GPUs on buses A and B
+ *   nvswitch A N              N of A's NVLinks go to NVSwitches
+ *   pcie A B LEVEL            NVML's common-ancestor level of A and B (0, 10, 20, 30, 40, 50);
+ *                             unlisted pairs are 50 (across the system)
+ *   mig A GI CI SLICES MEMMB  a MIG device on A (its index is its order among A's lines);
+ *                             any mig line replaces the built-in MIG devices
+ * The file is read again whenever MIG devices are counted (a MIG reconfiguration), and
+ * $GCR_STUB_NVML_EVENTS names a file a test appends to while NVML runs:
+ *   xid A N [GI CI]           a critical-Xid event N on A (its MIG instance with GI CI)
+ *   lost A / back A           A stops answering (being reset) / answers again */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-typedef struct {
+#define MAX_MIGS 8
+
+typedef struct gcr_stub_device {
   unsigned bus;
   int mig_index; /* -1 for a GPU, else the MIG device's index on its GPU */
+  unsigned gi, ci, slices;
+  unsigned long long memory_mb;
 } gcr_stub_device;
 
+typedef struct {
+  unsigned long long event_type;
+  unsigned long long data;
+  unsigned gi, ci;
+} gcr_stub_event;
+
 static gcr_stub_device devices[256];
-static gcr_stub_device migs[2] = {{0x3b, 0}, {0x3b, 1}};
+static gcr_stub_device migs[256][MAX_MIGS];
+static int mig_count[256];
+static int nvlinks[256][256];
+static int switch_links[256];
+static int pcie[256][256];
+static int lost[256];
 static int initialized;
+static long events_read;
+
+static void add_mig(unsigned bus, unsigned gi, unsigned ci, unsigned slices,
+                    unsigned long long mb) {
+  if (bus > 255 || mig_count[bus] >= MAX_MIGS) return;
+  gcr_stub_device* m = &migs[bus][mig_count[bus]];
+  m->bus = bus;
+  m->mig_index = mig_count[bus]++;
+  m->gi = gi;
+  m->ci = ci;
+  m->slices = slices;
+  m->memory_mb = mb;
+}
+
+static void load_description(void) {
+  const char* path = getenv("GCR_STUB_NVML");
+  FILE* f = path ? fopen(path, "r") : NULL;
+  int own_migs = 0;
+  char line[256];
+  memset(mig_count, 0, sizeof mig_count);
+  memset(nvlinks, 0, sizeof nvlinks);
+  memset(switch_links, 0, sizeof switch_links);
+  for (int a = 0; a < 256; ++a)
+    for (int b = 0; b < 256; ++b) pcie[a][b] = 50;
+  if (!f) {
+    add_mig(0x3b, 1, 0, 1, 4864);
+    add_mig(0x3b, 2, 0, 1, 4864);
+    return;
+  }
+  while (fgets(line, sizeof line, f)) {
+    unsigned a = 0, b = 0, n = 0, gi = 0, ci = 0, slices = 0;
+    unsigned long long mb = 0;
+    if (sscanf(line, "nvlink %x %x %u", &a, &b, &n) == 3 && a < 256 && b < 256) {
+      nvlinks[a][b] = nvlinks[b][a] = (int)n;
+    } else if (sscanf(line, "nvswitch %x %u", &a, &n) == 2 && a < 256) {
+      switch_links[a] = (int)n;
+    } else if (sscanf(line, "pcie %x %x %u", &a, &b, &n) == 3 && a < 256 && b < 256) {
+      pcie[a][b] = pcie[b][a] = (int)n;
+    } else if (sscanf(line, "mig %x %u %u %u %llu", &a, &gi, &ci, &slices, &mb) == 5) {
+      own_migs = 1;
+      add_mig(a, gi, ci, slices, mb);
+    }
+  }
+  fclose(f);
+  if (!own_migs) {
+    add_mig(0x3b, 1, 0, 1, 4864);
+    add_mig(0x3b, 2, 0, 1, 4864);
+  }
+}
+
+/* The next event in $GCR_STUB_NVML_EVENTS past what was read; lost/back lines apply on the way. */
+static int next_event(gcr_stub_event* out, unsigned* bus) {
+  const char* path = getenv("GCR_STUB_NVML_EVENTS");
+  FILE* f = path ? fopen(path, "r") : NULL;
+  char line[256];
+  int found = 0;
+  if (!f) return 0;
+  if (fseek(f, events_read, SEEK_SET) != 0) {
+    fclose(f);
+    return 0;
+  }
+  while (!found && fgets(line, sizeof line, f)) {
+    unsigned a = 0, xid = 0, gi = 0xffffffffu, ci = 0xffffffffu;
+    if (line[strlen(line) - 1] != '\n') break; /* a line still being written */
+    events_read = ftell(f);
+    if (sscanf(line, "lost %x", &a) == 1 && a < 256) {
+      lost[a] = 1;
+    } else if (sscanf(line, "back %x", &a) == 1 && a < 256) {
+      lost[a] = 0;
+    } else if (sscanf(line, "xid %x %u %u %u", &a, &xid, &gi, &ci) >= 2 && a < 256) {
+      out->event_type = 0x8; /* nvmlEventTypeXidCriticalError */
+      out->data = xid;
+      out->gi = gi;
+      out->ci = ci;
+      *bus = a;
+      found = 1;
+    }
+  }
+  fclose(f);
+  return found;
+}
 
 int nvmlInit_v2(void) {
+  if (!initialized) load_description();
   initialized = 1;
   return 0;
 }
 
 int nvmlShutdown(void) {
-  initialized = 0;
   return 0;
 }
 
@@ -29,6 +139,7 @@ int nvmlDeviceGetHandleByPciBusId_v2(const char* bus_id, gcr_stub_device** devic
   unsigned domain = 0, bus = 0, dev = 0, fn = 0;
   if (!initialized) return 1; /* NVML_ERROR_UNINITIALIZED */
   if (sscanf(bus_id, "%x:%x:%x.%x", &domain, &bus, &dev, &fn) != 4 || bus > 255) return 2;
+  if (lost[bus]) return 15; /* NVML_ERROR_GPU_IS_LOST */
   devices[bus].bus = bus;
   devices[bus].mig_index = -1;
   *device = &devices[bus];
@@ -47,30 +158,147 @@ int nvmlDeviceGetBrand(gcr_stub_device* device, int* brand) {
 }
 
 int nvmlDeviceGetMaxMigDeviceCount(gcr_stub_device* device, unsigned* count) {
-  *count = device->bus == 0x3b ? 7 : 0;
+  load_description();
+  *count = mig_count[device->bus] > 0 ? 7 : 0;
   return 0;
 }
 
 int nvmlDeviceGetMigDeviceHandleByIndex(gcr_stub_device* device, unsigned index,
                                         gcr_stub_device** mig) {
-  if (device->bus != 0x3b || index >= 2) return 6; /* NVML_ERROR_NOT_FOUND */
-  *mig = &migs[index];
+  if (index >= (unsigned)mig_count[device->bus]) return 6; /* NVML_ERROR_NOT_FOUND */
+  *mig = &migs[device->bus][index];
   return 0;
 }
 
 int nvmlDeviceGetUUID(gcr_stub_device* device, char* uuid, unsigned length) {
+  if (lost[device->bus]) return 15;
   if (device->mig_index < 0) return 3; /* NVML_ERROR_NOT_SUPPORTED for this stub */
-  snprintf(uuid, length, "MIG-5eed003b-0000-4000-8000-00000000000%d", device->mig_index);
+  snprintf(uuid, length, "MIG-5eed%04x-0000-4000-8000-00000000000%d", device->bus,
+           device->mig_index);
   return 0;
 }
 
 int nvmlDeviceGetGpuInstanceId(gcr_stub_device* device, unsigned* id) {
-  *id = (unsigned)device->mig_index + 1;
+  *id = device->gi;
   return 0;
 }
 
 int nvmlDeviceGetComputeInstanceId(gcr_stub_device* device, unsigned* id) {
-  (void)device;
-  *id = 0;
+  *id = device->ci;
+  return 0;
+}
+
+typedef struct {
+  unsigned multiprocessorCount, sharedCopyEngineCount, sharedDecoderCount, sharedEncoderCount;
+  unsigned sharedJpegCount, sharedOfaCount, gpuInstanceSliceCount, computeInstanceSliceCount;
+  unsigned long long memorySizeMB;
+} gcr_stub_attributes;
+
+int nvmlDeviceGetAttributes_v2(gcr_stub_device* device, gcr_stub_attributes* attributes) {
+  memset(attributes, 0, sizeof *attributes);
+  if (device->mig_index < 0) return 3;
+  attributes->gpuInstanceSliceCount = device->slices;
+  attributes->computeInstanceSliceCount = device->slices;
+  attributes->memorySizeMB = device->memory_mb;
+  return 0;
+}
+
+int nvmlDeviceGetNvLinkState(gcr_stub_device* device, unsigned link, int* active) {
+  int total = switch_links[device->bus];
+  for (int b = 0; b < 256; ++b) total += nvlinks[device->bus][b];
+  if (link >= 18) return 2; /* NVML_ERROR_INVALID_ARGUMENT */
+  *active = (int)link < total ? 1 : 0;
+  return 0;
+}
+
+/* The remote end of a link: links are numbered GPU peers first (by bus), then switches. */
+static int remote_of(unsigned bus, unsigned link, int* remote_bus) {
+  unsigned at = 0;
+  for (int b = 0; b < 256; ++b) {
+    if (link < at + (unsigned)nvlinks[bus][b]) {
+      *remote_bus = b;
+      return 1;
+    }
+    at += (unsigned)nvlinks[bus][b];
+  }
+  if (link < at + (unsigned)switch_links[bus]) {
+    *remote_bus = -1;
+    return 1;
+  }
+  return 0;
+}
+
+int nvmlDeviceGetNvLinkRemoteDeviceType(gcr_stub_device* device, unsigned link, int* type) {
+  int remote = 0;
+  if (!remote_of(device->bus, link, &remote)) return 6;
+  *type = remote < 0 ? 2 /* NVML_NVLINK_DEVICE_TYPE_SWITCH */ : 0 /* GPU */;
+  return 0;
+}
+
+typedef struct {
+  char busIdLegacy[16];
+  unsigned domain, bus, device, pciDeviceId, pciSubSystemId;
+  char busId[32];
+} gcr_stub_pci_info;
+
+int nvmlDeviceGetNvLinkRemotePciInfo_v2(gcr_stub_device* device, unsigned link,
+                                        gcr_stub_pci_info* pci) {
+  int remote = 0;
+  if (!remote_of(device->bus, link, &remote)) return 6;
+  memset(pci, 0, sizeof *pci);
+  pci->bus = remote < 0 ? 0xff : (unsigned)remote;
+  snprintf(pci->busId, sizeof pci->busId, "00000000:%02X:00.0", pci->bus);
+  return 0;
+}
+
+int nvmlDeviceGetTopologyCommonAncestor(gcr_stub_device* a, gcr_stub_device* b, int* level) {
+  *level = pcie[a->bus][b->bus];
+  return 0;
+}
+
+/* Events: one set, every GPU registered, waited on by polling the events file. */
+typedef struct {
+  gcr_stub_device* device;
+  unsigned long long eventType;
+  unsigned long long eventData;
+  unsigned gpuInstanceId;
+  unsigned computeInstanceId;
+} gcr_stub_event_data;
+
+static int event_set;
+
+int nvmlEventSetCreate(void** set) {
+  *set = &event_set;
+  return 0;
+}
+
+int nvmlDeviceRegisterEvents(gcr_stub_device* device, unsigned long long types, void* set) {
+  (void)device, (void)types, (void)set;
+  return 0;
+}
+
+int nvmlEventSetWait_v2(void* set, gcr_stub_event_data* data, unsigned timeout_ms) {
+  const struct timespec step = {0, 20 * 1000 * 1000};
+  (void)set;
+  for (unsigned waited = 0;; waited += 20) {
+    gcr_stub_event e;
+    unsigned bus = 0;
+    if (next_event(&e, &bus)) {
+      devices[bus].bus = bus;
+      devices[bus].mig_index = -1;
+      data->device = &devices[bus];
+      data->eventType = e.event_type;
+      data->eventData = e.data;
+      data->gpuInstanceId = e.gi;
+      data->computeInstanceId = e.ci;
+      return 0;
+    }
+    if (waited >= timeout_ms) return 10; /* NVML_ERROR_TIMEOUT */
+    nanosleep(&step, NULL);
+  }
+}
+
+int nvmlEventSetFree(void* set) {
+  (void)set;
   return 0;
 }

@@ -1,13 +1,13 @@
 #include "cdi_fixture.h"
 
-#include <doctest/doctest.h>
+#include <stdexcept>
 
 namespace gcr::test {
 
 CdiFixture::CdiFixture(const Json& extra_config) : GpuFixture({}, extra_config) {
   make_dirs(spec_dir);
   const auto r = ctk({"cdi", "generate", "--output", spec_dir + "/nvidia.yaml"});
-  REQUIRE(r.exit_code == 0);
+  if (r.exit_code != 0) throw std::runtime_error("gpu-ctk cdi generate failed: " + r.err);
   Json config = extra_config;
   config.merge_patch({{"cdi", {{"spec-dirs", {spec_dir}}}}});
   configure(config);

@@ -38,7 +38,7 @@ void FakeKubelet::start() {
 }
 
 void FakeKubelet::stop() {
-  end_watch();
+  end_all();
   if (server_) {
     server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
     server_->Wait();
@@ -61,15 +61,26 @@ void FakeKubelet::restart() {
   start();
 }
 
-void FakeKubelet::end_watch() {
-  std::unique_ptr<grpc::ClientContext> context;
+void FakeKubelet::end_watch(const std::string& resource) {
+  std::unique_ptr<Endpoint> endpoint;
   {
     const std::lock_guard lock(mutex_);
-    if (stream_context_) stream_context_->TryCancel();
+    const auto it = endpoints_.find(resource);
+    if (it == endpoints_.end()) return;
+    endpoint = std::move(it->second);
+    endpoints_.erase(it);
+    endpoint->stream->TryCancel();
   }
-  if (watcher_.joinable()) watcher_.join();
-  const std::lock_guard lock(mutex_);
-  stream_context_.reset();
+  if (endpoint->watcher.joinable()) endpoint->watcher.join();
+}
+
+void FakeKubelet::end_all() {
+  std::vector<std::string> resources;
+  {
+    const std::lock_guard lock(mutex_);
+    for (const auto& [resource, endpoint] : endpoints_) resources.push_back(resource);
+  }
+  for (const auto& resource : resources) end_watch(resource);
 }
 
 grpc::Status FakeKubelet::on_register(const v1beta1::RegisterRequest& request) {
@@ -77,50 +88,47 @@ grpc::Status FakeKubelet::on_register(const v1beta1::RegisterRequest& request) {
     return {grpc::StatusCode::INVALID_ARGUMENT, "unsupported version " + request.version()};
   if (!is_extended_resource_name(request.resource_name()))
     return {grpc::StatusCode::INVALID_ARGUMENT, "invalid resource name " + request.resource_name()};
-  const std::string endpoint = dir_ + "/" + request.endpoint();
+  const std::string path = dir_ + "/" + request.endpoint();
   struct stat st {};
-  if (request.endpoint().find('/') != std::string::npos || ::lstat(endpoint.c_str(), &st) != 0 ||
+  if (request.endpoint().find('/') != std::string::npos || ::lstat(path.c_str(), &st) != 0 ||
       !S_ISSOCK(st.st_mode))
-    return {grpc::StatusCode::INVALID_ARGUMENT, "no plugin socket at " + endpoint};
+    return {grpc::StatusCode::INVALID_ARGUMENT, "no plugin socket at " + path};
   // As a current kubelet: dial back, ask for the options, open ListAndWatch, all before
-  // answering Register.
-  auto channel = grpc::CreateChannel("unix://" + endpoint, grpc::InsecureChannelCredentials());
+  // answering Register. A new registration of a resource replaces the old one.
+  auto channel = grpc::CreateChannel("unix://" + path, grpc::InsecureChannelCredentials());
   if (!channel->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(10)))
-    return {grpc::StatusCode::UNAVAILABLE, "cannot dial the plugin back at " + endpoint};
-  auto stub = std::shared_ptr<v1beta1::DevicePlugin::Stub>(v1beta1::DevicePlugin::NewStub(channel));
+    return {grpc::StatusCode::UNAVAILABLE, "cannot dial the plugin back at " + path};
+  auto endpoint = std::make_unique<Endpoint>();
+  endpoint->stub =
+      std::shared_ptr<v1beta1::DevicePlugin::Stub>(v1beta1::DevicePlugin::NewStub(channel));
   grpc::ClientContext context;
-  v1beta1::DevicePluginOptions options;
-  if (auto s = stub->GetDevicePluginOptions(&context, v1beta1::Empty(), &options); !s.ok())
+  if (auto s =
+          endpoint->stub->GetDevicePluginOptions(&context, v1beta1::Empty(), &endpoint->options);
+      !s.ok())
     return s;
-  end_watch();
+  end_watch(request.resource_name());
+  endpoint->stream = std::make_unique<grpc::ClientContext>();
+  Endpoint* watched = endpoint.get();
   {
     const std::lock_guard lock(mutex_);
-    registrations_.push_back(request);
-    options_ = options;
-    plugin_ = stub;
-    stream_context_ = std::make_unique<grpc::ClientContext>();
+    endpoints_[request.resource_name()] = std::move(endpoint);
   }
-  const std::size_t before = lists_received();
-  watcher_ = std::thread([this, stub] { watch(stub); });
+  watched->watcher = std::thread([this, watched] { watch(watched); });
   std::unique_lock lock(mutex_);
-  if (!changed_.wait_for(lock, std::chrono::seconds(10), [&] { return lists_ > before; }))
+  if (!changed_.wait_for(lock, std::chrono::seconds(10), [&] { return watched->lists > 0; }))
     return {grpc::StatusCode::DEADLINE_EXCEEDED, "no device list from the plugin"};
+  registrations_.push_back(request);
   changed_.notify_all();
   return grpc::Status::OK;
 }
 
-void FakeKubelet::watch(std::shared_ptr<v1beta1::DevicePlugin::Stub> stub) {
-  grpc::ClientContext* context = nullptr;
-  {
-    const std::lock_guard lock(mutex_);
-    context = stream_context_.get();
-  }
-  auto reader = stub->ListAndWatch(context, v1beta1::Empty());
+void FakeKubelet::watch(Endpoint* endpoint) {
+  auto reader = endpoint->stub->ListAndWatch(endpoint->stream.get(), v1beta1::Empty());
   v1beta1::ListAndWatchResponse response;
   while (reader->Read(&response)) {
     const std::lock_guard lock(mutex_);
-    devices_.assign(response.devices().begin(), response.devices().end());
-    ++lists_;
+    endpoint->devices.assign(response.devices().begin(), response.devices().end());
+    ++endpoint->lists;
     changed_.notify_all();
   }
   (void)reader->Finish();
@@ -136,35 +144,46 @@ bool FakeKubelet::wait_for_registrations(std::size_t count, std::chrono::millise
   return changed_.wait_for(lock, timeout, [&] { return registrations_.size() >= count; });
 }
 
-v1beta1::DevicePluginOptions FakeKubelet::options() const {
+v1beta1::DevicePluginOptions FakeKubelet::options(const std::string& resource) const {
   const std::lock_guard lock(mutex_);
-  return options_;
+  const auto it = endpoints_.find(resource);
+  return it == endpoints_.end() ? v1beta1::DevicePluginOptions() : it->second->options;
 }
 
-Devices FakeKubelet::devices() const {
+Devices FakeKubelet::devices(const std::string& resource) const {
   const std::lock_guard lock(mutex_);
-  return devices_;
+  const auto it = endpoints_.find(resource);
+  return it == endpoints_.end() ? Devices() : it->second->devices;
 }
 
-std::size_t FakeKubelet::lists_received() const {
+std::size_t FakeKubelet::lists_received(const std::string& resource) const {
   const std::lock_guard lock(mutex_);
-  return lists_;
+  const auto it = endpoints_.find(resource);
+  return it == endpoints_.end() ? 0 : it->second->lists;
 }
 
 bool FakeKubelet::wait_for_devices(const std::function<bool(const Devices&)>& wanted,
-                                   std::chrono::milliseconds timeout) {
+                                   std::chrono::milliseconds timeout, const std::string& resource) {
   std::unique_lock lock(mutex_);
-  return changed_.wait_for(lock, timeout, [&] { return wanted(devices_); });
+  return changed_.wait_for(lock, timeout, [&] {
+    const auto it = endpoints_.find(resource);
+    return it != endpoints_.end() && wanted(it->second->devices);
+  });
+}
+
+std::shared_ptr<v1beta1::DevicePlugin::Stub> FakeKubelet::stub_of(
+    const std::string& resource) const {
+  const std::lock_guard lock(mutex_);
+  const auto it = endpoints_.find(resource);
+  return it == endpoints_.end() ? nullptr : it->second->stub;
 }
 
 grpc::Status FakeKubelet::allocate(const std::vector<std::string>& ids,
-                                   v1beta1::AllocateResponse& response) {
-  std::shared_ptr<v1beta1::DevicePlugin::Stub> plugin;
-  {
-    const std::lock_guard lock(mutex_);
-    plugin = plugin_;
-  }
-  if (!plugin) return {grpc::StatusCode::FAILED_PRECONDITION, "no plugin registered"};
+                                   v1beta1::AllocateResponse& response,
+                                   const std::string& resource) {
+  const auto plugin = stub_of(resource);
+  if (!plugin)
+    return {grpc::StatusCode::FAILED_PRECONDITION, "no plugin registered for " + resource};
   v1beta1::AllocateRequest request;
   auto* container = request.add_container_requests();
   for (const auto& id : ids) container->add_devices_ids(id);
@@ -175,13 +194,11 @@ grpc::Status FakeKubelet::allocate(const std::vector<std::string>& ids,
 
 grpc::Status FakeKubelet::preferred(const std::vector<std::string>& available,
                                     const std::vector<std::string>& must_include, int size,
-                                    v1beta1::PreferredAllocationResponse& response) {
-  std::shared_ptr<v1beta1::DevicePlugin::Stub> plugin;
-  {
-    const std::lock_guard lock(mutex_);
-    plugin = plugin_;
-  }
-  if (!plugin) return {grpc::StatusCode::FAILED_PRECONDITION, "no plugin registered"};
+                                    v1beta1::PreferredAllocationResponse& response,
+                                    const std::string& resource) {
+  const auto plugin = stub_of(resource);
+  if (!plugin)
+    return {grpc::StatusCode::FAILED_PRECONDITION, "no plugin registered for " + resource};
   v1beta1::PreferredAllocationRequest request;
   auto* container = request.add_container_requests();
   for (const auto& id : available) container->add_available_deviceids(id);

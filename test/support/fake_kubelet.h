@@ -8,6 +8,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -38,25 +39,41 @@ class FakeKubelet {
 
   [[nodiscard]] std::vector<v1beta1::RegisterRequest> registrations() const;
   [[nodiscard]] bool wait_for_registrations(std::size_t count, std::chrono::milliseconds timeout);
-  [[nodiscard]] v1beta1::DevicePluginOptions options() const;
+  [[nodiscard]] v1beta1::DevicePluginOptions options(const std::string& resource = kGpu) const;
 
-  // The newest list from ListAndWatch.
-  [[nodiscard]] Devices devices() const;
+  // The newest list from a resource's ListAndWatch stream.
+  [[nodiscard]] Devices devices(const std::string& resource = kGpu) const;
   [[nodiscard]] bool wait_for_devices(const std::function<bool(const Devices&)>& wanted,
-                                      std::chrono::milliseconds timeout);
-  [[nodiscard]] std::size_t lists_received() const;
+                                      std::chrono::milliseconds timeout,
+                                      const std::string& resource = kGpu);
+  [[nodiscard]] std::size_t lists_received(const std::string& resource = kGpu) const;
 
-  // Admission calls on the registered plugin.
-  grpc::Status allocate(const std::vector<std::string>& ids, v1beta1::AllocateResponse& response);
+  // Admission calls on the plugin registered for `resource`.
+  grpc::Status allocate(const std::vector<std::string>& ids, v1beta1::AllocateResponse& response,
+                        const std::string& resource = kGpu);
   grpc::Status preferred(const std::vector<std::string>& available,
                          const std::vector<std::string>& must_include, int size,
-                         v1beta1::PreferredAllocationResponse& response);
+                         v1beta1::PreferredAllocationResponse& response,
+                         const std::string& resource = kGpu);
+
+  static inline const std::string kGpu = "nvidia.com/gpu";
 
  private:
   class Registration;
+  // One registered resource: the plugin's endpoint and its ListAndWatch stream.
+  struct Endpoint {
+    std::shared_ptr<v1beta1::DevicePlugin::Stub> stub;
+    v1beta1::DevicePluginOptions options;
+    std::unique_ptr<grpc::ClientContext> stream;
+    std::thread watcher;
+    Devices devices;
+    std::size_t lists = 0;
+  };
   grpc::Status on_register(const v1beta1::RegisterRequest& request);
-  void watch(std::shared_ptr<v1beta1::DevicePlugin::Stub> stub);
-  void end_watch();
+  void watch(Endpoint* endpoint);
+  void end_watch(const std::string& resource);
+  void end_all();
+  std::shared_ptr<v1beta1::DevicePlugin::Stub> stub_of(const std::string& resource) const;
 
   std::string dir_;
   std::unique_ptr<Registration> service_;
@@ -65,12 +82,7 @@ class FakeKubelet {
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::vector<v1beta1::RegisterRequest> registrations_;
-  v1beta1::DevicePluginOptions options_;
-  Devices devices_;
-  std::size_t lists_ = 0;
-  std::shared_ptr<v1beta1::DevicePlugin::Stub> plugin_;
-  std::unique_ptr<grpc::ClientContext> stream_context_;
-  std::thread watcher_;
+  std::map<std::string, std::unique_ptr<Endpoint>> endpoints_;  // by resource
 };
 
 }  // namespace gcr::test

@@ -47,8 +47,9 @@ const StubLib kStubLibs[] = {
 const std::pair<const char*, unsigned> kMigCaps[] = {
     {"gi1/access", 12}, {"gi1/ci0/access", 13}, {"gi2/access", 21}, {"gi2/ci0/access", 22}};
 
-const unsigned kBuses[] = {0x06, 0x3b, 0x86, 0xaf, 0x07, 0x3c, 0x87, 0xb0, 0x08, 0x3d, 0x88, 0xb1};
-const unsigned kMinors[] = {3, 0, 4, 1, 5, 6, 7, 8, 9, 10, 11, 12};  // minor 2 missing
+const unsigned kBuses[] = {0x06, 0x3b, 0x86, 0xaf, 0x07, 0x3c, 0x87, 0xb0,
+                           0x08, 0x3d, 0x88, 0xb1, 0x09, 0x3e, 0x89, 0xb2};
+const unsigned kMinors[] = {3, 0, 4, 1, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};  // no minor 2
 
 void copy(const std::string& from, const std::string& to) {
   make_dirs(to.substr(0, to.rfind('/')));
@@ -113,7 +114,7 @@ SimHost::SimHost(const std::string& dir, const SimHostOptions& options)
     std::snprintf(bus, sizeof bus, "0000:%02x:00.0", by_bus[i].first);
     std::snprintf(uuid, sizeof uuid, "GPU-%08x-1111-2222-3333-4444%08x",
                   0x5eed0000u + by_bus[i].first, by_bus[i].second);
-    const int numa = i < (options.gpus + 1) / 2 ? 0 : 1;
+    const int numa = i < options.numa.size() ? options.numa[i] : i < (options.gpus + 1) / 2 ? 0 : 1;
     gpus_.push_back(SimGpu{i, bus, by_bus[i].second, uuid, "NVIDIA A100-SXM4-40GB", numa});
   }
   write_proc_files();
@@ -158,10 +159,7 @@ void SimHost::write_proc_files() const {
                "DeviceFileMinor: " + std::to_string(minor) +
                    "\nDeviceFileMode: 292\nDeviceFileModify: 1\n");
   }
-  for (const auto& gpu : gpus_) {
-    write_file(dev_root_ + "/sys/bus/pci/devices/" + gpu.bus + "/numa_node",
-               std::to_string(gpu.numa) + "\n");
-  }
+  write_sysfs();
   // sysfs: every GPU but the last in bus order has a DRM card and render node.
   for (const auto& gpu : gpus_) {
     if (gpu.index + 1 == gpus_.size()) break;
@@ -173,6 +171,30 @@ void SimHost::write_proc_files() const {
              "DeviceFileMinor: 1\nDeviceFileMode: 256\nDeviceFileModify: 1\n");
   write_file(proc + "/driver/nvidia/capabilities/mig/monitor",
              "DeviceFileMinor: 2\nDeviceFileMode: 292\nDeviceFileModify: 1\n");
+}
+
+// /sys/bus/pci/devices/<bus> links to the GPU's place in /sys/devices: behind its switch (the
+// switch's own root port, its upstream port, one downstream port per GPU) or a root port of
+// its own, always under its NUMA node's host bridge.
+void SimHost::write_sysfs() const {
+  for (const auto& gpu : gpus_) {
+    const int sw = gpu.index < options_.pcie_switch.size() ? options_.pcie_switch[gpu.index] : -1;
+    const int rc = std::max(gpu.numa, 0) * 0x40;  // the NUMA node's host bridge
+    char path[160];
+    if (sw >= 0) {
+      std::snprintf(path, sizeof path,
+                    "pci0000:%02x/0000:%02x:%02x.0/0000:%02x:00.0/0000:%02x:%02x.0/%s", rc, rc,
+                    0x01 + sw, 0x10 + sw * 2, 0x11 + sw * 2, gpu.index, gpu.bus.c_str());
+    } else {
+      std::snprintf(path, sizeof path, "pci0000:%02x/0000:%02x:%02x.0/%s", rc, rc, 0x20 + gpu.index,
+                    gpu.bus.c_str());
+    }
+    const std::string real = dev_root_ + "/sys/devices/" + path;
+    make_dirs(real);
+    write_file(real + "/numa_node", std::to_string(gpu.numa) + "\n");
+    make_symlink("../../../devices/" + std::string(path),
+                 dev_root_ + "/sys/bus/pci/devices/" + gpu.bus);
+  }
 }
 
 void SimHost::make_device_nodes() const {

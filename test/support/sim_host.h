@@ -30,6 +30,11 @@ enum class LibLayout {
 
 struct SimHostOptions {
   unsigned gpus = 4;
+  // Per GPU index, overriding the defaults: its NUMA node, and the PCIe switch it sits behind
+  // (GPUs with the same number share one; -1: straight under a root port of its NUMA node's
+  // host bridge). sysfs holds the matching device paths (/sys/devices/pci.../<bus>).
+  std::vector<int> numa;
+  std::vector<int> pcie_switch;
   LibLayout layout = LibLayout::kMultiarch;
   bool device_nodes = true;  // real char nodes need root
 };
@@ -54,6 +59,7 @@ class SimHost {
 
  private:
   void write_proc_files() const;
+  void write_sysfs() const;
   void make_device_nodes() const;
   void install_libraries() const;
   void install_binaries_ipc_firmware() const;

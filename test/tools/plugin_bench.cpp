@@ -1,8 +1,9 @@
 // plugin-bench: gpu-device-plugin's admission latency and idle memory, as scripts/bench.sh
-// prints them. A simulated host with GPUS GPUs (default 8), the plugin registered with the
-// fake kubelet, then N (default 1000) Allocate and GetPreferredAllocation calls each, timed
-// from the kubelet's side (p50, p99), and the plugin's resident memory after it idled.
-//   plugin-bench PLUGIN [GPUS] [N]
+// prints them. A simulated host shaped like a topology fixture (dgx1, nvswitch8, pcie4,
+// sixteen; NVML describes it), the plugin registered with the fake kubelet, then N (default
+// 1000) Allocate and GetPreferredAllocation calls each, timed from the kubelet's side (p50,
+// p99), and the plugin's resident memory after it idled.
+//   plugin-bench PLUGIN [FIXTURE] [N]
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -13,9 +14,8 @@
 #include <thread>
 #include <vector>
 
-#include "fake_kubelet.h"
-#include "sim_host.h"
-#include "test_support.h"
+#include "plugin_fixture.h"
+#include "topology_fixtures.h"
 
 namespace {
 
@@ -57,39 +57,36 @@ std::vector<double> timed(int n, Call call) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: plugin-bench PLUGIN [GPUS] [N]\n");
+    std::fprintf(stderr, "usage: plugin-bench PLUGIN [FIXTURE] [N]\n");
     return 2;
   }
   const std::string plugin = argv[1];
-  const unsigned gpus = argc > 2 ? static_cast<unsigned>(std::stoul(argv[2])) : 8;
+  const std::string fixture_name = argc > 2 ? argv[2] : "dgx1";
   const int n = argc > 3 ? std::stoi(argv[3]) : 1000;
-  gcr::test::TempDir dir;
-  gcr::test::SimHostOptions options;
-  options.gpus = gpus;
-  const gcr::test::SimHost host(dir / "host", options);
-  gcr::test::make_dirs(dir / "kubelet");
-  gcr::Json config = host.driver_config();
-  config["device-plugin"] = {{"kubelet-dir", dir / "kubelet"}};
-  gcr::test::write_file(dir / "config.json", config.dump());
-  gcr::test::FakeKubelet kubelet(dir / "kubelet");
-  gcr::test::Daemon daemon({plugin, "--config", dir / "config.json"}, {}, dir / "plugin.log");
-  if (!kubelet.wait_for_registrations(1, std::chrono::seconds(10))) {
-    std::fprintf(stderr, "plugin-bench: no registration\n%s",
-                 gcr::test::read_file(dir / "plugin.log").c_str());
+  const auto& fixture = gcr::test::topology_fixture(fixture_name);
+  gcr::test::PluginFixture f(gcr::Json::object(), gcr::test::host_options(fixture));
+  f.describe_nvml(gcr::test::stub_description(fixture, f.host));
+  f.start_kubelet();
+  f.start_plugin();
+  if (!f.kubelet->wait_for_registrations(1, std::chrono::seconds(10))) {
+    std::fprintf(stderr, "plugin-bench: no registration\n%s", f.log().c_str());
     return 1;
   }
+  for (int i = 0; i < 50 && f.log().find("read from NVML") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   std::vector<std::string> ids;
-  for (const auto& d : kubelet.devices()) ids.push_back(d.id());
-  std::printf("gpu-device-plugin, %u GPUs\n", gpus);
+  for (const auto& d : f.kubelet->devices()) ids.push_back(d.id());
+  std::printf("gpu-device-plugin, %s (%zu GPUs, topology from NVML)\n", fixture.name.c_str(),
+              ids.size());
   report("Allocate (1 GPU)", timed(n, [&](int i) {
            v1beta1::AllocateResponse r;
-           return kubelet.allocate({ids[static_cast<std::size_t>(i) % ids.size()]}, r);
+           return f.kubelet->allocate({ids[static_cast<std::size_t>(i) % ids.size()]}, r);
          }));
   report("GetPreferredAllocation (half)", timed(n, [&](int) {
            v1beta1::PreferredAllocationResponse r;
-           return kubelet.preferred(ids, {}, static_cast<int>(ids.size() / 2), r);
+           return f.kubelet->preferred(ids, {}, static_cast<int>(ids.size() / 2), r);
          }));
   std::this_thread::sleep_for(std::chrono::seconds(2));
-  std::printf("%-32s %s\n", "idle RSS", vm_rss(daemon.pid()).c_str());
+  std::printf("%-32s %s\n", "idle RSS", vm_rss(f.plugin->pid()).c_str());
   return 0;
 }

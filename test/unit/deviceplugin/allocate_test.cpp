@@ -17,7 +17,9 @@ std::vector<PluginDevice> devices(const Config& config, unsigned count) {
     gpu.minor = i;
     gpus.push_back(gpu);
   }
-  return gcr::devices_of(gpus, config);
+  auto devices = gcr::devices_of(gpus, {}, config);
+  REQUIRE(devices.ok());
+  return *devices;
 }
 
 Config with(std::vector<std::string> strategies, const std::string& ids = "uuid") {
@@ -71,8 +73,17 @@ TEST_CASE("unknown and unhealthy IDs are refused by name; replicas name their GP
   const auto replicas = devices(shared, 2);
   REQUIRE(replicas.size() == 6);
   CHECK(replicas[4].id == "GPU-1::1");
-  auto a = gcr::allocate_container({"GPU-1::2", "GPU-1::0", "GPU-0::1"}, replicas, shared);
+  auto refused = gcr::allocate_container({"GPU-1::2", "GPU-0::1", "GPU-1::0"}, replicas, shared);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().message ==
+        "devices `GPU-1::2` and `GPU-1::0` are replicas of one GPU (GPU-1); [device-plugin] "
+        "replicas-on-distinct-gpus gives a request different GPUs");
+  auto a = gcr::allocate_container({"GPU-1::2", "GPU-0::1"}, replicas, shared);
   REQUIRE(a.ok());
   CHECK(a->envs.at("NVIDIA_VISIBLE_DEVICES") == "GPU-1,GPU-0");
   CHECK(a->cdi_devices == std::vector<std::string>{"nvidia.com/gpu=GPU-1", "nvidia.com/gpu=GPU-0"});
+  shared.device_plugin.replicas_on_distinct_gpus = false;
+  a = gcr::allocate_container({"GPU-1::2", "GPU-1::0", "GPU-0::1"}, replicas, shared);
+  REQUIRE(a.ok());
+  CHECK(a->envs.at("NVIDIA_VISIBLE_DEVICES") == "GPU-1,GPU-0");  // each physical GPU once
 }

@@ -1,0 +1,48 @@
+// Critical Xid events, waited for in a thread of its own (NVML's wait blocks) and handed to
+// the daemon's loop through a queue and an eventfd the loop polls. A failing wait is reported
+// and retried with backoff, never in a tight loop.
+#pragma once
+
+#include <atomic>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "base/fs.h"
+#include "base/result.h"
+#include "driver/nvml.h"
+
+namespace gcr {
+
+class XidWatch {
+ public:
+  // Starts watching `gpus`; the error says why it cannot.
+  [[nodiscard]] static Result<std::unique_ptr<XidWatch>> start(Nvml& nvml,
+                                                               const std::vector<PciAddress>& gpus);
+  ~XidWatch();
+  XidWatch(const XidWatch&) = delete;
+  XidWatch& operator=(const XidWatch&) = delete;
+
+  // Readable when something is queued.
+  [[nodiscard]] int fd() const { return wake_.get(); }
+  // Everything queued: events, and errors of the wait.
+  [[nodiscard]] std::vector<Result<XidEvent>> take();
+
+ private:
+  XidWatch(Nvml& nvml, Fd wake) : nvml_(nvml), wake_(std::move(wake)) {}
+  void run();
+  void push(Result<XidEvent> item);
+
+  Nvml& nvml_;
+  Fd wake_;
+  std::atomic<bool> stopping_{false};
+  std::mutex mutex_;
+  std::vector<Result<XidEvent>> queue_;
+  std::thread thread_;
+};
+
+// NVIDIA's application-level Xids (a fault of the program, not the GPU): 13, 31, 43, 45, 68,
+// 109, plus `extra`.
+[[nodiscard]] bool is_ignored_xid(unsigned long long xid, const std::vector<std::int64_t>& extra);
+
+}  // namespace gcr

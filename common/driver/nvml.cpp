@@ -1,0 +1,255 @@
+#include "driver/nvml.h"
+
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstring>
+
+namespace gcr {
+namespace {
+
+constexpr int kSuccess = 0;
+constexpr int kTimeout = 10;
+constexpr unsigned kMaxLinks = 18;  // NVML_NVLINK_MAX_LINKS
+constexpr unsigned long long kXidCritical = 0x8;
+constexpr int kRemoteSwitch = 2;  // NVML_NVLINK_DEVICE_TYPE_SWITCH
+constexpr unsigned kNoInstance = 0xffffffffu;
+
+// NVML's structures, as its header lays them out.
+struct PciInfo {
+  char bus_id_legacy[16];
+  unsigned domain, bus, device, pci_device_id, pci_subsystem_id;
+  char bus_id[32];
+};
+struct DeviceAttributes {
+  unsigned multiprocessor_count, shared_copy_engines, shared_decoders, shared_encoders;
+  unsigned shared_jpegs, shared_ofas, gpu_instance_slices, compute_instance_slices;
+  unsigned long long memory_mb;
+};
+struct EventData {
+  void* device;
+  unsigned long long event_type;
+  unsigned long long event_data;
+  unsigned gpu_instance;
+  unsigned compute_instance;
+};
+
+std::string brand_name(int brand) {
+  static const char* names[] = {"Unknown",    "Quadro",      "Tesla",     "NVS",       "GRID",
+                                "GeForce",    "TITAN",       "VApps",     "VPC",       "VCS",
+                                "VWS",        "CloudGaming", "QuadroRTX", "NvidiaRTX", "Nvidia",
+                                "GeForceRTX", "TitanRTX"};
+  return brand >= 0 && brand < static_cast<int>(sizeof names / sizeof names[0]) ? names[brand]
+                                                                                : "Unknown";
+}
+
+}  // namespace
+
+struct Nvml::Api {
+  void* library = nullptr;
+  int (*shutdown)() = nullptr;
+  int (*by_bus)(const char*, void**) = nullptr;
+  int (*capability)(void*, int*, int*) = nullptr;
+  int (*brand)(void*, int*) = nullptr;
+  int (*uuid)(void*, char*, unsigned) = nullptr;
+  int (*max_migs)(void*, unsigned*) = nullptr;
+  int (*mig_by_index)(void*, unsigned, void**) = nullptr;
+  int (*gpu_instance)(void*, unsigned*) = nullptr;
+  int (*compute_instance)(void*, unsigned*) = nullptr;
+  int (*attributes)(void*, DeviceAttributes*) = nullptr;
+  int (*link_state)(void*, unsigned, int*) = nullptr;
+  int (*link_remote)(void*, unsigned, PciInfo*) = nullptr;
+  int (*link_remote_type)(void*, unsigned, int*) = nullptr;
+  int (*ancestor)(void*, void*, int*) = nullptr;
+  int (*event_set_create)(void**) = nullptr;
+  int (*register_events)(void*, unsigned long long, void*) = nullptr;
+  int (*event_wait)(void*, EventData*, unsigned) = nullptr;
+  void* events = nullptr;
+  std::vector<std::pair<void*, PciAddress>> watched;
+
+  template <class Fn>
+  void bind(Fn& fn, const char* name) {
+    fn = reinterpret_cast<Fn>(::dlsym(library, name));
+  }
+};
+
+std::string nvml_bus_id(const PciAddress& bus) {
+  char id[32];
+  std::snprintf(id, sizeof id, "%08x:%02x:%02x.%x", bus.domain, bus.bus, bus.device, bus.function);
+  return id;
+}
+
+Result<std::unique_ptr<Nvml>> Nvml::open(const std::string& library_path) {
+  auto api = std::make_unique<Api>();
+  api->library = ::dlopen(library_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (api->library == nullptr) {
+    const char* why = ::dlerror();
+    return Error{"cannot load NVML: " + std::string(why != nullptr ? why : "dlopen failed")};
+  }
+  int (*init)() = nullptr;
+  api->bind(init, "nvmlInit_v2");
+  api->bind(api->shutdown, "nvmlShutdown");
+  api->bind(api->by_bus, "nvmlDeviceGetHandleByPciBusId_v2");
+  if (init == nullptr || api->shutdown == nullptr || api->by_bus == nullptr) {
+    ::dlclose(api->library);
+    return Error{"NVML lacks nvmlInit_v2 or nvmlDeviceGetHandleByPciBusId_v2 (" + library_path +
+                 ")"};
+  }
+  if (init() != kSuccess) {
+    ::dlclose(api->library);
+    return Error{"nvmlInit failed (" + library_path + ")"};
+  }
+  api->bind(api->capability, "nvmlDeviceGetCudaComputeCapability");
+  api->bind(api->brand, "nvmlDeviceGetBrand");
+  api->bind(api->uuid, "nvmlDeviceGetUUID");
+  api->bind(api->max_migs, "nvmlDeviceGetMaxMigDeviceCount");
+  api->bind(api->mig_by_index, "nvmlDeviceGetMigDeviceHandleByIndex");
+  api->bind(api->gpu_instance, "nvmlDeviceGetGpuInstanceId");
+  api->bind(api->compute_instance, "nvmlDeviceGetComputeInstanceId");
+  api->bind(api->attributes, "nvmlDeviceGetAttributes_v2");
+  api->bind(api->link_state, "nvmlDeviceGetNvLinkState");
+  api->bind(api->link_remote, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
+  api->bind(api->link_remote_type, "nvmlDeviceGetNvLinkRemoteDeviceType");
+  api->bind(api->ancestor, "nvmlDeviceGetTopologyCommonAncestor");
+  api->bind(api->event_set_create, "nvmlEventSetCreate");
+  api->bind(api->register_events, "nvmlDeviceRegisterEvents");
+  api->bind(api->event_wait, "nvmlEventSetWait_v2");
+  return std::unique_ptr<Nvml>(new Nvml(std::move(api)));
+}
+
+Nvml::Nvml(std::unique_ptr<Api> api) : api_(std::move(api)) {}
+
+Nvml::~Nvml() {
+  api_->shutdown();
+  ::dlclose(api_->library);
+}
+
+void* Nvml::handle(const PciAddress& gpu) {
+  void* device = nullptr;
+  return api_->by_bus(nvml_bus_id(gpu).c_str(), &device) == kSuccess ? device : nullptr;
+}
+
+std::optional<std::string> Nvml::arch(const PciAddress& gpu) {
+  void* device = handle(gpu);
+  int major = 0, minor = 0;
+  if (device == nullptr || api_->capability == nullptr ||
+      api_->capability(device, &major, &minor) != kSuccess)
+    return std::nullopt;
+  return std::to_string(major) + "." + std::to_string(minor);
+}
+
+std::optional<std::string> Nvml::brand(const PciAddress& gpu) {
+  void* device = handle(gpu);
+  int b = 0;
+  if (device == nullptr || api_->brand == nullptr || api_->brand(device, &b) != kSuccess)
+    return std::nullopt;
+  return brand_name(b);
+}
+
+std::vector<MigDevice> Nvml::mig_devices(const PciAddress& gpu) {
+  std::vector<MigDevice> out;
+  void* device = handle(gpu);
+  unsigned max = 0;
+  if (device == nullptr || !api_->max_migs || !api_->mig_by_index || !api_->uuid ||
+      !api_->gpu_instance || !api_->compute_instance || api_->max_migs(device, &max) != kSuccess)
+    return out;
+  for (unsigned i = 0; i < max && i < 64; ++i) {
+    void* mig = nullptr;
+    if (api_->mig_by_index(device, i, &mig) != kSuccess) continue;
+    char uuid[96] = {};
+    MigDevice m;
+    m.index = i;
+    if (api_->uuid(mig, uuid, sizeof uuid) != kSuccess ||
+        api_->gpu_instance(mig, &m.gpu_instance) != kSuccess ||
+        api_->compute_instance(mig, &m.compute_instance) != kSuccess)
+      continue;
+    m.uuid = uuid;
+    DeviceAttributes attributes{};
+    if (api_->attributes != nullptr && api_->attributes(mig, &attributes) == kSuccess) {
+      m.gpu_slices = attributes.gpu_instance_slices;
+      m.memory_mb = attributes.memory_mb;
+    }
+    out.push_back(m);
+  }
+  return out;
+}
+
+Result<std::vector<NvLink>> Nvml::nvlinks(const PciAddress& gpu) {
+  void* device = handle(gpu);
+  if (device == nullptr) return Error{"NVML has no handle for " + gpu.to_string()};
+  if (!api_->link_state || !api_->link_remote) return Error{"NVML has no NVLink queries"};
+  std::vector<NvLink> out;
+  for (unsigned link = 0; link < kMaxLinks; ++link) {
+    int active = 0;
+    if (api_->link_state(device, link, &active) != kSuccess || active == 0) continue;
+    NvLink end;
+    int type = 0;
+    end.to_switch = api_->link_remote_type != nullptr &&
+                    api_->link_remote_type(device, link, &type) == kSuccess &&
+                    type == kRemoteSwitch;
+    PciInfo pci{};
+    if (!end.to_switch && api_->link_remote(device, link, &pci) == kSuccess) {
+      const auto remote = parse_pci_address(pci.bus_id);
+      if (!remote) continue;
+      end.remote = *remote;
+    }
+    out.push_back(end);
+  }
+  return out;
+}
+
+Result<PcieRelation> Nvml::common_ancestor(const PciAddress& a, const PciAddress& b) {
+  void* da = handle(a);
+  void* db = handle(b);
+  int level = 0;
+  if (da == nullptr || db == nullptr || api_->ancestor == nullptr ||
+      api_->ancestor(da, db, &level) != kSuccess)
+    return Error{"NVML cannot relate " + a.to_string() + " and " + b.to_string()};
+  for (const auto r :
+       {PcieRelation::kSameBoard, PcieRelation::kSingleSwitch, PcieRelation::kMultipleSwitches,
+        PcieRelation::kHostBridge, PcieRelation::kSameNuma, PcieRelation::kSystem}) {
+    if (static_cast<int>(r) == level) return r;
+  }
+  return PcieRelation::kSystem;
+}
+
+Status Nvml::watch_xids(const std::vector<PciAddress>& gpus) {
+  if (!api_->event_set_create || !api_->register_events || !api_->event_wait)
+    return Error{"NVML has no event functions"};
+  if (api_->events == nullptr && api_->event_set_create(&api_->events) != kSuccess)
+    return Error{"nvmlEventSetCreate failed"};
+  for (const auto& gpu : gpus) {
+    void* device = handle(gpu);
+    if (device == nullptr) continue;
+    if (api_->register_events(device, kXidCritical, api_->events) != kSuccess)
+      return Error{"cannot watch Xid events of " + gpu.to_string()};
+    api_->watched.emplace_back(device, gpu);
+  }
+  return {};
+}
+
+Result<std::optional<XidEvent>> Nvml::wait_xid(unsigned timeout_ms) {
+  if (api_->events == nullptr) return Error{"no Xid events are watched"};
+  EventData data{};
+  const int rc = api_->event_wait(api_->events, &data, timeout_ms);
+  if (rc == kTimeout) return std::optional<XidEvent>();
+  if (rc != kSuccess) return Error{"nvmlEventSetWait failed (error " + std::to_string(rc) + ")"};
+  if ((data.event_type & kXidCritical) == 0) return std::optional<XidEvent>();
+  XidEvent event;
+  for (const auto& [device, bus] : api_->watched) {
+    if (device == data.device) event.gpu = bus;
+  }
+  event.xid = data.event_data;
+  if (data.gpu_instance != kNoInstance) event.gpu_instance = data.gpu_instance;
+  if (data.compute_instance != kNoInstance) event.compute_instance = data.compute_instance;
+  return std::optional<XidEvent>(event);
+}
+
+bool Nvml::answers(const PciAddress& gpu) {
+  void* device = handle(gpu);
+  char uuid[96];
+  return device != nullptr &&
+         (api_->uuid == nullptr || api_->uuid(device, uuid, sizeof uuid) != 15 /* GPU_IS_LOST */);
+}
+
+}  // namespace gcr

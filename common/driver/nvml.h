@@ -1,0 +1,76 @@
+// NVML, the driver's own libnvidia-ml.so.<version> loaded from the driver root with dlopen,
+// as a session that stays open while the object lives (gpu-ctk asks once; gpu-device-plugin
+// keeps it for topology, MIG devices and Xid events). Every function is looked up when the
+// library is opened; a question whose function is missing fails alone.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "driver/probe.h"
+#include "driver/proc.h"
+
+namespace gcr {
+
+// NVML's common-ancestor levels (nvmlGpuTopologyLevel_t).
+enum class PcieRelation : int {
+  kSameBoard = 0,
+  kSingleSwitch = 10,
+  kMultipleSwitches = 20,
+  kHostBridge = 30,
+  kSameNuma = 40,
+  kSystem = 50,
+};
+
+// One active NVLink: to another GPU (its PCI address) or to an NVSwitch.
+struct NvLink {
+  bool to_switch = false;
+  PciAddress remote;
+};
+
+// A critical-Xid event.
+struct XidEvent {
+  std::optional<PciAddress> gpu;  // none when NVML names a device we did not register
+  unsigned long long xid = 0;
+  std::optional<unsigned> gpu_instance;  // set when it concerns one MIG instance
+  std::optional<unsigned> compute_instance;
+};
+
+class Nvml {
+ public:
+  [[nodiscard]] static Result<std::unique_ptr<Nvml>> open(const std::string& library_path);
+  ~Nvml();
+  Nvml(const Nvml&) = delete;
+  Nvml& operator=(const Nvml&) = delete;
+
+  // Compute capability ("8.0") and brand ("Tesla") of a GPU.
+  [[nodiscard]] std::optional<std::string> arch(const PciAddress& gpu);
+  [[nodiscard]] std::optional<std::string> brand(const PciAddress& gpu);
+  // The GPU's MIG devices by NVML index (empty when MIG is off), with their profiles.
+  [[nodiscard]] std::vector<MigDevice> mig_devices(const PciAddress& gpu);
+
+  // The GPU's active NVLinks; an error when NVML cannot say.
+  [[nodiscard]] Result<std::vector<NvLink>> nvlinks(const PciAddress& gpu);
+  [[nodiscard]] Result<PcieRelation> common_ancestor(const PciAddress& a, const PciAddress& b);
+
+  // Critical-Xid events of `gpus`: register once, then wait (up to `timeout_ms`) for one.
+  [[nodiscard]] Status watch_xids(const std::vector<PciAddress>& gpus);
+  [[nodiscard]] Result<std::optional<XidEvent>> wait_xid(unsigned timeout_ms);
+
+  // Whether NVML gets a handle to the GPU and its UUID now (false while it is lost or reset).
+  [[nodiscard]] bool answers(const PciAddress& gpu);
+
+ private:
+  struct Api;
+  explicit Nvml(std::unique_ptr<Api> api);
+  void* handle(const PciAddress& gpu);
+  std::unique_ptr<Api> api_;
+};
+
+// "00000000:3b:00.0", the form NVML takes bus IDs in.
+[[nodiscard]] std::string nvml_bus_id(const PciAddress& bus);
+
+}  // namespace gcr

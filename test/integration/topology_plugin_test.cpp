@@ -1,0 +1,291 @@
+// gpu-device-plugin's choices (issue 14), with the stub NVML describing real machines'
+// topologies, MIG devices and Xid events: preferred sets from NVML and from sysfs alone,
+// gpu-ctk info --topology, time-slicing that keeps a request on distinct GPUs, the MIG
+// strategies through Allocate and then through the shim, health from Xid events with recovery
+// after a reset, and a MIG layout that changes. Needs root.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <set>
+
+#include "cdi_fixture.h"
+#include "containerd.h"
+#include "plugin_fixture.h"
+#include "topology_fixtures.h"
+
+using gcr::Json;
+using gcr::test::Devices;
+using gcr::test::PluginFixture;
+using Ids = std::vector<std::string>;
+using namespace std::chrono_literals;
+
+template <>
+struct doctest::StringMaker<Ids> {
+  static doctest::String convert(const Ids& ids) {
+    std::string out = "{";
+    for (const auto& id : ids) out += (out.size() > 1 ? "," : "") + id;
+    return (out + "}").c_str();
+  }
+};
+
+namespace {
+
+constexpr auto kWait = 10s;
+const std::string kMig = "nvidia.com/mig-1g.5gb";
+
+void require_root() {
+  REQUIRE_MESSAGE(gcr::test::is_root(), "the simulated GPU host needs root (mknod)");
+}
+
+Ids preferred(PluginFixture& f, const Ids& available, const Ids& must, int size,
+              const std::string& resource = "nvidia.com/gpu") {
+  v1beta1::PreferredAllocationResponse response;
+  REQUIRE(f.kubelet->preferred(available, must, size, response, resource).ok());
+  const auto& ids = response.container_responses(0).deviceids();
+  Ids out(ids.begin(), ids.end());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Ids ids_of(const Devices& devices) {
+  Ids ids;
+  for (const auto& d : devices) ids.push_back(d.id());
+  return ids;
+}
+
+std::string health_of(const Devices& devices, const std::string& id) {
+  for (const auto& d : devices) {
+    if (d.id() == id) return d.health();
+  }
+  return "";
+}
+
+// A plugin on a simulated host shaped like fixture `name`, NVML describing it.
+struct TopologyPlugin : PluginFixture {
+  explicit TopologyPlugin(const std::string& name,
+                          const Json& config = Json{{"device-ids", "index"}})
+      : PluginFixture(config, gcr::test::host_options(gcr::test::topology_fixture(name))) {
+    describe_nvml(gcr::test::stub_description(gcr::test::topology_fixture(name), host));
+  }
+};
+
+}  // namespace
+
+TEST_CASE("DGX-1 through NVML: the best-connected set, with must_include kept") {
+  require_root();
+  TopologyPlugin f("dgx1");
+  f.start();
+  CHECK(f.logged("topology of 8 GPUs read from NVML"));
+  const Ids all = ids_of(f.kubelet->devices());
+  CHECK(preferred(f, all, {}, 2) == Ids{"2", "3"});
+  CHECK(preferred(f, all, {}, 4) == Ids{"0", "1", "2", "3"});
+  CHECK(preferred(f, all, {"4"}, 2) == Ids{"4", "7"});
+  CHECK(preferred(f, all, {"4"}, 4) == Ids{"4", "5", "6", "7"});
+  CHECK(preferred(f, {"0", "2", "4", "5"}, {}, 2) == Ids{"0", "4"});
+  CHECK(preferred(f, all, {}, 8) == all);
+}
+
+TEST_CASE("without NVML, sysfs alone (PCI paths, NUMA) still ranks the sets") {
+  require_root();
+  PluginFixture f(Json{{"device-ids", "index"}},
+                  gcr::test::host_options(gcr::test::topology_fixture("pcie4")));
+  for (const std::string& lib :
+       {std::string("libnvidia-ml.so.1"), "libnvidia-ml.so." + f.host.version()})
+    ::unlink((f.host.driver_root() + f.host.lib_dir() + "/" + lib).c_str());
+  f.start();
+  CHECK(f.logged("NVML unavailable"));
+  CHECK(f.logged("topology of 4 GPUs read from sysfs"));
+  CHECK(preferred(f, {"0", "2", "3"}, {}, 2) == Ids{"2", "3"});
+  CHECK(preferred(f, {"0", "1", "2", "3"}, {"1"}, 2) == Ids{"0", "1"});
+}
+
+TEST_CASE("gpu-ctk info --topology prints the matrix the plugin uses") {
+  require_root();
+  const auto& fixture = gcr::test::topology_fixture("dgx1");
+  gcr::test::GpuFixture f(gcr::test::host_options(fixture));
+  gcr::test::write_file(f.path("nvml"), gcr::test::stub_description(fixture, f.host()));
+  gcr::test::RunOptions env;
+  env.env["GPU_CONTAINER_RUNTIME_CONFIG"] = f.config_path();
+  env.env["GCR_STUB_NVML"] = f.path("nvml");
+  const auto r = gcr::test::run({gcr::test::built("gpu-ctk"), "info", "--topology"}, env);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("      GPU0  GPU1  GPU2  GPU3  GPU4  GPU5  GPU6  GPU7  NUMA\n") == 0);
+  CHECK(r.out.find("GPU0  X     NV1   NV1   NV2   NV2   SYS   SYS   SYS   0\n") !=
+        std::string::npos);
+  CHECK(r.out.find("GPU7  SYS   SYS   SYS   NV1   NV2   NV1   NV2   X     1\n") !=
+        std::string::npos);
+  CHECK(r.out.find("(from NVML)") != std::string::npos);
+}
+
+TEST_CASE("time-slicing: replicas as <id>::<n>, a request on distinct GPUs, refused otherwise") {
+  require_root();
+  TopologyPlugin f("pcie4", Json{{"replicas", 2}});
+  f.start();
+  const Ids all = ids_of(f.kubelet->devices());
+  REQUIRE(all.size() == 8);
+  const auto& gpu0 = f.host.gpus()[0].uuid;
+  const auto& gpu1 = f.host.gpus()[1].uuid;
+  CHECK(all[0] == gpu0 + "::0");
+  CHECK(all[1] == gpu0 + "::1");
+  const Ids two = preferred(f, all, {}, 2);
+  REQUIRE(two.size() == 2);
+  CHECK(two[0].substr(0, two[0].find("::")) != two[1].substr(0, two[1].find("::")));
+  v1beta1::AllocateResponse response;
+  const auto refused = f.kubelet->allocate({gpu0 + "::0", gpu0 + "::1"}, response);
+  CHECK(refused.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+  CHECK(refused.error_message().find("are replicas of one GPU (" + gpu0 + ")") !=
+        std::string::npos);
+  v1beta1::AllocateResponse ok;
+  REQUIRE(f.kubelet->allocate({gpu1 + "::1", gpu0 + "::0"}, ok).ok());
+  CHECK(ok.container_responses(0).envs().at("NVIDIA_VISIBLE_DEVICES") == gpu1 + "," + gpu0);
+}
+
+TEST_CASE("MIG mixed: a resource per profile beside whole GPUs, each registered") {
+  require_root();
+  PluginFixture f(Json{{"mig-strategy", "mixed"}});
+  f.start();
+  REQUIRE_MESSAGE(f.kubelet->wait_for_registrations(2, kWait), f.log());
+  std::set<std::string> resources;
+  for (const auto& r : f.kubelet->registrations()) resources.insert(r.resource_name());
+  CHECK(resources == std::set<std::string>{"nvidia.com/gpu", kMig});
+  CHECK(gcr::test::exists(f.kubelet_dir + "/gpu-device-plugin-nvidia.com-mig-1g.5gb.sock"));
+  const Ids migs = ids_of(f.kubelet->devices(kMig));
+  CHECK(migs == Ids{"MIG-5eed003b-0000-4000-8000-000000000000",
+                    "MIG-5eed003b-0000-4000-8000-000000000001"});
+  const Ids whole = ids_of(f.kubelet->devices());
+  CHECK(whole.size() == 3);  // the MIG-enabled GPU is listed by its MIG devices only
+  CHECK(std::find(whole.begin(), whole.end(), f.host.gpus()[1].uuid) == whole.end());
+  v1beta1::AllocateResponse response;
+  REQUIRE(f.kubelet->allocate({migs[1]}, response, kMig).ok());
+  CHECK(response.container_responses(0).envs().at("NVIDIA_VISIBLE_DEVICES") == migs[1]);
+}
+
+TEST_CASE("MIG single: every GPU's MIG devices as nvidia.com/gpu; a mixture is one line") {
+  require_root();
+  PluginFixture f(Json{{"mig-strategy", "single"}});
+  std::string description;
+  for (const auto& gpu : f.host.gpus()) {
+    const std::string bus = gpu.bus.substr(5, 2);
+    description += "mig " + bus + " 1 0 1 4864\nmig " + bus + " 2 0 1 4864\n";
+  }
+  f.describe_nvml(description);
+  f.start();
+  REQUIRE(f.kubelet->wait_for_devices([](const Devices& d) { return d.size() == 8; }, kWait));
+  for (const auto& d : f.kubelet->devices()) CHECK(d.id().rfind("MIG-", 0) == 0);
+
+  PluginFixture mixture(Json{{"mig-strategy", "single"}});
+  mixture.start();
+  CHECK(mixture.logged("mig-strategy single: GPU 0"));
+  CHECK(mixture.logged("has no MIG devices: advertising no devices"));
+  CHECK(mixture.kubelet->devices().empty());
+}
+
+TEST_CASE("MIG through Allocate and then the shim: the container gets exactly that MIG device") {
+  require_root();
+  REQUIRE_MESSAGE(gcr::test::exists("/usr/bin/containerd"), "containerd is not installed");
+  gcr::test::GpuFixture runtime(gcr::test::SimHostOptions{},
+                                Json{{"runtime", {{"runtimes", {gcr::test::runc_path()}}}}});
+  PluginFixture f(Json{{"mig-strategy", "mixed"}});
+  Json config = Json::parse(gcr::test::read_file(f.dir / "config.json"));
+  config["driver"] = runtime.host().driver_config()["driver"];
+  gcr::test::write_file(f.dir / "config.json", config.dump(2));
+  f.start();
+  REQUIRE(f.kubelet->wait_for_registrations(2, kWait));
+  const Ids migs = ids_of(f.kubelet->devices(kMig));
+  REQUIRE(migs.size() == 2);
+  v1beta1::AllocateResponse response;
+  REQUIRE(f.kubelet->allocate({migs[0]}, response, kMig).ok());
+  gcr::test::RunOptions env;
+  env.env["GPU_CONTAINER_RUNTIME_CONFIG"] = runtime.config_path();
+  const gcr::test::Containerd containerd(runtime.path("containerd"), env);
+  gcr::test::make_busybox_rootfs(runtime.path("ctr"));
+  const auto r = containerd.ctr(
+      {"run", "--rm", "--runc-binary", gcr::test::built("gpu-container-runtime"), "--env",
+       "NVIDIA_VISIBLE_DEVICES=" +
+           response.container_responses(0).envs().at("NVIDIA_VISIBLE_DEVICES"),
+       "--env", "NVIDIA_DRIVER_CAPABILITIES=utility", "--rootfs", runtime.path("ctr/rootfs"),
+       "gcr-mig-test", "/bin/sh", "-c", "cd /dev && ls -d nvidia* nvidia-caps/* | tr '\\n' ' '"});
+  CHECK(r.err == "");
+  // The parent GPU's node (bus 3b has minor 0) and the first instance's access capabilities.
+  CHECK(r.out ==
+        "nvidia-caps nvidia-caps/nvidia-cap12 nvidia-caps/nvidia-cap13 nvidia0 nvidiactl ");
+}
+
+TEST_CASE("Xid events: a critical one takes the GPU until it is reset; ignored ones do not") {
+  require_root();
+  PluginFixture f(Json{{"ignored-xids", {94}}});
+  f.describe_nvml("");
+  f.start();
+  REQUIRE_MESSAGE(f.logged("NVML loaded from"), f.log());
+  const auto& gpu = f.host.gpus()[2];
+  const std::string bus = gpu.bus.substr(5, 2);
+  f.send_nvml_event("xid " + bus + " 13");
+  f.send_nvml_event("xid " + bus + " 94");
+  CHECK(f.logged("Xid 13 on " + gpu.bus + " ignored: an application's error"));
+  CHECK(f.logged("Xid 94 on " + gpu.bus + " ignored"));
+  CHECK(health_of(f.kubelet->devices(), gpu.uuid) == "Healthy");
+  f.send_nvml_event("xid " + bus + " 79");
+  REQUIRE_MESSAGE(
+      f.kubelet->wait_for_devices(
+          [&](const Devices& d) { return health_of(d, gpu.uuid) == "Unhealthy"; }, kWait),
+      f.log());
+  CHECK(f.logged("GPU " + gpu.uuid + " is Unhealthy: critical Xid 79 (until the GPU is reset)"));
+  for (std::size_t i = 0; i < f.host.gpus().size(); ++i) {
+    if (i != 2) CHECK(health_of(f.kubelet->devices(), f.host.gpus()[i].uuid) == "Healthy");
+  }
+  // A reset: NVML loses the GPU, then sees it again.
+  f.send_nvml_event("lost " + bus);
+  std::this_thread::sleep_for(1500ms);
+  CHECK(health_of(f.kubelet->devices(), gpu.uuid) == "Unhealthy");
+  f.send_nvml_event("back " + bus);
+  REQUIRE(f.kubelet->wait_for_devices(
+      [&](const Devices& d) { return health_of(d, gpu.uuid) == "Healthy"; }, kWait));
+  CHECK(f.logged("GPU " + gpu.uuid + " was reset: Healthy again"));
+}
+
+TEST_CASE("Xid on a MIG instance takes that MIG device only; on the GPU, every device on it") {
+  require_root();
+  PluginFixture f(Json{{"mig-strategy", "mixed"}, {"replicas", 2}});
+  f.describe_nvml("");
+  f.start();
+  REQUIRE(f.kubelet->wait_for_registrations(2, kWait));
+  const std::string mig0 = "MIG-5eed003b-0000-4000-8000-000000000000";
+  const std::string mig1 = "MIG-5eed003b-0000-4000-8000-000000000001";
+  f.send_nvml_event("xid 3b 79 2 0");  // GPU instance 2, compute instance 0: the second device
+  REQUIRE(f.kubelet->wait_for_devices(
+      [&](const Devices& d) { return health_of(d, mig1 + "::0") == "Unhealthy"; }, kWait, kMig));
+  CHECK(health_of(f.kubelet->devices(kMig), mig1 + "::1") == "Unhealthy");
+  CHECK(health_of(f.kubelet->devices(kMig), mig0 + "::0") == "Healthy");
+  f.send_nvml_event("xid 3b 79 1 0");  // the first device too: both stay Unhealthy
+  REQUIRE(f.kubelet->wait_for_devices(
+      [&](const Devices& d) { return health_of(d, mig0 + "::0") == "Unhealthy"; }, kWait, kMig));
+  CHECK(health_of(f.kubelet->devices(kMig), mig1 + "::0") == "Unhealthy");
+  const auto& whole = f.host.gpus()[0];  // bus 06
+  f.send_nvml_event("xid 06 48");
+  REQUIRE(f.kubelet->wait_for_devices(
+      [&](const Devices& d) {
+        return health_of(d, whole.uuid + "::0") == "Unhealthy" &&
+               health_of(d, whole.uuid + "::1") == "Unhealthy";
+      },
+      kWait));
+}
+
+TEST_CASE("a MIG layout that changes is listed again") {
+  require_root();
+  PluginFixture f(Json{{"mig-strategy", "mixed"}});
+  f.describe_nvml("mig 3b 1 0 1 4864\nmig 3b 2 0 1 4864\n");
+  f.start();
+  REQUIRE(f.kubelet->wait_for_registrations(2, kWait));
+  CHECK(f.kubelet->devices(kMig).size() == 2);
+  // A third instance: the driver lists it, NVML knows it.
+  const std::string caps = f.host.dev_root() + "/proc/driver/nvidia/capabilities/gpu0/mig/gi3";
+  gcr::test::write_file(caps + "/access", "DeviceFileMinor: 30\nDeviceFileMode: 292\n");
+  gcr::test::write_file(caps + "/ci0/access", "DeviceFileMinor: 31\nDeviceFileMode: 292\n");
+  f.describe_nvml("mig 3b 1 0 1 4864\nmig 3b 2 0 1 4864\nmig 3b 3 0 1 4864\n");
+  REQUIRE_MESSAGE(
+      f.kubelet->wait_for_devices([](const Devices& d) { return d.size() == 3; }, kWait, kMig),
+      f.log());
+  CHECK(f.logged("the MIG layout changed"));
+}
