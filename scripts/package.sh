@@ -2,7 +2,8 @@
 # Builds gpu-container-runtime_<version>_amd64.deb and gpu-container-runtime-<version>.x86_64.rpm
 # into $OUT (default: build-packages/). In a git checkout they are built from the committed tree
 # (git archive of HEAD, so the packages hold exactly what is checked in); in an unpacked source
-# tarball, from the files there. The version comes from CMakeLists.txt.
+# tarball, from the files there. The version comes from CMakeLists.txt. RPM_CMAKE_ARGS adds
+# CMake options to the .rpm's build (DEB_CXXFLAGS_APPEND and the like change the .deb's).
 set -eu
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$(pwd)/build-packages}
@@ -33,6 +34,6 @@ mv "$WORK"/gpu-container-runtime_"$VERSION"_amd64.deb "$OUT/"
 
 # .rpm: rpmbuild from Debian's rpm package; build dependencies are Debian's, so --nodeps.
 rpmbuild -bb --nodeps --define "_topdir $WORK/rpm" --define "gcr_version $VERSION" --define "gcr_source $SRC" \
-  "$SRC/rpm/gpu-container-runtime.spec" >"$WORK/rpm.log" 2>&1 || { cat "$WORK/rpm.log" >&2; exit 1; }
+  --define "gcr_cmake_args ${RPM_CMAKE_ARGS:-}" "$SRC/rpm/gpu-container-runtime.spec" >"$WORK/rpm.log" 2>&1 || { cat "$WORK/rpm.log" >&2; exit 1; }
 mv "$WORK"/rpm/RPMS/x86_64/gpu-container-runtime-"$VERSION"-1.x86_64.rpm "$OUT/gpu-container-runtime-$VERSION.x86_64.rpm"
 ls "$OUT"
