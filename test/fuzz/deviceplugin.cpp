@@ -1,6 +1,7 @@
 // The device plugin's inputs: the kubelet's Allocate and GetPreferredAllocation requests as
 // protobuf bytes, answered against a fixed device list (two of the eight GPUs unhealthy,
-// replicas on). Preferred answers are always a subset of available, of the asked size or empty.
+// replicas on, two NVLink quads). Preferred answers, under every allocation policy, are always a
+// subset of available, of the asked size or empty.
 #include <set>
 
 #include "config/config.h"
@@ -29,6 +30,35 @@ const std::vector<gcr::PluginDevice>& devices() {
   return list;
 }
 
+// GPUs 0-3 and 4-7 linked in quads by two NVLinks each, the quads joined across the system.
+const gcr::Topology& topology() {
+  static const gcr::Topology quads = [] {
+    gcr::Topology t;
+    t.source = "fuzz";
+    for (unsigned i = 0; i < 8; ++i) {
+      t.uuids.push_back("GPU-" + std::to_string(i));
+      t.numa.emplace_back(i / 4);
+    }
+    t.nvlinks.assign(8, std::vector<int>(8, 0));
+    t.pcie.assign(8, std::vector<gcr::PcieRelation>(8, gcr::PcieRelation::kSystem));
+    for (unsigned i = 0; i < 8; ++i) {
+      for (unsigned j = 0; j < 8; ++j) {
+        if (i != j && i / 4 == j / 4) {
+          t.nvlinks[i][j] = 2;
+          t.pcie[i][j] = gcr::PcieRelation::kHostBridge;
+        }
+      }
+    }
+    return t;
+  }();
+  return quads;
+}
+
+const char* policy_of(std::size_t size) {
+  static const char* const policies[] = {"topology", "packed", "distributed"};
+  return policies[size % 3];
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -41,6 +71,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                     config);
     }
   }
+  config.device_plugin.allocation = policy_of(size);
+  config.device_plugin.replicas_on_distinct_gpus = size % 2 == 0;
   v1beta1::PreferredAllocationRequest preferred;
   if (preferred.ParseFromArray(data, static_cast<int>(size))) {
     for (const auto& c : preferred.container_requests()) {
@@ -50,7 +82,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
           {available,
            {c.must_include_deviceids().begin(), c.must_include_deviceids().end()},
            c.allocation_size()},
-          devices(), config);
+          devices(), topology(), config);
       const std::set<std::string> pool(available.begin(), available.end());
       gcr::fuzz::require(chosen.empty() || static_cast<int>(chosen.size()) == c.allocation_size());
       for (const auto& id : chosen) gcr::fuzz::require(pool.count(id) == 1);
