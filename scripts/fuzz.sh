@@ -19,6 +19,7 @@ extra_seeds() {
     json | spec_view) ls test/data/golden/*/input.json ;;
     cdi_json) ls test/fuzz/corpus/cdi_json/* ;;
     config) echo etc/config.toml ;;
+    nvidia_compat) ls test/data/nvidia/*.toml ;;
     engines) ls etc/engines/*.toml etc/engines/*.json ;;
     ldcache) [ -f /etc/ld.so.cache ] && echo /etc/ld.so.cache ;;
   esac
@@ -27,7 +28,7 @@ extra_seeds() {
 mkdir -p "$B/findings"
 status=0
 for target in json spec_view request_env requirement cdi_json cdi_yaml names ldcache proc_files \
-              runc_args config engines container_state deviceplugin; do
+              runc_args config engines container_state deviceplugin nvidia_compat; do
   work="$B/corpus/$target"
   mkdir -p "$work"
   [ -d "test/fuzz/corpus/$target" ] && cp test/fuzz/corpus/"$target"/* "$work"/

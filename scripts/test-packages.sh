@@ -31,7 +31,8 @@ pass "lintian clean (remaining tags explained in deb/lintian-overrides)"
 deb_files=$(dpkg-deb -c "$DEB")
 rpm_files=$(rpm -qlp "$RPM")
 for f in /usr/bin/gpu-container-runtime /usr/bin/gpu-ctk /usr/bin/nvidia-container-runtime \
-         /usr/bin/nvidia-container-runtime-hook /usr/bin/gpu-device-plugin \
+         /usr/bin/nvidia-container-runtime-hook /usr/bin/nvidia-ctk /usr/bin/nvidia-container-cli \
+         /usr/bin/gpu-device-plugin \
          /etc/gpu-container-runtime/config.toml; do
   printf '%s\n' "$rpm_files" | grep -qx "$f" || fail "$f missing from the .rpm"
   printf '%s\n' "$deb_files" | grep -q " \.$f" || fail "$f missing from the .deb"
@@ -92,7 +93,10 @@ pass "upgrade from ${VERSION}~prev kept the edited config; the post-install hint
 /usr/bin/gpu-device-plugin --version | grep -q "gpu-device-plugin version $VERSION" || fail "gpu-device-plugin --version"
 [ ! -e /etc/systemd/system/multi-user.target.wants/gpu-device-plugin.service ] \
   || fail "the device plugin's unit was enabled by the package"
-[ "$(readlink /usr/bin/nvidia-container-runtime-hook)" = gpu-ctk ] || fail "nvidia-container-runtime-hook link"
+for link in nvidia-container-runtime-hook nvidia-ctk nvidia-container-cli; do
+  [ "$(readlink /usr/bin/$link)" = gpu-ctk ] || fail "$link link"
+done
+/usr/bin/nvidia-ctk --version | grep -q "gpu-ctk version $VERSION (as nvidia-ctk)" || fail "nvidia-ctk --version"
 grep -qx /etc/gpu-container-runtime/config.toml /var/lib/dpkg/info/gpu-container-runtime.conffiles || fail "conffile"
 pass "installed; --version $VERSION; links and conffile in place"
 

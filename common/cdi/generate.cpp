@@ -24,9 +24,20 @@ CapabilitySet every_capability() {
   return caps;
 }
 
+std::string device_name(const Gpu& gpu, const std::string& strategy) {
+  if (strategy == "uuid") return gpu.uuid;
+  if (strategy == "type-index") return "gpu" + std::to_string(gpu.index);
+  return std::to_string(gpu.index);
+}
+
 }  // namespace
 
-Result<CdiSpec> generate_cdi_spec(DriverHost& host, const Config& config, const std::string& kind) {
+bool is_cdi_name_strategy(const std::string& strategy) {
+  return strategy == "index" || strategy == "uuid" || strategy == "type-index";
+}
+
+Result<CdiSpec> generate_cdi_spec(DriverHost& host, const Config& config, const std::string& kind,
+                                  const CdiNaming& naming) {
   CdiSpec spec;
   spec.kind = kind;
   auto common = driver_edits(every_capability(), host, config);
@@ -40,11 +51,11 @@ Result<CdiSpec> generate_cdi_spec(DriverHost& host, const Config& config, const 
     auto edits = gpu_edits(gpu, host, true);
     if (!edits) return edits.error();
     paths_only(*edits);
-    spec.devices.push_back(CdiDevice{std::to_string(gpu.index), {}, *edits});
-    spec.devices.push_back(CdiDevice{gpu.uuid, {}, *edits});
+    for (const auto& strategy : naming.strategies)
+      spec.devices.push_back(CdiDevice{device_name(gpu, strategy), {}, *edits});
     all.edits.append(*edits);
   }
-  if (!gpus->empty()) spec.devices.push_back(std::move(all));
+  if (!gpus->empty() && naming.all_device) spec.devices.push_back(std::move(all));
   spec.version = minimum_cdi_version(spec);
   if (auto s = validate_cdi_spec(spec); !s) return s.error().wrap("the generated spec is invalid");
   return spec;

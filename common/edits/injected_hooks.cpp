@@ -4,6 +4,7 @@
 
 #include "base/child_process.h"
 #include "base/text.h"
+#include "compat/nvidia_cli.h"
 
 namespace gcr {
 namespace {
@@ -17,6 +18,17 @@ Hook ctk_hook(const Config::Hooks& hooks, std::vector<std::string> args) {
 bool is_legacy_nvidia_hook(const Json& hook) {
   const std::string name = basename_of(hook.value("path", ""));
   return name == "nvidia-container-runtime-hook" || name == "nvidia-container-toolkit";
+}
+
+bool is_ctr_gpus_hook_entry(const Json& hook) {
+  const auto args = hook.find("args");
+  if (args == hook.end() || !args->is_array()) return false;
+  std::vector<std::string> argv;
+  for (const auto& a : *args) {
+    if (!a.is_string()) return false;
+    argv.push_back(a.get<std::string>());
+  }
+  return is_ctr_gpus_hook(argv);
 }
 
 bool is_our_hook(const Json& hook, const Config::Hooks& hooks) {
@@ -47,7 +59,8 @@ void remove_superseded_hooks(Json& spec, const Config::Hooks& hooks) {
     const bool prestart = kind == "prestart";
     list.erase(std::remove_if(list.begin(), list.end(),
                               [&](const Json& h) {
-                                return (prestart && is_legacy_nvidia_hook(h)) ||
+                                return (prestart &&
+                                        (is_legacy_nvidia_hook(h) || is_ctr_gpus_hook_entry(h))) ||
                                        is_our_hook(h, hooks);
                               }),
                list.end());

@@ -21,8 +21,9 @@ inline constexpr int kHookTimeoutSeconds = 30;
                                        const std::vector<std::string>& folders);
 
 // Removes what a GPU container no longer needs once the shim has done the work: the
-// nvidia-container-runtime-hook prestart hook docker --gpus adds, and hooks an earlier run of
-// this shim injected (so running twice on one bundle adds nothing twice).
+// nvidia-container-runtime-hook prestart hook docker --gpus adds, the nvidia-container-cli one
+// ctr --gpus adds, and hooks an earlier run of this shim injected (so running twice on one
+// bundle adds nothing twice).
 void remove_superseded_hooks(Json& spec, const Config::Hooks& hooks);
 
 }  // namespace gcr

@@ -18,6 +18,8 @@ std::string origin_of(const GpuRequest& request) {
       return "annotations";
     case GpuRequest::Source::kVolumeMount:
       return kVolumeMarkerDir;
+    case GpuRequest::Source::kCliHook:
+      return kCliHookOrigin;
     case GpuRequest::Source::kEnv:
       return kVisibleDevicesVar;
   }

@@ -167,7 +167,7 @@ Status read_annotations(const Json& spec, SpecView& view) {
   return {};
 }
 
-Status check_hooks(const Json& spec) {
+Status read_hooks(const Json& spec, SpecView& view) {
   const auto it = spec.find("hooks");
   if (it == spec.end() || it->is_null()) return {};
   if (!it->is_object()) return shape_error("hooks", "must be an object");
@@ -175,8 +175,22 @@ Status check_hooks(const Json& spec) {
   for (const char* kind : kHookKinds) {
     const auto list = it->find(kind);
     if (list == it->end() || list->is_null()) continue;
-    if (auto s = check_object_list(*list, kHookKeys, "path", std::string("hooks.") + kind); !s)
-      return s;
+    const std::string where = std::string("hooks.") + kind;
+    if (auto s = check_object_list(*list, kHookKeys, "path", where); !s) return s;
+    for (const auto& hook : *list) {
+      if (auto s =
+              check_member(hook, "args", where + ".", "must be a list of strings", is_string_list);
+          !s)
+        return s;
+    }
+  }
+  const auto prestart = it->find("prestart");
+  if (prestart == it->end() || prestart->is_null()) return {};
+  for (const auto& hook : *prestart) {
+    SpecHook h{hook.at("path").get<std::string>(), {}};
+    const auto args = hook.find("args");
+    if (args != hook.end() && !args->is_null()) h.args = args->get<std::vector<std::string>>();
+    view.prestart_hooks.push_back(std::move(h));
   }
   return {};
 }
@@ -221,7 +235,7 @@ Status read_root(const Json& spec, SpecView& view) {
 Result<SpecView> view_spec(const Json& spec) {
   SpecView view;
   for (auto check : {check_key_case(spec, kTopKeys, ""), read_process(spec, view),
-                     read_mounts(spec, view), read_annotations(spec, view), check_hooks(spec),
+                     read_mounts(spec, view), read_annotations(spec, view), read_hooks(spec, view),
                      check_linux(spec), read_root(spec, view)}) {
     if (!check) return check.error();
   }

@@ -18,11 +18,18 @@ struct SpecMount {
   std::string destination;
 };
 
+// A prestart hook: what it runs.
+struct SpecHook {
+  std::string path;
+  std::vector<std::string> args;
+};
+
 struct SpecView {
   std::map<std::string, std::string> env;  // duplicate names: the last one wins, as in runc
   bool privileged = false;                 // CAP_SYS_ADMIN in process.capabilities.bounding
   std::vector<SpecMount> mounts;
   std::map<std::string, std::string> annotations;
+  std::vector<SpecHook> prestart_hooks;  // `hooks.prestart` (containerd's --gpus hook is one)
   std::string root_path;
 };
 

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "base/text.h"
+#include "request/cli_hook.h"
 #include "vocabulary/cdi_name.h"
 
 namespace gcr {
@@ -172,6 +173,28 @@ Result<CapabilitySet> read_capabilities(const SpecView& spec, const Config& conf
   return caps;
 }
 
+// The hook's capability flags that [requests] supported-capabilities allows; ctr passes every
+// flag it knows, so the others are withheld with a warning rather than failing every run.
+CapabilitySet hook_capabilities(const CliHookRequest& hook, const Config& config,
+                                const Logger& logger) {
+  CapabilitySet caps;
+  std::string withheld;
+  const auto& list = config.requests.supported_capabilities;
+  for (Capability c : kAllCapabilities) {
+    if (!hook.capabilities.has(c)) continue;
+    if (std::find(list.begin(), list.end(), capability_name(c)) != list.end()) {
+      caps.add(c);
+    } else {
+      withheld += (withheld.empty() ? "" : ",") + std::string(capability_name(c));
+    }
+  }
+  if (!withheld.empty()) {
+    logger.warning(std::string(kCliHookOrigin) + ": capabilities " + withheld +
+                   " withheld: not in [requests] supported-capabilities");
+  }
+  return caps;
+}
+
 bool go_true(const std::string& v) {
   return v == "1" || v == "t" || v == "T" || v == "TRUE" || v == "true" || v == "True";
 }
@@ -192,11 +215,17 @@ Result<std::optional<Requirement>> legacy_cuda_requirement(const SpecView& spec)
   return std::optional<Requirement>(*r);
 }
 
-Result<std::vector<Requirement>> read_requirements(const SpecView& spec, const Config& config) {
+Result<std::vector<Requirement>> read_requirements(const SpecView& spec, const Config& config,
+                                                   const CliHookRequest* hook) {
   std::vector<Requirement> out;
   if (config.requests.disable_require ||
       go_true(env_value(spec, "NVIDIA_DISABLE_REQUIRE").value_or("")))
     return out;
+  for (const auto& expression : hook != nullptr ? hook->requirements : std::vector<std::string>()) {
+    auto r = parse_requirement("nvidia-container-cli --require", expression);
+    if (!r) return r.error();
+    out.push_back(*r);
+  }
   for (const auto& [name, value] : spec.env) {
     if (name.rfind(kRequirePrefix, 0) != 0 || name.rfind(kJetpackPrefix, 0) == 0) continue;
     auto r = parse_requirement(name, value);
@@ -209,22 +238,36 @@ Result<std::vector<Requirement>> read_requirements(const SpecView& spec, const C
   return out;
 }
 
+Result<bool> mig_flag_value(std::string_view value, const std::string& origin) {
+  if (value.empty()) return false;
+  if (value != "all")
+    return Error{origin + ": only `all` is supported, not `" + printable(value, 64) + "`"};
+  return true;
+}
+
 Result<bool> read_mig_flag(const SpecView& spec, const char* variable) {
   const std::string raw = env_value(spec, variable).value_or("");
   const auto value = trim(raw);
   if (value.empty()) return false;
   if (!spec.privileged)
     return Error{std::string(variable) + " needs a privileged container (CAP_SYS_ADMIN)"};
-  if (value != "all")
-    return Error{std::string(variable) + ": only `all` is supported, not `" + printable(value, 64) +
-                 "`"};
-  return true;
+  return mig_flag_value(value, variable);
+}
+
+// The hook's --mig-config / --mig-monitor: chosen on ctr's command line, not by the image.
+Result<bool> hook_mig_flag(const std::vector<std::string>& values, const char* flag) {
+  const std::string origin = std::string("nvidia-container-cli ") + flag;
+  if (values.size() > 1) return mig_flag_value(join(values, ","), origin);
+  return mig_flag_value(values.empty() ? "" : values.front(), origin);
 }
 
 // NVIDIA_IMEX_CHANNELS (or imex/<channel> markers when they are accepted): channel numbers,
 // under the same privilege rule as the devices; `none` or `void` means no channel. `all` is
 // ignored, as the NVIDIA runtime does: channels separate tenants, so an image cannot ask for
 // every one.
+Result<std::vector<unsigned>> imex_channels_of(const std::vector<std::string>& tokens,
+                                               const std::string& origin, const Logger& logger);
+
 Result<std::vector<unsigned>> read_imex_channels(const SpecView& spec, const Config& config,
                                                  const Logger& logger) {
   std::vector<std::string> tokens;
@@ -236,6 +279,11 @@ Result<std::vector<unsigned>> read_imex_channels(const SpecView& spec, const Con
     if (!tokens.empty() && !env_request_allowed(spec, config, logger, kImexChannelsVar))
       return std::vector<unsigned>();
   }
+  return imex_channels_of(tokens, origin, logger);
+}
+
+Result<std::vector<unsigned>> imex_channels_of(const std::vector<std::string>& tokens,
+                                               const std::string& origin, const Logger& logger) {
   std::vector<unsigned> channels;
   for (const auto& token : tokens) {
     if (token == "none" || token == "void") return std::vector<unsigned>();
@@ -275,7 +323,7 @@ struct DeviceList {
 };
 
 Result<std::optional<DeviceList>> device_list(const SpecView& spec, const Config& config,
-                                              const Logger& logger) {
+                                              const CliHookRequest* hook, const Logger& logger) {
   auto annotated = annotation_names(spec, config);
   if (!annotated) return annotated.error();
   if (!annotated->empty())
@@ -285,6 +333,15 @@ Result<std::optional<DeviceList>> device_list(const SpecView& spec, const Config
     if (!marked.empty())
       return std::optional<DeviceList>(
           {GpuRequest::Source::kVolumeMount, marked, kVolumeMarkerDir});
+  }
+  if (hook != nullptr) {
+    const auto env = env_value(spec, kVisibleDevicesVar);
+    if (env && !trim(*env).empty()) {
+      logger.info(std::string(kCliHookOrigin) + " chooses the GPUs; " + kVisibleDevicesVar + "=" +
+                  printable(*env, 64) + " (usually the image's default) is not used");
+    }
+    const auto tokens = hook->devices.empty() ? std::vector<std::string>{"none"} : hook->devices;
+    return std::optional<DeviceList>({GpuRequest::Source::kCliHook, tokens, kCliHookOrigin});
   }
   auto tokens = comma_list(env_value(spec, kVisibleDevicesVar).value_or(""));
   if (tokens.empty()) return std::optional<DeviceList>();
@@ -304,25 +361,29 @@ Result<std::optional<DeviceList>> device_list(const SpecView& spec, const Config
   return std::optional<DeviceList>({GpuRequest::Source::kEnv, tokens, kVisibleDevicesVar});
 }
 
-}  // namespace
+// What the hook asks beside the devices: capabilities, MIG access, IMEX channels.
+Status read_hook_extras(const CliHookRequest& hook, const Config& config, const Logger& logger,
+                        GpuRequest& request) {
+  request.capabilities = hook_capabilities(hook, config, logger);
+  auto mig_config = hook_mig_flag(hook.mig_config, "--mig-config");
+  if (!mig_config) return mig_config.error();
+  auto mig_monitor = hook_mig_flag(hook.mig_monitor, "--mig-monitor");
+  if (!mig_monitor) return mig_monitor.error();
+  request.mig_config = *mig_config;
+  request.mig_monitor = *mig_monitor;
+  auto channels =
+      imex_channels_of(hook.imex_channels, "nvidia-container-cli --imex-channel", logger);
+  if (!channels) return channels.error();
+  request.imex_channels = std::move(*channels);
+  return {};
+}
 
-Result<std::optional<GpuRequest>> read_gpu_request(const SpecView& spec, const Config& config,
-                                                   const Logger& logger) {
-  auto list = device_list(spec, config, logger);
-  if (!list) return list.error();
-  if (!*list) return std::optional<GpuRequest>();
-  GpuRequest request;
-  request.source = (*list)->source;
-  auto wanted = classify((*list)->tokens, (*list)->origin, request);
-  if (!wanted) return wanted.error();
-  if (!*wanted) return std::optional<GpuRequest>();
-  if (config.requests.mode == "cdi") qualify_ids(request, config.cdi.default_kind);
+// The same from the environment (and volume markers for IMEX channels).
+Status read_env_extras(const SpecView& spec, const Config& config, const Logger& logger,
+                       GpuRequest& request) {
   auto caps = read_capabilities(spec, config);
   if (!caps) return caps.error();
   request.capabilities = *caps;
-  auto requirements = read_requirements(spec, config);
-  if (!requirements) return requirements.error();
-  request.requirements = std::move(*requirements);
   auto mig_config = read_mig_flag(spec, "NVIDIA_MIG_CONFIG_DEVICES");
   if (!mig_config) return mig_config.error();
   auto mig_monitor = read_mig_flag(spec, "NVIDIA_MIG_MONITOR_DEVICES");
@@ -332,6 +393,32 @@ Result<std::optional<GpuRequest>> read_gpu_request(const SpecView& spec, const C
   auto channels = read_imex_channels(spec, config, logger);
   if (!channels) return channels.error();
   request.imex_channels = std::move(*channels);
+  return {};
+}
+
+}  // namespace
+
+Result<std::optional<GpuRequest>> read_gpu_request(const SpecView& spec, const Config& config,
+                                                   const Logger& logger) {
+  auto hook = read_cli_hook(spec);
+  if (!hook) return hook.error();
+  const CliHookRequest* from_hook = *hook ? &**hook : nullptr;
+  auto list = device_list(spec, config, from_hook, logger);
+  if (!list) return list.error();
+  if (!*list) return std::optional<GpuRequest>();
+  GpuRequest request;
+  request.source = (*list)->source;
+  auto wanted = classify((*list)->tokens, (*list)->origin, request);
+  if (!wanted) return wanted.error();
+  if (!*wanted) return std::optional<GpuRequest>();
+  if (config.requests.mode == "cdi") qualify_ids(request, config.cdi.default_kind);
+  const bool by_hook = request.source == GpuRequest::Source::kCliHook;
+  auto extras = by_hook ? read_hook_extras(*from_hook, config, logger, request)
+                        : read_env_extras(spec, config, logger, request);
+  if (!extras) return extras.error();
+  auto requirements = read_requirements(spec, config, by_hook ? from_hook : nullptr);
+  if (!requirements) return requirements.error();
+  request.requirements = std::move(*requirements);
   request.features = read_gated_features(spec, config, logger);
   return std::optional<GpuRequest>(std::move(request));
 }

@@ -19,9 +19,10 @@ namespace gcr {
 inline constexpr const char* kVisibleDevicesVar = "NVIDIA_VISIBLE_DEVICES";
 inline constexpr const char* kVolumeMarkerDir = "/var/run/nvidia-container-devices";
 inline constexpr const char* kImexChannelsVar = "NVIDIA_IMEX_CHANNELS";
+inline constexpr const char* kCliHookOrigin = "ctr --gpus (nvidia-container-cli --device)";
 
 struct GpuRequest {
-  enum class Source { kAnnotation, kVolumeMount, kEnv };
+  enum class Source { kAnnotation, kVolumeMount, kCliHook, kEnv };
   Source source = Source::kEnv;
   bool all = false;                     // every GPU
   std::vector<std::string> device_ids;  // unqualified IDs in request order, deduplicated
@@ -38,7 +39,10 @@ struct GpuRequest {
 };
 
 // nullopt when the container asks for nothing (runc then runs as if the shim were absent).
-// Malformed requests are errors that name the offending value.
+// Malformed requests are errors that name the offending value. The devices come from the first
+// of: annotations, volume-mount markers (when accepted), containerd's --gpus hook, the
+// environment. The hook is what `ctr run --gpus` was told on its command line, so it wins over
+// NVIDIA_VISIBLE_DEVICES, which usually comes from the image (CUDA images set `all`).
 [[nodiscard]] Result<std::optional<GpuRequest>> read_gpu_request(const SpecView& spec,
                                                                  const Config& config,
                                                                  const Logger& logger);

@@ -1,4 +1,5 @@
 // gpu-ctk cdi generate | list | validate | resolve
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <iostream>
@@ -48,7 +49,9 @@ void add_spec_dir_option(po::options_description& desc, std::vector<std::string>
                      "spec directory (repeatable; default: [cdi] spec-dirs)");
 }
 
+// The spec directory is created when missing (/etc/cdi is not there on a fresh host).
 Status write_output(const std::string& path, const std::string& text) {
+  if (auto s = make_directories(dirname_of(path)); !s) return s.error();
   auto dirfd = open_directory(dirname_of(path));
   if (!dirfd) return dirfd.error();
   auto s = write_file_atomic_at(dirfd->get(), basename_of(path), text, FileOwner{0644});
@@ -56,8 +59,30 @@ Status write_output(const std::string& path, const std::string& text) {
   return {};
 }
 
+// --device-name-strategy values, each once, comma lists split.
+Result<CdiNaming> naming_of(const std::vector<std::string>& given, bool no_all_device) {
+  CdiNaming naming;
+  naming.all_device = !no_all_device;
+  if (given.empty()) return naming;
+  naming.strategies.clear();
+  for (const auto& value : given) {
+    for (auto part : split(value, ',')) {
+      const std::string strategy(trim(part));
+      if (!is_cdi_name_strategy(strategy))
+        return Error{"--device-name-strategy `" + printable(strategy, 64) +
+                     "` is not index, uuid or type-index"};
+      if (std::find(naming.strategies.begin(), naming.strategies.end(), strategy) ==
+          naming.strategies.end())
+        naming.strategies.push_back(strategy);
+    }
+  }
+  return naming;
+}
+
 int generate(const std::vector<std::string>& args, Config config) {
-  std::string output, format, vendor = "nvidia.com", device_class = "gpu";
+  std::string output, format, vendor = "nvidia.com", device_class = "gpu", ldconfig;
+  std::vector<std::string> strategies;
+  bool no_all_device = false;
   po::options_description desc("options");
   desc.add_options()("output,o", po::value(&output),
                      "write the spec to FILE (atomically) instead of stdout")(
@@ -68,13 +93,24 @@ int generate(const std::vector<std::string>& args, Config config) {
       "driver-root", po::value(&config.driver.root), "driver root (default: [driver] root)")(
       "dev-root", po::value(&config.driver.dev_root), "dev root (default: [driver] dev-root)")(
       "ctk-path", po::value(&config.hooks.ctk_path),
-      "gpu-ctk the spec's hooks run (default: [hooks] ctk-path)");
+      "gpu-ctk the spec's hooks run (default: [hooks] ctk-path)")(
+      "ldconfig-path", po::value(&ldconfig),
+      "the host's ldconfig the update-ldcache hook runs (default: [hooks] ldconfig)")(
+      "device-name-strategy", po::value(&strategies)->composing(),
+      "index, uuid or type-index (repeatable; default index and uuid)")(
+      "no-all-device", po::bool_switch(&no_all_device), "leave out the device `all`");
   po::variables_map vm;
   if (auto done = parse(args, desc, {}, vm, "usage: gpu-ctk cdi generate [options]")) return *done;
   if (format.empty()) format = output.ends_with(".json") ? "json" : "yaml";
   if (format != "json" && format != "yaml") return fail("--format must be json or yaml");
+  if (!ldconfig.empty())
+    config.hooks.ldconfig = ldconfig.front() == '@' ? ldconfig : "@" + ldconfig;
+  if (config.hooks.ldconfig.size() < 2 || config.hooks.ldconfig[1] != '/')
+    return fail("--ldconfig-path must be an absolute host path");
+  auto naming = naming_of(strategies, no_all_device);
+  if (!naming) return fail(naming.error().message);
   DriverHost host(config.driver, lstat_node);
-  auto spec = generate_cdi_spec(host, config, vendor + "/" + device_class);
+  auto spec = generate_cdi_spec(host, config, vendor + "/" + device_class, *naming);
   if (!spec) return fail(spec.error().message);
   const Json doc = cdi_spec_to_json(*spec);
   const std::string text = format == "json" ? json_text(doc, 2) + "\n" : json_to_yaml(doc);
@@ -162,6 +198,8 @@ int ctk_cdi(const std::vector<std::string>& args) {
       sub == "--help" || sub == "-h" ? stdout : stderr,
       "usage: gpu-ctk cdi generate [--output FILE] [--format json|yaml] [--vendor V] [--class C]\n"
       "                            [--driver-root DIR] [--dev-root DIR] [--ctk-path PATH]\n"
+      "                            [--ldconfig-path PATH] [--device-name-strategy S]... "
+      "[--no-all-device]\n"
       "       gpu-ctk cdi list [--spec-dir DIR]...\n"
       "       gpu-ctk cdi validate [FILE...] [--spec-dir DIR]...\n"
       "       gpu-ctk cdi resolve [--spec-dir DIR]... NAME...   (the merged edits, as JSON)\n");

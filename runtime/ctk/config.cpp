@@ -1,7 +1,10 @@
-// gpu-ctk config default | check [FILE]
+// gpu-ctk config default | check [FILE] | import [FILE] [--write]
 #include <algorithm>
 #include <cstdio>
 
+#include "base/fs.h"
+#include "base/text.h"
+#include "compat/nvidia_config.h"
 #include "config/config_file.h"
 #include "ctk/ctk.h"
 
@@ -27,6 +30,59 @@ int check(const std::vector<std::string>& args) {
   return 0;
 }
 
+int import_fail(const std::string& msg) {
+  std::fprintf(stderr, "gpu-ctk config import: %s\n", msg.c_str());
+  return 1;
+}
+
+// Writes `text` to `path` atomically, the file it replaces kept as <path>.bak.
+Status write_with_backup(const std::string& path, const std::string& text) {
+  if (auto s = make_directories(dirname_of(path)); !s) return s;
+  auto dir = open_directory(dirname_of(path));
+  if (!dir) return dir.error();
+  const std::string name = basename_of(path);
+  auto old = read_regular_file_at(dir->get(), name, 1 << 20, false);
+  if (old) {
+    if (auto s = write_file_atomic_at(dir->get(), name + ".bak", *old, FileOwner{0644}); !s)
+      return s.error().wrap("cannot keep " + path + ".bak");
+  }
+  if (auto s = write_file_atomic_at(dir->get(), name, text, FileOwner{0644}); !s)
+    return s.error().wrap("cannot write " + path);
+  return {};
+}
+
+// gpu-ctk config import [FILE] [--write]: NVIDIA's configuration as ours.
+int import(const std::vector<std::string>& args) {
+  std::string source = kNvidiaConfigPath;
+  bool write = false;
+  for (const auto& arg : args) {
+    if (arg == "--write") {
+      write = true;
+    } else if (arg.rfind('-', 0) == 0 || source != kNvidiaConfigPath) {
+      std::fprintf(stderr, "usage: gpu-ctk config import [FILE] [--write]\n");
+      return 2;
+    } else {
+      source = arg;
+    }
+  }
+  auto text = read_regular_file(source, 1 << 20);
+  if (!text) return import_fail(text.error().message + " (" + source + ")");
+  auto imported = import_nvidia_config(*text, source);
+  if (!imported) return import_fail(imported.error().message);
+  if (!write) {
+    std::fputs(imported->toml.c_str(), stdout);
+    return 0;
+  }
+  const auto explicit_path = config_path_from_env();
+  const std::string target =
+      explicit_path ? *explicit_path : std::string(kDefaultConfigDir) + "/config.toml";
+  if (!target.ends_with(".toml")) return import_fail(target + " is not a .toml file");
+  if (auto s = write_with_backup(target, imported->toml); !s) return import_fail(s.error().message);
+  std::printf("wrote %s (%zu of NVIDIA's keys have no equivalent: see its comments)\n",
+              target.c_str(), imported->not_carried.size());
+  return 0;
+}
+
 }  // namespace
 
 int ctk_config(const std::vector<std::string>& args) {
@@ -39,9 +95,16 @@ int ctk_config(const std::vector<std::string>& args) {
     return 0;
   }
   if (sub == "check" && !help) return check(std::vector<std::string>(args.begin() + 1, args.end()));
-  std::fprintf(help ? stdout : stderr,
-               "usage: gpu-ctk config default     print the default configuration\n"
-               "       gpu-ctk config check [FILE] validate FILE (default: the file in effect)\n");
+  if (sub == "import" && !help)
+    return import(std::vector<std::string>(args.begin() + 1, args.end()));
+  std::fprintf(
+      help ? stdout : stderr,
+      "usage: gpu-ctk config default     print the default configuration\n"
+      "       gpu-ctk config check [FILE] validate FILE (default: the file in effect)\n"
+      "       gpu-ctk config import [FILE] [--write]\n"
+      "                                  NVIDIA's config.toml (default %s) as ours;\n"
+      "                                  --write installs it (the old file kept as .bak)\n",
+      kNvidiaConfigPath);
   return help ? 0 : 2;
 }
 

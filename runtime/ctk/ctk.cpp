@@ -1,9 +1,14 @@
 #include "ctk/ctk.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
+#include <variant>
 
+#include "base/text.h"
 #include "base/version.h"
+#include "compat/nvidia_cli.h"
+#include "compat/nvidia_flags.h"
 
 namespace gcr {
 namespace {
@@ -24,23 +29,76 @@ int usage(std::FILE* out) {
   return out == stdout ? 0 : 2;
 }
 
+// nvidia-ctk's global flags, before the command: --debug and --quiet change nothing here;
+// --config names NVIDIA's configuration, which we do not read. Returns the arguments after
+// them, or an exit status.
+std::variant<std::vector<std::string>, int> strip_nvidia_globals(std::vector<std::string> args) {
+  while (!args.empty()) {
+    const std::string& arg = args.front();
+    if (arg == "--debug" || arg == "-debug" || arg == "-d" || arg == "--quiet" || arg == "-quiet" ||
+        arg == "-q") {
+      args.erase(args.begin());
+    } else if (arg == "--config" || arg == "-config" || arg.rfind("--config=", 0) == 0) {
+      std::fprintf(stderr,
+                   "nvidia-ctk: --config is not supported: gpu-ctk reads "
+                   "/etc/gpu-container-runtime/config.toml (GPU_CONTAINER_RUNTIME_CONFIG); gpu-ctk "
+                   "config import converts NVIDIA's\n");
+      return 2;
+    } else {
+      break;
+    }
+  }
+  return args;
+}
+
+// The command path NVIDIA's spellings are looked up under: "runtime configure", "cdi generate",
+// "hook update-ldcache", "config", "info".
+std::string command_path(const std::vector<std::string>& args) {
+  if (args.size() > 1 && args[1].rfind('-', 0) != 0) return args[0] + " " + args[1];
+  return args.empty() ? "" : args[0];
+}
+
+int run_command(const std::string& tool, std::vector<std::string> args, bool nvidia) {
+  if (args.empty()) return usage(stderr);
+  const std::string name = args.front();
+  if (name == "--help" || name == "-h" || name == "help") return usage(stdout);
+  if (name == "--version" || name == "-v" || name == "version") {
+    std::printf("gpu-ctk version %s%s\n", kVersion, nvidia ? " (as nvidia-ctk)" : "");
+    return 0;
+  }
+  const auto* command = std::find_if(kCommands.begin(), kCommands.end(),
+                                     [&](const CtkCommand& c) { return name == c.name; });
+  if (command == kCommands.end()) {
+    std::fprintf(
+        stderr, "%s: unknown command `%s`%s\n", tool.c_str(), name.c_str(),
+        nvidia ? " (gpu-ctk has no such command; README lists NVIDIA's commands and ours)" : "");
+    return usage(stderr);
+  }
+  const std::string path = command_path(args);
+  const std::size_t fixed = path.find(' ') == std::string::npos ? 1 : 2;
+  auto translated = translate_nvidia_flags(
+      path, std::vector<std::string>(args.begin() + static_cast<long>(fixed), args.end()), nvidia);
+  if (!translated) {
+    std::fprintf(stderr, "%s %s: %s\n", tool.c_str(), path.c_str(),
+                 translated.error().message.c_str());
+    return 2;
+  }
+  std::vector<std::string> rest(args.begin() + 1, args.begin() + static_cast<long>(fixed));
+  rest.insert(rest.end(), translated->begin(), translated->end());
+  return command->run(rest);
+}
+
 }  // namespace
 
 int run_ctk(const std::string& program, const std::vector<std::string>& args) {
-  if (program.substr(program.rfind('/') + 1) == "nvidia-container-runtime-hook")
+  const std::string tool = basename_of(program);
+  if (tool == "nvidia-container-runtime-hook" || tool == "nvidia-container-toolkit")
     return legacy_nvidia_hook(args);
-  if (args.empty()) return usage(stderr);
-  const std::string& name = args.front();
-  if (name == "--help" || name == "-h" || name == "help") return usage(stdout);
-  if (name == "--version" || name == "-v" || name == "version") {
-    std::printf("gpu-ctk version %s\n", kVersion);
-    return 0;
-  }
-  for (const auto& c : kCommands) {
-    if (name == c.name) return c.run(std::vector<std::string>(args.begin() + 1, args.end()));
-  }
-  std::fprintf(stderr, "gpu-ctk: unknown command `%s`\n", name.c_str());
-  return usage(stderr);
+  if (tool == kNvidiaCliName) return nvidia_container_cli(args);
+  if (tool != "nvidia-ctk") return run_command("gpu-ctk", args, false);
+  auto stripped = strip_nvidia_globals(args);
+  if (const int* status = std::get_if<int>(&stripped)) return *status;
+  return run_command(tool, std::get<std::vector<std::string>>(stripped), true);
 }
 
 }  // namespace gcr

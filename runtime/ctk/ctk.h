@@ -13,7 +13,8 @@ struct CtkCommand {
   int (*run)(const std::vector<std::string>& args);
 };
 
-// `program` is argv[0] (the tool dispatches on the name it was invoked by), `args` argv[1..].
+// `program` is argv[0] (the tool dispatches on the name it was invoked by: gpu-ctk, nvidia-ctk,
+// nvidia-container-cli, nvidia-container-runtime-hook), `args` argv[1..].
 [[nodiscard]] int run_ctk(const std::string& program, const std::vector<std::string>& args);
 
 // Commands, one file each.
@@ -23,7 +24,9 @@ struct CtkCommand {
 [[nodiscard]] int ctk_cdi(const std::vector<std::string>& args);
 [[nodiscard]] int ctk_runtime(const std::vector<std::string>& args);
 
-// argv[0] nvidia-container-runtime-hook.
+// argv[0] nvidia-container-runtime-hook (or nvidia-container-toolkit).
 [[nodiscard]] int legacy_nvidia_hook(const std::vector<std::string>& args);
+// argv[0] nvidia-container-cli.
+[[nodiscard]] int nvidia_container_cli(const std::vector<std::string>& args);
 
 }  // namespace gcr

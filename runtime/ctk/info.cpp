@@ -7,7 +7,7 @@
 #include "config/config_file.h"
 #include "ctk/ctk.h"
 #include "driver/host.h"
-#include "driver/libs.h"
+#include "driver/host_facts.h"
 #include "driver/nvml.h"
 #include "topology/topology.h"
 
@@ -24,56 +24,15 @@ struct InfoOptions {
   bool topology = false;
 };
 
-struct Facts {
-  std::string version;
-  std::vector<Gpu> gpus;
-  std::optional<std::string> cuda;
-  std::map<std::string, GpuFacts> per_gpu;
-};
-
-std::optional<std::string> library_path(DriverHost& host, Capability cap,
-                                        const std::string& prefix) {
-  CapabilitySet caps;
-  caps.add(cap);
-  auto libs = host.libraries(caps, LibArch::k64);
-  if (!libs) return std::nullopt;
-  for (const auto& lib : *libs) {
-    if (lib.prefix == prefix) return lib.host_path;
-  }
-  return std::nullopt;
-}
-
 void warn(const std::string& what) {
   std::fprintf(stderr, "gpu-ctk: warning: %s\n", what.c_str());
 }
 
-Result<Facts> gather(const InfoOptions& options) {
+Result<HostFacts> gather(const InfoOptions& options) {
   DriverHost host(options.roots, lstat_node);
-  Facts facts;
-  auto version = host.version();
-  if (!version) return version.error();
-  auto gpus = host.gpus();
-  if (!gpus) return gpus.error();
-  facts.version = *version;
-  facts.gpus = *gpus;
-  if (options.cuda) {
-    const auto path = library_path(host, Capability::kCompute, "libcuda.so");
-    auto cuda = path ? cuda_driver_version(*path)
-                     : Result<std::string>(Error{"no libcuda." + *version + " in the driver root"});
-    if (cuda)
-      facts.cuda = *cuda;
-    else
-      warn(cuda.error().message);
-  }
-  if (options.nvml) {
-    const auto path = library_path(host, Capability::kUtility, "libnvidia-ml.so");
-    auto per_gpu = path ? nvml_gpu_facts(*path, facts.gpus)
-                        : Result<std::map<std::string, GpuFacts>>(
-                              Error{"no libnvidia-ml." + *version + " in the driver root"});
-    if (per_gpu)
-      facts.per_gpu = *per_gpu;
-    else
-      warn(per_gpu.error().message);
+  auto facts = gather_host_facts(host, HostFactsQuery{options.cuda, options.nvml});
+  if (facts) {
+    for (const auto& w : facts->warnings) warn(w);
   }
   return facts;
 }
@@ -88,7 +47,7 @@ int print_topology(const InfoOptions& options) {
     return 1;
   }
   std::unique_ptr<Nvml> nvml;
-  if (const auto path = library_path(host, Capability::kUtility, "libnvidia-ml.so")) {
+  if (const auto path = driver_library_path(host, Capability::kUtility, "libnvidia-ml.so")) {
     auto opened = Nvml::open(*path);
     if (opened) {
       nvml = std::move(*opened);
@@ -104,7 +63,7 @@ Json optional_json(const std::optional<std::string>& v) {
   return v ? Json(*v) : Json(nullptr);
 }
 
-void print_json(const Facts& facts) {
+void print_json(const HostFacts& facts) {
   Json out = Json::object();
   out["driver_version"] = facts.version;
   out["cuda_version"] = optional_json(facts.cuda);
@@ -132,7 +91,7 @@ void print_json(const Facts& facts) {
   std::printf("%s\n", json_text(out, 2).c_str());
 }
 
-void print_text(const Facts& facts) {
+void print_text(const HostFacts& facts) {
   std::printf("%-16s%s\n%-16s%s\n", "Driver version:", facts.version.c_str(),
               "CUDA version:", facts.cuda.value_or("unknown").c_str());
   for (const auto& gpu : facts.gpus) {

@@ -12,7 +12,8 @@ namespace gcr {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: gpu-ctk runtime configure --runtime=docker|containerd|crio [--config FILE] [--drop-in "
+    "usage: gpu-ctk runtime configure [--runtime=docker|containerd|crio] [--config FILE] "
+    "[--drop-in "
     "FILE]\n"
     "           [--runtime-name nvidia] [--runtime-path /usr/bin/gpu-container-runtime] "
     "[--runtime-arg ARG]...\n"
@@ -62,11 +63,12 @@ const char* service_of(const std::string& engine) {
 
 int configure(const std::vector<std::string>& args) {
   ConfigureOptions o;
+  o.engine = "docker";  // NVIDIA's default too
   std::string config;
   bool dry_run = false;
   po::options_description desc("options");
   desc.add_options()("help,h", "this text")("runtime", po::value(&o.engine),
-                                            "docker, containerd or crio")(
+                                            "docker (the default), containerd or crio")(
       "config", po::value(&config), "the engine's main configuration file")(
       "drop-in", po::value<std::string>(),
       "containerd/CRI-O drop-in file (default: beside --config)")(

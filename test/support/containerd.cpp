@@ -21,10 +21,11 @@ Containerd::Containerd(const std::string& dir, const RunOptions& env)
     throw std::runtime_error("containerd did not start: " + read_file(dir + "/containerd.log"));
 }
 
-ProcessResult Containerd::ctr(const std::vector<std::string>& args) const {
+ProcessResult Containerd::ctr(const std::vector<std::string>& args,
+                              const RunOptions& options) const {
   std::vector<std::string> argv{"/usr/bin/ctr", "--address", socket_};
   argv.insert(argv.end(), args.begin(), args.end());
-  return run(argv);
+  return run(argv, options);
 }
 
 }  // namespace gcr::test

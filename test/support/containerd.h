@@ -15,7 +15,8 @@ class Containerd {
   // Lives under `dir`; `env` is the daemon's environment (GPU_CONTAINER_RUNTIME_CONFIG).
   Containerd(const std::string& dir, const RunOptions& env);
 
-  [[nodiscard]] ProcessResult ctr(const std::vector<std::string>& args) const;
+  [[nodiscard]] ProcessResult ctr(const std::vector<std::string>& args,
+                                  const RunOptions& options = {}) const;
   [[nodiscard]] const std::string& socket() const { return socket_; }
 
  private:

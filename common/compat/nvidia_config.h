@@ -1,0 +1,27 @@
+// NVIDIA's /etc/nvidia-container-runtime/config.toml read as ours: every key it sets becomes
+// the key of ours that means the same, or a comment saying why nothing does.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "config/config.h"
+
+namespace gcr {
+
+inline constexpr const char* kNvidiaConfigPath = "/etc/nvidia-container-runtime/config.toml";
+
+struct ImportedConfig {
+  Config config;     // what the result means, checked as any configuration file is
+  std::string toml;  // our configuration file, each key commented with NVIDIA's it came from
+  std::vector<std::string> not_carried;  // "key: why", for keys with no equivalent
+};
+
+// `text` is NVIDIA's file, `source` its path (for messages). Malformed TOML is an error with
+// the line number; a key of ours whose value cannot be carried over (a capability we do not
+// know, a relative path) is an error naming NVIDIA's key.
+[[nodiscard]] Result<ImportedConfig> import_nvidia_config(const std::string& text,
+                                                          const std::string& source);
+
+}  // namespace gcr

@@ -1,0 +1,180 @@
+#include "compat/nvidia_flags.h"
+
+#include <array>
+#include <optional>
+#include <string_view>
+
+#include "base/text.h"
+
+namespace gcr {
+namespace {
+
+enum class Means {
+  kOurs,      // the same as our flag `ours`
+  kAccepted,  // our behaviour already; allowed only with the values in `values` ("" any)
+  kRefused,   // not supported: `why`
+};
+
+struct Spelling {
+  std::string_view command;
+  std::string_view nvidia;
+  Means means;
+  bool is_switch;
+  std::string_view ours;    // kOurs: our long name
+  std::string_view values;  // kAccepted: the values accepted, comma separated ("" any)
+  std::string_view why;     // kRefused, or kAccepted with a value outside `values`
+};
+
+constexpr std::string_view kConfigure = "runtime configure";
+constexpr std::string_view kGenerate = "cdi generate";
+
+constexpr std::array<Spelling, 39> kSpellings = {{
+    {kConfigure, "nvidia-runtime-name", Means::kOurs, false, "runtime-name", "", ""},
+    {kConfigure, "nvidia-runtime-path", Means::kOurs, false, "runtime-path", "", ""},
+    {kConfigure, "nvidia-set-as-default", Means::kOurs, true, "set-as-default", "", ""},
+    {kConfigure, "cdi.enabled", Means::kOurs, true, "cdi", "", ""},
+    {kConfigure, "cdi.enable", Means::kOurs, true, "cdi", "", ""},
+    {kConfigure, "enable-cdi", Means::kOurs, true, "cdi", "", ""},
+    {kConfigure, "drop-in-config", Means::kOurs, false, "drop-in", "", ""},
+    {kConfigure, "config-source", Means::kAccepted, false, "", "file",
+     "gpu-ctk reads and writes the engine's files; name the file with --config"},
+    {kConfigure, "config-mode", Means::kAccepted, false, "", "config-file",
+     "gpu-ctk registers the runtime in the engine's configuration; OCI hook files are not "
+     "written"},
+    {kConfigure, "executable-path", Means::kRefused, false, "", "",
+     "only for --config-source=command, which gpu-ctk does not have"},
+    {kConfigure, "oci-hook-path", Means::kRefused, false, "", "",
+     "only for --config-mode=oci-hook, which gpu-ctk does not have"},
+    {kConfigure, "nvidia-runtime-hook-path", Means::kRefused, false, "", "",
+     "only for --config-mode=oci-hook, which gpu-ctk does not have"},
+    {kGenerate, "cdi-vendor", Means::kOurs, false, "vendor", "", ""},
+    {kGenerate, "cdi-class", Means::kOurs, false, "class", "", ""},
+    {kGenerate, "nvidia-ctk-path", Means::kOurs, false, "ctk-path", "", ""},
+    {kGenerate, "mode", Means::kAccepted, false, "", "auto,nvml",
+     "gpu-ctk generates specs from the driver's files and NVML (auto, nvml) only"},
+    {kGenerate, "discovery-mode", Means::kAccepted, false, "", "auto,nvml",
+     "gpu-ctk generates specs from the driver's files and NVML (auto, nvml) only"},
+    {kGenerate, "device-id", Means::kAccepted, false, "", "all",
+     "gpu-ctk puts every GPU in the spec"},
+    {kGenerate, "nvidia-cdi-hook-path", Means::kRefused, false, "", "",
+     "the spec's hooks run `gpu-ctk hook`: give --nvidia-ctk-path (or --ctk-path) instead"},
+    {kGenerate, "library-search-path", Means::kRefused, false, "", "",
+     "libraries are found through the driver root's ld.so.cache and library directories"},
+    {kGenerate, "config-search-path", Means::kRefused, false, "", "",
+     "configuration files are found in the driver root's usual directories"},
+    {kGenerate, "csv.file", Means::kRefused, false, "", "", "CSV (Tegra) mode is not supported"},
+    {kGenerate, "csv.ignore-pattern", Means::kRefused, false, "", "",
+     "CSV (Tegra) mode is not supported"},
+    {kGenerate, "csv.compat-container-root", Means::kRefused, false, "", "",
+     "CSV (Tegra) mode is not supported"},
+    {kGenerate, "disable-hook", Means::kRefused, false, "", "",
+     "the spec always has the create-symlinks and update-ldcache hooks"},
+    {kGenerate, "disable-hooks", Means::kRefused, false, "", "",
+     "the spec always has the create-symlinks and update-ldcache hooks"},
+    {kGenerate, "enable-hook", Means::kRefused, false, "", "",
+     "the spec always has the create-symlinks and update-ldcache hooks"},
+    {kGenerate, "enable-hooks", Means::kRefused, false, "", "",
+     "the spec always has the create-symlinks and update-ldcache hooks"},
+    {kGenerate, "feature-flag", Means::kRefused, false, "", "", "no feature flags"},
+    {kGenerate, "feature-flags", Means::kRefused, false, "", "", "no feature flags"},
+    {"hook update-ldcache", "container-spec", Means::kRefused, false, "", "",
+     "the OCI state is read from stdin"},
+    {"hook create-symlinks", "container-spec", Means::kRefused, false, "", "",
+     "the OCI state is read from stdin"},
+    {"config", "set", Means::kRefused, false, "", "",
+     "edit /etc/gpu-container-runtime/config.toml (gpu-ctk config import converts NVIDIA's)"},
+    {"config", "in-place", Means::kRefused, true, "", "",
+     "edit /etc/gpu-container-runtime/config.toml (gpu-ctk config import converts NVIDIA's)"},
+    {"config", "config-file", Means::kRefused, false, "", "",
+     "gpu-ctk config check FILE checks a file; gpu-ctk config import FILE converts NVIDIA's"},
+    {"config", "output", Means::kRefused, false, "", "",
+     "gpu-ctk config default prints the defaults on stdout"},
+    {"config default", "output", Means::kRefused, false, "", "",
+     "gpu-ctk config default prints the defaults on stdout"},
+    {"hook update-ldcache", "ldconfig-path", Means::kOurs, false, "ldconfig-path", "", ""},
+    {kGenerate, "ldconfig-path", Means::kOurs, false, "ldconfig-path", "", ""},
+}};
+
+// nvidia-ctk's --ldconfig-path names a host program, which we write as @<path>.
+std::string our_value(std::string_view ours, const std::string& value, bool as_nvidia_ctk) {
+  if (as_nvidia_ctk && ours == "ldconfig-path" && !value.empty() && value.front() != '@')
+    return "@" + value;
+  return value;
+}
+
+const Spelling* spelling_of(const std::string& command, std::string_view name) {
+  for (const auto& s : kSpellings) {
+    if (s.command == command && s.nvidia == name) return &s;
+  }
+  return nullptr;
+}
+
+bool listed(std::string_view values, std::string_view value) {
+  for (auto v : split(values, ',')) {
+    if (v == value) return true;
+  }
+  return false;
+}
+
+// A switch's value as urfave/cli reads `--flag=VALUE`.
+Result<bool> switch_value(const std::string& flag, const std::string& value) {
+  if (value == "true" || value == "1" || value == "t" || value == "T" || value == "TRUE" ||
+      value == "True")
+    return true;
+  if (value == "false" || value == "0" || value == "f" || value == "F" || value == "FALSE" ||
+      value == "False")
+    return false;
+  return Error{"--" + flag + ": `" + printable(value, 64) + "` is not true or false"};
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> translate_nvidia_flags(const std::string& command,
+                                                        const std::vector<std::string>& args,
+                                                        bool as_nvidia_ctk) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string arg = args[i];
+    if (as_nvidia_ctk && arg.size() > 2 && arg[0] == '-' && arg[1] != '-') arg = "-" + arg;
+    if (arg.rfind("--", 0) != 0 || arg.size() == 2) {
+      out.push_back(arg);
+      continue;
+    }
+    const auto eq = arg.find('=');
+    const std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+    std::optional<std::string> value;
+    if (eq != std::string::npos) value = arg.substr(eq + 1);
+    const Spelling* s = spelling_of(command, name);
+    if (s == nullptr) {
+      out.push_back(arg);
+      continue;
+    }
+    if (!s->is_switch && !value) {
+      if (i + 1 >= args.size()) return Error{"--" + name + " needs a value"};
+      value = args[++i];
+    }
+    if (s->means == Means::kRefused)
+      return Error{"--" + name + " is not supported: " + std::string(s->why)};
+    if (s->means == Means::kAccepted) {
+      if (!s->values.empty() && value && !listed(s->values, *value)) {
+        return Error{"--" + name + "=" + printable(*value, 64) +
+                     " is not supported: " + std::string(s->why)};
+      }
+      continue;
+    }
+    if (s->is_switch) {
+      bool on = true;
+      if (value) {
+        auto parsed = switch_value(name, *value);
+        if (!parsed) return parsed.error();
+        on = *parsed;
+      }
+      if (on) out.push_back("--" + std::string(s->ours));
+      continue;
+    }
+    out.push_back("--" + std::string(s->ours) + "=" + our_value(s->ours, *value, as_nvidia_ctk));
+  }
+  return out;
+}
+
+}  // namespace gcr

@@ -1,0 +1,282 @@
+// NVIDIA's commands after the switch (issue 16): `ctr run --gpus` through containerd and the
+// shim (and through plain runc, where our nvidia-container-cli says what to change),
+// nvidia-container-cli info and list, nvidia-ctk's documented invocations against our
+// spellings, and gpu-ctk config import. Needs root.
+#include <doctest/doctest.h>
+
+#include "containerd.h"
+#include "gpu_fixture.h"
+
+using gcr::Json;
+using gcr::test::GpuFixture;
+using gcr::test::ProcessResult;
+
+namespace {
+
+void require_containerd() {
+  REQUIRE_MESSAGE(gcr::test::is_root(), "containerd needs root");
+  REQUIRE_MESSAGE(gcr::test::exists("/usr/bin/containerd"),
+                  "containerd is not installed: run scripts/install-deps.sh");
+}
+
+// A directory of compatibility names, as the package installs them in /usr/bin.
+std::string compat_bin(const GpuFixture& f) {
+  const std::string bin = f.path("compat-bin");
+  for (const char* name : {"nvidia-container-cli", "nvidia-ctk"}) {
+    if (!gcr::test::exists(bin + "/" + name))
+      gcr::test::make_symlink(gcr::test::built("gpu-ctk"), bin + "/" + name);
+  }
+  return bin;
+}
+
+ProcessResult as(const GpuFixture& f, const std::string& name,
+                 const std::vector<std::string>& args) {
+  std::vector<std::string> argv{compat_bin(f) + "/" + name};
+  argv.insert(argv.end(), args.begin(), args.end());
+  gcr::test::RunOptions env;
+  env.env["GPU_CONTAINER_RUNTIME_CONFIG"] = f.config_path();
+  return gcr::test::run(argv, env);
+}
+
+ProcessResult gpu_ctk(const GpuFixture& f, const std::vector<std::string>& args) {
+  std::vector<std::string> argv{gcr::test::built("gpu-ctk")};
+  argv.insert(argv.end(), args.begin(), args.end());
+  gcr::test::RunOptions env;
+  env.env["GPU_CONTAINER_RUNTIME_CONFIG"] = f.config_path();
+  return gcr::test::run(argv, env);
+}
+
+// ctr with our nvidia-container-cli first in PATH (ctr looks it up there, and containerd).
+struct CtrGpus {
+  GpuFixture f;
+  gcr::test::RunOptions ctr_env;
+  std::unique_ptr<gcr::test::Containerd> containerd;
+
+  CtrGpus()
+      : f(gcr::test::SimHostOptions{},
+          Json{{"runtime", {{"runtimes", {gcr::test::runc_path()}}}}}) {
+    ctr_env.env["PATH"] =
+        compat_bin(f) + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+    gcr::test::RunOptions daemon_env;
+    daemon_env.env["GPU_CONTAINER_RUNTIME_CONFIG"] = f.config_path();
+    containerd = std::make_unique<gcr::test::Containerd>(f.path("containerd"), daemon_env);
+    gcr::test::make_busybox_rootfs(f.path("ctr"));
+  }
+
+  ProcessResult run(const std::vector<std::string>& flags, const std::string& id,
+                    const std::string& script) const {
+    std::vector<std::string> args{"run", "--rm"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    args.insert(args.end(), {"--rootfs", f.path("ctr/rootfs"), id, "/bin/sh", "-c", script});
+    return containerd->ctr(args, ctr_env);
+  }
+};
+
+std::string with_dir(std::string text, const std::string& from, const std::string& to) {
+  for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+const std::string kGpuNodes = "ls /dev | grep -E '^nvidia[0-9]+$' | tr '\\n' ' '";
+
+}  // namespace
+
+TEST_CASE("ctr run --gpus through the shim: that GPU, every capability's libraries") {
+  require_containerd();
+  CtrGpus c;
+  const std::string shim = gcr::test::built("gpu-container-runtime");
+  const std::string libs = c.f.host().lib_dir();
+  for (unsigned index : {0u, 1u}) {
+    CAPTURE(index);
+    const std::string minor = std::to_string(c.f.host().gpus().at(index).minor);
+    // The image's NVIDIA_VISIBLE_DEVICES=all loses to what ctr was told.
+    const auto r = c.run({"--runc-binary", shim, "--gpus", std::to_string(index), "--env",
+                          "NVIDIA_VISIBLE_DEVICES=all"},
+                         "gcr-ctr-gpus-" + std::to_string(index),
+                         kGpuNodes + "; cd " + libs +
+                             " && ls libcuda.so.* libnvcuvid.so.* libGLX_nvidia.so.* | tr "
+                             "'\\n' ' '");
+    CHECK(r.err == "");
+    const std::string v = gcr::test::SimHost::version();
+    CHECK(r.out == "nvidia" + minor + " libGLX_nvidia.so.0 libGLX_nvidia.so." + v +
+                       " libcuda.so.1 libcuda.so." + v + " libnvcuvid.so.1 libnvcuvid.so." + v +
+                       " ");
+  }
+}
+
+TEST_CASE("ctr run --gpus with an index the host lacks: one line in ctr's output, nothing run") {
+  require_containerd();
+  CtrGpus c;
+  const auto r = c.run({"--runc-binary", gcr::test::built("gpu-container-runtime"), "--gpus", "9"},
+                       "gcr-ctr-gpus-missing", "echo started");
+  CHECK(r.exit_code != 0);
+  CHECK(r.out.find("started") == std::string::npos);
+  CHECK(r.err.find("ctr --gpus (nvidia-container-cli --device)") != std::string::npos);
+  CHECK(r.err.find("`9`") != std::string::npos);
+}
+
+TEST_CASE("ctr run --gpus with plain runc: nvidia-container-cli fails and says what to change") {
+  require_containerd();
+  CtrGpus c;
+  const auto r = c.run({"--gpus", "0"}, "gcr-ctr-gpus-runc", "echo started");
+  CHECK(r.exit_code != 0);
+  CHECK(r.out.find("started") == std::string::npos);
+  CHECK(r.err.find("nvidia-container-cli: this container was started by plain runc") !=
+        std::string::npos);
+  CHECK(r.err.find("--runc-binary /usr/bin/gpu-container-runtime") != std::string::npos);
+}
+
+TEST_CASE("nvidia-container-cli info and list: our discovery in its format") {
+  REQUIRE(gcr::test::is_root());
+  GpuFixture f;
+  const auto info = as(f, "nvidia-container-cli", {"info"});
+  REQUIRE(info.exit_code == 0);
+  const auto& gpu = f.host().gpus().at(0);
+  CHECK(info.out.find("NVRM version:   " + gcr::test::SimHost::version() + "\n") == 0);
+  CHECK(info.out.find("\nDevice Index:   0\nDevice Minor:   " + std::to_string(gpu.minor) + "\n") !=
+        std::string::npos);
+  CHECK(info.out.find("GPU UUID:       " + gpu.uuid + "\n") != std::string::npos);
+  CHECK(info.out.find("Bus Location:   0000" + gpu.bus + "\n") != std::string::npos);
+  const auto csv = as(f, "nvidia-container-cli", {"--load-kmods", "info", "--csv"});
+  CHECK(csv.out.find("NVRM version,CUDA version\n" + gcr::test::SimHost::version() + ",") == 0);
+
+  const auto& second = f.host().gpus().at(1);
+  const auto list = as(f, "nvidia-container-cli", {"list", "--device=1"});
+  REQUIRE(list.exit_code == 0);
+  const std::string dev = f.host().dev_root() + "/dev/";
+  CHECK(list.out == dev + "nvidiactl\n" + dev + "nvidia-modeset\n" + dev + "nvidia-uvm\n" + dev +
+                        "nvidia-uvm-tools\n" + dev + "nvidia" + std::to_string(second.minor) +
+                        "\n");
+  const auto all = as(f, "nvidia-container-cli", {"list"});
+  CHECK(all.out.find(f.host().driver_root() + f.host().lib_dir() + "/libcuda.so." +
+                     gcr::test::SimHost::version() + "\n") != std::string::npos);
+  CHECK(all.out.find(f.host().driver_root() + f.host().lib32_dir() + "/libcuda.so." +
+                     gcr::test::SimHost::version() + "\n") != std::string::npos);
+  CHECK(all.out.find("/usr/bin/nvidia-smi\n") != std::string::npos);
+
+  const auto configure = as(f, "nvidia-container-cli", {"configure", "--device=0", "/rootfs"});
+  CHECK(configure.exit_code == 1);
+  CHECK(configure.err.find("nothing was configured") != std::string::npos);
+  const auto bad = as(f, "nvidia-container-cli", {"list", "--device=7"});
+  CHECK(bad.exit_code == 1);
+  CHECK(bad.err.find("nvidia-container-cli: device error: ") == 0);
+}
+
+TEST_CASE("nvidia-ctk: NVIDIA's documented invocations write what our spellings write") {
+  REQUIRE(gcr::test::is_root());
+  GpuFixture f;
+  struct Pair {
+    std::vector<std::string> nvidia;
+    std::vector<std::string> ours;
+    std::string file;  // what --config names (the engine's file)
+  };
+  const std::vector<Pair> pairs = {
+      {{"runtime", "configure", "--runtime=docker"}, {"runtime", "configure"}, "daemon.json"},
+      {{"runtime", "configure", "--runtime=docker", "--set-as-default"},
+       {"runtime", "configure", "--runtime", "docker", "--set-as-default"},
+       "daemon.json"},
+      {{"runtime", "configure", "--runtime=docker", "--cdi.enabled"},
+       {"runtime", "configure", "--runtime=docker", "--cdi"},
+       "daemon.json"},
+      {{"runtime", "configure", "--runtime=containerd", "--nvidia-set-as-default"},
+       {"runtime", "configure", "--runtime=containerd", "--set-as-default"},
+       "config.toml"},
+      {{"runtime", "configure", "--runtime=containerd", "--nvidia-runtime-name=gpu", "--enable-cdi",
+        "--config-source=file", "--config-mode=config-file"},
+       {"runtime", "configure", "--runtime=containerd", "--runtime-name=gpu", "--cdi"},
+       "config.toml"},
+      {{"--debug", "runtime", "configure", "-runtime=crio", "-set-as-default"},
+       {"runtime", "configure", "--runtime=crio", "--set-as-default"},
+       "crio.conf"},
+  };
+  int n = 0;
+  for (const auto& p : pairs) {
+    CAPTURE(n);
+    const std::string theirs = f.path("nvidia-" + std::to_string(n) + "/" + p.file);
+    const std::string mine = f.path("ours-" + std::to_string(n) + "/" + p.file);
+    auto nvidia_args = p.nvidia;
+    nvidia_args.push_back("--config=" + theirs);
+    auto our_args = p.ours;
+    our_args.insert(our_args.end(), {"--config", mine});
+    const auto a = as(f, "nvidia-ctk", nvidia_args);
+    const auto b = gpu_ctk(f, our_args);
+    REQUIRE_MESSAGE(a.exit_code == 0, a.err);
+    REQUIRE_MESSAGE(b.exit_code == 0, b.err);
+    for (const auto& name : {p.file, std::string("conf.d/99-gpu-container-runtime.toml"),
+                             std::string("crio.conf.d/99-gpu-container-runtime.conf")}) {
+      const std::string x = f.path("nvidia-" + std::to_string(n) + "/" + name);
+      const std::string y = f.path("ours-" + std::to_string(n) + "/" + name);
+      CHECK(gcr::test::exists(x) == gcr::test::exists(y));
+      // Equal but for the directory each was written in (containerd's imports name it).
+      if (gcr::test::exists(x))
+        CHECK(with_dir(gcr::test::read_file(x), "/nvidia-" + std::to_string(n) + "/",
+                       "/ours-" + std::to_string(n) + "/") == gcr::test::read_file(y));
+    }
+    ++n;
+  }
+  // containerd starts on what nvidia-ctk wrote.
+  const auto dump = gcr::test::run(
+      {"/usr/bin/containerd", "--config", f.path("nvidia-3/config.toml"), "config", "dump"});
+  CHECK(dump.exit_code == 0);
+  CHECK(dump.out.find("default_runtime_name = \"nvidia\"") != std::string::npos);
+
+  // cdi generate and list under NVIDIA's spellings.
+  const auto generated =
+      as(f, "nvidia-ctk",
+         {"cdi", "generate", "--output=" + f.path("cdi/nvidia.yaml"),
+          "--device-name-strategy=type-index", "--cdi-vendor=example.com", "--mode=auto"});
+  REQUIRE_MESSAGE(generated.exit_code == 0, generated.err);
+  const auto listed = as(f, "nvidia-ctk", {"cdi", "list", "--spec-dir", f.path("cdi")});
+  CHECK(listed.out.find("example.com/gpu=gpu0\n") != std::string::npos);
+  CHECK(listed.out.find("example.com/gpu=all\n") != std::string::npos);
+  CHECK(listed.out.find("example.com/gpu=0\n") == std::string::npos);
+}
+
+TEST_CASE("nvidia-ctk: what gpu-ctk does not do is an error that names it") {
+  REQUIRE(gcr::test::is_root());
+  GpuFixture f;
+  const auto set =
+      as(f, "nvidia-ctk", {"config", "--set", "nvidia-container-cli.no-cgroups", "--in-place"});
+  CHECK(set.exit_code == 2);
+  CHECK(set.err.find("nvidia-ctk config: --set is not supported: ") == 0);
+  const auto source = as(
+      f, "nvidia-ctk", {"runtime", "configure", "--runtime=containerd", "--config-source=command"});
+  CHECK(source.exit_code == 2);
+  CHECK(source.err.find("--config-source=command is not supported") != std::string::npos);
+  const auto system = as(f, "nvidia-ctk", {"system", "create-device-nodes"});
+  CHECK(system.exit_code == 2);
+  CHECK(system.err.find("nvidia-ctk: unknown command `system`") == 0);
+  const auto unknown = as(f, "nvidia-ctk", {"runtime", "configure", "--frobnicate"});
+  CHECK(unknown.exit_code != 0);
+  CHECK(unknown.err.find("frobnicate") != std::string::npos);
+  CHECK(as(f, "nvidia-ctk", {"--version"}).out.find("(as nvidia-ctk)") != std::string::npos);
+}
+
+TEST_CASE("gpu-ctk config import: prints ours, --write installs it keeping .bak, checks pass") {
+  REQUIRE(gcr::test::is_root());
+  GpuFixture f;
+  const std::string nvidia = gcr::test::test_source("data/nvidia/config-custom.toml");
+  const auto printed = gpu_ctk(f, {"config", "import", nvidia});
+  REQUIRE_MESSAGE(printed.exit_code == 0, printed.err);
+  CHECK(printed.out.find("accept-volume-mounts = true  # "
+                         "accept-nvidia-visible-devices-as-volume-mounts\n") != std::string::npos);
+
+  const std::string target = f.path("etc/config.toml");
+  gcr::test::write_file(target, "[runtime]\nlog-level = \"error\"\n");
+  gcr::test::RunOptions env;
+  env.env["GPU_CONTAINER_RUNTIME_CONFIG"] = target;
+  const auto written =
+      gcr::test::run({gcr::test::built("gpu-ctk"), "config", "import", nvidia, "--write"}, env);
+  REQUIRE_MESSAGE(written.exit_code == 0, written.err);
+  CHECK(written.out.find("wrote " + target) == 0);
+  CHECK(gcr::test::read_file(target + ".bak") == "[runtime]\nlog-level = \"error\"\n");
+  CHECK(gcr::test::read_file(target) == printed.out);
+  const auto checked = gcr::test::run({gcr::test::built("gpu-ctk"), "config", "check", target});
+  CHECK(checked.exit_code == 0);
+
+  gcr::test::write_file(f.path("broken.toml"), "disable-require = false\n[nvidia-container-cli\n");
+  const auto broken = gpu_ctk(f, {"config", "import", f.path("broken.toml")});
+  CHECK(broken.exit_code == 1);
+  CHECK(broken.err.find("line 2") != std::string::npos);
+}

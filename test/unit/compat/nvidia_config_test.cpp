@@ -1,0 +1,153 @@
+// NVIDIA's config.toml imported as ours (gpu-ctk config import).
+#include <doctest/doctest.h>
+
+#include <boost/filesystem.hpp>
+#include <fstream>
+#include <sstream>
+
+#include "compat/nvidia_config.h"
+#include "oci/spec_view.h"
+#include "request/request.h"
+#include "toml/toml.h"
+
+using gcr::Json;
+
+namespace {
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string data(const std::string& name) {
+  return std::string(GCR_TEST_SOURCE_DIR) + "/test/data/" + name;
+}
+
+gcr::ImportedConfig imported(const std::string& text) {
+  auto r = gcr::import_nvidia_config(text, "nvidia.toml");
+  REQUIRE_MESSAGE(r.ok(), r.error().message);
+  return *r;
+}
+
+std::string error_of(const std::string& text) {
+  auto r = gcr::import_nvidia_config(text, "nvidia.toml");
+  REQUIRE_FALSE(r.ok());
+  return r.error().message;
+}
+
+// Every key a request or the runtime reads, as one string to compare.
+std::string summary(const gcr::Config& c) {
+  Json j{{"runtimes", c.runtime.runtimes},
+         {"log-file", c.runtime.log_file},
+         {"log-level", static_cast<int>(c.runtime.log_level)},
+         {"root", c.driver.root},
+         {"dev-root", c.driver.dev_root},
+         {"env-unprivileged", c.requests.accept_env_when_unprivileged},
+         {"volume-mounts", c.requests.accept_volume_mounts},
+         {"prefixes", c.requests.annotation_prefixes},
+         {"caps", c.requests.supported_capabilities},
+         {"disable-require", c.requests.disable_require},
+         {"mode", c.requests.mode},
+         {"spec-dirs", c.cdi.spec_dirs},
+         {"kind", c.cdi.default_kind},
+         {"ctk", c.hooks.ctk_path},
+         {"ldconfig", c.hooks.ldconfig}};
+  return j.dump();
+}
+
+gcr::Config ours(const Json& doc) {
+  auto c = gcr::config_from_json(doc);
+  REQUIRE_MESSAGE(c.ok(), c.error().message);
+  return *c;
+}
+
+// What each golden spec asks for under `config`: the request or the error, as text.
+std::string decisions(const gcr::Config& config) {
+  const gcr::Logger quiet("test");
+  std::string out;
+  for (const auto& entry : boost::filesystem::directory_iterator(data("golden"))) {
+    auto view = gcr::view_spec(Json::parse(read(entry.path().string() + "/input.json")));
+    REQUIRE(view.ok());
+    const auto r = gcr::read_gpu_request(*view, config, quiet);
+    out += entry.path().filename().string() + ": ";
+    if (!r) {
+      out += r.error().message;
+    } else if (!*r) {
+      out += "nothing";
+    } else {
+      const auto& q = **r;
+      out += Json{{"all", q.all},
+                  {"ids", q.device_ids},
+                  {"cdi", q.cdi_names},
+                  {"caps", q.capabilities.to_string()},
+                  {"requirements", q.requirements.size()}}
+                 .dump();
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("NVIDIA's default file is our defaults; what has no equivalent is listed") {
+  const auto r = imported(read(data("nvidia/config-default.toml")));
+  CHECK(summary(r.config) == summary(gcr::Config{}));
+  CHECK(decisions(r.config) == decisions(gcr::Config{}));
+  CHECK(r.toml.find("supported-capabilities = [\"compute\", \"compat32\", \"display\", "
+                    "\"graphics\", \"ngx\", \"utility\", \"video\"]  # "
+                    "supported-driver-capabilities\n") != std::string::npos);
+  CHECK(r.toml.find("#   nvidia-container-cli.load-kmods = true: kernel modules are never "
+                    "loaded\n") != std::string::npos);
+  CHECK(r.toml.find("#   nvidia-ctk.path = \"nvidia-ctk\": the hooks run gpu-ctk") !=
+        std::string::npos);
+}
+
+TEST_CASE("a customised file: each choice carried to our key, same decisions on the golden specs") {
+  const auto r = imported(read(data("nvidia/config-custom.toml")));
+  const auto expected =
+      ours(Json{{"runtime",
+                 {{"runtimes", {"docker-runc", "runc"}},
+                  {"log-file", "/var/log/nvidia-container-runtime.log"},
+                  {"log-level", "debug"}}},
+                {"driver", {{"root", "/run/nvidia/driver"}, {"dev-root", "/run/nvidia/driver"}}},
+                {"requests",
+                 {{"accept-env-when-unprivileged", false},
+                  {"accept-volume-mounts", true},
+                  {"annotation-prefixes", {"cdi.k8s.io/", "nvidia.cdi.k8s.io/"}},
+                  {"supported-capabilities", {"compute", "utility"}},
+                  {"disable-require", true},
+                  {"mode", "cdi"}}},
+                {"cdi", {{"spec-dirs", {"/etc/cdi", "/var/run/cdi", "/opt/cdi"}}}},
+                {"hooks", {{"ldconfig", "@/sbin/ldconfig.real"}}}});
+  CHECK(summary(r.config) == summary(expected));
+  CHECK(decisions(r.config) == decisions(expected));
+  CHECK(decisions(r.config) != decisions(gcr::Config{}));
+  for (const char* key : {"swarm-resource", "nvidia-container-cli.no-cgroups",
+                          "nvidia-container-cli.debug", "features.allow-cuda-compat-libs"}) {
+    CHECK_MESSAGE(r.toml.find(std::string("#   ") + key) != std::string::npos, key);
+  }
+  // What is printed is a file of ours that means the same.
+  auto table = gcr::parse_toml(r.toml, "imported.toml");
+  REQUIRE(table.ok());
+  CHECK(summary(ours(gcr::toml_to_json(*table))) == summary(expected));
+}
+
+TEST_CASE("values that cannot be carried over") {
+  CHECK(error_of("[nvidia-container-runtime]\nlog-level = \"info\"\nruntimes = \"runc\"\n") ==
+        "nvidia.toml: nvidia-container-runtime.runtimes must be a list of strings");
+  CHECK(error_of("supported-driver-capabilities = \"compute,teleport\"\n") ==
+        "nvidia.toml: supported-driver-capabilities names an unknown capability `teleport`");
+  CHECK(error_of("[nvidia-container-cli]\nroot = \"run/nvidia\"\n") ==
+        "nvidia.toml: nvidia-container-cli.root must be an absolute path");
+  CHECK(error_of("disable-require = false\n[nvidia-container-cli\nroot = 1\n").find("at line 2") !=
+        std::string::npos);
+  const auto r = imported(
+      "supported-driver-capabilities = \"all\"\n[nvidia-container-cli]\n"
+      "ldconfig = \"/sbin/ldconfig\"\n");
+  CHECK(r.config.requests.supported_capabilities.size() == 7);
+  CHECK(r.config.hooks.ldconfig == "@/sbin/ldconfig");
+  CHECK(r.not_carried.at(0).find("never run") != std::string::npos);
+}

@@ -1,0 +1,77 @@
+// nvidia-ctk's flag spellings turned into gpu-ctk's.
+#include <doctest/doctest.h>
+
+#include "compat/nvidia_flags.h"
+
+namespace {
+
+using Args = std::vector<std::string>;
+
+Args translated(const std::string& command, const Args& args, bool as_nvidia_ctk = true) {
+  auto out = gcr::translate_nvidia_flags(command, args, as_nvidia_ctk);
+  REQUIRE_MESSAGE(out.ok(), out.error().message);
+  return *out;
+}
+
+std::string error_of(const std::string& command, const Args& args) {
+  auto out = gcr::translate_nvidia_flags(command, args, true);
+  REQUIRE_FALSE(out.ok());
+  return out.error().message;
+}
+
+}  // namespace
+
+TEST_CASE("runtime configure: NVIDIA's names become ours, ours pass through") {
+  CHECK(translated("runtime configure",
+                   {"--runtime=containerd", "--nvidia-set-as-default", "--nvidia-runtime-name",
+                    "gpu", "--cdi.enabled", "--config", "/etc/c.toml", "--dry-run"}) ==
+        Args{"--runtime=containerd", "--set-as-default", "--runtime-name=gpu", "--cdi", "--config",
+             "/etc/c.toml", "--dry-run"});
+  CHECK(translated("runtime configure", {"--enable-cdi=true", "--nvidia-set-as-default=false"}) ==
+        Args{"--cdi"});
+  CHECK(translated("runtime configure", {"-nvidia-runtime-path=/x", "-set-as-default"}) ==
+        Args{"--runtime-path=/x", "--set-as-default"});
+  CHECK(translated("runtime configure", {"-nvidia-runtime-path=/x"}, false) ==
+        Args{"-nvidia-runtime-path=/x"});  // gpu-ctk's own parser reads single dashes
+  CHECK(translated("runtime configure", {"--drop-in-config=/etc/c.d/99.toml"}) ==
+        Args{"--drop-in=/etc/c.d/99.toml"});
+}
+
+TEST_CASE("our behaviour already: accepted without effect; other values refused with why") {
+  CHECK(translated("runtime configure", {"--config-source=file", "--config-mode", "config-file"})
+            .empty());
+  CHECK(error_of("runtime configure", {"--config-source=command"}) ==
+        "--config-source=command is not supported: gpu-ctk reads and writes the engine's files; "
+        "name the file with --config");
+  CHECK(error_of("runtime configure", {"--config-mode=oci-hook"}).find("OCI hook files") !=
+        std::string::npos);
+  CHECK(translated("cdi generate", {"--mode=nvml", "--device-id", "all"}).empty());
+  CHECK(error_of("cdi generate", {"--mode=csv"}).find("--mode=csv is not supported") == 0);
+}
+
+TEST_CASE("refused flags name themselves") {
+  CHECK(error_of("cdi generate", {"--library-search-path=/opt"})
+            .find("--library-search-path is not supported: ") == 0);
+  CHECK(error_of("config", {"--set", "nvidia-container-cli.no-cgroups", "--in-place"})
+            .find("--set is not supported") == 0);
+  CHECK(error_of("runtime configure", {"--nvidia-runtime-name"}) ==
+        "--nvidia-runtime-name needs a value");
+  CHECK(error_of("runtime configure", {"--cdi.enabled=maybe"}) ==
+        "--cdi.enabled: `maybe` is not true or false");
+}
+
+TEST_CASE("cdi generate and hooks: NVIDIA's names, and ldconfig as a host path") {
+  CHECK(translated("cdi generate", {"--cdi-vendor=example.com", "--cdi-class", "gpu",
+                                    "--nvidia-ctk-path=/usr/bin/nvidia-ctk",
+                                    "--ldconfig-path=/sbin/ldconfig.real"}) ==
+        Args{"--vendor=example.com", "--class=gpu", "--ctk-path=/usr/bin/nvidia-ctk",
+             "--ldconfig-path=@/sbin/ldconfig.real"});
+  CHECK(translated("hook update-ldcache",
+                   {"--ldconfig-path", "/sbin/ldconfig", "--folder", "/usr/lib"}) ==
+        Args{"--ldconfig-path=@/sbin/ldconfig", "--folder", "/usr/lib"});
+  CHECK(translated("hook update-ldcache", {"--ldconfig-path=@/sbin/ldconfig"}) ==
+        Args{"--ldconfig-path=@/sbin/ldconfig"});
+  // Under gpu-ctk's name a path without '@' is the container's, which the hook refuses.
+  CHECK(translated("hook update-ldcache", {"--ldconfig-path", "/sbin/ldconfig"}, false) ==
+        Args{"--ldconfig-path=/sbin/ldconfig"});
+}
