@@ -1,8 +1,8 @@
 // The engines from Debian's packages, configured by gpu-ctk runtime configure, started by the
 // tests on temporary roots and sockets and stopped afterwards: containerd (config dump and
-// ctr run --runc-binary), dockerd (default runtime, -e NVIDIA_VISIBLE_DEVICES, --gpus, a
-// failing request) and podman (--runtime). Nothing of the machine's own engine configuration
-// is touched. Needs root.
+// ctr run --runc-binary), dockerd (configured through nvidia-ctk's spellings; default runtime, -e
+// NVIDIA_VISIBLE_DEVICES, --gpus, a failing request) and podman (--runtime). Nothing of the
+// machine's own engine configuration is touched. Needs root.
 #include <doctest/doctest.h>
 
 #include <unistd.h>
@@ -58,11 +58,10 @@ TEST_CASE("containerd: the configured file loads, and ctr run --runc-binary give
   env.env["GPU_CONTAINER_RUNTIME_CONFIG"] = f.config_path();
   const gcr::test::Containerd containerd(f.path("containerd"), env);
   gcr::test::make_busybox_rootfs(f.path("ctr"));
-  const auto r = containerd.ctr({"run", "--rm", "--runc-binary",
-                                 gcr::test::built("gpu-container-runtime"), "--env",
-                                 "NVIDIA_VISIBLE_DEVICES=1", "--env",
-                                 "NVIDIA_DRIVER_CAPABILITIES=utility", "--rootfs",
-                                 f.path("ctr/rootfs"), "gcr-ctr-test", "/bin/sh", "-c", kListGpus});
+  const auto r = containerd.ctr(
+      {"run", "--rm", "--runc-binary", gcr::test::built("gpu-container-runtime"), "--env",
+       "NVIDIA_VISIBLE_DEVICES=1", "--env", "NVIDIA_DRIVER_CAPABILITIES=utility", "--rootfs",
+       f.path("ctr/rootfs"), "gcr-ctr-test", "/bin/sh", "-c", kListGpus});
   CHECK(r.err == "");
   CHECK(r.out == "nvidia0 nvidiactl ");
 }
@@ -72,11 +71,14 @@ TEST_CASE("dockerd: our runtime as default; the env, --gpus and a failing reques
   GpuFixture f;
   f.configure({{"runtime", {{"runtimes", {gcr::test::runc_path()}}}}});
   const std::string daemon_json = f.path("docker/daemon.json");
+  // Configured as NVIDIA's documentation says, through the nvidia-ctk name (its spellings).
+  gcr::test::make_symlink(gcr::test::built("gpu-ctk"), f.path("bin/nvidia-ctk"));
   const auto configured =
-      ctk({"runtime", "configure", "--runtime=docker", "--config", daemon_json, "--set-as-default",
-           "--runtime-path", gcr::test::built("gpu-container-runtime"),
-           "--runtime-arg=--gpu-config=" + f.config_path()});
-  REQUIRE(configured.exit_code == 0);
+      gcr::test::run({f.path("bin/nvidia-ctk"), "runtime", "configure", "--runtime=docker",
+                      "--config=" + daemon_json, "--nvidia-set-as-default",
+                      "--nvidia-runtime-path=" + gcr::test::built("gpu-container-runtime"),
+                      "--runtime-arg=--gpu-config=" + f.config_path()});
+  REQUIRE_MESSAGE(configured.exit_code == 0, configured.err);
   gcr::test::make_symlink(gcr::test::built("gpu-ctk"), f.path("bin/nvidia-container-runtime-hook"));
   gcr::test::RunOptions env;
   env.env["PATH"] = f.path("bin") + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
