@@ -1,6 +1,8 @@
 // Engine configuration files as gpu-ctk runtime configure finds them: daemon.json and
-// containerd's config.toml. Every planned file reads back (the planners check that before
-// returning it, so a plan is only made of texts that parse).
+// containerd's config.toml, CRI-O's and the kubelet's files as gpu-ctk doctor reads them. Every
+// planned file reads back (the planners check that before returning it, so a plan is only made
+// of texts that parse); what doctor reads of a planned file names the runtime planned.
+#include "doctor/engine_facts.h"
 #include "engines/engines.h"
 #include "fuzz.h"
 #include "json/strict_json.h"
@@ -15,9 +17,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   options.engine = "docker";
   if (auto plan = gcr::plan_docker(options, gcr::ExistingFile{"/e/daemon.json", text})) {
     for (const auto& change : *plan) {
-      if (change.content) gcr::fuzz::require(gcr::parse_json_strict(*change.content).ok());
+      if (!change.content) continue;
+      gcr::fuzz::require(gcr::parse_json_strict(*change.content).ok());
+      auto facts = gcr::docker_facts(*change.content);
+      gcr::fuzz::require(facts.ok() && (options.remove || facts->runtimes.count("nvidia") == 1));
     }
   }
+  (void)gcr::docker_facts(text);
+  (void)gcr::containerd_facts(text, "fuzz.toml");
+  (void)gcr::crio_facts({{"crio.conf", text}, {"crio.conf.d/99.conf", text}});
+  (void)gcr::kubelet_cgroup_driver(text);
   options.engine = "containerd";
   auto plan = gcr::plan_containerd(options, gcr::ExistingFile{"/e/config.toml", text},
                                    gcr::ExistingFile{"/e/conf.d/99.toml", std::nullopt});

@@ -1,0 +1,115 @@
+#include "doctor/cdi_checks.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <set>
+
+#include "base/text.h"
+#include "cdi/registry.h"
+
+namespace gcr {
+namespace {
+
+constexpr const char* kArea = "cdi";
+
+std::vector<std::string> spec_files(const std::string& dir) {
+  std::vector<std::string> files;
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return files;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string n = e->d_name;
+    if (n.ends_with(".json") || n.ends_with(".yaml") || n.ends_with(".yml"))
+      files.push_back(dir + "/" + n);
+  }
+  ::closedir(d);
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// The host files a spec's edits name: device nodes, bind mounts and hooks.
+void host_paths_of(const ContainerEdits& edits, std::set<std::string>& out) {
+  for (const auto& node : edits.device_nodes)
+    out.insert(node.host_path.empty() ? node.path : node.host_path);
+  for (const auto& mount : edits.mounts) {
+    if (mount.type.empty() || mount.type == "bind") out.insert(mount.host_path);
+  }
+  for (const auto& hook : edits.hooks) out.insert(hook.path);
+}
+
+// Why a spec no longer fits the host: a file it names is gone, or a library of another version.
+std::optional<std::string> staleness(const CdiSpec& spec,
+                                     const std::optional<std::string>& driver_version) {
+  std::set<std::string> paths;
+  host_paths_of(spec.edits, paths);
+  for (const auto& device : spec.devices) host_paths_of(device.edits, paths);
+  for (const auto& path : paths) {
+    const auto version = library_version_of(path);
+    if (version && driver_version && *version != *driver_version)
+      return "made for driver " + *version + ", " + *driver_version + " is loaded (" + path + ")";
+  }
+  for (const auto& path : paths) {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) return "it names " + path + ", which does not exist";
+  }
+  return std::nullopt;
+}
+
+bool needs_cdi(const Config& config) {
+  if (config.requests.mode == "cdi") return true;
+  for (const auto& strategy : config.device_plugin.device_list) {
+    if (strategy.rfind("cdi-", 0) == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::optional<std::string> library_version_of(const std::string& path) {
+  const std::string name = basename_of(path);
+  const auto so = name.find(".so.");
+  if (so == std::string::npos) return std::nullopt;
+  const std::string tail = name.substr(so + 4);
+  if (std::count(tail.begin(), tail.end(), '.') < 1 || tail.front() == '.' || tail.back() == '.' ||
+      tail.find_first_not_of("0123456789.") != std::string::npos)
+    return std::nullopt;
+  // "libfoo.so.1.2" style sonames are not driver versions: the driver's have a 3-digit major.
+  if (tail.find('.') < 3) return std::nullopt;
+  return tail;
+}
+
+void check_cdi(const Config& config, const std::optional<std::string>& driver_version,
+               Findings& findings) {
+  std::size_t specs = 0;
+  for (const auto& dir : config.cdi.spec_dirs) {
+    for (const auto& file : spec_files(dir)) {
+      ++specs;
+      const std::string fix = "gpu-ctk cdi generate --output " + file;
+      auto spec = read_cdi_spec_file(file, true);
+      if (!spec) {
+        findings.fail(kArea, "a spec is refused: " + spec.error().message, file,
+                      "fix or remove it; " + fix);
+        continue;
+      }
+      if (const auto stale = staleness(*spec, driver_version)) {
+        findings.fail(kArea, "stale spec: " + *stale, file, fix);
+        continue;
+      }
+      findings.ok(kArea,
+                  spec->kind + ": " + std::to_string(spec->devices.size()) + " devices" +
+                      (driver_version ? ", for driver " + *driver_version : ""),
+                  file);
+    }
+  }
+  if (specs > 0) return;
+  const std::string dirs = join(config.cdi.spec_dirs, ", ");
+  if (needs_cdi(config)) {
+    findings.fail(kArea, "no CDI spec, and the configuration asks for CDI names", dirs,
+                  "gpu-ctk cdi generate --output /etc/cdi/nvidia.yaml");
+  } else {
+    findings.ok(kArea, "no CDI specs (requests use the live driver)", dirs);
+  }
+}
+
+}  // namespace gcr

@@ -1,0 +1,29 @@
+#include "doctor/doctor.h"
+
+#include "doctor/cdi_checks.h"
+#include "doctor/driver_checks.h"
+#include "doctor/engine_checks.h"
+#include "doctor/kubernetes_checks.h"
+#include "doctor/run_check.h"
+#include "doctor/runtime_checks.h"
+
+namespace gcr {
+
+Findings run_doctor(const DoctorOptions& options) {
+  Findings findings;
+  const Config config = check_config(options.config_path, findings);
+  const auto driver_version = check_driver(config, findings);
+  check_runtime(config, findings);
+  for (const auto& engine : engines_to_check(options)) {
+    if (engine == "docker") check_docker(options, findings);
+    if (engine == "containerd") check_containerd(options, findings);
+    if (engine == "crio") check_crio(options, findings);
+    if (engine == "podman") check_podman(config, findings);
+  }
+  check_cdi(config, driver_version, findings);
+  check_kubernetes(config, findings);
+  if (options.run) check_run(config, options.shim_path, findings);
+  return findings;
+}
+
+}  // namespace gcr

@@ -1,0 +1,144 @@
+#include "doctor/driver_checks.h"
+
+#include <sys/stat.h>
+
+#include "base/node_stat.h"
+#include "driver/host.h"
+#include "driver/host_facts.h"
+#include "driver/libs.h"
+
+namespace gcr {
+namespace {
+
+constexpr const char* kArea = "driver";
+
+CapabilitySet just(Capability cap) {
+  CapabilitySet caps;
+  caps.add(cap);
+  return caps;
+}
+
+bool has_node(const std::vector<DeviceNode>& nodes, const std::string& path) {
+  for (const auto& n : nodes) {
+    if (n.path == path) return true;
+  }
+  return false;
+}
+
+void check_gpu_nodes(DriverHost& host, const std::vector<Gpu>& gpus, Findings& findings) {
+  for (const auto& gpu : gpus) {
+    const std::string name = "GPU " + std::to_string(gpu.index);
+    auto node = host.gpu_node(gpu);
+    if (node) {
+      findings.ok(kArea, name + " " + gpu.uuid + " at " + gpu.bus.to_string(),
+                  host.dev_path(node->path));
+    } else {
+      findings.fail(
+          kArea, name + ": " + node.error().message,
+          host.dev_path("/dev/nvidia" + std::to_string(gpu.minor)),
+          "nvidia-modprobe -c " + std::to_string(gpu.minor) + " (or reload the nvidia module)");
+    }
+  }
+}
+
+void check_control_nodes(DriverHost& host, Findings& findings) {
+  auto control = host.control_nodes(just(Capability::kUtility));
+  if (!control) {
+    findings.fail(kArea, control.error().message, host.dev_path("/dev/nvidiactl"),
+                  "nvidia-modprobe (or reload the nvidia module)");
+    return;
+  }
+  findings.ok(kArea, "nvidiactl present", host.dev_path("/dev/nvidiactl"));
+  auto compute = host.control_nodes(just(Capability::kCompute));
+  (void)host.take_notes();
+  if (compute && has_node(*compute, "/dev/nvidia-uvm")) {
+    findings.ok(kArea, "nvidia-uvm loaded", host.dev_path("/dev/nvidia-uvm"));
+  } else {
+    findings.fail(kArea, "nvidia-uvm is not loaded: CUDA fails in every container",
+                  compute ? host.dev_path("/dev/nvidia-uvm") : compute.error().message,
+                  "nvidia-modprobe -u -c=0");
+  }
+}
+
+void check_libcuda(DriverHost& host, const std::string& version, Findings& findings) {
+  const auto path = driver_library_path(host, Capability::kCompute, "libcuda.so");
+  if (!path) {
+    findings.fail(kArea, "no libcuda.so." + version + " in the driver root", host.driver_path("/"),
+                  "install the driver's user-space libraries of version " + version);
+    return;
+  }
+  auto cuda = cuda_driver_version(*path);
+  if (cuda) {
+    findings.ok(kArea, "libcuda answers: CUDA " + *cuda, *path);
+  } else {
+    findings.fail(kArea, "libcuda does not answer: " + cuda.error().message, *path,
+                  "reinstall the driver's libraries (version " + version + ")");
+  }
+}
+
+void check_nvml(DriverHost& host, const std::vector<Gpu>& gpus, const std::string& version,
+                Findings& findings) {
+  const auto path = driver_library_path(host, Capability::kUtility, "libnvidia-ml.so");
+  if (!path) {
+    findings.fail(kArea,
+                  "no libnvidia-ml.so." + version +
+                      " in the driver root: nvidia-smi and gpu-device-plugin's topology and health "
+                      "need it",
+                  host.driver_path("/"),
+                  "install the driver's user-space libraries of version " + version);
+    return;
+  }
+  auto facts = nvml_gpu_facts(*path, gpus);
+  if (facts) {
+    findings.ok(kArea, "NVML answers for " + std::to_string(facts->size()) + " GPUs", *path);
+  } else {
+    findings.fail(kArea, "NVML does not answer: " + facts.error().message, *path,
+                  "reinstall the driver's libraries (version " + version + ")");
+  }
+}
+
+void check_persistenced(DriverHost& host, Findings& findings) {
+  for (const char* socket :
+       {"/run/nvidia-persistenced/socket", "/var/run/nvidia-persistenced/socket"}) {
+    if (host.driver_file(socket, S_IFSOCK)) {
+      findings.ok(kArea, "nvidia-persistenced is running", host.driver_path(socket));
+      return;
+    }
+  }
+  findings.warn(kArea,
+                "nvidia-persistenced is not running: each container start re-initialises the GPUs "
+                "(slower, and state is lost between jobs)",
+                host.driver_path("/run/nvidia-persistenced/socket"),
+                "systemctl enable --now nvidia-persistenced");
+}
+
+}  // namespace
+
+std::optional<std::string> check_driver(const Config& config, Findings& findings) {
+  DriverHost host(config.driver, lstat_node);
+  auto version = host.version();
+  if (!version) {
+    findings.fail(kArea, "the NVIDIA kernel module is not loaded: " + version.error().message,
+                  host.dev_path("/proc/driver/nvidia/version"), "modprobe nvidia");
+    return std::nullopt;
+  }
+  findings.ok(kArea, "kernel module " + *version + " loaded",
+              host.dev_path("/proc/driver/nvidia/version"));
+  auto gpus = host.gpus();
+  if (!gpus) {
+    findings.fail(kArea, gpus.error().message, host.dev_path("/proc/driver/nvidia/gpus"),
+                  "check dmesg for NVRM errors");
+  } else if (gpus->empty()) {
+    findings.fail(kArea, "the driver lists no GPU", host.dev_path("/proc/driver/nvidia/gpus"),
+                  "check dmesg for NVRM errors and lspci for the GPUs");
+  } else {
+    check_gpu_nodes(host, *gpus, findings);
+  }
+  check_control_nodes(host, findings);
+  check_libcuda(host, *version, findings);
+  if (gpus) check_nvml(host, *gpus, *version, findings);
+  check_persistenced(host, findings);
+  return *version;
+}
+
+}  // namespace gcr

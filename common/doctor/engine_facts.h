@@ -1,0 +1,42 @@
+// What an engine's configuration says about GPU runtimes, read from its files (pure: text in,
+// facts out, so each engine's rules are tested without the engine).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+
+namespace gcr {
+
+struct EngineRuntime {
+  std::string path;                    // the executable ("" for containerd: runc from PATH)
+  std::optional<bool> systemd_cgroup;  // containerd's SystemdCgroup option, when set
+};
+
+struct EngineFacts {
+  std::map<std::string, EngineRuntime> runtimes;  // by name
+  std::string default_runtime;                    // "" when the engine's own default applies
+};
+
+// Docker's daemon.json: "runtimes" {name: {"path"}} and "default-runtime" (default runc).
+[[nodiscard]] Result<EngineFacts> docker_facts(const std::string& daemon_json);
+
+// containerd's effective configuration (`containerd config dump`, or a file): the CRI plugin's
+// runtimes (BinaryName, SystemdCgroup) and default_runtime_name; version 2 and 3 layouts.
+[[nodiscard]] Result<EngineFacts> containerd_facts(const std::string& toml_text,
+                                                   const std::string& source);
+
+// CRI-O's files in the order CRI-O reads them (crio.conf, then crio.conf.d/*.conf by name):
+// [crio.runtime] default_runtime and [crio.runtime.runtimes.<name>] runtime_path; later files
+// win key by key.
+[[nodiscard]] Result<EngineFacts> crio_facts(
+    const std::vector<std::pair<std::string, std::string>>& files);  // (path, text)
+
+// The kubelet's cgroupDriver from its KubeletConfiguration YAML ("cgroupfs" when unset, the
+// kubelet's default).
+[[nodiscard]] Result<std::string> kubelet_cgroup_driver(const std::string& yaml_text);
+
+}  // namespace gcr

@@ -1,0 +1,108 @@
+#include "doctor/kubernetes_checks.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "base/fs.h"
+#include "base/text.h"
+
+namespace gcr {
+namespace {
+
+constexpr const char* kArea = "kubernetes";
+
+// Whether something accepts connections on the unix socket at `path`.
+bool answers(const std::string& path) {
+  sockaddr_un addr{};
+  if (path.size() >= sizeof addr.sun_path) return false;
+  Fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return false;
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  return ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
+}
+
+std::string plugin_socket(const std::string& resource_name) {
+  std::string name = resource_name;
+  std::replace(name.begin(), name.end(), '/', '-');
+  return "gpu-device-plugin-" + name + ".sock";
+}
+
+void check_sockets(const Config& config, Findings& findings) {
+  const std::string& dir = config.device_plugin.kubelet_dir;
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    findings.ok(kArea, "no kubelet device-plugin directory: not a Kubernetes node", dir);
+    return;
+  }
+  const std::string kubelet = dir + "/kubelet.sock";
+  if (answers(kubelet)) {
+    findings.ok(kArea, "the kubelet answers", kubelet);
+  } else {
+    findings.fail(kArea, "the kubelet does not answer on its device-plugin socket", kubelet,
+                  "systemctl status kubelet");
+  }
+  const std::string ours = dir + "/" + plugin_socket(config.device_plugin.resource_name);
+  if (answers(ours)) {
+    findings.ok(kArea, "gpu-device-plugin serves " + config.device_plugin.resource_name, ours);
+  } else if (answers(dir + "/nvidia-gpu.sock")) {
+    findings.ok(kArea, "NVIDIA's device plugin serves nvidia.com/gpu", dir + "/nvidia-gpu.sock");
+  } else {
+    findings.fail(
+        kArea,
+        "no device plugin answers: the node advertises no " + config.device_plugin.resource_name,
+        ours,
+        "systemctl enable --now gpu-device-plugin (or deploy its DaemonSet: README, "
+        "Kubernetes)");
+  }
+}
+
+bool has_prefix_for(const std::vector<std::string>& prefixes, const std::string& key) {
+  return std::any_of(prefixes.begin(), prefixes.end(),
+                     [&](const std::string& p) { return key.rfind(p, 0) == 0; });
+}
+
+void check_strategy(const Config& config, Findings& findings) {
+  const auto& plugin = config.device_plugin;
+  const auto& requests = config.requests;
+  const std::string evidence = "[device-plugin] device-list = [" + join(plugin.device_list, ", ") +
+                               "]" + (config.source.empty() ? "" : " in " + config.source);
+  bool failed = false;
+  for (const auto& strategy : plugin.device_list) {
+    if (strategy == "envvar" && !requests.accept_env_when_unprivileged) {
+      failed = true;
+      findings.fail(kArea,
+                    "device-list envvar, but accept-env-when-unprivileged = false: pods without "
+                    "CAP_SYS_ADMIN get no GPU",
+                    evidence,
+                    "device-list = [\"volume-mounts\"] with accept-volume-mounts = true, or "
+                    "accept-env-when-unprivileged = true in [requests]");
+    } else if (strategy == "volume-mounts" && !requests.accept_volume_mounts) {
+      failed = true;
+      findings.fail(kArea,
+                    "device-list volume-mounts, but accept-volume-mounts = false: pods get no GPU",
+                    evidence, "accept-volume-mounts = true in [requests]");
+    } else if (strategy == "cdi-annotations" &&
+               !has_prefix_for(requests.annotation_prefixes, "cdi.k8s.io/gpu-device-plugin")) {
+      failed = true;
+      findings.fail(kArea,
+                    "device-list cdi-annotations, but annotation-prefixes leaves out cdi.k8s.io/: "
+                    "pods get no GPU",
+                    evidence, "annotation-prefixes = [\"cdi.k8s.io/\"] in [requests]");
+    }
+  }
+  if (!failed) findings.ok(kArea, "the runtime accepts what the device plugin hands out", evidence);
+}
+
+}  // namespace
+
+void check_kubernetes(const Config& config, Findings& findings) {
+  check_sockets(config, findings);
+  check_strategy(config, findings);
+}
+
+}  // namespace gcr

@@ -1,0 +1,13 @@
+// Kubernetes: the kubelet's socket and a device plugin's in the kubelet's device-plugin
+// directory (when the node has one), and whether the plugin's device-list strategy hands pods
+// their GPUs in a form the runtime's [requests] settings accept.
+#pragma once
+
+#include "config/config.h"
+#include "doctor/check.h"
+
+namespace gcr {
+
+void check_kubernetes(const Config& config, Findings& findings);
+
+}  // namespace gcr

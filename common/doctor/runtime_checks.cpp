@@ -1,0 +1,99 @@
+#include "doctor/runtime_checks.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "base/child_process.h"
+#include "base/fs.h"
+#include "base/text.h"
+#include "config/config_file.h"
+#include "hooks/ldconfig_sandbox.h"
+#include "oci/runtime_lookup.h"
+
+namespace gcr {
+namespace {
+
+constexpr const char* kArea = "runtime";
+
+std::string first_line(const std::string& text) {
+  return std::string(trim(std::string_view(text).substr(0, text.find('\n'))));
+}
+
+void check_low_level_runtime(const Config& config, Findings& findings) {
+  const char* path_env = std::getenv("PATH");
+  auto runtime =
+      find_low_level_runtime(config.runtime.runtimes, path_env != nullptr ? path_env : "");
+  if (!runtime) {
+    findings.fail(kArea, "no low-level runtime: " + runtime.error().message, "[runtime] runtimes",
+                  "apt install runc (or name its path in [runtime] runtimes)");
+    return;
+  }
+  auto version = run_child({*runtime, "--version"}, minimal_environment(), 10, 64 * 1024);
+  if (!version || version->exit_code != 0) {
+    findings.fail(kArea, "the low-level runtime does not run `--version`", *runtime,
+                  "reinstall it, or name another in [runtime] runtimes");
+    return;
+  }
+  findings.ok(kArea, "low-level runtime " + first_line(version->out), *runtime);
+}
+
+void check_ldconfig(const Config& config, Findings& findings) {
+  const std::string& ldconfig = config.hooks.ldconfig;
+  const std::string fix = "ldconfig = \"@/sbin/ldconfig\" in [hooks]";
+  if (ldconfig.empty() || ldconfig.front() != '@') {
+    findings.fail(kArea, "[hooks] ldconfig must be '@' and a host path", ldconfig, fix);
+    return;
+  }
+  const std::string path = ldconfig.substr(1);
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+  if (!fd.valid()) {
+    findings.fail(kArea, "ldconfig: " + errno_text(errno), path, "apt install libc-bin, or " + fix);
+    return;
+  }
+  auto is_static = is_static_elf(fd.get());
+  if (!is_static || !*is_static) {
+    findings.fail(kArea,
+                  "ldconfig is not a static program (" +
+                      (is_static ? std::string("dynamically linked") : is_static.error().message) +
+                      "): the loader-cache hook refuses it",
+                  path, fix);
+    return;
+  }
+  findings.ok(kArea, "ldconfig is a static host program", path);
+}
+
+void check_ctk_path(const Config& config, Findings& findings) {
+  const std::string& ctk = config.hooks.ctk_path;
+  if (::access(ctk.c_str(), X_OK) != 0) {
+    findings.fail(kArea, "the hooks' gpu-ctk is missing: " + errno_text(errno), ctk,
+                  "ctk-path = \"/usr/bin/gpu-ctk\" in [hooks]");
+    return;
+  }
+  findings.ok(kArea, "the hooks' gpu-ctk is there", ctk);
+}
+
+}  // namespace
+
+Config check_config(const std::optional<std::string>& path, Findings& findings) {
+  auto config = load_config(path);
+  if (!config) {
+    findings.fail(kArea, "the configuration does not load: " + config.error().message,
+                  path.value_or(std::string(kDefaultConfigDir) + "/config.toml"),
+                  "gpu-ctk config check FILE shows each problem; gpu-ctk config default > FILE "
+                  "starts over");
+    return Config{};
+  }
+  findings.ok(kArea, "configuration loads",
+              config->source.empty() ? std::string("built-in defaults") : config->source);
+  return *config;
+}
+
+void check_runtime(const Config& config, Findings& findings) {
+  check_low_level_runtime(config, findings);
+  check_ldconfig(config, findings);
+  check_ctk_path(config, findings);
+}
+
+}  // namespace gcr

@@ -1,0 +1,352 @@
+// gpu-ctk doctor on a simulated node with real engine configurations (written by gpu-ctk
+// runtime configure, read back by the installed containerd): a healthy node is all ok; each
+// failure is made for real (a node removed or of the wrong major, NVML gone, engines not
+// defaulting to us, cgroup drivers that disagree, a CDI spec from another driver, a
+// device-list strategy the runtime refuses, a kubelet directory without sockets) and its line
+// and the exit status are checked. --json field by field; --run starts a real container
+// through the shim and runc. Needs root.
+#include <doctest/doctest.h>
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "gpu_fixture.h"
+
+using gcr::Json;
+using gcr::test::GpuFixture;
+using gcr::test::ProcessResult;
+
+namespace {
+
+struct DoctorNode {
+  GpuFixture f;
+
+  explicit DoctorNode(const Json& extra = Json::object())
+      : f(gcr::test::SimHostOptions{}, config(extra)) {}
+
+  Json config(const Json& extra) const {
+    Json c = {{"runtime", {{"runtimes", {gcr::test::runc_path()}}}}};
+    c.merge_patch(extra);
+    return c;
+  }
+
+  // The doctor's own configuration: spec dirs and kubelet dir inside the fixture.
+  void configure(const Json& extra = Json::object()) const {
+    Json c = {{"runtime", {{"runtimes", {gcr::test::runc_path()}}}},
+              {"cdi", {{"spec-dirs", {f.path("cdi")}}}},
+              {"device-plugin", {{"kubelet-dir", f.path("kubelet/device-plugins")}}}};
+    c.merge_patch(extra);
+    f.configure(c);
+  }
+
+  ProcessResult ctk(const std::vector<std::string>& args) const {
+    std::vector<std::string> argv{gcr::test::built("gpu-ctk")};
+    argv.insert(argv.end(), args.begin(), args.end());
+    gcr::test::RunOptions env;
+    env.env["GPU_CONTAINER_RUNTIME_CONFIG"] = f.config_path();
+    return gcr::test::run(argv, env);
+  }
+
+  void register_engine(const std::string& engine, const std::string& file, bool as_default) const {
+    std::vector<std::string> args{"runtime",
+                                  "configure",
+                                  "--runtime=" + engine,
+                                  "--config",
+                                  file,
+                                  "--runtime-path",
+                                  gcr::test::built("gpu-container-runtime")};
+    if (as_default) args.push_back("--set-as-default");
+    const auto r = ctk(args);
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  }
+
+  std::string docker_json() const { return f.path("docker/daemon.json"); }
+  std::string containerd_toml() const { return f.path("containerd/config.toml"); }
+  std::string kubelet_yaml() const { return f.path("kubelet/config.yaml"); }
+
+  // Docker and containerd registered and default, a CDI spec for this driver.
+  void make_healthy() const {
+    configure();
+    register_engine("docker", docker_json(), true);
+    register_engine("containerd", containerd_toml(), true);
+    const auto spec = ctk({"cdi", "generate", "--output", f.path("cdi/nvidia.yaml")});
+    REQUIRE_MESSAGE(spec.exit_code == 0, spec.err);
+  }
+
+  ProcessResult doctor(const std::vector<std::string>& extra = {}) const {
+    std::vector<std::string> args{
+        "doctor",          "--engine",         "docker",      "--engine",
+        "containerd",      "--docker-config",  docker_json(), "--containerd-config",
+        containerd_toml(), "--kubelet-config", kubelet_yaml()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return ctk(args);
+  }
+};
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  for (auto end = text.find('\n'); end != std::string::npos; end = text.find('\n', start)) {
+    lines.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return lines;
+}
+
+// The one line that starts with `prefix` ("FAIL  driver: GPU 1"), or "" when none does.
+std::string line_starting(const std::string& out, const std::string& prefix) {
+  std::string found;
+  for (const auto& line : lines_of(out)) {
+    if (line.rfind(prefix, 0) == 0) {
+      const std::string twice = "two lines start with " + prefix;
+      CHECK_MESSAGE(found.empty(), twice);
+      found = line;
+    }
+  }
+  return found;
+}
+
+std::vector<std::string> not_ok(const std::string& out) {
+  std::vector<std::string> bad;
+  for (const auto& line : lines_of(out)) {
+    if (line.rfind("ok    ", 0) != 0) bad.push_back(line);
+  }
+  return bad;
+}
+
+// A unix socket something listens on, closed when the object dies.
+struct Listening {
+  int fd = -1;
+  explicit Listening(const std::string& path) {
+    gcr::test::make_dirs(path.substr(0, path.rfind('/')));
+    fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+    REQUIRE(::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0);
+    REQUIRE(::listen(fd, 4) == 0);
+  }
+  ~Listening() { ::close(fd); }
+  Listening(const Listening&) = delete;
+  Listening& operator=(const Listening&) = delete;
+};
+
+}  // namespace
+
+TEST_CASE("doctor: a healthy simulated node is all ok and exits 0") {
+  REQUIRE(gcr::test::is_root());
+  DoctorNode node;
+  node.make_healthy();
+  const auto r = node.doctor();
+  CHECK(r.err == "");
+  CHECK(not_ok(r.out) == std::vector<std::string>{});
+  CHECK(r.exit_code == 0);
+  const std::string v = gcr::test::SimHost::version();
+  CHECK(line_starting(r.out, "ok    driver: kernel module " + v + " loaded") != "");
+  CHECK(line_starting(r.out, "ok    driver: libcuda answers: CUDA ") != "");
+  CHECK(line_starting(r.out, "ok    docker: `nvidia` is the default runtime") != "");
+  CHECK(line_starting(r.out, "ok    containerd: `nvidia` is the default runtime") != "");
+  CHECK(line_starting(r.out, "ok    cdi: nvidia.com/gpu: ") != "");
+  CHECK(line_starting(r.out, "ok    kubernetes: no kubelet device-plugin directory") != "");
+}
+
+TEST_CASE("doctor: a missing GPU node, a node of the wrong major, no nvidia-uvm, no NVML") {
+  REQUIRE(gcr::test::is_root());
+  DoctorNode node;
+  node.make_healthy();
+  const auto& gpus = node.f.host().gpus();
+  const std::string dev = node.f.host().dev_root() + "/dev/";
+  const std::string gone = dev + "nvidia" + std::to_string(gpus.at(0).minor);
+  const std::string wrong = dev + "nvidia" + std::to_string(gpus.at(1).minor);
+  REQUIRE(::unlink(gone.c_str()) == 0);
+  REQUIRE(::unlink(wrong.c_str()) == 0);
+  REQUIRE(::mknod(wrong.c_str(), S_IFCHR | 0666, makedev(1, gpus.at(1).minor)) == 0);
+  REQUIRE(::unlink((dev + "nvidia-uvm").c_str()) == 0);
+  const std::string libs = node.f.host().driver_root() + node.f.host().lib_dir();
+  const std::string v = gcr::test::SimHost::version();
+  for (const std::string& name : {"libnvidia-ml.so." + v, std::string("libnvidia-ml.so.1")})
+    ::unlink((libs + "/" + name).c_str());
+
+  const auto r = node.doctor();
+  CHECK(r.exit_code == 1);
+  const std::string missing = line_starting(r.out, "FAIL  driver: GPU 0: ");
+  CHECK(missing.find(gone) != std::string::npos);
+  CHECK(missing.find("fix: nvidia-modprobe -c " + std::to_string(gpus.at(0).minor)) !=
+        std::string::npos);
+  const std::string major = line_starting(r.out, "FAIL  driver: GPU 1: ");
+  CHECK(major.find("195") != std::string::npos);
+  CHECK(line_starting(r.out,
+                      "FAIL  driver: nvidia-uvm is not loaded: CUDA fails in every "
+                      "container") != "");
+  CHECK(line_starting(r.out, "FAIL  driver: no libnvidia-ml.so." + v + " in the driver root") !=
+        "");
+  CHECK(line_starting(r.out, "ok    driver: GPU 2 ") != "");
+}
+
+TEST_CASE("doctor: docker not defaulting to us warns; containerd still on runc fails") {
+  REQUIRE(gcr::test::is_root());
+  DoctorNode node;
+  node.make_healthy();
+  node.register_engine("docker", node.docker_json(), false);
+  gcr::test::write_file(node.docker_json(), "{\"runtimes\": {\"nvidia\": {\"path\": \"" +
+                                                gcr::test::built("gpu-container-runtime") +
+                                                "\"}}}\n");
+  gcr::test::write_file(node.containerd_toml(), "version = 2\n");
+  node.register_engine("containerd", node.containerd_toml(), false);
+
+  const auto r = node.doctor();
+  CHECK(r.exit_code == 1);
+  CHECK(line_starting(r.out, "warn  docker: the default runtime is `runc`, not `nvidia`: ") != "");
+  const std::string containerd =
+      line_starting(r.out, "FAIL  containerd: the default runtime is `runc`, not `nvidia`: ");
+  CHECK(containerd.find("could not load NVML") != std::string::npos);
+  CHECK(containerd.find("(containerd --config " + node.containerd_toml() + " config dump)") !=
+        std::string::npos);
+  CHECK(containerd.find("fix: gpu-ctk runtime configure --runtime=containerd --set-as-default "
+                        "--config " +
+                        node.containerd_toml()) != std::string::npos);
+
+  // Nothing registered at all.
+  gcr::test::write_file(node.docker_json(), "{}\n");
+  const auto none = node.doctor({"--engine", "podman"});
+  CHECK(line_starting(none.out, "FAIL  docker: gpu-container-runtime is not registered (" +
+                                    node.docker_json() + ")") != "");
+}
+
+TEST_CASE("doctor: containerd's SystemdCgroup against the kubelet's cgroupDriver") {
+  REQUIRE(gcr::test::is_root());
+  DoctorNode node;
+  node.make_healthy();
+  gcr::test::write_file(node.kubelet_yaml(),
+                        "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+                        "cgroupDriver: systemd\n");
+  const auto r = node.doctor();
+  CHECK(r.exit_code == 1);
+  const std::string line = line_starting(r.out,
+                                         "FAIL  containerd: runtime `nvidia` has "
+                                         "SystemdCgroup = false but the kubelet's "
+                                         "cgroupDriver is systemd");
+  CHECK(line.find(node.kubelet_yaml()) != std::string::npos);
+  CHECK(line.find("fix: SystemdCgroup = true in [plugins.\"io.containerd.grpc.v1.cri\"."
+                  "containerd.runtimes.nvidia.options]") != std::string::npos);
+
+  gcr::test::write_file(node.kubelet_yaml(), "kind: KubeletConfiguration\n");  // cgroupfs
+  const auto agreed = node.doctor();
+  CHECK(agreed.exit_code == 0);
+  CHECK(line_starting(agreed.out,
+                      "ok    containerd: SystemdCgroup = false agrees with the "
+                      "kubelet's cgroupDriver cgroupfs") != "");
+}
+
+TEST_CASE("doctor: a CDI spec left from another driver, and one a user could have written") {
+  REQUIRE(gcr::test::is_root());
+  DoctorNode node;
+  node.make_healthy();
+  const std::string spec = node.f.path("cdi/nvidia.yaml");
+  std::string text = gcr::test::read_file(spec);
+  const std::string v = gcr::test::SimHost::version();
+  for (auto at = text.find(v); at != std::string::npos; at = text.find(v, at))
+    text.replace(at, v.size(), "535.104.05");
+  gcr::test::write_file(spec, text);
+  auto r = node.doctor();
+  CHECK(r.exit_code == 1);
+  const std::string stale = line_starting(
+      r.out, "FAIL  cdi: stale spec: made for driver 535.104.05, " + v + " is loaded");
+  CHECK(stale.find("fix: gpu-ctk cdi generate --output " + spec) != std::string::npos);
+
+  REQUIRE(::chmod(spec.c_str(), 0666) == 0);
+  r = node.doctor();
+  CHECK(line_starting(r.out, "FAIL  cdi: a spec is refused: ").find(spec) != std::string::npos);
+}
+
+TEST_CASE("doctor: device-list strategies the runtime's [requests] refuse") {
+  REQUIRE(gcr::test::is_root());
+  DoctorNode node;
+  node.make_healthy();
+  node.configure({{"device-plugin", {{"device-list", {"volume-mounts"}}}}});
+  auto r = node.doctor();
+  CHECK(r.exit_code == 1);
+  CHECK(line_starting(r.out,
+                      "FAIL  kubernetes: device-list volume-mounts, but "
+                      "accept-volume-mounts = false: pods get no GPU") != "");
+  node.configure({{"device-plugin", {{"device-list", {"envvar"}}}},
+                  {"requests", {{"accept-env-when-unprivileged", false}}}});
+  r = node.doctor();
+  CHECK(line_starting(r.out,
+                      "FAIL  kubernetes: device-list envvar, but "
+                      "accept-env-when-unprivileged = false") != "");
+  node.configure({{"device-plugin", {{"device-list", {"cdi-annotations"}}}},
+                  {"requests", {{"annotation-prefixes", {"example.com/"}}}}});
+  r = node.doctor();
+  CHECK(line_starting(r.out,
+                      "FAIL  kubernetes: device-list cdi-annotations, but "
+                      "annotation-prefixes leaves out cdi.k8s.io/") != "");
+  node.configure({{"device-plugin", {{"device-list", {"volume-mounts"}}}},
+                  {"requests", {{"accept-volume-mounts", true}}}});
+  r = node.doctor();
+  CHECK(r.exit_code == 0);
+}
+
+TEST_CASE("doctor: the kubelet directory: sockets that answer, and ones that do not") {
+  REQUIRE(gcr::test::is_root());
+  DoctorNode node;
+  node.make_healthy();
+  const std::string dir = node.f.path("kubelet/device-plugins");
+  gcr::test::make_dirs(dir);
+  auto r = node.doctor();
+  CHECK(r.exit_code == 1);
+  CHECK(line_starting(r.out, "FAIL  kubernetes: the kubelet does not answer") != "");
+  CHECK(line_starting(r.out,
+                      "FAIL  kubernetes: no device plugin answers: the node advertises no "
+                      "nvidia.com/gpu") != "");
+  const Listening kubelet(dir + "/kubelet.sock");
+  const Listening plugin(dir + "/gpu-device-plugin-nvidia.com-gpu.sock");
+  r = node.doctor();
+  CHECK(r.exit_code == 0);
+  CHECK(line_starting(r.out, "ok    kubernetes: the kubelet answers") != "");
+  CHECK(line_starting(r.out, "ok    kubernetes: gpu-device-plugin serves nvidia.com/gpu") != "");
+}
+
+TEST_CASE("doctor --json: every check with its level, area, message, evidence and fix") {
+  REQUIRE(gcr::test::is_root());
+  DoctorNode node;
+  node.make_healthy();
+  node.configure({{"device-plugin", {{"device-list", {"volume-mounts"}}}}});
+  const auto r = node.doctor({"--json"});
+  CHECK(r.exit_code == 1);
+  const Json doc = Json::parse(r.out);
+  CHECK(doc.at("ok") == false);
+  const auto text = node.doctor();
+  REQUIRE(doc.at("checks").size() == lines_of(text.out).size());
+  bool found = false;
+  for (const auto& c : doc.at("checks")) {
+    CHECK(c.size() == 5);
+    CHECK((c.at("level") == "ok" || c.at("level") == "warn" || c.at("level") == "fail"));
+    if (c.at("area") == "kubernetes" && c.at("level") == "fail") {
+      found = true;
+      CHECK(c.at("message") ==
+            "device-list volume-mounts, but accept-volume-mounts = false: pods get no GPU");
+      CHECK(c.at("evidence") ==
+            "[device-plugin] device-list = [volume-mounts] in " + node.f.config_path());
+      CHECK(c.at("fix") == "accept-volume-mounts = true in [requests]");
+    }
+  }
+  CHECK(found);
+}
+
+TEST_CASE("doctor --run: a real container through the shim and runc sees GPU 0") {
+  REQUIRE(gcr::test::is_root());
+  DoctorNode node;
+  node.make_healthy();
+  const auto r = node.doctor({"--run"});
+  CHECK(r.exit_code == 0);
+  const std::string minor = std::to_string(node.f.host().gpus().at(0).minor);
+  const std::string run = line_starting(r.out, "ok    run: a container through the shim saw ");
+  CHECK(run.find(" nvidia" + minor + " ") != std::string::npos);
+  CHECK(run.find("nvidiactl") != std::string::npos);
+}

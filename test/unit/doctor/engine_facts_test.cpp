@@ -1,0 +1,82 @@
+// What gpu-ctk doctor reads from engine files: docker's daemon.json, containerd's effective
+// configuration (versions 2 and 3), CRI-O's files in order, the kubelet's cgroupDriver.
+#include <doctest/doctest.h>
+
+#include "doctor/engine_facts.h"
+
+TEST_CASE("docker: runtimes by name and the default (runc when unset)") {
+  auto facts = gcr::docker_facts(
+      R"({"runtimes": {"nvidia": {"path": "/usr/bin/gpu-container-runtime", "runtimeArgs": []}},
+          "log-level": "warn"})");
+  REQUIRE(facts.ok());
+  CHECK(facts->default_runtime == "runc");
+  CHECK(facts->runtimes.at("nvidia").path == "/usr/bin/gpu-container-runtime");
+  facts = gcr::docker_facts(R"({"default-runtime": "nvidia"})");
+  REQUIRE(facts.ok());
+  CHECK(facts->default_runtime == "nvidia");
+  CHECK(facts->runtimes.empty());
+  CHECK_FALSE(gcr::docker_facts("[1]").ok());
+  CHECK_FALSE(gcr::docker_facts("{").ok());
+}
+
+TEST_CASE("containerd: the CRI plugin's default and each runtime's BinaryName and SystemdCgroup") {
+  const std::string v2 = R"(version = 2
+[plugins."io.containerd.grpc.v1.cri".containerd]
+  default_runtime_name = "nvidia"
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+  SystemdCgroup = true
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia]
+  runtime_type = "io.containerd.runc.v2"
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia.options]
+  BinaryName = "/usr/bin/gpu-container-runtime"
+)";
+  auto facts = gcr::containerd_facts(v2, "dump");
+  REQUIRE(facts.ok());
+  CHECK(facts->default_runtime == "nvidia");
+  CHECK(facts->runtimes.at("nvidia").path == "/usr/bin/gpu-container-runtime");
+  CHECK_FALSE(facts->runtimes.at("nvidia").systemd_cgroup.has_value());
+  CHECK(facts->runtimes.at("runc").path == "");
+  CHECK(facts->runtimes.at("runc").systemd_cgroup == true);
+
+  const std::string v3 = R"(version = 3
+[plugins."io.containerd.cri.v1.runtime".containerd]
+  default_runtime_name = "gpu"
+[plugins."io.containerd.cri.v1.runtime".containerd.runtimes.gpu.options]
+  BinaryName = "/opt/gcr/gpu-container-runtime"
+  SystemdCgroup = false
+)";
+  facts = gcr::containerd_facts(v3, "dump");
+  REQUIRE(facts.ok());
+  CHECK(facts->default_runtime == "gpu");
+  CHECK(facts->runtimes.at("gpu").systemd_cgroup == false);
+
+  facts = gcr::containerd_facts("version = 2\n", "dump");
+  REQUIRE(facts.ok());
+  CHECK(facts->default_runtime == "runc");
+  CHECK(facts->runtimes.empty());
+  const auto bad = gcr::containerd_facts("version = \n", "config.toml");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().message.find("line 1") != std::string::npos);
+}
+
+TEST_CASE("CRI-O: later files win key by key") {
+  auto facts = gcr::crio_facts(
+      {{"crio.conf",
+        "[crio.runtime]\ndefault_runtime = \"runc\"\n"
+        "[crio.runtime.runtimes.runc]\nruntime_path = \"/usr/sbin/runc\"\n"},
+       {"crio.conf.d/99-gpu.conf",
+        "[crio.runtime]\ndefault_runtime = \"nvidia\"\n[crio.runtime.runtimes.nvidia]\n"
+        "runtime_path = \"/usr/bin/gpu-container-runtime\"\n"}});
+  REQUIRE(facts.ok());
+  CHECK(facts->default_runtime == "nvidia");
+  CHECK(facts->runtimes.at("runc").path == "/usr/sbin/runc");
+  CHECK(facts->runtimes.at("nvidia").path == "/usr/bin/gpu-container-runtime");
+  CHECK(gcr::crio_facts({})->default_runtime == "runc");
+}
+
+TEST_CASE("kubelet: cgroupDriver, cgroupfs when unset") {
+  CHECK(*gcr::kubelet_cgroup_driver("kind: KubeletConfiguration\ncgroupDriver: systemd\n") ==
+        "systemd");
+  CHECK(*gcr::kubelet_cgroup_driver("kind: KubeletConfiguration\n") == "cgroupfs");
+  CHECK_FALSE(gcr::kubelet_cgroup_driver("a: [\n").ok());
+}
