@@ -1,8 +1,9 @@
 #!/bin/sh
 # The whole test suite from a clean build, as root (real containers and engines run):
 #   1. install dependencies, build, run the unit and integration tests;
-#   2. the same tests built with AddressSanitizer and UBSan (the dockerd test is left out:
-#      the sanitizer runtime cannot map its memory inside dockerd's containerd shim);
+#   2. the same tests built with AddressSanitizer and UBSan, but for those that start containers
+#      through an engine (dockerd, containerd's ctr): inside the engine's shim the sanitizer
+#      runtime of our hooks sometimes cannot map its memory (ENOMEM); the first stage runs them;
 #   3. every libFuzzer target for FUZZ_SECONDS (default 20) from its seed corpus;
 #   4. build the .deb (Debian's flags) and the .rpm (a Release build, -O3), both with warnings
 #      as errors, and exercise them (scripts/test-packages.sh: the .rpm in a throw-away root;
@@ -31,7 +32,8 @@ rm -rf build-asan
 quiet cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGCR_SANITIZE=ON -DGCR_WERROR=ON
 quiet cmake --build build-asan
 build-asan/test/unit-tests
-build-asan/test/integration-tests -tce="dockerd*"
+build-asan/test/integration-tests \
+  -tce="dockerd*,containerd: *,ctr run --gpus*,end to end: Allocate*,the image built offline*"
 
 stage "every parser fuzzed for a short while (clang, libFuzzer)"
 scripts/fuzz.sh "${FUZZ_SECONDS:-20}"

@@ -216,6 +216,28 @@ TEST_CASE("doctor: docker not defaulting to us warns; containerd still on runc f
   const auto none = node.doctor({"--engine", "podman"});
   CHECK(line_starting(none.out, "FAIL  docker: gpu-container-runtime is not registered (" +
                                     node.docker_json() + ")") != "");
+  CHECK(line_starting(none.out, "ok    podman: 9 CDI devices nvidia.com/gpu=*") != "");
+}
+
+TEST_CASE("doctor: CRI-O's drop-ins, and podman without a CDI spec") {
+  REQUIRE(gcr::test::is_root());
+  DoctorNode node;
+  node.configure();
+  const std::string crio = node.f.path("crio/crio.conf");
+  gcr::test::write_file(crio, "[crio.runtime]\ndefault_runtime = \"runc\"\n");
+  const std::vector<std::string> engines{"doctor", "--engine",      "crio", "--engine",
+                                         "podman", "--crio-config", crio};
+  auto r = node.ctk(engines);
+  CHECK(r.exit_code == 1);
+  CHECK(line_starting(r.out, "FAIL  crio: gpu-container-runtime is not registered") != "");
+  CHECK(line_starting(r.out, "warn  podman: no CDI device nvidia.com/gpu=*") != "");
+  node.register_engine("crio", crio, false);
+  r = node.ctk(engines);
+  CHECK(line_starting(r.out, "FAIL  crio: the default runtime is `runc`, not `nvidia`") != "");
+  node.register_engine("crio", crio, true);
+  r = node.ctk(engines);
+  CHECK(line_starting(r.out, "ok    crio: `nvidia` is the default runtime") != "");
+  CHECK(line_starting(r.out, "FAIL  crio") == "");
 }
 
 TEST_CASE("doctor: containerd's SystemdCgroup against the kubelet's cgroupDriver") {
