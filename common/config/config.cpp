@@ -331,4 +331,16 @@ Result<Config> config_from_json(const Json& doc) {
   return config;
 }
 
+std::string plugin_socket_name(const std::string& resource_name) {
+  std::string name = resource_name;
+  std::replace(name.begin(), name.end(), '/', '-');
+  return "gpu-device-plugin-" + name + ".sock";
+}
+
+std::string plugin_cdi_annotation_key(const std::string& resource_name) {
+  std::string name = resource_name;
+  std::replace(name.begin(), name.end(), '/', '_');
+  return "cdi.k8s.io/gpu-device-plugin_" + name;
+}
+
 }  // namespace gcr

@@ -61,6 +61,13 @@ struct Config {
 // An extended resource name the kubelet accepts: <DNS subdomain>/<name>, not in kubernetes.io.
 [[nodiscard]] bool is_extended_resource_name(const std::string& name);
 
+// gpu-device-plugin's socket file in the kubelet's directory, one per resource
+// ("gpu-device-plugin-nvidia.com-gpu.sock"), and the annotation key of its cdi-annotations
+// strategy ("cdi.k8s.io/gpu-device-plugin_nvidia.com_gpu"). The plugin and gpu-ctk doctor share
+// them.
+[[nodiscard]] std::string plugin_socket_name(const std::string& resource_name);
+[[nodiscard]] std::string plugin_cdi_annotation_key(const std::string& resource_name);
+
 // Builds a Config from a document with the config file's shape ({"runtime": {...}, ...}).
 // Unknown tables or keys, wrong types and invalid values are errors naming the key.
 [[nodiscard]] Result<Config> config_from_json(const Json& doc);

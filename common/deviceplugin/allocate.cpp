@@ -47,12 +47,6 @@ Result<std::vector<const PluginDevice*>> chosen_gpus(const std::vector<std::stri
 
 }  // namespace
 
-std::string cdi_annotation_key(const std::string& resource_name) {
-  std::string name = resource_name;
-  std::replace(name.begin(), name.end(), '/', '_');
-  return "cdi.k8s.io/gpu-device-plugin_" + name;
-}
-
 Result<ContainerAllocation> allocate_container(const std::vector<std::string>& ids,
                                                const std::vector<PluginDevice>& devices,
                                                const Config& config) {
@@ -74,7 +68,8 @@ Result<ContainerAllocation> allocate_container(const std::vector<std::string>& i
       out.mounts.emplace_back("/dev/null", std::string(kMarkerDir) + "/" + id);
   }
   if (uses(config, "cdi-annotations"))
-    out.annotations[cdi_annotation_key(config.device_plugin.resource_name)] = join(cdi_names, ",");
+    out.annotations[plugin_cdi_annotation_key(config.device_plugin.resource_name)] =
+        join(cdi_names, ",");
   if (uses(config, "cdi-cri")) out.cdi_devices = cdi_names;
   return out;
 }

@@ -20,9 +20,6 @@ struct ContainerAllocation {
   std::vector<std::string> cdi_devices;
 };
 
-// The annotation key of the cdi-annotations strategy (one per resource).
-[[nodiscard]] std::string cdi_annotation_key(const std::string& resource_name);
-
 // An unknown or unhealthy ID is an error naming it. Replicas of one GPU name it once.
 [[nodiscard]] Result<ContainerAllocation> allocate_container(
     const std::vector<std::string>& ids, const std::vector<PluginDevice>& devices,

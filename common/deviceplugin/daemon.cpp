@@ -26,6 +26,7 @@
 #include "deviceplugin/inventory.h"
 #include "deviceplugin/server.h"
 #include "deviceplugin/xid_watch.h"
+#include "driver/host_facts.h"
 #include "driver/nvml.h"
 #include "log/log.h"
 
@@ -40,13 +41,6 @@ constexpr auto kTick = std::chrono::milliseconds(500);
 constexpr auto kFirstRetry = std::chrono::seconds(1);
 constexpr auto kLastRetry = std::chrono::seconds(30);
 constexpr auto kConfigRetry = std::chrono::seconds(10);
-
-// Our socket's file name: one per resource, beside kubelet.sock.
-std::string socket_name(const std::string& resource_name) {
-  std::string name = resource_name;
-  std::replace(name.begin(), name.end(), '/', '-');
-  return std::string(kProgram) + "-" + name + ".sock";
-}
 
 struct Options {
   std::optional<std::string> config_path;
@@ -125,7 +119,7 @@ class ResourcePlugin {
  public:
   ResourcePlugin(std::string resource, const Config& config, Logger& logger)
       : resource_(std::move(resource)),
-        socket_(socket_name(resource_)),
+        socket_(plugin_socket_name(resource_)),
         dir_(config.device_plugin.kubelet_dir),
         logger_(logger),
         server_(state_, config, logger) {}
@@ -234,20 +228,15 @@ class Plugin {
   void open_nvml() {
     if (nvml_ || inventory_.gpus().empty()) return;
     DriverHost host(config_.driver, lstat_node);
-    CapabilitySet utility;
-    utility.add(Capability::kUtility);
     std::string why = "no libnvidia-ml in the driver root";
-    if (auto libs = host.libraries(utility, LibArch::k64)) {
-      for (const auto& lib : *libs) {
-        if (lib.prefix != "libnvidia-ml.so") continue;
-        auto opened = Nvml::open(lib.host_path);
-        if (opened) {
-          nvml_ = std::move(*opened);
-          logger_.info("NVML loaded from " + lib.host_path);
-          return;
-        }
-        why = opened.error().message;
+    if (const auto path = driver_library_path(host, Capability::kUtility, "libnvidia-ml.so")) {
+      auto opened = Nvml::open(*path);
+      if (opened) {
+        nvml_ = std::move(*opened);
+        logger_.info("NVML loaded from " + *path);
+        return;
       }
+      why = opened.error().message;
     }
     if (nvml_error_ != why)
       logger_.warning("NVML unavailable: " + why +

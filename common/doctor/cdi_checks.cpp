@@ -1,6 +1,5 @@
 #include "doctor/cdi_checks.h"
 
-#include <dirent.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -13,20 +12,6 @@ namespace gcr {
 namespace {
 
 constexpr const char* kArea = "cdi";
-
-std::vector<std::string> spec_files(const std::string& dir) {
-  std::vector<std::string> files;
-  DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) return files;
-  while (const dirent* e = ::readdir(d)) {
-    const std::string n = e->d_name;
-    if (n.ends_with(".json") || n.ends_with(".yaml") || n.ends_with(".yml"))
-      files.push_back(dir + "/" + n);
-  }
-  ::closedir(d);
-  std::sort(files.begin(), files.end());
-  return files;
-}
 
 // The host files a spec's edits name: device nodes, bind mounts and hooks.
 void host_paths_of(const ContainerEdits& edits, std::set<std::string>& out) {
@@ -79,30 +64,26 @@ std::optional<std::string> library_version_of(const std::string& path) {
   return tail;
 }
 
-void check_cdi(const Config& config, const std::optional<std::string>& driver_version,
-               Findings& findings) {
-  std::size_t specs = 0;
-  for (const auto& dir : config.cdi.spec_dirs) {
-    for (const auto& file : spec_files(dir)) {
-      ++specs;
-      const std::string fix = "gpu-ctk cdi generate --output " + file;
-      auto spec = read_cdi_spec_file(file, true);
-      if (!spec) {
-        findings.fail(kArea, "a spec is refused: " + spec.error().message, file,
-                      "fix or remove it; " + fix);
-        continue;
-      }
-      if (const auto stale = staleness(*spec, driver_version)) {
-        findings.fail(kArea, "stale spec: " + *stale, file, fix);
-        continue;
-      }
-      findings.ok(kArea,
-                  spec->kind + ": " + std::to_string(spec->devices.size()) + " devices" +
-                      (driver_version ? ", for driver " + *driver_version : ""),
-                  file);
-    }
+void check_cdi(const Config& config, const CdiRegistry& registry,
+               const std::optional<std::string>& driver_version, Findings& findings) {
+  // What the runtime refuses, as it refuses it ("<path>: why").
+  for (const auto& error : registry.errors) {
+    findings.fail(kArea, "a spec is refused: " + error, "",
+                  "fix or remove it (gpu-ctk cdi validate shows every problem); gpu-ctk cdi "
+                  "generate --output FILE writes a new one");
   }
-  if (specs > 0) return;
+  for (const auto& file : registry.specs) {
+    if (const auto stale = staleness(file.spec, driver_version)) {
+      findings.fail(kArea, "stale spec: " + *stale, file.path,
+                    "gpu-ctk cdi generate --output " + file.path);
+      continue;
+    }
+    findings.ok(kArea,
+                file.spec.kind + ": " + std::to_string(file.spec.devices.size()) + " devices" +
+                    (driver_version ? ", for driver " + *driver_version : ""),
+                file.path);
+  }
+  if (!registry.specs.empty() || !registry.errors.empty()) return;
   const std::string dirs = join(config.cdi.spec_dirs, ", ");
   if (needs_cdi(config)) {
     findings.fail(kArea, "no CDI spec, and the configuration asks for CDI names", dirs,

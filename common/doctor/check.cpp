@@ -1,23 +1,27 @@
 #include "doctor/check.h"
 
 #include <algorithm>
-#include <cctype>
+
+#include "base/text.h"
 
 namespace gcr {
 
-void Findings::ok(std::string area, std::string message, std::string evidence) {
+void Findings::add(CheckLevel level, std::string area, std::string message, std::string evidence,
+                   std::string fix) {
   checks_.push_back(
-      {CheckLevel::kOk, std::move(area), std::move(message), std::move(evidence), ""});
+      {level, std::move(area), std::move(message), std::move(evidence), std::move(fix)});
+}
+
+void Findings::ok(std::string area, std::string message, std::string evidence) {
+  add(CheckLevel::kOk, std::move(area), std::move(message), std::move(evidence), "");
 }
 
 void Findings::warn(std::string area, std::string message, std::string evidence, std::string fix) {
-  checks_.push_back({CheckLevel::kWarn, std::move(area), std::move(message), std::move(evidence),
-                     std::move(fix)});
+  add(CheckLevel::kWarn, std::move(area), std::move(message), std::move(evidence), std::move(fix));
 }
 
 void Findings::fail(std::string area, std::string message, std::string evidence, std::string fix) {
-  checks_.push_back({CheckLevel::kFail, std::move(area), std::move(message), std::move(evidence),
-                     std::move(fix)});
+  add(CheckLevel::kFail, std::move(area), std::move(message), std::move(evidence), std::move(fix));
 }
 
 bool Findings::failed() const {
@@ -51,10 +55,7 @@ std::string check_line(const Check& check) {
 Json findings_json(const Findings& findings) {
   Json checks = Json::array();
   for (const auto& c : findings.all()) {
-    std::string level = level_name(c.level);
-    std::transform(level.begin(), level.end(), level.begin(),
-                   [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-    checks.push_back(Json{{"level", level},
+    checks.push_back(Json{{"level", to_lower(level_name(c.level))},
                           {"area", c.area},
                           {"message", c.message},
                           {"evidence", c.evidence},

@@ -22,6 +22,8 @@ struct Check {
 // The checks so far, in the order they ran.
 class Findings {
  public:
+  void add(CheckLevel level, std::string area, std::string message, std::string evidence,
+           std::string fix);
   void ok(std::string area, std::string message, std::string evidence = "");
   void warn(std::string area, std::string message, std::string evidence, std::string fix);
   void fail(std::string area, std::string message, std::string evidence, std::string fix);

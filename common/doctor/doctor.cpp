@@ -13,16 +13,17 @@ Findings run_doctor(const DoctorOptions& options) {
   Findings findings;
   const Config config = check_config(options.config_path, findings);
   const auto driver_version = check_driver(config, findings);
-  check_runtime(config, findings);
+  const auto runtime = check_runtime(config, findings);
+  const CdiRegistry registry = load_cdi_registry(config.cdi.spec_dirs);
   for (const auto& engine : engines_to_check(options)) {
     if (engine == "docker") check_docker(options, findings);
     if (engine == "containerd") check_containerd(options, findings);
     if (engine == "crio") check_crio(options, findings);
-    if (engine == "podman") check_podman(config, findings);
+    if (engine == "podman") check_podman(config, registry, findings);
   }
-  check_cdi(config, driver_version, findings);
+  check_cdi(config, registry, driver_version, findings);
   check_kubernetes(config, findings);
-  if (options.run) check_run(config, options.shim_path, findings);
+  if (options.run) check_run(config, runtime, options.shim_path, findings);
   return findings;
 }
 

@@ -10,15 +10,16 @@
 
 #include "config/config.h"
 #include "doctor/check.h"
+#include "engines/engines.h"
 
 namespace gcr {
 
 struct DoctorOptions {
   std::optional<std::string> config_path;  // as the shim finds it when not given
   std::vector<std::string> engines;        // docker | containerd | crio | podman; none: found ones
-  std::string docker_config = "/etc/docker/daemon.json";
-  std::string containerd_config = "/etc/containerd/config.toml";
-  std::string crio_config = "/etc/crio/crio.conf";
+  std::string docker_config = default_engine_config("docker");
+  std::string containerd_config = default_engine_config("containerd");
+  std::string crio_config = default_engine_config("crio");
   std::string kubelet_config = "/var/lib/kubelet/config.yaml";
   std::string shim_path;  // the gpu-container-runtime installed beside gpu-ctk
   bool run = false;       // start a throw-away container

@@ -5,7 +5,6 @@
 #include "base/node_stat.h"
 #include "driver/host.h"
 #include "driver/host_facts.h"
-#include "driver/libs.h"
 
 namespace gcr {
 namespace {
@@ -50,7 +49,6 @@ void check_control_nodes(DriverHost& host, Findings& findings) {
   }
   findings.ok(kArea, "nvidiactl present", host.dev_path("/dev/nvidiactl"));
   auto compute = host.control_nodes(just(Capability::kCompute));
-  (void)host.take_notes();
   if (compute && has_node(*compute, "/dev/nvidia-uvm")) {
     findings.ok(kArea, "nvidia-uvm loaded", host.dev_path("/dev/nvidia-uvm"));
   } else {
@@ -61,40 +59,32 @@ void check_control_nodes(DriverHost& host, Findings& findings) {
 }
 
 void check_libcuda(DriverHost& host, const std::string& version, Findings& findings) {
-  const auto path = driver_library_path(host, Capability::kCompute, "libcuda.so");
-  if (!path) {
-    findings.fail(kArea, "no libcuda.so." + version + " in the driver root", host.driver_path("/"),
-                  "install the driver's user-space libraries of version " + version);
-    return;
-  }
-  auto cuda = cuda_driver_version(*path);
-  if (cuda) {
-    findings.ok(kArea, "libcuda answers: CUDA " + *cuda, *path);
-  } else {
-    findings.fail(kArea, "libcuda does not answer: " + cuda.error().message, *path,
-                  "reinstall the driver's libraries (version " + version + ")");
-  }
+  const auto cuda = ask_libcuda(host, version);
+  const std::string fix =
+      "install or reinstall the driver's user-space libraries of version " + version;
+  if (cuda.answer)
+    findings.ok(kArea, "libcuda answers: CUDA " + *cuda.answer, cuda.path);
+  else if (cuda.path.empty())
+    findings.fail(kArea, cuda.answer.error().message, host.driver_path("/"), fix);
+  else
+    findings.fail(kArea, "libcuda does not answer: " + cuda.answer.error().message, cuda.path, fix);
 }
 
 void check_nvml(DriverHost& host, const std::vector<Gpu>& gpus, const std::string& version,
                 Findings& findings) {
-  const auto path = driver_library_path(host, Capability::kUtility, "libnvidia-ml.so");
-  if (!path) {
+  const auto nvml = ask_nvml(host, gpus, version);
+  const std::string fix =
+      "install or reinstall the driver's user-space libraries of version " + version;
+  if (nvml.answer)
+    findings.ok(kArea, "NVML answers for " + std::to_string(nvml.answer->size()) + " GPUs",
+                nvml.path);
+  else if (nvml.path.empty())
     findings.fail(kArea,
-                  "no libnvidia-ml.so." + version +
-                      " in the driver root: nvidia-smi and gpu-device-plugin's topology and health "
-                      "need it",
-                  host.driver_path("/"),
-                  "install the driver's user-space libraries of version " + version);
-    return;
-  }
-  auto facts = nvml_gpu_facts(*path, gpus);
-  if (facts) {
-    findings.ok(kArea, "NVML answers for " + std::to_string(facts->size()) + " GPUs", *path);
-  } else {
-    findings.fail(kArea, "NVML does not answer: " + facts.error().message, *path,
-                  "reinstall the driver's libraries (version " + version + ")");
-  }
+                  nvml.answer.error().message +
+                      ": nvidia-smi and gpu-device-plugin's topology and health need it",
+                  host.driver_path("/"), fix);
+  else
+    findings.fail(kArea, "NVML does not answer: " + nvml.answer.error().message, nvml.path, fix);
 }
 
 void check_persistenced(DriverHost& host, Findings& findings) {

@@ -6,13 +6,13 @@
 
 #include <algorithm>
 #include <climits>
-#include <cstdlib>
 
 #include "base/child_process.h"
 #include "base/fs.h"
 #include "base/text.h"
-#include "cdi/registry.h"
 #include "doctor/engine_facts.h"
+#include "doctor/host_programs.h"
+#include "engines/engines.h"
 
 namespace gcr {
 namespace {
@@ -24,11 +24,10 @@ bool exists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
-std::string configure_fix(const std::string& engine, const std::string& config,
-                          const std::string& default_config) {
+std::string configure_fix(const std::string& engine, const std::string& config) {
   std::string fix = "gpu-ctk runtime configure --runtime=" + engine + " --set-as-default";
-  if (config != default_config) fix += " --config " + config;
-  return fix + " && systemctl restart " + (engine == "docker" ? "docker" : engine);
+  if (config != default_engine_config(engine)) fix += " --config " + config;
+  return fix + " && systemctl restart " + engine;
 }
 
 // The runtimes that are ours, by name.
@@ -95,13 +94,13 @@ Result<std::string> read_text(const std::string& path) {
 // containerd's effective configuration: `containerd config dump` when containerd is installed
 // (imports and defaults applied), else the file itself.
 Result<std::string> containerd_config_text(const std::string& config, std::string& evidence) {
-  const std::string containerd = find_program("containerd");
-  if (containerd.empty()) {
+  const auto containerd = program_in_path("containerd");
+  if (!containerd) {
     evidence = config;
     return read_text(config);
   }
   evidence = "containerd --config " + config + " config dump";
-  auto dump = run_child({containerd, "--config", config, "config", "dump"}, minimal_environment(),
+  auto dump = run_child({*containerd, "--config", config, "config", "dump"}, minimal_environment(),
                         30, kMaxEngineFile);
   if (!dump) return dump.error();
   if (dump->exit_code != 0)
@@ -133,8 +132,8 @@ void check_cgroup_driver(const EngineFacts& facts, const std::string& name,
                 "runtime `" + name + "` has " + ours + " but the kubelet's cgroupDriver is " +
                     *driver + ": pods fail with `devices.allow: no such file or directory`",
                 evidence + "; " + kubelet_config,
-                std::string("SystemdCgroup = ") + (want ? "true" : "false") +
-                    " in [plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes." + name +
+                std::string("SystemdCgroup = ") + (want ? "true" : "false") + " in [" +
+                    facts.runtimes_table + "." + name +
                     ".options], then systemctl restart containerd");
 }
 
@@ -165,24 +164,11 @@ std::vector<std::pair<std::string, std::string>> crio_files(const std::string& m
 
 }  // namespace
 
-std::string find_program(const std::string& name) {
-  const char* env = std::getenv("PATH");
-  const std::string path = std::string(env != nullptr ? env : "") + ":" + kStandardSearchPath;
-  for (auto dir : split(path, ':')) {
-    if (dir.empty()) continue;
-    const std::string candidate = std::string(dir) + "/" + name;
-    struct stat st {};
-    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-        ::access(candidate.c_str(), X_OK) == 0)
-      return candidate;
-  }
-  return "";
-}
-
 bool is_our_runtime(const std::string& path, const std::string& shim_path) {
-  const std::string program = path.find('/') == std::string::npos ? find_program(path) : path;
+  const auto found =
+      path.find('/') == std::string::npos ? program_in_path(path) : Result<std::string>(path);
   char resolved[PATH_MAX];
-  if (program.empty() || ::realpath(program.c_str(), resolved) == nullptr) return false;
+  if (!found || ::realpath(found->c_str(), resolved) == nullptr) return false;
   if (basename_of(resolved) == "gpu-container-runtime") return true;
   struct stat a {
   }, b{};
@@ -193,17 +179,17 @@ bool is_our_runtime(const std::string& path, const std::string& shim_path) {
 std::vector<std::string> engines_to_check(const DoctorOptions& options) {
   if (!options.engines.empty()) return options.engines;
   std::vector<std::string> found;
-  if (!find_program("dockerd").empty() || exists(options.docker_config)) found.push_back("docker");
-  if (!find_program("containerd").empty() || exists(options.containerd_config))
+  if (program_in_path("dockerd") || exists(options.docker_config)) found.push_back("docker");
+  if (program_in_path("containerd") || exists(options.containerd_config))
     found.push_back("containerd");
-  if (!find_program("crio").empty() || exists(options.crio_config)) found.push_back("crio");
-  if (!find_program("podman").empty()) found.push_back("podman");
+  if (program_in_path("crio") || exists(options.crio_config)) found.push_back("crio");
+  if (program_in_path("podman")) found.push_back("podman");
   return found;
 }
 
 void check_docker(const DoctorOptions& options, Findings& findings) {
   const std::string& file = options.docker_config;
-  const std::string fix = configure_fix("docker", file, "/etc/docker/daemon.json");
+  const std::string fix = configure_fix("docker", file);
   auto text = read_text(file);
   if (!text) {
     findings.fail("docker", "gpu-container-runtime is not registered: " + text.error().message,
@@ -224,7 +210,7 @@ void check_docker(const DoctorOptions& options, Findings& findings) {
 
 void check_containerd(const DoctorOptions& options, Findings& findings) {
   const std::string& file = options.containerd_config;
-  const std::string fix = configure_fix("containerd", file, "/etc/containerd/config.toml");
+  const std::string fix = configure_fix("containerd", file);
   std::string evidence;
   auto text = containerd_config_text(file, evidence);
   if (!text) {
@@ -246,7 +232,7 @@ void check_containerd(const DoctorOptions& options, Findings& findings) {
 }
 
 void check_crio(const DoctorOptions& options, Findings& findings) {
-  const std::string fix = configure_fix("crio", options.crio_config, "/etc/crio/crio.conf");
+  const std::string fix = configure_fix("crio", options.crio_config);
   auto facts = crio_facts(crio_files(options.crio_config, findings));
   if (!facts) {
     findings.fail("crio", "a configuration file does not parse: " + facts.error().message,
@@ -258,8 +244,7 @@ void check_crio(const DoctorOptions& options, Findings& findings) {
                      findings);
 }
 
-void check_podman(const Config& config, Findings& findings) {
-  const auto registry = load_cdi_registry(config.cdi.spec_dirs);
+void check_podman(const Config& config, const CdiRegistry& registry, Findings& findings) {
   const std::string prefix = config.cdi.default_kind + "=";
   std::size_t devices = 0;
   for (const auto& [name, where] : registry.devices) {

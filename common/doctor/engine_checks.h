@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cdi/registry.h"
 #include "config/config.h"
 #include "doctor/check.h"
 #include "doctor/doctor.h"
@@ -19,13 +20,10 @@ namespace gcr {
 void check_docker(const DoctorOptions& options, Findings& findings);
 void check_containerd(const DoctorOptions& options, Findings& findings);
 void check_crio(const DoctorOptions& options, Findings& findings);
-void check_podman(const Config& config, Findings& findings);
+void check_podman(const Config& config, const CdiRegistry& registry, Findings& findings);
 
 // An engine's runtime path is ours: it resolves to gpu-container-runtime (any compatibility
 // link to it included) or to the same file as `shim_path`.
 [[nodiscard]] bool is_our_runtime(const std::string& path, const std::string& shim_path);
-
-// The executable `name` in $PATH or the standard directories, "" when there is none.
-[[nodiscard]] std::string find_program(const std::string& name);
 
 }  // namespace gcr

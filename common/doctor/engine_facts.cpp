@@ -1,6 +1,7 @@
 #include "doctor/engine_facts.h"
 
 #include "cdi/yaml.h"
+#include "engines/engines.h"
 #include "json/strict_json.h"
 #include "toml/toml.h"
 
@@ -16,17 +17,6 @@ const Json* member(const Json& object, const std::string& key) {
 std::string string_member(const Json& object, const std::string& key) {
   const Json* v = member(object, key);
   return v != nullptr && v->is_string() ? v->get<std::string>() : "";
-}
-
-// The CRI plugin's `containerd` table: version 2 (1.x) or version 3 (2.x) layouts.
-const Json* cri_containerd_table(const Json& config) {
-  const Json* plugins = member(config, "plugins");
-  if (plugins == nullptr) return nullptr;
-  for (const char* plugin : {"io.containerd.grpc.v1.cri", "io.containerd.cri.v1.runtime"}) {
-    const Json* cri = member(*plugins, plugin);
-    if (const Json* table = cri != nullptr ? member(*cri, "containerd") : nullptr) return table;
-  }
-  return nullptr;
 }
 
 }  // namespace
@@ -52,7 +42,13 @@ Result<EngineFacts> containerd_facts(const std::string& toml_text, const std::st
   const Json config = toml_to_json(*table);
   EngineFacts facts;
   facts.default_runtime = "runc";
-  const Json* containerd = cri_containerd_table(config);
+  const Json* version = member(config, "version");
+  const std::string plugin = containerd_cri_plugin(
+      version != nullptr && version->is_number_integer() ? version->get<int>() : 1);
+  facts.runtimes_table = "plugins.\"" + plugin + "\".containerd.runtimes";
+  const Json* plugins = member(config, "plugins");
+  const Json* cri = plugins != nullptr ? member(*plugins, plugin) : nullptr;
+  const Json* containerd = cri != nullptr ? member(*cri, "containerd") : nullptr;
   if (containerd == nullptr) return facts;
   if (auto name = string_member(*containerd, "default_runtime_name"); !name.empty())
     facts.default_runtime = name;

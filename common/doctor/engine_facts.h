@@ -19,13 +19,15 @@ struct EngineRuntime {
 struct EngineFacts {
   std::map<std::string, EngineRuntime> runtimes;  // by name
   std::string default_runtime;                    // "" when the engine's own default applies
+  std::string runtimes_table;                     // containerd: the TOML table its runtimes are in
 };
 
 // Docker's daemon.json: "runtimes" {name: {"path"}} and "default-runtime" (default runc).
 [[nodiscard]] Result<EngineFacts> docker_facts(const std::string& daemon_json);
 
 // containerd's effective configuration (`containerd config dump`, or a file): the CRI plugin's
-// runtimes (BinaryName, SystemdCgroup) and default_runtime_name; version 2 and 3 layouts.
+// runtimes (BinaryName, SystemdCgroup) and default_runtime_name, in the CRI plugin of the file's
+// `version` (1 when unset, 2, 3).
 [[nodiscard]] Result<EngineFacts> containerd_facts(const std::string& toml_text,
                                                    const std::string& source);
 

@@ -26,12 +26,6 @@ bool answers(const std::string& path) {
   return ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
 }
 
-std::string plugin_socket(const std::string& resource_name) {
-  std::string name = resource_name;
-  std::replace(name.begin(), name.end(), '/', '-');
-  return "gpu-device-plugin-" + name + ".sock";
-}
-
 void check_sockets(const Config& config, Findings& findings) {
   const std::string& dir = config.device_plugin.kubelet_dir;
   struct stat st {};
@@ -46,7 +40,7 @@ void check_sockets(const Config& config, Findings& findings) {
     findings.fail(kArea, "the kubelet does not answer on its device-plugin socket", kubelet,
                   "systemctl status kubelet");
   }
-  const std::string ours = dir + "/" + plugin_socket(config.device_plugin.resource_name);
+  const std::string ours = dir + "/" + plugin_socket_name(config.device_plugin.resource_name);
   if (answers(ours)) {
     findings.ok(kArea, "gpu-device-plugin serves " + config.device_plugin.resource_name, ours);
   } else if (answers(dir + "/nvidia-gpu.sock")) {
@@ -87,7 +81,8 @@ void check_strategy(const Config& config, Findings& findings) {
                     "device-list volume-mounts, but accept-volume-mounts = false: pods get no GPU",
                     evidence, "accept-volume-mounts = true in [requests]");
     } else if (strategy == "cdi-annotations" &&
-               !has_prefix_for(requests.annotation_prefixes, "cdi.k8s.io/gpu-device-plugin")) {
+               !has_prefix_for(requests.annotation_prefixes,
+                               plugin_cdi_annotation_key(plugin.resource_name))) {
       failed = true;
       findings.fail(kArea,
                     "device-list cdi-annotations, but annotation-prefixes leaves out cdi.k8s.io/: "

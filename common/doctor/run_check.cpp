@@ -4,15 +4,13 @@
 #include <ftw.h>
 #include <unistd.h>
 
-#include <cstdlib>
-
 #include "base/child_process.h"
 #include "base/fs.h"
 #include "base/text.h"
-#include "doctor/engine_checks.h"
+#include "base/trust.h"
+#include "doctor/host_programs.h"
 #include "hooks/ldconfig_sandbox.h"
 #include "json/strict_json.h"
-#include "oci/runtime_lookup.h"
 
 namespace gcr {
 namespace {
@@ -28,10 +26,10 @@ Status write_file(const std::string& path, std::string_view data, mode_t mode) {
 
 // The host's busybox, which must be static (the container has no loader of its own).
 Result<std::string> static_busybox() {
-  const std::string path = find_program("busybox");
-  if (path.empty()) return Error{"no busybox on this host (apt install busybox-static)"};
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) return Error{errno_text(errno) + " (" + path + ")"};
+  const auto path = program_in_path("busybox");
+  if (!path) return Error{path.error().message + " (apt install busybox-static)"};
+  Fd fd(::open(path->c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return Error{errno_text(errno) + " (" + *path + ")"};
   auto is_static = is_static_elf(fd.get());
   if (!is_static) return is_static.error();
   if (!*is_static) return Error{"busybox is dynamically linked (apt install busybox-static)"};
@@ -87,21 +85,13 @@ std::string first_lines(const std::string& text) {
   return out.size() > 300 ? out.substr(0, 300) + "..." : out;
 }
 
-void run_container(const Config& config, const std::string& shim_path, const std::string& bundle,
-                   Findings& findings) {
-  const char* path_env = std::getenv("PATH");
-  auto runtime =
-      find_low_level_runtime(config.runtime.runtimes, path_env != nullptr ? path_env : "");
-  if (!runtime) {
-    findings.fail(kArea, "no low-level runtime to run with", runtime.error().message,
-                  "apt install runc");
-    return;
-  }
+void run_container(const Config& config, const std::string& runtime, const std::string& shim_path,
+                   const std::string& bundle, Findings& findings) {
   if (auto s = make_rootfs(bundle + "/rootfs"); !s) {
     findings.fail(kArea, "cannot build the test container: " + s.error().message, bundle, "");
     return;
   }
-  if (auto s = write_spec(*runtime, bundle); !s) {
+  if (auto s = write_spec(runtime, bundle); !s) {
     findings.fail(kArea, "cannot write the test container's spec: " + s.error().message, bundle,
                   "");
     return;
@@ -111,7 +101,7 @@ void run_container(const Config& config, const std::string& shim_path, const std
   if (!config.source.empty()) argv.push_back("--gpu-config=" + config.source);
   argv.insert(argv.end(), {"run", "--bundle", bundle, id});
   auto ran = run_child(argv, minimal_environment(), 60, 1 << 16);
-  (void)run_child({*runtime, "delete", "--force", id}, minimal_environment(), 30, 1 << 16);
+  (void)run_child({runtime, "delete", "--force", id}, minimal_environment(), 30, 1 << 16);
   const std::string command = shim_path + " run (NVIDIA_VISIBLE_DEVICES=0)";
   if (!ran) {
     findings.fail(kArea, "the test container did not run: " + ran.error().message, command, "");
@@ -133,10 +123,16 @@ void run_container(const Config& config, const std::string& shim_path, const std
 
 }  // namespace
 
-void check_run(const Config& config, const std::string& shim_path, Findings& findings) {
-  if (::access(shim_path.c_str(), X_OK) != 0) {
-    findings.fail(kArea, "gpu-container-runtime is missing", shim_path,
-                  "reinstall gpu-container-runtime");
+void check_run(const Config& config, const std::optional<std::string>& runtime,
+               const std::string& shim_path, Findings& findings) {
+  if (!runtime) {
+    findings.fail(kArea, "no low-level runtime to run with", "[runtime] runtimes",
+                  "apt install runc");
+    return;
+  }
+  if (auto trusted = TrustCheck().program(shim_path); !trusted) {
+    findings.fail(kArea, "gpu-container-runtime is not usable: " + trusted.error().message,
+                  shim_path, "reinstall gpu-container-runtime, or name it with --runtime-path");
     return;
   }
   char dir[] = "/tmp/gpu-ctk-doctor-XXXXXX";
@@ -144,7 +140,7 @@ void check_run(const Config& config, const std::string& shim_path, Findings& fin
     findings.fail(kArea, "cannot make a bundle directory: " + errno_text(errno), "/tmp", "");
     return;
   }
-  run_container(config, shim_path, dir, findings);
+  run_container(config, *runtime, shim_path, dir, findings);
   remove_tree(dir);
 }
 

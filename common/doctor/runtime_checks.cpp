@@ -8,6 +8,7 @@
 #include "base/child_process.h"
 #include "base/fs.h"
 #include "base/text.h"
+#include "base/trust.h"
 #include "config/config_file.h"
 #include "hooks/ldconfig_sandbox.h"
 #include "oci/runtime_lookup.h"
@@ -21,32 +22,29 @@ std::string first_line(const std::string& text) {
   return std::string(trim(std::string_view(text).substr(0, text.find('\n'))));
 }
 
-void check_low_level_runtime(const Config& config, Findings& findings) {
+std::optional<std::string> check_low_level_runtime(const Config& config, Findings& findings) {
   const char* path_env = std::getenv("PATH");
   auto runtime =
       find_low_level_runtime(config.runtime.runtimes, path_env != nullptr ? path_env : "");
   if (!runtime) {
     findings.fail(kArea, "no low-level runtime: " + runtime.error().message, "[runtime] runtimes",
                   "apt install runc (or name its path in [runtime] runtimes)");
-    return;
+    return std::nullopt;
   }
   auto version = run_child({*runtime, "--version"}, minimal_environment(), 10, 64 * 1024);
   if (!version || version->exit_code != 0) {
     findings.fail(kArea, "the low-level runtime does not run `--version`", *runtime,
                   "reinstall it, or name another in [runtime] runtimes");
-    return;
+    return std::nullopt;
   }
   findings.ok(kArea, "low-level runtime " + first_line(version->out), *runtime);
+  return *runtime;
 }
 
+// [hooks] ldconfig is "@" and a host path (the configuration refuses anything else).
 void check_ldconfig(const Config& config, Findings& findings) {
-  const std::string& ldconfig = config.hooks.ldconfig;
   const std::string fix = "ldconfig = \"@/sbin/ldconfig\" in [hooks]";
-  if (ldconfig.empty() || ldconfig.front() != '@') {
-    findings.fail(kArea, "[hooks] ldconfig must be '@' and a host path", ldconfig, fix);
-    return;
-  }
-  const std::string path = ldconfig.substr(1);
+  const std::string path = config.hooks.ldconfig.substr(1);
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
   if (!fd.valid()) {
     findings.fail(kArea, "ldconfig: " + errno_text(errno), path, "apt install libc-bin, or " + fix);
@@ -66,8 +64,8 @@ void check_ldconfig(const Config& config, Findings& findings) {
 
 void check_ctk_path(const Config& config, Findings& findings) {
   const std::string& ctk = config.hooks.ctk_path;
-  if (::access(ctk.c_str(), X_OK) != 0) {
-    findings.fail(kArea, "the hooks' gpu-ctk is missing: " + errno_text(errno), ctk,
+  if (auto trusted = TrustCheck().program(ctk); !trusted) {
+    findings.fail(kArea, "the hooks' gpu-ctk is not usable: " + trusted.error().message, ctk,
                   "ctk-path = \"/usr/bin/gpu-ctk\" in [hooks]");
     return;
   }
@@ -90,10 +88,11 @@ Config check_config(const std::optional<std::string>& path, Findings& findings) 
   return *config;
 }
 
-void check_runtime(const Config& config, Findings& findings) {
-  check_low_level_runtime(config, findings);
+std::optional<std::string> check_runtime(const Config& config, Findings& findings) {
+  auto runtime = check_low_level_runtime(config, findings);
   check_ldconfig(config, findings);
   check_ctk_path(config, findings);
+  return runtime;
 }
 
 }  // namespace gcr

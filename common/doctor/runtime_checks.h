@@ -14,6 +14,7 @@ namespace gcr {
 // The configuration in effect (the built-in defaults after a FAIL, so the other checks run).
 [[nodiscard]] Config check_config(const std::optional<std::string>& path, Findings& findings);
 
-void check_runtime(const Config& config, Findings& findings);
+// The low-level runtime it found (for --run), when one resolves.
+[[nodiscard]] std::optional<std::string> check_runtime(const Config& config, Findings& findings);
 
 }  // namespace gcr

@@ -16,6 +16,20 @@ std::optional<std::string> driver_library_path(DriverHost& host, Capability cap,
   return std::nullopt;
 }
 
+LibraryAnswer<std::string> ask_libcuda(DriverHost& host, const std::string& version) {
+  const auto path = driver_library_path(host, Capability::kCompute, "libcuda.so");
+  if (!path) return {"", Error{"no libcuda.so." + version + " in the driver root"}};
+  return {*path, cuda_driver_version(*path)};
+}
+
+LibraryAnswer<std::map<std::string, GpuFacts>> ask_nvml(DriverHost& host,
+                                                        const std::vector<Gpu>& gpus,
+                                                        const std::string& version) {
+  const auto path = driver_library_path(host, Capability::kUtility, "libnvidia-ml.so");
+  if (!path) return {"", Error{"no libnvidia-ml.so." + version + " in the driver root"}};
+  return {*path, nvml_gpu_facts(*path, gpus)};
+}
+
 Result<HostFacts> gather_host_facts(DriverHost& host, const HostFactsQuery& query) {
   HostFacts facts;
   auto version = host.version();
@@ -25,19 +39,14 @@ Result<HostFacts> gather_host_facts(DriverHost& host, const HostFactsQuery& quer
   facts.version = *version;
   facts.gpus = *gpus;
   if (query.cuda) {
-    const auto path = driver_library_path(host, Capability::kCompute, "libcuda.so");
-    auto cuda = path ? cuda_driver_version(*path)
-                     : Result<std::string>(Error{"no libcuda." + *version + " in the driver root"});
+    auto cuda = ask_libcuda(host, *version).answer;
     if (cuda)
       facts.cuda = *cuda;
     else
       facts.warnings.push_back(cuda.error().message);
   }
   if (query.nvml) {
-    const auto path = driver_library_path(host, Capability::kUtility, "libnvidia-ml.so");
-    auto per_gpu = path ? nvml_gpu_facts(*path, facts.gpus)
-                        : Result<std::map<std::string, GpuFacts>>(
-                              Error{"no libnvidia-ml." + *version + " in the driver root"});
+    auto per_gpu = ask_nvml(host, facts.gpus, *version).answer;
     if (per_gpu)
       facts.per_gpu = *per_gpu;
     else

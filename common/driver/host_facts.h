@@ -36,4 +36,18 @@ struct HostFactsQuery {
 [[nodiscard]] std::optional<std::string> driver_library_path(DriverHost& host, Capability cap,
                                                              const std::string& prefix);
 
+// What a loaded driver library answered, and from where ("" when there was no such library).
+template <typename T>
+struct LibraryAnswer {
+  std::string path;
+  Result<T> answer;
+};
+
+// libcuda's CUDA version / NVML's per-GPU facts, from the driver of `version`; an error says
+// the library is missing ("no libcuda.so.<version> in the driver root") or why it did not answer.
+[[nodiscard]] LibraryAnswer<std::string> ask_libcuda(DriverHost& host, const std::string& version);
+[[nodiscard]] LibraryAnswer<std::map<std::string, GpuFacts>> ask_nvml(DriverHost& host,
+                                                                      const std::vector<Gpu>& gpus,
+                                                                      const std::string& version);
+
 }  // namespace gcr

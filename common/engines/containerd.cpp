@@ -74,12 +74,6 @@ Status check_imports(const toml::table& config, const std::string& path) {
   return {};
 }
 
-std::string cri_plugin(int version) {
-  if (version <= 1) return "cri";
-  if (version == 2) return "io.containerd.grpc.v1.cri";
-  return "io.containerd.cri.v1.runtime";
-}
-
 // The runtime whose options ours copies: the default (unless that is ours), else runc.
 toml::table base_runtime(toml::table& runtimes, const std::string& default_name,
                          const std::string& ours) {
@@ -243,7 +237,7 @@ Result<std::vector<FileChange>> plan_containerd(const ConfigureOptions& o, const
   if (*version <= 1) return plan_version1(o, file, std::move(*config));
   if (o.remove) return plan_removal(file, *config, drop_in);
   const Shape shape(file.path);
-  const std::string plugin = cri_plugin(*version);
+  const std::string plugin = containerd_cri_plugin(*version);
   auto cri = cri_table(*config, plugin, shape);
   if (!cri) return cri.error();
   if (auto s = add_runtime(*cri, o, *version, shape, "plugins." + plugin); !s) return s.error();
@@ -260,6 +254,12 @@ Result<std::vector<FileChange>> plan_containerd(const ConfigureOptions& o, const
   if (!main) return main.error();
   if (*main) changes.push_back({file.path, **main});
   return changes;
+}
+
+std::string containerd_cri_plugin(int version) {
+  if (version <= 1) return "cri";
+  if (version == 2) return "io.containerd.grpc.v1.cri";
+  return "io.containerd.cri.v1.runtime";
 }
 
 }  // namespace gcr

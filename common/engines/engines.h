@@ -34,6 +34,9 @@ struct ExistingFile {
   std::optional<std::string> content;  // nullopt: the file does not exist
 };
 
+// The name of containerd's CRI plugin in a configuration of `version` (1, 2 or 3).
+[[nodiscard]] std::string containerd_cri_plugin(int version);
+
 // The default main configuration file of an engine.
 [[nodiscard]] std::string default_engine_config(const std::string& engine);
 // The drop-in a containerd/CRI-O configuration uses (options.drop_in or its default).

@@ -92,4 +92,15 @@ Result<std::string> find_low_level_runtime(const std::vector<std::string>& candi
   return Error{"no low-level runtime found: tried " + join(tried, ", ")};
 }
 
+Result<std::string> find_program(const std::string& name, const std::string& path_env) {
+  TrustCheck trust;
+  std::string untrusted;
+  for (const auto& dir : search_dirs(path_env)) {
+    const auto j = judge(dir + "/" + name, std::nullopt, trust);
+    if (j.verdict == Verdict::kUsable) return dir + "/" + name;
+    if (j.verdict == Verdict::kUntrusted && untrusted.empty()) untrusted = j.why;
+  }
+  return Error{name + (untrusted.empty() ? " is not in PATH" : " refused: " + untrusted)};
+}
+
 }  // namespace gcr

@@ -17,4 +17,10 @@ namespace gcr {
     const std::vector<std::string>& candidates, const std::string& path_env,
     const std::string& self = "/proc/self/exe");
 
+// The program `name` as find_low_level_runtime looks up a bare name (PATH's absolute entries,
+// then kStandardSearchPath; only a file nobody but root can replace): for tools that run
+// engine programs as root (gpu-ctk doctor). The error says why none was usable.
+[[nodiscard]] Result<std::string> find_program(const std::string& name,
+                                               const std::string& path_env);
+
 }  // namespace gcr

@@ -2,10 +2,9 @@
 // containerd's config.toml, CRI-O's and the kubelet's files as gpu-ctk doctor reads them. Every
 // planned file reads back (the planners check that before returning it, so a plan is only made
 // of texts that parse); what doctor reads of a planned file names the runtime planned.
-#include "doctor/engine_facts.h"
 #include "engines/engines.h"
+#include "doctor/engine_facts.h"
 #include "fuzz.h"
-#include "json/strict_json.h"
 #include "toml/toml.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -18,9 +17,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (auto plan = gcr::plan_docker(options, gcr::ExistingFile{"/e/daemon.json", text})) {
     for (const auto& change : *plan) {
       if (!change.content) continue;
-      gcr::fuzz::require(gcr::parse_json_strict(*change.content).ok());
       auto facts = gcr::docker_facts(*change.content);
-      gcr::fuzz::require(facts.ok() && (options.remove || facts->runtimes.count("nvidia") == 1));
+      gcr::fuzz::require(facts.ok());
+      if (options.remove) continue;
+      gcr::fuzz::require(facts->runtimes.count("nvidia") == 1 &&
+                         facts->runtimes.at("nvidia").path == options.runtime_path);
+      if (options.set_as_default) gcr::fuzz::require(facts->default_runtime == "nvidia");
     }
   }
   (void)gcr::docker_facts(text);

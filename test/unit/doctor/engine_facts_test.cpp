@@ -50,6 +50,16 @@ TEST_CASE("containerd: the CRI plugin's default and each runtime's BinaryName an
   CHECK(facts->default_runtime == "gpu");
   CHECK(facts->runtimes.at("gpu").systemd_cgroup == false);
 
+  // No version: containerd 1.x's first layout, the CRI plugin named "cri".
+  facts = gcr::containerd_facts(
+      "[plugins.cri.containerd]\ndefault_runtime_name = \"nvidia\"\n"
+      "[plugins.cri.containerd.runtimes.nvidia.options]\nBinaryName = \"/usr/bin/x\"\n",
+      "config.toml");
+  REQUIRE(facts.ok());
+  CHECK(facts->default_runtime == "nvidia");
+  CHECK(facts->runtimes.at("nvidia").path == "/usr/bin/x");
+  CHECK(facts->runtimes_table == "plugins.\"cri\".containerd.runtimes");
+
   facts = gcr::containerd_facts("version = 2\n", "dump");
   REQUIRE(facts.ok());
   CHECK(facts->default_runtime == "runc");
