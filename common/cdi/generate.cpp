@@ -18,12 +18,6 @@ void paths_only(ContainerEdits& edits) {
   edits.additional_gids.clear();
 }
 
-CapabilitySet every_capability() {
-  CapabilitySet caps;
-  for (Capability c : kAllCapabilities) caps.add(c);
-  return caps;
-}
-
 std::string device_name(const Gpu& gpu, const std::string& strategy) {
   if (strategy == "uuid") return gpu.uuid;
   if (strategy == "type-index") return "gpu" + std::to_string(gpu.index);
@@ -40,7 +34,7 @@ Result<CdiSpec> generate_cdi_spec(DriverHost& host, const Config& config, const 
                                   const CdiNaming& naming) {
   CdiSpec spec;
   spec.kind = kind;
-  auto common = driver_edits(every_capability(), host, config);
+  auto common = driver_edits(CapabilitySet::all(), host, config);
   if (!common) return common.error();
   paths_only(*common);
   spec.edits = std::move(*common);

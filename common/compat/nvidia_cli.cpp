@@ -89,7 +89,7 @@ Result<std::vector<CliFlagValue>> parse_flags(const std::vector<std::string>& ar
   for (; at < args.size() && is_flag(args[at]); ++at) {
     const std::string& arg = args[at];
     const Flag* flag = find_flag(flags, arg);
-    if (flag == nullptr) return Error{"unknown " + part + " flag `" + printable(arg, 64) + "`"};
+    if (flag == nullptr) return Error{"unknown " + part + " flag " + quote(arg, 64)};
     CliFlagValue v{std::string(flag->name), ""};
     const bool is_long = arg.rfind("--", 0) == 0;
     const auto eq = arg.find('=');
@@ -99,7 +99,7 @@ Result<std::vector<CliFlagValue>> parse_flags(const std::vector<std::string>& ar
     } else if (!is_long && arg.size() > 2) {
       v.value = arg.substr(2);  // -d0
     } else if (flag->takes == Takes::kValue) {
-      if (at + 1 >= args.size()) return Error{"`" + printable(arg, 64) + "` needs a value"};
+      if (at + 1 >= args.size()) return Error{quote(arg, 64) + " needs a value"};
       v.value = args[++at];
     }
     out.push_back(std::move(v));
@@ -125,7 +125,7 @@ Result<CliCommandLine> parse_nvidia_cli(const std::vector<std::string>& args) {
   if (at >= args.size()) return Error{"no command (configure, info or list)"};
   line.command = args[at++];
   if (command_flags(line.command).empty())
-    return Error{"unknown command `" + printable(line.command, 64) + "`"};
+    return Error{"unknown command " + quote(line.command, 64)};
   // Flags and operands may mix, as with argp.
   while (at < args.size()) {
     if (!is_flag(args[at])) {

@@ -132,18 +132,14 @@ Status capabilities(Importer& in, const std::string& key, const Json& v) {
     const std::string name(trim(item));
     if (name.empty()) continue;
     if (name == "all") {
-      for (Capability c : kAllCapabilities) set.add(c);
+      set = CapabilitySet::all();
       continue;
     }
     const auto cap = capability_from_name(name);
     if (!cap) return in.error(key, "names an unknown capability `" + name + "`");
     set.add(*cap);
   }
-  Json list = Json::array();
-  for (Capability c : kAllCapabilities) {
-    if (set.has(c)) list.push_back(std::string(capability_name(c)));
-  }
-  in.set("requests", "supported-capabilities", list, key);
+  in.set("requests", "supported-capabilities", set.names(), key);
   return {};
 }
 

@@ -28,6 +28,21 @@ struct Spelling {
 constexpr std::string_view kConfigure = "runtime configure";
 constexpr std::string_view kGenerate = "cdi generate";
 
+// Reasons that several spellings share.
+constexpr std::string_view kNoOciHookMode =
+    "only for --config-mode=oci-hook, which gpu-ctk does not have";
+constexpr std::string_view kDiscovery =
+    "gpu-ctk generates specs from the driver's files and NVML (auto, nvml) only";
+constexpr std::string_view kNoCsv = "CSV (Tegra) mode is not supported";
+constexpr std::string_view kHooksAlways =
+    "the spec always has the create-symlinks and update-ldcache hooks";
+constexpr std::string_view kNoFeatureFlags = "no feature flags";
+constexpr std::string_view kStateOnStdin = "the OCI state is read from stdin";
+constexpr std::string_view kEditOurs =
+    "edit /etc/gpu-container-runtime/config.toml (gpu-ctk config import converts NVIDIA's)";
+constexpr std::string_view kDefaultsOnStdout =
+    "gpu-ctk config default prints the defaults on stdout";
+
 constexpr std::array<Spelling, 39> kSpellings = {{
     {kConfigure, "nvidia-runtime-name", Means::kOurs, false, "runtime-name", "", ""},
     {kConfigure, "nvidia-runtime-path", Means::kOurs, false, "runtime-path", "", ""},
@@ -43,17 +58,13 @@ constexpr std::array<Spelling, 39> kSpellings = {{
      "written"},
     {kConfigure, "executable-path", Means::kRefused, false, "", "",
      "only for --config-source=command, which gpu-ctk does not have"},
-    {kConfigure, "oci-hook-path", Means::kRefused, false, "", "",
-     "only for --config-mode=oci-hook, which gpu-ctk does not have"},
-    {kConfigure, "nvidia-runtime-hook-path", Means::kRefused, false, "", "",
-     "only for --config-mode=oci-hook, which gpu-ctk does not have"},
+    {kConfigure, "oci-hook-path", Means::kRefused, false, "", "", kNoOciHookMode},
+    {kConfigure, "nvidia-runtime-hook-path", Means::kRefused, false, "", "", kNoOciHookMode},
     {kGenerate, "cdi-vendor", Means::kOurs, false, "vendor", "", ""},
     {kGenerate, "cdi-class", Means::kOurs, false, "class", "", ""},
     {kGenerate, "nvidia-ctk-path", Means::kOurs, false, "ctk-path", "", ""},
-    {kGenerate, "mode", Means::kAccepted, false, "", "auto,nvml",
-     "gpu-ctk generates specs from the driver's files and NVML (auto, nvml) only"},
-    {kGenerate, "discovery-mode", Means::kAccepted, false, "", "auto,nvml",
-     "gpu-ctk generates specs from the driver's files and NVML (auto, nvml) only"},
+    {kGenerate, "mode", Means::kAccepted, false, "", "auto,nvml", kDiscovery},
+    {kGenerate, "discovery-mode", Means::kAccepted, false, "", "auto,nvml", kDiscovery},
     {kGenerate, "device-id", Means::kAccepted, false, "", "all",
      "gpu-ctk puts every GPU in the spec"},
     {kGenerate, "nvidia-cdi-hook-path", Means::kRefused, false, "", "",
@@ -62,35 +73,23 @@ constexpr std::array<Spelling, 39> kSpellings = {{
      "libraries are found through the driver root's ld.so.cache and library directories"},
     {kGenerate, "config-search-path", Means::kRefused, false, "", "",
      "configuration files are found in the driver root's usual directories"},
-    {kGenerate, "csv.file", Means::kRefused, false, "", "", "CSV (Tegra) mode is not supported"},
-    {kGenerate, "csv.ignore-pattern", Means::kRefused, false, "", "",
-     "CSV (Tegra) mode is not supported"},
-    {kGenerate, "csv.compat-container-root", Means::kRefused, false, "", "",
-     "CSV (Tegra) mode is not supported"},
-    {kGenerate, "disable-hook", Means::kRefused, false, "", "",
-     "the spec always has the create-symlinks and update-ldcache hooks"},
-    {kGenerate, "disable-hooks", Means::kRefused, false, "", "",
-     "the spec always has the create-symlinks and update-ldcache hooks"},
-    {kGenerate, "enable-hook", Means::kRefused, false, "", "",
-     "the spec always has the create-symlinks and update-ldcache hooks"},
-    {kGenerate, "enable-hooks", Means::kRefused, false, "", "",
-     "the spec always has the create-symlinks and update-ldcache hooks"},
-    {kGenerate, "feature-flag", Means::kRefused, false, "", "", "no feature flags"},
-    {kGenerate, "feature-flags", Means::kRefused, false, "", "", "no feature flags"},
-    {"hook update-ldcache", "container-spec", Means::kRefused, false, "", "",
-     "the OCI state is read from stdin"},
-    {"hook create-symlinks", "container-spec", Means::kRefused, false, "", "",
-     "the OCI state is read from stdin"},
-    {"config", "set", Means::kRefused, false, "", "",
-     "edit /etc/gpu-container-runtime/config.toml (gpu-ctk config import converts NVIDIA's)"},
-    {"config", "in-place", Means::kRefused, true, "", "",
-     "edit /etc/gpu-container-runtime/config.toml (gpu-ctk config import converts NVIDIA's)"},
+    {kGenerate, "csv.file", Means::kRefused, false, "", "", kNoCsv},
+    {kGenerate, "csv.ignore-pattern", Means::kRefused, false, "", "", kNoCsv},
+    {kGenerate, "csv.compat-container-root", Means::kRefused, false, "", "", kNoCsv},
+    {kGenerate, "disable-hook", Means::kRefused, false, "", "", kHooksAlways},
+    {kGenerate, "disable-hooks", Means::kRefused, false, "", "", kHooksAlways},
+    {kGenerate, "enable-hook", Means::kRefused, false, "", "", kHooksAlways},
+    {kGenerate, "enable-hooks", Means::kRefused, false, "", "", kHooksAlways},
+    {kGenerate, "feature-flag", Means::kRefused, false, "", "", kNoFeatureFlags},
+    {kGenerate, "feature-flags", Means::kRefused, false, "", "", kNoFeatureFlags},
+    {"hook update-ldcache", "container-spec", Means::kRefused, false, "", "", kStateOnStdin},
+    {"hook create-symlinks", "container-spec", Means::kRefused, false, "", "", kStateOnStdin},
+    {"config", "set", Means::kRefused, false, "", "", kEditOurs},
+    {"config", "in-place", Means::kRefused, true, "", "", kEditOurs},
     {"config", "config-file", Means::kRefused, false, "", "",
      "gpu-ctk config check FILE checks a file; gpu-ctk config import FILE converts NVIDIA's"},
-    {"config", "output", Means::kRefused, false, "", "",
-     "gpu-ctk config default prints the defaults on stdout"},
-    {"config default", "output", Means::kRefused, false, "", "",
-     "gpu-ctk config default prints the defaults on stdout"},
+    {"config", "output", Means::kRefused, false, "", "", kDefaultsOnStdout},
+    {"config default", "output", Means::kRefused, false, "", "", kDefaultsOnStdout},
     {"hook update-ldcache", "ldconfig-path", Means::kOurs, false, "ldconfig-path", "", ""},
     {kGenerate, "ldconfig-path", Means::kOurs, false, "ldconfig-path", "", ""},
 }};
@@ -124,7 +123,7 @@ Result<bool> switch_value(const std::string& flag, const std::string& value) {
   if (value == "false" || value == "0" || value == "f" || value == "F" || value == "FALSE" ||
       value == "False")
     return false;
-  return Error{"--" + flag + ": `" + printable(value, 64) + "` is not true or false"};
+  return Error{"--" + flag + ": " + quote(value, 64) + " is not true or false"};
 }
 
 }  // namespace

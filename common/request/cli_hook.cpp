@@ -10,18 +10,11 @@ namespace {
 
 constexpr const char* kWhere = "containerd's --gpus hook (nvidia-container-cli)";
 
-std::vector<std::string> list_of(const std::string& value) {
-  std::vector<std::string> out;
+// Adds the comma-separated items of `value` that `to` does not hold yet.
+void append(std::vector<std::string>& to, const std::string& value) {
   for (auto item : split(value, ',')) {
     const auto t = trim(item);
-    if (!t.empty() && std::find(out.begin(), out.end(), t) == out.end()) out.emplace_back(t);
-  }
-  return out;
-}
-
-void append(std::vector<std::string>& to, const std::string& value) {
-  for (auto& item : list_of(value)) {
-    if (std::find(to.begin(), to.end(), item) == to.end()) to.push_back(std::move(item));
+    if (!t.empty() && std::find(to.begin(), to.end(), t) == to.end()) to.emplace_back(t);
   }
 }
 
@@ -29,10 +22,10 @@ Result<CliHookRequest> request_of(const std::vector<std::string>& args) {
   auto line = parse_nvidia_cli(args);
   if (!line) return line.error().wrap(kWhere);
   if (line->command != "configure")
-    return Error{std::string(kWhere) + ": `" + printable(line->command, 64) + "` is not configure"};
+    return Error{std::string(kWhere) + ": " + quote(line->command, 64) + " is not configure"};
   // The one operand is the rootfs ({{rootfs}}), which the container's spec names anyway.
   if (line->operands.size() > 1)
-    return Error{std::string(kWhere) + ": unexpected `" + printable(line->operands[1], 64) + "`"};
+    return Error{std::string(kWhere) + ": unexpected " + quote(line->operands[1], 64)};
   CliHookRequest r;
   for (const auto& f : line->flags) {
     if (const auto cap = capability_from_name(f.name)) {

@@ -140,11 +140,18 @@ void qualify_ids(GpuRequest& request, const std::string& kind) {
   for (const auto& id : ids) request.cdi_names.push_back(kind + "=" + id);
 }
 
+// [requests] supported-capabilities as a set.
+CapabilitySet supported_capabilities(const Config& config) {
+  CapabilitySet set;
+  for (const auto& name : config.requests.supported_capabilities) {
+    if (const auto cap = capability_from_name(name)) set.add(*cap);
+  }
+  return set;
+}
+
 Result<CapabilitySet> read_capabilities(const SpecView& spec, const Config& config) {
-  const auto supported = [&](Capability c) {
-    const auto& list = config.requests.supported_capabilities;
-    return std::find(list.begin(), list.end(), capability_name(c)) != list.end();
-  };
+  const CapabilitySet allowed = supported_capabilities(config);
+  const auto supported = [&](Capability c) { return allowed.has(c); };
   CapabilitySet caps;
   const auto value = env_value(spec, kCapabilitiesVar);
   const auto items = comma_list(value.value_or(""));
@@ -177,19 +184,13 @@ Result<CapabilitySet> read_capabilities(const SpecView& spec, const Config& conf
 // flag it knows, so the others are withheld with a warning rather than failing every run.
 CapabilitySet hook_capabilities(const CliHookRequest& hook, const Config& config,
                                 const Logger& logger) {
-  CapabilitySet caps;
-  std::string withheld;
-  const auto& list = config.requests.supported_capabilities;
+  const CapabilitySet allowed = supported_capabilities(config);
+  CapabilitySet caps, withheld;
   for (Capability c : kAllCapabilities) {
-    if (!hook.capabilities.has(c)) continue;
-    if (std::find(list.begin(), list.end(), capability_name(c)) != list.end()) {
-      caps.add(c);
-    } else {
-      withheld += (withheld.empty() ? "" : ",") + std::string(capability_name(c));
-    }
+    if (hook.capabilities.has(c)) (allowed.has(c) ? caps : withheld).add(c);
   }
   if (!withheld.empty()) {
-    logger.warning(std::string(kCliHookOrigin) + ": capabilities " + withheld +
+    logger.warning(std::string(kCliHookOrigin) + ": capabilities " + withheld.to_string() +
                    " withheld: not in [requests] supported-capabilities");
   }
   return caps;
@@ -256,9 +257,7 @@ Result<bool> read_mig_flag(const SpecView& spec, const char* variable) {
 
 // The hook's --mig-config / --mig-monitor: chosen on ctr's command line, not by the image.
 Result<bool> hook_mig_flag(const std::vector<std::string>& values, const char* flag) {
-  const std::string origin = std::string("nvidia-container-cli ") + flag;
-  if (values.size() > 1) return mig_flag_value(join(values, ","), origin);
-  return mig_flag_value(values.empty() ? "" : values.front(), origin);
+  return mig_flag_value(join(values, ","), std::string("nvidia-container-cli ") + flag);
 }
 
 // NVIDIA_IMEX_CHANNELS (or imex/<channel> markers when they are accepted): channel numbers,

@@ -29,13 +29,23 @@ std::string_view capability_name(Capability cap) {
   return "";
 }
 
+CapabilitySet CapabilitySet::all() {
+  CapabilitySet set;
+  for (Capability cap : kAllCapabilities) set.add(cap);
+  return set;
+}
+
+std::vector<std::string> CapabilitySet::names() const {
+  std::vector<std::string> out;
+  for (Capability cap : kAllCapabilities) {
+    if (has(cap)) out.emplace_back(capability_name(cap));
+  }
+  return out;
+}
+
 std::string CapabilitySet::to_string() const {
   std::string out;
-  for (Capability cap : kAllCapabilities) {
-    if (!has(cap)) continue;
-    if (!out.empty()) out += ',';
-    out += capability_name(cap);
-  }
+  for (const auto& name : names()) out += (out.empty() ? "" : ",") + name;
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gcr {
 
@@ -33,8 +34,13 @@ class CapabilitySet {
   [[nodiscard]] bool empty() const { return bits_ == 0; }
   bool operator==(const CapabilitySet&) const = default;
 
+  // Every capability there is.
+  [[nodiscard]] static CapabilitySet all();
+
   // "compute,utility" in kAllCapabilities order.
   [[nodiscard]] std::string to_string() const;
+  // {"compute", "utility"}, in the same order.
+  [[nodiscard]] std::vector<std::string> names() const;
 
  private:
   static std::uint32_t bit(Capability cap) { return 1u << static_cast<unsigned>(cap); }

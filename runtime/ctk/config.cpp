@@ -7,6 +7,7 @@
 #include "compat/nvidia_config.h"
 #include "config/config_file.h"
 #include "ctk/ctk.h"
+#include "engines/engines.h"
 
 namespace gcr {
 namespace {
@@ -35,22 +36,6 @@ int import_fail(const std::string& msg) {
   return 1;
 }
 
-// Writes `text` to `path` atomically, the file it replaces kept as <path>.bak.
-Status write_with_backup(const std::string& path, const std::string& text) {
-  if (auto s = make_directories(dirname_of(path)); !s) return s;
-  auto dir = open_directory(dirname_of(path));
-  if (!dir) return dir.error();
-  const std::string name = basename_of(path);
-  auto old = read_regular_file_at(dir->get(), name, 1 << 20, false);
-  if (old) {
-    if (auto s = write_file_atomic_at(dir->get(), name + ".bak", *old, FileOwner{0644}); !s)
-      return s.error().wrap("cannot keep " + path + ".bak");
-  }
-  if (auto s = write_file_atomic_at(dir->get(), name, text, FileOwner{0644}); !s)
-    return s.error().wrap("cannot write " + path);
-  return {};
-}
-
 // gpu-ctk config import [FILE] [--write]: NVIDIA's configuration as ours.
 int import(const std::vector<std::string>& args) {
   std::string source = kNvidiaConfigPath;
@@ -73,11 +58,11 @@ int import(const std::vector<std::string>& args) {
     std::fputs(imported->toml.c_str(), stdout);
     return 0;
   }
-  const auto explicit_path = config_path_from_env();
   const std::string target =
-      explicit_path ? *explicit_path : std::string(kDefaultConfigDir) + "/config.toml";
+      config_path_from_env().value_or(std::string(kDefaultConfigDir) + "/config.toml");
   if (!target.ends_with(".toml")) return import_fail(target + " is not a .toml file");
-  if (auto s = write_with_backup(target, imported->toml); !s) return import_fail(s.error().message);
+  // Written atomically; the file it replaces is kept as <target>.bak.
+  if (auto s = apply_changes({{target, imported->toml}}); !s) return import_fail(s.error().message);
   std::printf("wrote %s (%zu of NVIDIA's keys have no equivalent: see its comments)\n",
               target.c_str(), imported->not_carried.size());
   return 0;

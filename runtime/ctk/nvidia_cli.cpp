@@ -4,7 +4,6 @@
 // reached plain runc and it fails with what to change (never a half-configured container).
 // `info` and `list` print what our discovery finds, in nvidia-container-cli's format.
 #include <cstdio>
-#include <set>
 
 #include "base/node_stat.h"
 #include "base/text.h"
@@ -13,6 +12,7 @@
 #include "config/config_file.h"
 #include "ctk/ctk.h"
 #include "driver/host_facts.h"
+#include "driver/nvml.h"
 #include "request/gpu_select.h"
 
 namespace gcr {
@@ -50,13 +50,6 @@ int configure() {
       "runtime (gpu-ctk runtime configure --runtime=containerd --set-as-default)");
 }
 
-std::string bus_text(const PciAddress& bus) {
-  char out[32];
-  std::snprintf(out, sizeof out, "%08x:%02x:%02x.%x", bus.domain, bus.bus, bus.device,
-                bus.function);
-  return out;
-}
-
 int info(DriverHost& host, bool csv) {
   auto facts = gather_host_facts(host, HostFactsQuery{});
   if (!facts) return fail("detection error: " + facts.error().message);
@@ -77,21 +70,15 @@ int info(DriverHost& host, bool csv) {
     const std::string arch = g.arch.value_or("N/A");
     if (csv) {
       std::printf("%u,%u,%s,%s,%s,%s,%s\n", gpu.index, gpu.minor, gpu.model.c_str(), brand.c_str(),
-                  gpu.uuid.c_str(), bus_text(gpu.bus).c_str(), arch.c_str());
+                  gpu.uuid.c_str(), nvml_bus_id(gpu.bus).c_str(), arch.c_str());
       continue;
     }
     std::printf("\n%-15s %u\n%-15s %u\n%-15s %s\n%-15s %s\n%-15s %s\n%-15s %s\n%-15s %s\n",
                 "Device Index:", gpu.index, "Device Minor:", gpu.minor, "Model:", gpu.model.c_str(),
                 "Brand:", brand.c_str(), "GPU UUID:", gpu.uuid.c_str(),
-                "Bus Location:", bus_text(gpu.bus).c_str(), "Architecture:", arch.c_str());
+                "Bus Location:", nvml_bus_id(gpu.bus).c_str(), "Architecture:", arch.c_str());
   }
   return 0;
-}
-
-CapabilitySet every_capability() {
-  CapabilitySet caps;
-  for (Capability c : kAllCapabilities) caps.add(c);
-  return caps;
 }
 
 std::string host_path_of(const DeviceNode& node) {
@@ -114,7 +101,7 @@ Result<std::vector<std::string>> device_paths(DriverHost& host, const std::strin
   if (!gpus) return gpus.error();
   auto selected = select_gpus(request, *gpus, nullptr);
   if (!selected) return selected.error();
-  auto control = host.control_nodes(every_capability());
+  auto control = host.control_nodes(CapabilitySet::all());
   if (!control) return control.error();
   std::vector<std::string> out;
   for (const auto& node : *control) out.push_back(host_path_of(node));
@@ -138,7 +125,7 @@ int list(DriverHost& host, const std::vector<CliFlagValue>& flags) {
     if (!nodes) return fail("device error: " + nodes.error().message);
     paths.insert(paths.end(), nodes->begin(), nodes->end());
   }
-  const auto caps = every_capability();
+  const auto caps = CapabilitySet::all();
   if (want("binaries")) {
     for (const auto& f : host.binaries(caps)) paths.push_back(f.host_path);
   }

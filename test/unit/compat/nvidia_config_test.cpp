@@ -2,28 +2,16 @@
 #include <doctest/doctest.h>
 
 #include <boost/filesystem.hpp>
-#include <fstream>
-#include <sstream>
 
 #include "compat/nvidia_config.h"
 #include "oci/spec_view.h"
 #include "request/request.h"
+#include "test_support.h"
 #include "toml/toml.h"
 
 using gcr::Json;
 
 namespace {
-
-std::string read(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::string data(const std::string& name) {
-  return std::string(GCR_TEST_SOURCE_DIR) + "/test/data/" + name;
-}
 
 gcr::ImportedConfig imported(const std::string& text) {
   auto r = gcr::import_nvidia_config(text, "nvidia.toml");
@@ -67,8 +55,10 @@ gcr::Config ours(const Json& doc) {
 std::string decisions(const gcr::Config& config) {
   const gcr::Logger quiet("test");
   std::string out;
-  for (const auto& entry : boost::filesystem::directory_iterator(data("golden"))) {
-    auto view = gcr::view_spec(Json::parse(read(entry.path().string() + "/input.json")));
+  for (const auto& entry :
+       boost::filesystem::directory_iterator(gcr::test::test_source("data/golden"))) {
+    auto view =
+        gcr::view_spec(Json::parse(gcr::test::read_file(entry.path().string() + "/input.json")));
     REQUIRE(view.ok());
     const auto r = gcr::read_gpu_request(*view, config, quiet);
     out += entry.path().filename().string() + ": ";
@@ -93,7 +83,8 @@ std::string decisions(const gcr::Config& config) {
 }  // namespace
 
 TEST_CASE("NVIDIA's default file is our defaults; what has no equivalent is listed") {
-  const auto r = imported(read(data("nvidia/config-default.toml")));
+  const auto r =
+      imported(gcr::test::read_file(gcr::test::test_source("data/nvidia/config-default.toml")));
   CHECK(summary(r.config) == summary(gcr::Config{}));
   CHECK(decisions(r.config) == decisions(gcr::Config{}));
   CHECK(r.toml.find("supported-capabilities = [\"compute\", \"compat32\", \"display\", "
@@ -106,7 +97,8 @@ TEST_CASE("NVIDIA's default file is our defaults; what has no equivalent is list
 }
 
 TEST_CASE("a customised file: each choice carried to our key, same decisions on the golden specs") {
-  const auto r = imported(read(data("nvidia/config-custom.toml")));
+  const auto r =
+      imported(gcr::test::read_file(gcr::test::test_source("data/nvidia/config-custom.toml")));
   const auto expected =
       ours(Json{{"runtime",
                  {{"runtimes", {"docker-runc", "runc"}},

@@ -1,14 +1,14 @@
 // containerd's `ctr run --gpus` hook read as the container's GPU request.
 #include <doctest/doctest.h>
 
-#include "oci/spec_view.h"
-#include "request/request.h"
+#include "request_support.h"
 
 using gcr::Json;
+using gcr::test::error_of;
+using gcr::test::must_request;
+using gcr::test::request_of;
 
 namespace {
-
-gcr::Logger quiet("test");
 
 // The hook exactly as Debian's ctr 1.6 writes it for `--gpus 1`.
 std::vector<std::string> ctr_hook(const std::vector<std::string>& flags = {"--device=1"}) {
@@ -29,26 +29,6 @@ Json spec_with_hook(const std::vector<std::string>& hook_args,
                {{"prestart", Json::array({Json{{"path", "/usr/bin/containerd"},
                                                {"args", hook_args},
                                                {"env", Json::array({"PATH=/usr/bin"})}}})}}}};
-}
-
-gcr::Result<std::optional<gcr::GpuRequest>> request_of(const Json& spec,
-                                                       const gcr::Config& config = {}) {
-  auto view = gcr::view_spec(spec);
-  REQUIRE(view.ok());
-  return gcr::read_gpu_request(*view, config, quiet);
-}
-
-gcr::GpuRequest must_request(const Json& spec, const gcr::Config& config = {}) {
-  auto r = request_of(spec, config);
-  REQUIRE_MESSAGE(r.ok(), r.error().message);
-  REQUIRE(r->has_value());
-  return **r;
-}
-
-std::string error_of(const Json& spec) {
-  auto r = request_of(spec);
-  REQUIRE_FALSE(r.ok());
-  return r.error().message;
 }
 
 }  // namespace

@@ -1,40 +1,14 @@
 #include <doctest/doctest.h>
 
-#include "oci/spec_view.h"
-#include "request/request.h"
+#include "request_support.h"
 
 using gcr::Json;
+using gcr::test::error_of;
+using gcr::test::must_request;
+using gcr::test::request_of;
+using gcr::test::spec_with;
 
 namespace {
-
-gcr::Logger quiet("test");
-
-Json spec_with(const std::vector<std::string>& env, const Json& extra = Json::object()) {
-  Json spec = {{"ociVersion", "1.0.2"},
-               {"process", {{"env", env}, {"capabilities", {{"bounding", Json::array()}}}}}};
-  spec.merge_patch(extra);
-  return spec;
-}
-
-gcr::Result<std::optional<gcr::GpuRequest>> request_of(const Json& spec,
-                                                       const gcr::Config& config = {}) {
-  auto view = gcr::view_spec(spec);
-  REQUIRE(view.ok());
-  return gcr::read_gpu_request(*view, config, quiet);
-}
-
-gcr::GpuRequest must_request(const Json& spec, const gcr::Config& config = {}) {
-  auto r = request_of(spec, config);
-  REQUIRE(r.ok());
-  REQUIRE(r->has_value());
-  return **r;
-}
-
-std::string error_of(const Json& spec, const gcr::Config& config = {}) {
-  auto r = request_of(spec, config);
-  REQUIRE_FALSE(r.ok());
-  return r.error().message;
-}
 
 bool asks_nothing(const Json& spec, const gcr::Config& config = {}) {
   auto r = request_of(spec, config);
