@@ -3,7 +3,6 @@
 #include <set>
 
 #include "base/text.h"
-#include "topology/topology.h"
 
 namespace gcr {
 namespace {
@@ -23,7 +22,6 @@ PluginDevice whole_gpu(const Gpu& gpu, const Config& config) {
   d.gpu_id = config.device_plugin.device_ids == "index" ? std::to_string(gpu.index) : gpu.uuid;
   d.cdi_name = config.cdi.default_kind + "=" + d.gpu_id;
   d.uuid = gpu.uuid;
-  d.numa = numa_node_of(config.driver, gpu.bus);
   return d;
 }
 

@@ -22,7 +22,7 @@ struct PluginDevice {
   std::string cdi_name;  // <[cdi] default-kind>=<gpu_id>
   std::string uuid;      // the physical GPU's UUID (a MIG device's parent)
   std::optional<MigInstance> mig;    // the MIG instance, for a MIG device
-  std::optional<std::int64_t> numa;  // from sysfs; none when it says -1 or nothing
+  std::optional<std::int64_t> numa;  // its GPU's, from the topology; none when sysfs has none
   bool healthy = true;
   std::string unhealthy_because;  // "" when healthy
 };

@@ -196,6 +196,8 @@ InventoryChange Inventory::relist() {
     devices = std::vector<PluginDevice>();
   }
   for (auto& d : *devices) {
+    // NUMA as the topology read it (when the GPUs changed), not sysfs again on every tick.
+    if (const auto gpu = topology_.index_of(d.uuid)) d.numa = topology_.numa[*gpu];
     if (const auto node = node_failing_.find(d.uuid); node != node_failing_.end()) {
       d.healthy = false;
       d.unhealthy_because = node->second;

@@ -1,6 +1,5 @@
 #include "topology/topology.h"
 
-#include <climits>
 #include <cstdlib>
 #include <map>
 

@@ -17,6 +17,8 @@
 
 using gcr::Json;
 using gcr::test::Devices;
+using gcr::test::health_of;
+using gcr::test::ids_of;
 using gcr::test::PluginFixture;
 using Ids = std::vector<std::string>;
 using namespace std::chrono_literals;
@@ -47,19 +49,6 @@ Ids preferred(PluginFixture& f, const Ids& available, const Ids& must, int size,
   Ids out(ids.begin(), ids.end());
   std::sort(out.begin(), out.end());
   return out;
-}
-
-Ids ids_of(const Devices& devices) {
-  Ids ids;
-  for (const auto& d : devices) ids.push_back(d.id());
-  return ids;
-}
-
-std::string health_of(const Devices& devices, const std::string& id) {
-  for (const auto& d : devices) {
-    if (d.id() == id) return d.health();
-  }
-  return "";
 }
 
 // A plugin on a simulated host shaped like fixture `name`, NVML describing it.

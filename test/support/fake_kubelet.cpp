@@ -156,12 +156,6 @@ Devices FakeKubelet::devices(const std::string& resource) const {
   return it == endpoints_.end() ? Devices() : it->second->devices;
 }
 
-std::size_t FakeKubelet::lists_received(const std::string& resource) const {
-  const std::lock_guard lock(mutex_);
-  const auto it = endpoints_.find(resource);
-  return it == endpoints_.end() ? 0 : it->second->lists;
-}
-
 bool FakeKubelet::wait_for_devices(const std::function<bool(const Devices&)>& wanted,
                                    std::chrono::milliseconds timeout, const std::string& resource) {
   std::unique_lock lock(mutex_);
@@ -207,6 +201,19 @@ grpc::Status FakeKubelet::preferred(const std::vector<std::string>& available,
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
   return plugin->GetPreferredAllocation(&context, request, &response);
+}
+
+std::vector<std::string> ids_of(const Devices& devices) {
+  std::vector<std::string> ids;
+  for (const auto& d : devices) ids.push_back(d.id());
+  return ids;
+}
+
+std::string health_of(const Devices& devices, const std::string& id) {
+  for (const auto& d : devices) {
+    if (d.id() == id) return d.health();
+  }
+  return "";
 }
 
 }  // namespace gcr::test

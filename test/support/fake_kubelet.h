@@ -23,6 +23,10 @@ namespace gcr::test {
 
 using Devices = std::vector<v1beta1::Device>;
 
+// The IDs of a device list, in order; the health of one ID ("" when it is not listed).
+[[nodiscard]] std::vector<std::string> ids_of(const Devices& devices);
+[[nodiscard]] std::string health_of(const Devices& devices, const std::string& id);
+
 class FakeKubelet {
  public:
   explicit FakeKubelet(std::string dir);
@@ -46,7 +50,6 @@ class FakeKubelet {
   [[nodiscard]] bool wait_for_devices(const std::function<bool(const Devices&)>& wanted,
                                       std::chrono::milliseconds timeout,
                                       const std::string& resource = kGpu);
-  [[nodiscard]] std::size_t lists_received(const std::string& resource = kGpu) const;
 
   // Admission calls on the plugin registered for `resource`.
   grpc::Status allocate(const std::vector<std::string>& ids, v1beta1::AllocateResponse& response,

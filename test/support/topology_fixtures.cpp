@@ -39,8 +39,7 @@ TopologyFixture sixteen() {
 
 PcieRelation TopologyFixture::pcie(unsigned i, unsigned j) const {
   if (pcie_switch[i] == pcie_switch[j]) return PcieRelation::kSingleSwitch;
-  if (numa[i] == numa[j])
-    return name == "pcie4" ? PcieRelation::kSameNuma : PcieRelation::kHostBridge;
+  if (numa[i] == numa[j]) return PcieRelation::kHostBridge;
   return PcieRelation::kSystem;
 }
 

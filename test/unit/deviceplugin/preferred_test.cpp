@@ -72,6 +72,32 @@ std::vector<long> best_possible(const std::vector<PluginDevice>& devices, const 
   return best;
 }
 
+// The GPUs (topology indices) of `ids`, one device per GPU.
+std::vector<std::size_t> gpus_of(const gcr::Topology& t, const Ids& ids) {
+  std::vector<std::size_t> out;
+  for (const auto& id : ids) out.push_back(*t.index_of(id));
+  return out;
+}
+
+// The highest total link score (Topology::set_score, independent of the chooser) of any `size`
+// GPUs that include `must`: what the topology policy must reach with one device per GPU.
+long best_link_score(const gcr::Topology& t, const Ids& must, int size) {
+  const auto need = gpus_of(t, must);
+  const unsigned n = static_cast<unsigned>(t.uuids.size());
+  long best = -1;
+  for (unsigned mask = 0; mask < (1u << n); ++mask) {
+    if (__builtin_popcount(mask) != size) continue;
+    if (!std::all_of(need.begin(), need.end(), [&](std::size_t g) { return (mask >> g) & 1u; }))
+      continue;
+    std::vector<std::size_t> set;
+    for (unsigned i = 0; i < n; ++i) {
+      if ((mask >> i) & 1u) set.push_back(i);
+    }
+    best = std::max(best, t.set_score(set));
+  }
+  return best;
+}
+
 std::vector<const PluginDevice*> pointers(const std::vector<PluginDevice>& devices,
                                           const Ids& ids) {
   std::vector<const PluginDevice*> out;
@@ -104,6 +130,7 @@ TEST_CASE("topology: the chosen set is the best possible on every fixture, sizes
           CHECK(std::find(chosen.begin(), chosen.end(), id) != chosen.end());
         CHECK(gcr::set_worth(pointers(devices, chosen), devices, available, t, config) ==
               best_possible(devices, available, must, size, t, config));
+        CHECK(t.set_score(gpus_of(t, chosen)) == best_link_score(t, must, size));
         CHECK(gcr::preferred_allocation({available, must, size}, devices, t, config) == chosen);
       }
     }
@@ -180,5 +207,20 @@ TEST_CASE("sixteen GPUs: exact, and the strongest pair wins") {
   auto two = gcr::preferred_allocation({all_ids(devices), {}, 2}, devices, t, config);
   std::sort(two.begin(), two.end());
   CHECK(two == Ids{"GPU-10", "GPU-11"});
-  CHECK(gcr::preferred_allocation({all_ids(devices), {}, 8}, devices, t, config).size() == 8);
+  const auto eight = gcr::preferred_allocation({all_ids(devices), {}, 8}, devices, t, config);
+  CHECK(eight.size() == 8);
+  CHECK(t.set_score(gpus_of(t, eight)) == best_link_score(t, {}, 8));
+}
+
+TEST_CASE("past the exact search's limit the set is grown greedily, still a valid answer") {
+  const auto t = gcr::test::topology_of(gcr::test::topology_fixture("sixteen"));
+  const auto config = config_with("topology", 8, false);  // 128 devices: C(128, 8) sets
+  const auto devices = devices_of(t, config);
+  const Ids available = all_ids(devices);
+  const auto chosen =
+      gcr::preferred_allocation({available, {available.back()}, 8}, devices, t, config);
+  REQUIRE(chosen.size() == 8);
+  CHECK(std::find(chosen.begin(), chosen.end(), available.back()) != chosen.end());
+  for (const auto& id : chosen)
+    CHECK(std::find(available.begin(), available.end(), id) != available.end());
 }
