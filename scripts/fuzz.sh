@@ -17,7 +17,6 @@ cmake --build "$B" --target fuzzers >"$LOG" 2>&1 || { cat "$LOG" >&2; exit 1; }
 extra_seeds() {
   case $1 in
     json | spec_view) ls test/data/golden/*/input.json ;;
-    cdi_json) ls test/fuzz/corpus/cdi_json/* ;;
     config) echo etc/config.toml ;;
     nvidia_compat) ls test/data/nvidia/*.toml ;;
     engines) ls etc/engines/*.toml etc/engines/*.json ;;
@@ -27,8 +26,9 @@ extra_seeds() {
 
 mkdir -p "$B/findings"
 status=0
-for target in json spec_view request_env requirement cdi_json cdi_yaml names ldcache proc_files \
-              runc_args config engines container_state deviceplugin nvidia_compat; do
+# Every target test/fuzz/CMakeLists.txt builds.
+for exe in "$B"/test/fuzz/fuzz-*; do
+  target=${exe##*/fuzz-}
   work="$B/corpus/$target"
   mkdir -p "$work"
   [ -d "test/fuzz/corpus/$target" ] && cp test/fuzz/corpus/"$target"/* "$work"/

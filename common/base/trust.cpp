@@ -12,10 +12,6 @@
 namespace gcr {
 namespace {
 
-bool writable_by_others(const struct stat& st) {
-  return (st.st_mode & (S_IWGRP | S_IWOTH)) != 0;
-}
-
 std::string real_path(const std::string& path) {
   char buf[PATH_MAX];
   return ::realpath(path.c_str(), buf) != nullptr ? std::string(buf) : std::string();
@@ -31,10 +27,16 @@ std::vector<std::string> ancestors(const std::string& path) {
 
 }  // namespace
 
+Status owned_by_root_only(const struct stat& st, uid_t also_owner) {
+  if (st.st_uid != 0 && st.st_uid != also_owner) return Error{"not owned by root"};
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) return Error{"writable by group or others"};
+  return {};
+}
+
 Status TrustCheck::entry(const std::string& path, const struct stat& st) const {
-  if (st.st_uid != 0) return Error{"not owned by root (" + path + ")"};
-  if (writable_by_others(st) && !(S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX) != 0))
-    return Error{"writable by group or others (" + path + ")"};
+  // A sticky directory is fine however writable: only an entry's owner can replace it there.
+  if (S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX) != 0 && st.st_uid == 0) return {};
+  if (auto s = owned_by_root_only(st); !s) return Error{s.error().message + " (" + path + ")"};
   return {};
 }
 

@@ -14,6 +14,10 @@
 
 namespace gcr {
 
+// One file's own verdict: owned by root (or `also_owner`) and not writable by group or others.
+// The error is "not owned by root" or "writable by group or others".
+[[nodiscard]] Status owned_by_root_only(const struct stat& st, uid_t also_owner = 0);
+
 class TrustCheck {
  public:
   // A directory and everything above it.

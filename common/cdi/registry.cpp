@@ -11,6 +11,7 @@
 
 #include "base/fs.h"
 #include "base/text.h"
+#include "base/trust.h"
 #include "cdi/yaml.h"
 
 namespace gcr {
@@ -20,9 +21,7 @@ namespace {
 Status check_trust(int fd) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) return Error{errno_text(errno)};
-  if (st.st_uid != 0) return Error{"not owned by root"};
-  if ((st.st_mode & 022) != 0) return Error{"writable by group or others"};
-  return {};
+  return owned_by_root_only(st);
 }
 
 Result<std::string> read_spec_text(int dirfd, const std::string& name, bool trusted) {

@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "base/fs.h"
+#include "base/trust.h"
 #include "toml/toml.h"
 
 namespace gcr {
@@ -45,10 +46,7 @@ Result<Config> load_config_file(const std::string& path) {
   auto text = read_regular_file(path, kMaxConfigBytes, st);
   if (!text) return fail(text.error());
   // The configuration decides what runs as root: only root (or whoever runs us) may write it.
-  if (st.st_uid != 0 && st.st_uid != ::geteuid())
-    return fail(Error{"refused: owned by uid " + std::to_string(st.st_uid) + ", not root"});
-  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
-    return fail(Error{"refused: writable by group or others"});
+  if (auto s = owned_by_root_only(st, ::geteuid()); !s) return fail(s.error().wrap("refused"));
   auto doc = parse_config_text(path, *text);
   if (!doc) return fail(doc.error());
   auto config = config_from_json(*doc);

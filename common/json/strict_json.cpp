@@ -201,37 +201,22 @@ class Reader {
     ++at_;  // backslash
     if (at_end()) return syntax("the document ends inside a string");
     const char c = s_[at_++];
-    switch (c) {
-      case '"':
-      case '\\':
-      case '/':
-        out.push_back(c);
-        return {};
-      case 'b':
-        out.push_back('\b');
-        return {};
-      case 'f':
-        out.push_back('\f');
-        return {};
-      case 'n':
-        out.push_back('\n');
-        return {};
-      case 'r':
-        out.push_back('\r');
-        return {};
-      case 't':
-        out.push_back('\t');
-        return {};
-      case 'u': {
-        auto cp = unicode_escape();
-        if (!cp) return cp.error();
-        append_utf8(out, *cp);
-        return {};
-      }
-      default:
-        --at_;
-        return syntax("an unknown escape");
+    if (c == '/') {
+      out.push_back(c);
+      return {};
     }
+    if (const auto e = kEscapeLetters.find(c); e != std::string_view::npos) {
+      out.push_back(kEscapedChars[e]);
+      return {};
+    }
+    if (c != 'u') {
+      --at_;
+      return syntax("an unknown escape");
+    }
+    auto cp = unicode_escape();
+    if (!cp) return cp.error();
+    append_utf8(out, *cp);
+    return {};
   }
 
   std::size_t digits() {

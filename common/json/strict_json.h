@@ -37,6 +37,11 @@ inline constexpr int kMaxJsonDepth = 256;
 // The text of a document: nlohmann's layout (indent < 0: compact; otherwise pretty with that
 // many spaces), raw numbers as written, invalid UTF-8 (which the reader never lets in)
 // replaced by U+FFFD. Never throws.
+// JSON's two-character escapes: kEscapedChars[i] is written as '\\' kEscapeLetters[i] (the
+// reader also takes "\/", the writer never needs it).
+inline constexpr std::string_view kEscapedChars = "\"\\\b\f\n\r\t";
+inline constexpr std::string_view kEscapeLetters = "\"\\bfnrt";
+
 [[nodiscard]] std::string json_text(const Json& value, int indent = -1);
 
 }  // namespace gcr

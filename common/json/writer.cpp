@@ -26,36 +26,15 @@ void append_string(std::string& out, const std::string& s) {
       continue;
     }
     ++at;
-    switch (c) {
-      case '"':
-        out.append("\\\"");
-        break;
-      case '\\':
-        out.append("\\\\");
-        break;
-      case '\b':
-        out.append("\\b");
-        break;
-      case '\f':
-        out.append("\\f");
-        break;
-      case '\n':
-        out.append("\\n");
-        break;
-      case '\r':
-        out.append("\\r");
-        break;
-      case '\t':
-        out.append("\\t");
-        break;
-      default:
-        if (c < 0x20) {
-          out.append("\\u00");
-          out.push_back(hex[c >> 4]);
-          out.push_back(hex[c & 0xf]);
-        } else {
-          out.push_back(static_cast<char>(c));
-        }
+    if (const auto e = kEscapedChars.find(static_cast<char>(c)); e != std::string_view::npos) {
+      out.push_back('\\');
+      out.push_back(kEscapeLetters[e]);
+    } else if (c < 0x20) {
+      out.append("\\u00");
+      out.push_back(hex[c >> 4]);
+      out.push_back(hex[c & 0xf]);
+    } else {
+      out.push_back(static_cast<char>(c));
     }
   }
   out.push_back('"');

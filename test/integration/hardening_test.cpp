@@ -297,12 +297,14 @@ TEST_CASE(
   CHECK(r.err.find("hook program refused: not owned by root (" + f.path("bin/gpu-ctk") + ")") !=
         std::string::npos);
   // runc found through a directory anyone can write; a relative runtime path.
-  gcr::test::write_file(f.path("open/runc"), "#!/bin/sh\n", 0755);
+  // The untrusted runc would leave a marker; the real one (next in the search) answers instead.
+  gcr::test::write_file(f.path("open/runc"), "#!/bin/sh\ntouch " + f.path("ran") + "\n", 0755);
   gcr::test::write_file(f.path("rt.toml"), "[runtime]\nruntimes = [\"runc\"]\n");
   gcr::test::RunOptions path_first;
   path_first.env["PATH"] = f.path("open");
   const auto rt = f.shim({"--gpu-config", f.path("rt.toml"), "state", "c"}, path_first);
-  CHECK(f.record().is_null());
+  CHECK_FALSE(gcr::test::exists(f.path("ran")));
+  CHECK(rt.err.find("container does not exist") != std::string::npos);
   CHECK(rt.err.find(f.path("open") + "/runc") == std::string::npos);
   gcr::test::write_file(f.path("rel.toml"), "[runtime]\nruntimes = [\"bin/runc\"]\n");
   const auto rel =

@@ -14,6 +14,18 @@ std::string load_error(const std::string& path) {
   return c.error().message;
 }
 
+// Each (file text, part of the error) pair: the file is refused with that error.
+void expect_refusals(const TempDir& dir,
+                     const std::vector<std::pair<std::string, std::string>>& cases) {
+  for (const auto& entry : cases) {
+    const auto& text = entry.first;  // named: doctest's CAPTURE cannot take a binding
+    const auto& expected = entry.second;
+    CAPTURE(text);
+    write_file(dir / "x.toml", text);
+    CHECK(load_error(dir / "x.toml").find(expected) != std::string::npos);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("the shipped config.toml is exactly the built-in defaults") {
@@ -46,18 +58,23 @@ TEST_CASE("the shipped config.toml is exactly the built-in defaults") {
   CHECK(plugin.mig_strategy == defaults.device_plugin.mig_strategy);
   CHECK(plugin.allocation == defaults.device_plugin.allocation);
   CHECK(plugin.health == defaults.device_plugin.health);
+  CHECK(plugin.ignored_xids == defaults.device_plugin.ignored_xids);
 }
 
 TEST_CASE("[device-plugin] keys are validated like every other key") {
   TempDir dir;
-  const std::pair<const char*, const char*> cases[] = {
+  const std::vector<std::pair<std::string, std::string>> cases = {
       {"[device-plugin]\nresource-name = \"gpu\"\n", "must be an extended resource name"},
-      {"[device-plugin]\nresource-name = \"kubernetes.io/gpu\"\n", "must be an extended resource name"},
-      {"[device-plugin]\nresource-name = \"Nvidia.com/gpu\"\n", "must be an extended resource name"},
-      {"[device-plugin]\ndevice-ids = \"serial\"\n", "`device-plugin.device-ids` must be one of uuid, index"},
+      {"[device-plugin]\nresource-name = \"kubernetes.io/gpu\"\n",
+       "must be an extended resource name"},
+      {"[device-plugin]\nresource-name = \"Nvidia.com/gpu\"\n",
+       "must be an extended resource name"},
+      {"[device-plugin]\ndevice-ids = \"serial\"\n",
+       "`device-plugin.device-ids` must be one of uuid, index"},
       {"[device-plugin]\ndevice-list = []\n", "must name at least one strategy"},
       {"[device-plugin]\ndevice-list = [\"envvar\", \"envvar\"]\n", "names `envvar` twice"},
-      {"[device-plugin]\ndevice-list = [\"mounts\"]\n", "`mounts` must be one of envvar, volume-mounts"},
+      {"[device-plugin]\ndevice-list = [\"mounts\"]\n",
+       "`mounts` must be one of envvar, volume-mounts"},
       {"[device-plugin]\nreplicas = 0\n", "`device-plugin.replicas` must be from 1 to 1024"},
       {"[device-plugin]\nreplicas = \"2\"\n", "`device-plugin.replicas` must be an integer"},
       {"[device-plugin]\nmig-strategy = \"all\"\n", "must be one of none, single, mixed"},
@@ -65,13 +82,7 @@ TEST_CASE("[device-plugin] keys are validated like every other key") {
       {"[device-plugin]\nkubelet-dir = \"kubelet\"\n", "must be an absolute path"},
       {"[device-plugin]\nsocket = \"x\"\n", "unknown key `device-plugin.socket`"},
   };
-  for (const auto& entry : cases) {
-    const auto& text = entry.first;  // named: doctest's CAPTURE cannot take a binding
-    const auto& expected = entry.second;
-    CAPTURE(text);
-    write_file(dir / "x.toml", text);
-    CHECK(load_error(dir / "x.toml").find(expected) != std::string::npos);
-  }
+  expect_refusals(dir, cases);
   write_file(dir / "ok.toml",
              "[device-plugin]\nresource-name = \"example.com/mig-1g.5gb\"\nreplicas = 4\n"
              "device-list = [\"volume-mounts\", \"cdi-annotations\"]\n");
@@ -129,7 +140,7 @@ TEST_CASE("wrong types are errors naming the key") {
 
 TEST_CASE("invalid values are refused") {
   TempDir dir;
-  const std::pair<const char*, const char*> cases[] = {
+  const std::vector<std::pair<std::string, std::string>> cases = {
       {"[runtime]\nlog-level = \"trace\"\n", "`runtime.log-level` must be one of"},
       {"[runtime]\nruntimes = []\n", "`runtime.runtimes` must name at least one runtime"},
       {"[driver]\nroot = \"relative\"\n", "`driver.root` must be an absolute path"},
@@ -141,13 +152,7 @@ TEST_CASE("invalid values are refused") {
       {"[requests]\nmode = \"legacy\"\n", "`requests.mode` must be auto or cdi"},
       {"[cdi]\nspec-dirs = [\"/etc/cdi\", \"cdi\"]\n", "`cdi` must be an absolute path"},
   };
-  for (const auto& entry : cases) {
-    const auto& text = entry.first;  // named: doctest's CAPTURE cannot take a binding
-    const auto& expected = entry.second;
-    CAPTURE(text);
-    write_file(dir / "x.toml", text);
-    CHECK(load_error(dir / "x.toml").find(expected) != std::string::npos);
-  }
+  expect_refusals(dir, cases);
 }
 
 TEST_CASE("syntax errors name the line; the extension picks the syntax") {
