@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <utility>
 
 #include "toml/toml.h"
 
@@ -69,4 +70,29 @@ TEST_CASE("toml++'s own assumptions about the input are checks, not undefined be
     CAPTURE(text);
     CHECK(refusal(text) == "invalid TOML: not a document toml++ can read safely");
   }
+}
+
+TEST_CASE("non-ASCII text where toml++ asks whether it is whitespace is read, not a crash") {
+  // After a multi-line string's line-ending backslash: the string continues at the 'é'.
+  const std::pair<std::string, std::string> cases[] = {
+      {"a = \"\"\"\\\n  \xc3\xa9\"\"\"\n", "\xc3\xa9"},
+      {"a = \"\"\"\\ \n\xd0\x96\"\"\"\n", "\xd0\x96"},
+      {"a = \"\"\"\\\n\xe3\x81\x81\"\"\"\n", "\xe3\x81\x81"},
+      {"a = \"\"\"\\\n\xef\xac\xb0\"\"\"\n", "\xef\xac\xb0"}};
+  for (const auto& [text, value] : cases) {
+    CAPTURE(text);
+    auto r = gcr::parse_toml(text, "t.toml");
+    REQUIRE(r.ok());
+    CHECK((*r)["a"].value_or(std::string()) == value);
+  }
+  // Right after a value (a number running into a string, a boolean): an error, not a crash.
+  for (const std::string text :
+       {"a =0\"\"\"\\e\xc3\xa9\"\"\"\n", "a = true\xef\xac\xb0\n", "a = 1\xe3\x81\x81\n"}) {
+    CAPTURE(text);
+    CHECK_FALSE(gcr::parse_toml(text, "t.toml").ok());
+  }
+  // The whitespace toml++ means to accept is still whitespace.
+  auto skipped = gcr::parse_toml("a = \"\"\"\\\n\xe3\x80\x80x\"\"\"\n", "t.toml");
+  REQUIRE(skipped.ok());
+  CHECK((*skipped)["a"].value_or(std::string()) == "x");
 }
