@@ -12,8 +12,9 @@ RUNC=$(command -v runc)
 WORK=$(mktemp -d /run/gcr-bench-XXXXXX)
 trap 'runc --root "$WORK/root" delete --force gcr-bench-state >/dev/null 2>&1 || true; rm -rf "$WORK"' EXIT
 # The programs run from a root-owned copy (the runtime refuses ones others could replace).
-mkdir "$WORK/bin" && cp "$B/gpu-ctk" "$B/gpu-container-runtime" "$WORK/bin/"
+mkdir "$WORK/bin" && cp "$B/gpu-ctk" "$B/gpu-container-runtime" "$B/test/exec-wrapper" "$WORK/bin/"
 SHIM=$WORK/bin/gpu-container-runtime
+WRAPPER=$WORK/bin/exec-wrapper
 
 printf '[runtime]\nruntimes = ["%s"]\n' "$RUNC" >"$WORK/config.toml"
 export GPU_CONTAINER_RUNTIME_CONFIG="$WORK/config.toml"
@@ -23,6 +24,9 @@ echo "pass-through: runc state (median of $N pairs)"
 runc --root "$WORK/root" create --bundle "$WORK/bundle" gcr-bench-state
 "$B/test/bench-pairs" "$N" "$RUNC" --root "$WORK/root" state gcr-bench-state -- \
   "$SHIM" --root "$WORK/root" state gcr-bench-state
+echo "the floor: a static do-nothing exec wrapper in front of runc state (median of $N pairs)"
+"$B/test/bench-pairs" "$N" "$RUNC" --root "$WORK/root" state gcr-bench-state -- \
+  "$WRAPPER" "$RUNC" --root "$WORK/root" state gcr-bench-state
 runc --root "$WORK/root" delete --force gcr-bench-state
 
 lifecycle() {
@@ -72,6 +76,50 @@ gpu_case() {
 gpu_case "1 GPU, all capabilities" NVIDIA_VISIBLE_DEVICES=0 NVIDIA_DRIVER_CAPABILITIES=all
 gpu_case "8 GPUs, all capabilities" NVIDIA_VISIBLE_DEVICES=all NVIDIA_DRIVER_CAPABILITIES=all
 gpu_case "1 GPU, CUDA image (NVIDIA_REQUIRE_CUDA asks libcuda)" NVIDIA_VISIBLE_DEVICES=0 NVIDIA_REQUIRE_CUDA=cuda\>=12.0
+
+# A GPU container's whole lifecycle against a container without GPU: through the shim, and runc
+# alone on the spec the shim wrote, with and without its createContainer hooks (what the
+# devices and mounts cost, and what the hooks cost). Both sides copy their spec in place.
+# Both have glibc and an ld.so.cache, as CUDA images do.
+"$B/test/gcr-fixture" glibc "$WORK/plain" -- /bin/sh -c true
+rm -rf "$WORK/gpu" && "$B/test/gcr-fixture" glibc "$WORK/gpu" NVIDIA_VISIBLE_DEVICES=0 \
+  NVIDIA_DRIVER_CAPABILITIES=compute,utility -- /bin/sh -c true
+cp "$WORK/gpu/config.json" "$WORK/gpu/original.json"
+"$SHIM" --root "$WORK/root" create --bundle "$WORK/gpu" gcr-bench-gpu
+runc --root "$WORK/root" delete --force gcr-bench-gpu
+cp "$WORK/gpu/config.json" "$WORK/gpu/edited.json"
+"$B/test/gcr-fixture" without-hooks "$WORK/gpu/edited.json" >"$WORK/gpu/unhooked.json"
+cp "$WORK/plain/config.json" "$WORK/plain/original.json"
+whole() {
+  printf 'cp %s/%s %s/config.json && %s --root %s create --bundle %s gcr-bench-life && %s --root %s start gcr-bench-life && %s --root %s delete --force gcr-bench-life' \
+    "$2" "$3" "$2" "$1" "$WORK/root" "$2" "$1" "$WORK/root" "$1" "$WORK/root"
+}
+no_gpu=$(whole "$RUNC" "$WORK/plain" original.json)
+echo "1-GPU container (compute,utility) through the shim vs a container without GPU: create + start + delete (median of $N pairs)"
+"$B/test/bench-pairs" "$N" /bin/sh -c "$no_gpu" -- /bin/sh -c "$(whole "$SHIM" "$WORK/gpu" original.json)"
+echo "runc on the shim's 1-GPU spec without its hooks vs a container without GPU (median of $N pairs)"
+"$B/test/bench-pairs" "$N" /bin/sh -c "$no_gpu" -- /bin/sh -c "$(whole "$RUNC" "$WORK/gpu" unhooked.json)"
+echo "runc on the shim's 1-GPU spec with its hooks vs a container without GPU (median of $N pairs)"
+"$B/test/bench-pairs" "$N" /bin/sh -c "$no_gpu" -- /bin/sh -c "$(whole "$RUNC" "$WORK/gpu" edited.json)"
+
+# One run of the injected hooks, step by step, on that container's rootfs (each line: what the
+# step adds, the median of paired differences): starting gpu-ctk, reading the state and the
+# bundle and opening the rootfs, the ldconfig sandbox with a do-nothing ldconfig, ldconfig.
+cp "$WORK/gpu/edited.json" "$WORK/gpu/config.json"
+printf '{"ociVersion":"1.0.2","id":"gcr-bench-gpu","status":"creating","pid":1,"bundle":"%s"}' \
+  "$WORK/gpu" >"$WORK/state.json"
+hook_step() {
+  echo "hook breakdown, $1 (median of $N pairs)"
+  "$B/test/bench-pairs" "$N" /bin/sh -c "$2 <$WORK/state.json" -- /bin/sh -c "$3 <$WORK/state.json"
+}
+CTK=$WORK/bin/gpu-ctk
+LIBS=/usr/lib/x86_64-linux-gnu
+hook_step "exec and loader (gpu-ctk --version vs a static do-nothing)" "$WRAPPER" "$CTK --version"
+hook_step "state, bundle and rootfs" "$CTK --version" "$CTK hook create-symlinks"
+hook_step "the sandbox, ldconfig replaced by a do-nothing" "$CTK hook create-symlinks" \
+  "$CTK hook update-ldcache --ldconfig-path @$WRAPPER --folder $LIBS"
+hook_step "ldconfig itself" "$CTK hook update-ldcache --ldconfig-path @$WRAPPER --folder $LIBS" \
+  "$CTK hook update-ldcache --ldconfig-path @/sbin/ldconfig --folder $LIBS"
 
 # The shim's own work on create, with the low-level runtime replaced by /bin/true.
 gpu_config /bin/true

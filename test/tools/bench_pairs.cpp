@@ -1,6 +1,7 @@
 // bench-pairs N BASE... -- CANDIDATE...
 // Runs the two commands alternately N times (stdout/stderr to /dev/null) and prints the
-// median wall time of each, the median of the per-pair ratios and its spread (p10..p90).
+// median wall time of each, the median of the per-pair ratios and its spread (p10..p90), and
+// the median of the per-pair differences (what the candidate adds, in ms).
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -55,16 +56,18 @@ int main(int argc, char** argv) {
   for (++i; i < argc; ++i) candidate.push_back(argv[i]);
   base.push_back(nullptr);
   candidate.push_back(nullptr);
-  std::vector<double> tb, tc, ratio;
+  std::vector<double> tb, tc, ratio, extra;
   for (int k = 0; k < n; ++k) {
     const double b = run_once(base);
     const double c = run_once(candidate);
     tb.push_back(b);
     tc.push_back(c);
     ratio.push_back(c / b);
+    extra.push_back(c - b);
   }
-  std::printf("base %.3f ms  candidate %.3f ms  ratio %.3f  (p10 %.3f, p90 %.3f, n=%d)\n",
-              percentile(tb, 0.5), percentile(tc, 0.5), percentile(ratio, 0.5),
-              percentile(ratio, 0.1), percentile(ratio, 0.9), n);
+  std::printf(
+      "base %.3f ms  candidate %.3f ms  ratio %.3f  (p10 %.3f, p90 %.3f, n=%d)  adds %+.3f ms\n",
+      percentile(tb, 0.5), percentile(tc, 0.5), percentile(ratio, 0.5), percentile(ratio, 0.1),
+      percentile(ratio, 0.9), n, percentile(extra, 0.5));
   return 0;
 }
