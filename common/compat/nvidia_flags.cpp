@@ -35,7 +35,7 @@ constexpr std::string_view kDiscovery =
     "gpu-ctk generates specs from the driver's files and NVML (auto, nvml) only";
 constexpr std::string_view kNoCsv = "CSV (Tegra) mode is not supported";
 constexpr std::string_view kHooksAlways =
-    "the spec always has the create-symlinks and update-ldcache hooks";
+    "the spec always has the update-libraries hook (links and loader cache)";
 constexpr std::string_view kNoFeatureFlags = "no feature flags";
 constexpr std::string_view kStateOnStdin = "the OCI state is read from stdin";
 constexpr std::string_view kEditOurs =

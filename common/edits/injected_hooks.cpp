@@ -39,15 +39,11 @@ bool is_our_hook(const Json& hook, const Config::Hooks& hooks) {
 
 }  // namespace
 
-Hook create_symlinks_hook(const Config::Hooks& hooks, const std::vector<std::string>& links) {
-  std::vector<std::string> args{"create-symlinks"};
-  for (const auto& link : links) args.insert(args.end(), {"--link", link});
-  return ctk_hook(hooks, std::move(args));
-}
-
-Hook update_ldcache_hook(const Config::Hooks& hooks, const std::vector<std::string>& folders) {
-  std::vector<std::string> args{"update-ldcache", "--ldconfig-path", hooks.ldconfig};
+Hook update_libraries_hook(const Config::Hooks& hooks, const std::vector<std::string>& folders,
+                           const std::vector<std::string>& links) {
+  std::vector<std::string> args{"update-libraries", "--ldconfig-path", hooks.ldconfig};
   for (const auto& folder : folders) args.insert(args.end(), {"--folder", folder});
+  for (const auto& link : links) args.insert(args.end(), {"--link", link});
   return ctk_hook(hooks, std::move(args));
 }
 

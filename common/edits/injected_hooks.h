@@ -1,5 +1,5 @@
-// The createContainer hooks the shim injects (gpu-ctk hook update-ldcache / create-symlinks)
-// and the clean-up of hooks they supersede.
+// The createContainer hook the shim injects (gpu-ctk hook update-libraries) and the clean-up of
+// hooks it supersedes.
 #pragma once
 
 #include <string>
@@ -13,12 +13,12 @@ namespace gcr {
 
 inline constexpr int kHookTimeoutSeconds = 30;
 
-// gpu-ctk hook create-symlinks --link <target>::<link>...
-[[nodiscard]] Hook create_symlinks_hook(const Config::Hooks& hooks,
-                                        const std::vector<std::string>& links);
-// gpu-ctk hook update-ldcache --ldconfig-path <@path> --folder <dir>...
-[[nodiscard]] Hook update_ldcache_hook(const Config::Hooks& hooks,
-                                       const std::vector<std::string>& folders);
+// gpu-ctk hook update-libraries --ldconfig-path <@path> --folder <dir>... --link <t>::<l>...
+// does what create-symlinks and update-ldcache do, in one process: runc starts every hook as a
+// process of its own, so one hook is one start less than two.
+[[nodiscard]] Hook update_libraries_hook(const Config::Hooks& hooks,
+                                         const std::vector<std::string>& folders,
+                                         const std::vector<std::string>& links);
 
 // Removes what a GPU container no longer needs once the shim has done the work: the
 // nvidia-container-runtime-hook prestart hook docker --gpus adds, the nvidia-container-cli one

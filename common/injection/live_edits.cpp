@@ -113,8 +113,7 @@ Status add_libraries(ContainerEdits& edits, const CapabilitySet& caps, DriverHos
         links.push_back(replace_version(rule.target, *version) + "::" + dir + "/" + rule.link);
     }
   }
-  if (!links.empty()) edits.hooks.push_back(create_symlinks_hook(config.hooks, links));
-  edits.hooks.push_back(update_ldcache_hook(config.hooks, folders));
+  edits.hooks.push_back(update_libraries_hook(config.hooks, folders, links));
   return {};
 }
 

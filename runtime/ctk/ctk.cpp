@@ -18,7 +18,7 @@ constexpr std::array<CtkCommand, 6> kCommands = {{
     {"info", "show the driver version, CUDA version and GPUs the runtime sees", ctk_info},
     {"runtime", "configure Docker, containerd or CRI-O to use gpu-container-runtime", ctk_runtime},
     {"cdi", "generate, list, validate and resolve CDI specs", ctk_cdi},
-    {"hook", "the createContainer hooks the runtime injects (update-ldcache, create-symlinks)",
+    {"hook", "the createContainer hooks (update-libraries; update-ldcache, create-symlinks)",
      ctk_hook},
     {"doctor", "check the node end to end and say what keeps GPUs from containers", ctk_doctor},
 }};

@@ -1,6 +1,7 @@
-// gpu-ctk hook <name> [flags]: the createContainer hooks the runtime injects. The OCI state
-// arrives on stdin. Unknown hook names and flags are warnings (exit 0) so specs written by
-// newer versions keep working; real failures exit 1 with one line on stderr.
+// gpu-ctk hook <name> [flags]: the createContainer hook the runtime injects (update-libraries)
+// and the two that NVIDIA's specs and earlier versions name (update-ldcache, create-symlinks).
+// The OCI state arrives on stdin. Unknown hook names and flags are warnings (exit 0) so specs
+// written by newer versions keep working; real failures exit 1 with one line on stderr.
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <cstdio>
@@ -65,7 +66,21 @@ void print_usage() {
   std::printf(
       "usage: gpu-ctk hook update-ldcache [--folder DIR]... [--ldconfig-path @PATH]\n"
       "       gpu-ctk hook create-symlinks [--link TARGET::LINK]...\n"
+      "       gpu-ctk hook update-libraries [--folder DIR]... [--ldconfig-path @PATH]\n"
+      "                                     [--link TARGET::LINK]...\n"
+      "update-libraries does both in one process: the links, then the loader cache.\n"
       "The OCI container state is read from stdin.\n");
+}
+
+bool is_hook(const std::string& name) {
+  return name == "update-ldcache" || name == "create-symlinks" || name == "update-libraries";
+}
+
+Status run_hook(const std::string& name, const RootFs& root, const HookFlags& flags) {
+  if (name != "update-ldcache") {
+    if (auto s = create_symlinks(root, flags.links); !s || name == "create-symlinks") return s;
+  }
+  return update_ldcache(root, flags.folders, flags.ldconfig);
 }
 
 }  // namespace
@@ -76,7 +91,7 @@ int ctk_hook(const std::vector<std::string>& args) {
     return args.empty() ? 2 : 0;
   }
   const std::string name = args.front();
-  if (name != "update-ldcache" && name != "create-symlinks") {
+  if (!is_hook(name)) {
     warn("unknown hook `" + name + "`: nothing done");
     return 0;
   }
@@ -84,9 +99,7 @@ int ctk_hook(const std::vector<std::string>& args) {
   if (!flags) return fail(name, flags.error().message);
   auto root = open_container_root();
   if (!root) return fail(name, root.error().message);
-  const Status done = name == "update-ldcache"
-                          ? update_ldcache(*root, flags->folders, flags->ldconfig)
-                          : create_symlinks(*root, flags->links);
+  const Status done = run_hook(name, *root, *flags);
   return done ? 0 : fail(name, done.error().message);
 }
 

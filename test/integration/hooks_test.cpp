@@ -1,6 +1,7 @@
-// gpu-ctk hook update-ldcache / create-symlinks run directly with a synthetic OCI state on
-// stdin, against hostile rootfs trees; each case also runs with openat2 disabled (seccomp)
-// so the fallback resolver passes the same checks. Needs root (ldconfig pivots into the rootfs).
+// gpu-ctk hook update-libraries / update-ldcache / create-symlinks run directly with a synthetic
+// OCI state on stdin, against hostile rootfs trees; each case also runs with openat2 disabled
+// (seccomp) so the fallback resolver passes the same checks. Needs root (ldconfig pivots into the
+// rootfs).
 #include <doctest/doctest.h>
 
 #include <sys/mount.h>
@@ -75,6 +76,11 @@ struct HookBed {
   [[nodiscard]] std::string cache_listing() const {
     return gcr::test::run({"/sbin/ldconfig", "-p", "-C", rootfs + "/etc/ld.so.cache"}).out;
   }
+  // The listing without its first line, which names the file.
+  [[nodiscard]] std::string cache_entries() const {
+    const std::string listing = cache_listing();
+    return listing.substr(listing.find('\n') + 1);
+  }
 };
 
 void require_root() {
@@ -101,6 +107,38 @@ TEST_CASE("update-ldcache indexes the folders through a drop-in; re-running is h
     CHECK(gcr::test::run({"/bin/ls", "-A", bed.rootfs + "/etc/ld.so.conf.d"}).out ==
           "00-gpu-container-runtime.conf\nx86_64-linux-gnu.conf\n");
   }
+}
+
+TEST_CASE("update-libraries makes the links and the cache in one run, as the two hooks do") {
+  require_root();
+  for (bool no_openat2 : {false, true}) {
+    CAPTURE(no_openat2);
+    HookBed one;
+    auto r = one.hook({"update-libraries", "--ldconfig-path", "@/sbin/ldconfig", "--folder",
+                       "/usr/lib64", "--link", "libcuda.so.1::/usr/lib64/libcuda.so"},
+                      no_openat2);
+    REQUIRE(r.err == "");
+    REQUIRE(r.exit_code == 0);
+    HookBed two;
+    REQUIRE(two.create_symlink(no_openat2).exit_code == 0);
+    REQUIRE(two.update_ldcache(no_openat2).exit_code == 0);
+    CHECK(one.cache_listing().find("libcuda.so.1 (libc6,x86-64) => /usr/lib64/libcuda.so.1") !=
+          std::string::npos);
+    CHECK(one.cache_entries() == two.cache_entries());
+    for (const char* link : {"/usr/lib64/libcuda.so", "/usr/lib64/libcuda.so.1"}) {
+      CAPTURE(link);
+      CHECK(boost::filesystem::read_symlink(one.rootfs + link) ==
+            boost::filesystem::read_symlink(two.rootfs + link));
+    }
+    CHECK(boost::filesystem::read_symlink(one.rootfs + "/usr/lib64/libcuda.so") == "libcuda.so.1");
+  }
+  HookBed bad;
+  const auto r = bad.hook({"update-libraries", "--ldconfig-path", "@/sbin/ldconfig", "--folder",
+                           "/usr/lib64", "--link", "libcuda.so.1::../escape"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.rfind("gpu-ctk hook update-libraries: link `../escape` must be", 0) == 0);
+  CHECK_FALSE(
+      boost::filesystem::exists(bad.rootfs + "/etc/ld.so.conf.d/00-gpu-container-runtime.conf"));
 }
 
 TEST_CASE("update-ldcache creates /etc/ld.so.conf with an include when the image has none") {
