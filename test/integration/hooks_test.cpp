@@ -10,6 +10,7 @@
 
 #include <boost/filesystem.hpp>
 
+#include "hooks/ldconfig_sandbox.h"
 #include "shim_fixture.h"
 #include "sim_host.h"
 
@@ -310,6 +311,19 @@ TEST_CASE(
   CHECK(gcr::test::read_file(bed.rootfs + "/etc/ld.so.cache") ==
         "proc=0 sys=0 env=0 nnp=1 caps=1,2,3, argv=ldconfig -f /etc/ld.so.conf -C /etc/ld.so.cache "
         "/usr/lib64\n");
+}
+
+TEST_CASE("ldconfig's sandbox: an ldconfig that never ends is killed at the time limit") {
+  require_root();
+  HookBed bed;
+  const gcr::Status s = gcr::run_ldconfig_in_rootfs(
+      gcr::LdconfigJob{gcr::test::built("sandbox-probe"), bed.rootfs, {"/hang"}, 1});
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.error().message ==
+        "cannot run ldconfig: timed out after 1s (" + gcr::test::built("sandbox-probe") + ")");
+  const gcr::Status quick = gcr::run_ldconfig_in_rootfs(
+      gcr::LdconfigJob{gcr::test::built("sandbox-probe"), bed.rootfs, {"/usr/lib64"}, 1});
+  CHECK(quick.ok());
 }
 
 TEST_CASE("paths never cross into another mount inside the rootfs (a volume)") {

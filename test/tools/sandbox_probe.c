@@ -1,5 +1,6 @@
 /* Stands in for ldconfig in tests of the ldconfig sandbox: reports what it can see and do
- * into the file after -C (the container's /etc/ld.so.cache), where the test reads it. */
+ * into the file after -C (the container's /etc/ld.so.cache), where the test reads it. Given
+ * the folder /hang, it never ends (the sandbox's time limit must end it). */
 #include <dirent.h>
 #include <linux/capability.h>
 #include <stdio.h>
@@ -14,7 +15,8 @@ static int entries(const char* path) {
   if (dir == NULL) return -1;
   int n = 0;
   struct dirent* e;
-  while ((e = readdir(dir)) != NULL) n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+  while ((e = readdir(dir)) != NULL)
+    n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
   closedir(dir);
   return n;
 }
@@ -23,6 +25,9 @@ int main(int argc, char** argv) {
   const char* out = "/etc/ld.so.cache";
   for (int i = 1; i + 1 < argc; ++i) {
     if (strcmp(argv[i], "-C") == 0) out = argv[i + 1];
+  }
+  for (int i = 1; i < argc; ++i) {
+    while (strcmp(argv[i], "/hang") == 0) pause();
   }
   FILE* f = fopen(out, "w");
   if (f == NULL) return 1;
