@@ -15,7 +15,7 @@
 #include "base/result.h"
 #include "base/trust.h"
 #include "config/config.h"
-#include "driver/ldcache.h"
+#include "ldcache/ldcache.h"
 #include "driver/proc.h"
 #include "edits/edits.h"
 #include "vocabulary/capabilities.h"

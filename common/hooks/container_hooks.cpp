@@ -8,6 +8,7 @@
 
 #include "base/text.h"
 #include "base/trust.h"
+#include "hooks/ldcache_in_process.h"
 #include "hooks/ldconfig_sandbox.h"
 
 namespace gcr {
@@ -21,12 +22,17 @@ bool is_clean_absolute(const std::string& path) {
   return true;
 }
 
-Status write_drop_in(const RootFs& root, const std::vector<std::string>& folders) {
-  auto dir = root.make_dirs("/etc/ld.so.conf.d");
-  if (!dir) return dir.error();
+std::string drop_in_content(const std::vector<std::string>& folders) {
   std::string content =
       "# Written by gpu-container-runtime: driver libraries injected into this container.\n";
   for (const auto& f : folders) content += f + "\n";
+  return content;
+}
+
+Status write_drop_in(const RootFs& root, const std::vector<std::string>& folders) {
+  auto dir = root.make_dirs("/etc/ld.so.conf.d");
+  if (!dir) return dir.error();
+  const std::string content = drop_in_content(folders);
   if (auto s = write_file_atomic_at(dir->get(), kLdConfigDropIn, content, FileOwner{}); !s) {
     return s.error().wrap("cannot write /etc/ld.so.conf.d/" + std::string(kLdConfigDropIn));
   }
@@ -104,10 +110,17 @@ Status update_ldcache(const RootFs& root, const std::vector<std::string>& folder
   const std::string ldconfig = host_ldconfig(ldconfig_spec.substr(1));
   // It runs as root: only a binary nobody but root can replace.
   if (auto s = TrustCheck().program(ldconfig); !s) return s.error().wrap("ldconfig refused");
+  // Checked whichever way the cache is written: a wrong ldconfig fails with every image.
+  if (auto s = check_ldconfig(ldconfig); !s) return s;
+  // Planned before the drop-in and ld.so.conf are written: the plan compares the image's
+  // files with its cache.
+  auto plan = folders.empty() ? Result<LdcachePlan>(Error{"no folders"})
+                              : plan_ldcache_update(root, folders, drop_in_content(folders));
   if (auto s = ensure_ld_so_conf(root); !s) return s;
   if (!folders.empty()) {
     if (auto s = write_drop_in(root, folders); !s) return s;
   }
+  if (plan && apply_ldcache_plan(root, *plan)) return {};
   return run_ldconfig_in_rootfs(LdconfigJob{ldconfig, root.path(), folders});
 }
 

@@ -176,17 +176,36 @@ Result<bool> is_static_elf(int fd) {
   return true;
 }
 
+namespace {
+
+Error ldconfig_failure(const std::string& ldconfig, const std::string& why) {
+  return Error{"cannot run ldconfig: " + why + " (" + ldconfig + ")"};
+}
+
+Status check_static(const std::string& ldconfig, int fd) {
+  auto is_static = is_static_elf(fd);
+  if (!is_static) return ldconfig_failure(ldconfig, is_static.error().message);
+  if (!*is_static)
+    return ldconfig_failure(ldconfig,
+                            "it is dynamically linked, so the container's loader would run it");
+  return {};
+}
+
+}  // namespace
+
+Status check_ldconfig(const std::string& ldconfig) {
+  Fd binary(::open(ldconfig.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+  if (!binary.valid()) return ldconfig_failure(ldconfig, errno_text(errno));
+  return check_static(ldconfig, binary.get());
+}
+
 Status run_ldconfig_in_rootfs(const LdconfigJob& job) {
-  const auto fail = [&](const std::string& why) {
-    return Error{"cannot run ldconfig: " + why + " (" + job.ldconfig + ")"};
-  };
+  const auto fail = [&](const std::string& why) { return ldconfig_failure(job.ldconfig, why); };
   Fd binary(::open(job.ldconfig.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
   if (!binary.valid()) return fail(errno_text(errno));
   auto memfd = sealed_copy(binary.get());
   if (!memfd) return fail(memfd.error().message);
-  auto is_static = is_static_elf(memfd->get());
-  if (!is_static) return fail(is_static.error().message);
-  if (!*is_static) return fail("it is dynamically linked, so the container's loader would run it");
+  if (auto s = check_static(job.ldconfig, memfd->get()); !s) return s;
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return fail("pipe: " + errno_text(errno));
   Fd report_read(pipe_fds[0]);

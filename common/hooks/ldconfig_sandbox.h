@@ -22,6 +22,10 @@ struct LdconfigJob {
 
 [[nodiscard]] Status run_ldconfig_in_rootfs(const LdconfigJob& job);
 
+// What run_ldconfig_in_rootfs() checks of the binary before it runs it (it checks its sealed
+// copy again): the same error, for callers that may not need to run it.
+[[nodiscard]] Status check_ldconfig(const std::string& ldconfig);
+
 // True when the ELF file has no program interpreter (it would otherwise be loaded from the
 // container's root, i.e. run code from the image).
 [[nodiscard]] Result<bool> is_static_elf(int fd);

@@ -134,6 +134,14 @@ Result<Fd> RootFs::open_at(const std::string& path, int flags) const {
   return out;
 }
 
+Result<std::optional<Fd>> RootFs::open_if_exists(const std::string& path, int flags) const {
+  Fd out;
+  const int err = walk(path, flags, out);
+  if (err == ENOENT) return std::optional<Fd>();
+  if (err != 0) return Error{errno_text(err) + " (" + path + " in " + path_ + ")"};
+  return std::optional<Fd>(std::move(out));
+}
+
 Result<Fd> RootFs::make_dirs(const std::string& path) const {
   return make_dirs(path, kSymlinkBudget);
 }

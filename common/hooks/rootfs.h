@@ -6,6 +6,7 @@
 // walk (O_PATH|O_NOFOLLOW, readlinkat, ".." clamped at the root, the root's device only).
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "base/fs.h"
@@ -27,6 +28,8 @@ class RootFs {
   // Opens the existing in-root `path` (symlinks followed inside the root) with `flags`
   // (O_CLOEXEC is always added).
   [[nodiscard]] Result<Fd> open_at(const std::string& path, int flags) const;
+  // The same, with nothing (not an error) when a component does not exist.
+  [[nodiscard]] Result<std::optional<Fd>> open_if_exists(const std::string& path, int flags) const;
 
   // Opens the in-root directory `path` for *at() calls, creating missing components (0755),
   // including the in-root targets of dangling symlinks on the way. A component that exists

@@ -1,5 +1,5 @@
 // glibc's ld.so.cache, as the driver root may hold it (written by a driver container).
-#include "driver/ldcache.h"
+#include "ldcache/ldcache.h"
 #include "fuzz.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "base/fs.h"
-#include "driver/ldcache.h"
+#include "ldcache/ldcache.h"
 #include "test_support.h"
 
 namespace {

@@ -1,0 +1,126 @@
+#include "hooks/ld_so_conf.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "base/text.h"
+
+namespace gcr {
+namespace {
+
+constexpr int kMaxIncludeDepth = 8;
+constexpr std::size_t kMaxConfBytes = 1 << 20;
+constexpr std::size_t kMaxFiles = 256;
+
+bool has_glob(std::string_view s) {
+  return s.find_first_of("*?[") != std::string_view::npos;
+}
+
+std::string trim(std::string_view s) {
+  const auto first = s.find_first_not_of(" \t\r");
+  if (first == std::string_view::npos) return {};
+  const auto last = s.find_last_not_of(" \t\r");
+  return std::string(s.substr(first, last - first + 1));
+}
+
+class ConfReader {
+ public:
+  explicit ConfReader(const RootFs& root) : root_(root) {}
+
+  Status read_file(const std::string& path, int depth) {
+    if (depth > kMaxIncludeDepth) return Error{"includes nested too deep (" + path + ")"};
+    if (conf_.files.size() >= kMaxFiles) return Error{"too many configuration files"};
+    auto fd = root_.open_at(path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+    if (!fd) return fd.error();
+    struct stat st {};
+    if (::fstat(fd->get(), &st) != 0 || !S_ISREG(st.st_mode))
+      return Error{"not a regular file (" + path + ")"};
+    auto text = read_fd(fd->get(), kMaxConfBytes);
+    if (!text) return text.error();
+    conf_.files.push_back(path);
+    conf_.file_mtimes.push_back(st.st_mtim);
+    for (auto raw : split(*text, '\n')) {
+      const std::string line = trim(raw.substr(0, std::min(raw.find('#'), raw.size())));
+      if (line.empty()) continue;
+      if (auto s = read_line(line, path, depth); !s) return s;
+    }
+    return {};
+  }
+
+  LdSoConf take() { return std::move(conf_); }
+
+ private:
+  Status read_line(const std::string& line, const std::string& file, int depth) {
+    if (line.rfind("include", 0) == 0 && line.size() > 7 && (line[7] == ' ' || line[7] == '\t')) {
+      std::string patterns = line.substr(8);
+      std::replace(patterns.begin(), patterns.end(), '\t', ' ');
+      for (auto pattern : split(patterns, ' ')) {
+        const std::string p = trim(pattern);
+        if (p.empty()) continue;
+        if (auto s = include(p, file, depth); !s) return s;
+      }
+      return {};
+    }
+    if (line.rfind("hwcap", 0) == 0) return Error{"hwcap lines (" + file + ")"};
+    if (line.find_first_of(" \t,:=") != std::string::npos)
+      return Error{"a line ldconfig splits or types: `" + printable(line) + "` (" + file + ")"};
+    conf_.directories.push_back(line);
+    return {};
+  }
+
+  Status include(const std::string& pattern, const std::string& file, int depth) {
+    std::string full = pattern;
+    if (full.front() != '/') full = file.substr(0, file.rfind('/') + 1) + pattern;
+    const auto slash = full.rfind('/');
+    const std::string dir = slash == 0 ? "/" : full.substr(0, slash);
+    const std::string name = full.substr(slash + 1);
+    if (has_glob(dir)) return Error{"a glob above the last component (" + file + ")"};
+    auto names = matches(dir, name);
+    if (!names) return names.error();
+    for (const auto& n : *names) {
+      if (auto s = read_file((dir == "/" ? "" : dir) + "/" + n, depth + 1); !s) return s;
+    }
+    return {};
+  }
+
+  // Names in `dir` matching `glob` (a plain name matches itself), sorted as glob(3) returns
+  // them; no directory, none.
+  Result<std::vector<std::string>> matches(const std::string& dir, const std::string& glob) {
+    auto fd = root_.open_if_exists(dir, O_RDONLY | O_DIRECTORY);
+    if (!fd) return fd.error();
+    if (!*fd) return std::vector<std::string>{};
+    DIR* d = ::fdopendir((*fd)->get());
+    if (d == nullptr) return Error{"cannot list " + dir + ": " + errno_text(errno)};
+    (*fd)->release();
+    std::vector<std::string> out;
+    while (const dirent* e = ::readdir(d)) {
+      if (::fnmatch(glob.c_str(), e->d_name, FNM_PERIOD) == 0) out.emplace_back(e->d_name);
+    }
+    ::closedir(d);
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  const RootFs& root_;
+  LdSoConf conf_;
+};
+
+}  // namespace
+
+Result<LdSoConf> read_ld_so_conf(const RootFs& root) {
+  ConfReader reader(root);
+  auto present = root.open_if_exists("/etc/ld.so.conf", O_PATH);
+  if (!present) return present.error();
+  if (!*present) return LdSoConf{};
+  if (auto s = reader.read_file("/etc/ld.so.conf", 0); !s) return s.error();
+  LdSoConf conf = reader.take();
+  conf.exists = true;
+  return conf;
+}
+
+}  // namespace gcr

@@ -1,0 +1,26 @@
+// The image's loader configuration as ldconfig reads it: /etc/ld.so.conf, the files its
+// `include` lines name (globs in the last component, sorted, relative to the including file),
+// and the directories they list. Read inside the rootfs. Forms ldconfig gives a meaning this
+// reader does not reproduce (hwcap lines, `dir=TYPE`, several directories on one line, globs
+// above the last component) are errors: the caller then leaves the work to ldconfig.
+#pragma once
+
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "hooks/rootfs.h"
+
+namespace gcr {
+
+struct LdSoConf {
+  bool exists = false;                   // /etc/ld.so.conf is there
+  std::vector<std::string> files;        // every configuration file read, ld.so.conf first
+  std::vector<timespec> file_mtimes;     // beside `files`
+  std::vector<std::string> directories;  // in the order ldconfig meets them, duplicates kept
+};
+
+[[nodiscard]] Result<LdSoConf> read_ld_so_conf(const RootFs& root);
+
+}  // namespace gcr

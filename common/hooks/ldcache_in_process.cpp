@@ -1,0 +1,299 @@
+#include "hooks/ldcache_in_process.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <map>
+#include <set>
+
+#include "base/text.h"
+#include "hooks/container_hooks.h"
+#include "hooks/ld_so_conf.h"
+#include "ldcache/elf_library.h"
+#include "ldcache/ldcache.h"
+
+namespace gcr {
+namespace {
+
+constexpr std::size_t kMaxCacheBytes = 64u << 20;
+
+// The directories ldconfig scans without being told, on the distributions we know: a cache
+// entry elsewhere must come from the configuration.
+const std::set<std::string>& trusted_dirs() {
+  static const std::set<std::string> dirs{
+      "/lib",   "/usr/lib",   "/lib64",  "/usr/lib64",  "/lib/x86_64-linux-gnu",
+      "/lib32", "/usr/lib32", "/libx32", "/usr/libx32", "/usr/lib/x86_64-linux-gnu"};
+  return dirs;
+}
+
+bool newer(const timespec& a, const timespec& b) {
+  return a.tv_sec != b.tv_sec ? a.tv_sec > b.tv_sec : a.tv_nsec > b.tv_nsec;
+}
+
+// What ldconfig looks at in a directory: lib*.so* and ld-*.so*.
+bool looks_like_library(std::string_view name) {
+  return (name.rfind("lib", 0) == 0 || name.rfind("ld-", 0) == 0) &&
+         name.find(".so") != std::string_view::npos;
+}
+
+struct DirId {
+  dev_t dev;
+  ino_t ino;
+  bool operator==(const DirId& o) const { return dev == o.dev && ino == o.ino; }
+};
+
+class Planner {
+ public:
+  Planner(const RootFs& root, const std::vector<std::string>& folders)
+      : root_(root), folders_(folders) {}
+
+  Result<LdcachePlan> run(const std::string& drop_in) {
+    if (auto s = read_cache(); !s) return s.error();
+    auto conf = read_ld_so_conf(root_);
+    if (!conf) return conf.error().wrap("ld.so.conf");
+    if (auto s = check_configuration(*conf, drop_in); !s) return s.error();
+    std::set<std::string> known(conf->directories.begin(), conf->directories.end());
+    known.insert(trusted_dirs().begin(), trusted_dirs().end());
+    known.insert(folders_.begin(), folders_.end());
+    for (const auto& folder : folders_) {
+      if (auto s = check_fresh(folder); !s) return s.error();
+    }
+    for (const auto& dir : known) {
+      if (auto s = check_fresh(dir); !s) return s.error();
+    }
+    std::vector<std::vector<LdCacheEntry>> per_folder(folders_.size());
+    std::vector<LdCacheEntry> others;
+    if (auto s = split_entries(known, per_folder, others); !s) return s.error();
+    LdcachePlan plan;
+    std::vector<LdCacheEntry> merged;
+    for (std::size_t i = 0; i < folders_.size(); ++i) {
+      if (auto s = scan_folder(folders_[i], per_folder[i], plan.links); !s) return s.error();
+      merged.insert(merged.end(), per_folder[i].begin(), per_folder[i].end());
+    }
+    for (const auto& dir : changed_) {
+      std::vector<LdCacheEntry> in_dir;
+      for (const auto& e : others)
+        if (e.path.compare(0, dir.size() + 1, dir + "/") == 0) in_dir.push_back(e);
+      may_add_ = false;
+      if (auto s = scan_folder(dir, in_dir, plan.links); !s) return s.error();
+      may_add_ = true;
+    }
+    merged.insert(merged.end(), others.begin(), others.end());
+    sort_ld_cache(merged);
+    plan.cache = write_ld_cache(merged);
+    return plan;
+  }
+
+ private:
+  Status read_cache() {
+    auto fd = root_.open_if_exists("/etc/ld.so.cache", O_RDONLY | O_NONBLOCK | O_NOCTTY);
+    if (!fd) return fd.error();
+    if (!*fd) return Error{"the image has no /etc/ld.so.cache"};
+    struct stat st {};
+    if (::fstat((*fd)->get(), &st) != 0 || !S_ISREG(st.st_mode))
+      return Error{"/etc/ld.so.cache is not a regular file"};
+    cache_mtime_ = st.st_mtim;
+    auto data = read_fd((*fd)->get(), kMaxCacheBytes);
+    if (!data) return data.error();
+    auto cache = read_ld_cache(*data);
+    if (!cache) return cache.error().wrap("/etc/ld.so.cache");
+    if (cache->old_section) return Error{"/etc/ld.so.cache has the old format's section"};
+    for (const auto& e : cache->entries) {
+      if (e.hwcap != 0) return Error{"/etc/ld.so.cache has hwcap entries"};
+      if (e.path.size() < 2 || e.path.front() != '/')
+        return Error{"/etc/ld.so.cache has a relative path"};
+    }
+    entries_ = std::move(cache->entries);
+    return {};
+  }
+
+  // Every configuration file is as old as the cache, but the drop-in about to be written; an
+  // image without ld.so.conf has no other drop-ins the new include would start reading.
+  Status check_configuration(const LdSoConf& conf, const std::string& drop_in) {
+    const std::string ours = std::string("/etc/ld.so.conf.d/") + kLdConfigDropIn;
+    auto existing = root_.open_if_exists(ours, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+    if (!existing) return existing.error();
+    if (*existing) {
+      auto text = read_fd((*existing)->get(), 1 << 20);
+      if (!text || *text != drop_in) return Error{"the drop-in names other folders"};
+    }
+    for (std::size_t i = 0; i < conf.files.size(); ++i) {
+      if (conf.files[i] != ours && newer(conf.file_mtimes[i], cache_mtime_))
+        return Error{conf.files[i] + " is newer than /etc/ld.so.cache"};
+    }
+    if (!conf.exists) {
+      auto dir = root_.open_if_exists("/etc/ld.so.conf.d", O_RDONLY | O_DIRECTORY);
+      if (!dir) return dir.error();
+      if (*dir && has_other_conf(**dir)) return Error{"drop-ins without /etc/ld.so.conf"};
+    }
+    return {};
+  }
+
+  static bool has_other_conf(Fd& dir) {
+    DIR* d = ::fdopendir(dir.release());
+    if (d == nullptr) return true;
+    bool found = false;
+    while (const dirent* e = ::readdir(d)) {
+      const std::string name = e->d_name;
+      if (name.size() > 5 && name.compare(name.size() - 5, 5, ".conf") == 0 &&
+          name != kLdConfigDropIn && name[0] != '.')
+        found = true;
+    }
+    ::closedir(d);
+    return found;
+  }
+
+  // A directory ldconfig scans that holds glibc-hwcaps subdirectories: only ldconfig knows
+  // the answer. One changed after the cache is noted: scanned below, it may only hold what
+  // the cache indexes. The folders are scanned below in any case.
+  Status check_fresh(const std::string& dir) {
+    auto fd = root_.open_if_exists(dir, O_PATH | O_DIRECTORY);
+    if (!fd) return fd.error();
+    if (!*fd) return {};
+    struct stat st {};
+    if (::fstat((*fd)->get(), &st) != 0) return Error{"cannot stat " + dir};
+    ids_[dir] = DirId{st.st_dev, st.st_ino};
+    struct stat sub {};
+    if (::fstatat((*fd)->get(), "glibc-hwcaps", &sub, AT_SYMLINK_NOFOLLOW) == 0)
+      return Error{dir + " has glibc-hwcaps subdirectories"};
+    if (!is_folder(ids_[dir]) && newer(st.st_mtim, cache_mtime_)) changed_.insert(dir);
+    return {};
+  }
+
+  // The folders were looked at first: a directory that is one of them is scanned below.
+  bool is_folder(const DirId& id) const {
+    return std::any_of(folders_.begin(), folders_.end(), [&](const std::string& f) {
+      const auto it = ids_.find(f);
+      return it != ids_.end() && it->second == id;
+    });
+  }
+
+  // The cache's entries by folder (a directory that is a folder under another name, as /lib
+  // is /usr/lib on merged-/usr images, is that folder: ldconfig scans it once, by the name
+  // first given) and the rest, each in cache order.
+  Status split_entries(const std::set<std::string>& known,
+                       std::vector<std::vector<LdCacheEntry>>& per_folder,
+                       std::vector<LdCacheEntry>& others) {
+    for (auto& e : entries_) {
+      const std::string dir = e.path.substr(0, e.path.rfind('/'));
+      if (dir.empty() || !known.count(dir)) return Error{"a cache entry outside " + dir};
+      const auto id = ids_.find(dir);
+      if (id == ids_.end()) return Error{"a cache entry in a missing directory " + dir};
+      std::size_t i = 0;
+      while (i < folders_.size() && !(ids_.count(folders_[i]) && ids_[folders_[i]] == id->second))
+        ++i;
+      if (i == folders_.size()) {
+        others.push_back(std::move(e));
+        continue;
+      }
+      e.path = folders_[i] + e.path.substr(dir.size());
+      per_folder[i].push_back(std::move(e));
+    }
+    return {};
+  }
+
+  // The folder's libraries the cache does not account for (not a cached name, nor the target
+  // of one), indexed as ldconfig would: a library gets its soname link and an entry under its
+  // soname, a link an entry under its own name.
+  Status scan_folder(const std::string& folder, std::vector<LdCacheEntry>& entries,
+                     std::vector<std::string>& links) {
+    auto fd = root_.open_at(folder, O_RDONLY | O_DIRECTORY);
+    if (!fd) return fd.error();
+    std::set<std::string> accounted;
+    std::set<std::pair<std::string, std::int32_t>> indexed;
+    for (const auto& e : entries) {
+      const std::string name = e.path.substr(folder.size() + 1);
+      struct stat st {};
+      if (::fstatat(fd->get(), name.c_str(), &st, 0) != 0)
+        return Error{e.path + " is in the cache but gone"};
+      accounted.insert(name);
+      char target[4096];
+      const ssize_t n = ::readlinkat(fd->get(), name.c_str(), target, sizeof target);
+      if (n > 0) accounted.insert(std::string(target, static_cast<std::size_t>(n)));
+      indexed.insert({e.soname, e.flags});
+    }
+    DIR* d = ::fdopendir(fd->release());
+    if (d == nullptr) return Error{"cannot list " + folder + ": " + errno_text(errno)};
+    std::vector<std::string> names;
+    while (const dirent* e = ::readdir(d)) {
+      if (looks_like_library(e->d_name) && !accounted.count(e->d_name))
+        names.emplace_back(e->d_name);
+    }
+    ::closedir(d);
+    std::sort(names.begin(), names.end());
+    for (const auto& name : names) {
+      if (auto s = index_one(folder, name, entries, indexed, links); !s) return s;
+    }
+    return {};
+  }
+
+  Status index_one(const std::string& folder, const std::string& name,
+                   std::vector<LdCacheEntry>& entries,
+                   std::set<std::pair<std::string, std::int32_t>>& indexed,
+                   std::vector<std::string>& links) {
+    const std::string path = folder + "/" + name;
+    auto dir = root_.open_at(folder, O_PATH | O_DIRECTORY);
+    if (!dir) return dir.error();
+    struct stat st {};
+    if (::fstatat(dir->get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+      return Error{"cannot stat " + path};
+    const bool is_link = S_ISLNK(st.st_mode);
+    if (!is_link && !S_ISREG(st.st_mode)) return {};
+    auto file = root_.open_if_exists(path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+    if (!file) return file.error();
+    if (!*file) return {};  // a dangling link: ldconfig passes it by
+    auto lib = read_elf_library((*file)->get());
+    if (!lib && lib.error().message == kNotElf) return {};
+    if (!lib) return lib.error().wrap(path);
+    if (!lib->soname) return Error{path + " has no soname"};
+    const std::string& soname = *lib->soname;
+    if (!may_add_) return Error{folder + " changed after /etc/ld.so.cache (" + name + ")"};
+    if (is_link) {
+      // ldconfig indexes a link under its own name (libfoo.so -> libfoo.so.1 is "libfoo.so").
+      if (!indexed.insert({name, lib->flags}).second) return Error{path + ": another " + name};
+      entries.push_back(LdCacheEntry{name, path, ld_cache_arch(lib->flags), lib->flags, 0});
+      return {};
+    }
+    if (indexed.count({soname, lib->flags})) return Error{path + ": another " + soname};
+    if (soname != name) {
+      struct stat existing {};
+      if (::fstatat(dir->get(), soname.c_str(), &existing, AT_SYMLINK_NOFOLLOW) == 0)
+        return Error{folder + "/" + soname + " exists and is not the cache's"};
+      links.push_back(name + "::" + folder + "/" + soname);
+    }
+    indexed.insert({soname, lib->flags});
+    entries.push_back(
+        LdCacheEntry{soname, folder + "/" + soname, ld_cache_arch(lib->flags), lib->flags, 0});
+    return {};
+  }
+
+  const RootFs& root_;
+  const std::vector<std::string>& folders_;
+  timespec cache_mtime_{};
+  std::vector<LdCacheEntry> entries_;
+  std::map<std::string, DirId> ids_;
+  std::set<std::string> changed_;  // scanned directories newer than the cache
+  bool may_add_ = true;            // false while checking a changed directory
+};
+
+}  // namespace
+
+Result<LdcachePlan> plan_ldcache_update(const RootFs& root, const std::vector<std::string>& folders,
+                                        const std::string& drop_in) {
+  return Planner(root, folders).run(drop_in);
+}
+
+Status apply_ldcache_plan(const RootFs& root, const LdcachePlan& plan) {
+  if (auto s = create_symlinks(root, plan.links); !s) return s;
+  auto etc = root.make_dirs("/etc");
+  if (!etc) return etc.error();
+  if (auto s = write_file_atomic_at(etc->get(), "ld.so.cache", plan.cache, FileOwner{}); !s)
+    return s.error().wrap("cannot write /etc/ld.so.cache");
+  return {};
+}
+
+}  // namespace gcr

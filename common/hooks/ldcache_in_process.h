@@ -1,0 +1,31 @@
+// The container's loader cache updated without running ldconfig: the image's own
+// /etc/ld.so.cache, kept as its ldconfig wrote it, gains the libraries of the injected folders
+// that it does not account for, with their soname links, in the order ldconfig would give
+// (the folders first, as ldconfig's command line puts them). Only when the result is exactly
+// ldconfig's: the cache is as new as every configuration file and library directory it covers,
+// and each folder holds nothing this code cannot index as ldconfig does. Otherwise the plan is
+// an error saying why, and the caller runs ldconfig.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "hooks/rootfs.h"
+
+namespace gcr {
+
+struct LdcachePlan {
+  std::string cache;               // the new /etc/ld.so.cache
+  std::vector<std::string> links;  // "<target>::<link>" soname links to create first
+};
+
+// Reads only. `drop_in` is the content the folders' drop-in will have.
+[[nodiscard]] Result<LdcachePlan> plan_ldcache_update(const RootFs& root,
+                                                      const std::vector<std::string>& folders,
+                                                      const std::string& drop_in);
+
+// Creates the links, then writes the cache atomically.
+[[nodiscard]] Status apply_ldcache_plan(const RootFs& root, const LdcachePlan& plan);
+
+}  // namespace gcr

@@ -1,0 +1,26 @@
+// What ldconfig reads from a shared library to index it: its soname and the cache flags its
+// ELF class, machine and glibc dependency give. Only the forms the in-process cache update
+// handles exactly are accepted (x86-64, and i386 without libc5); anything else is an error, and
+// the caller leaves the work to ldconfig.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/result.h"
+
+namespace gcr {
+
+struct ElfLibrary {
+  std::optional<std::string> soname;  // DT_SONAME
+  std::int32_t flags = 0;             // kLdFlag* as ldconfig would set them
+};
+
+// Reads the library open at `fd`. "not an ELF file" for anything without the ELF magic.
+[[nodiscard]] Result<ElfLibrary> read_elf_library(int fd);
+
+inline constexpr std::string_view kNotElf = "not an ELF file";
+
+}  // namespace gcr
