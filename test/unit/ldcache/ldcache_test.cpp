@@ -100,3 +100,48 @@ TEST_CASE("the host's own cache agrees with ldconfig -p") {
   }
   FAIL("libc.so.6 not found in /etc/ld.so.cache");
 }
+
+TEST_CASE("the loader's soname order: digit runs as numbers, then bytes") {
+  CHECK(gcr::compare_sonames("libc.so.6", "libc.so.6") == 0);
+  CHECK(gcr::compare_sonames("libfoo.so.10", "libfoo.so.9") > 0);
+  CHECK(gcr::compare_sonames("libfoo.so.1", "libfoo.so.1.2") < 0);
+  CHECK(gcr::compare_sonames("libfoo.so", "libfoo.so.1") < 0);
+  CHECK(gcr::compare_sonames("libfoo1.so", "libfoo.so") > 0);  // a digit sorts after a letter
+  CHECK(gcr::compare_sonames("liba.so", "libb.so") < 0);
+  CHECK(gcr::compare_sonames("libx.so.007", "libx.so.7") == 0);
+}
+
+TEST_CASE("sort_ld_cache: sonames descending, then flags descending, ties kept in order") {
+  std::vector<gcr::LdCacheEntry> entries{
+      {"liba.so.1", "/first/liba.so.1", gcr::LibArch::k64, 0x0303, 0},
+      {"libb.so.1", "/x/libb.so.1", gcr::LibArch::k64, 0x0303, 0},
+      {"liba.so.1", "/y/liba.so.1", gcr::LibArch::k32, 0x0003, 0},
+      {"liba.so.1", "/second/liba.so.1", gcr::LibArch::k64, 0x0303, 0},
+      {"liba.so.10", "/x/liba.so.10", gcr::LibArch::k64, 0x0303, 0}};
+  gcr::sort_ld_cache(entries);
+  std::vector<std::string> paths;
+  for (const auto& e : entries) paths.push_back(e.path);
+  CHECK(paths == std::vector<std::string>{"/x/libb.so.1", "/x/liba.so.10", "/first/liba.so.1",
+                                          "/second/liba.so.1", "/y/liba.so.1"});
+}
+
+TEST_CASE("write_ld_cache: what ldconfig -p and our reader read back") {
+  const std::vector<gcr::LdCacheEntry> entries{
+      {"libcuda.so.1", "/usr/lib64/libcuda.so.1", gcr::LibArch::k64, 0x0303, 0},
+      {"libcuda.so.1", "/usr/lib/libcuda.so.1", gcr::LibArch::k32, 0x0001, 0}};
+  const std::string data = gcr::write_ld_cache(entries);
+  auto back = gcr::read_ld_cache(data);
+  REQUIRE(back.ok());
+  CHECK_FALSE(back->old_section);
+  REQUIRE(back->entries.size() == 2);
+  CHECK(back->entries[1].path == "/usr/lib/libcuda.so.1");
+  CHECK(back->entries[1].flags == 0x0001);
+  CHECK(back->entries[0].arch == gcr::LibArch::k64);
+  gcr::test::TempDir t;
+  gcr::test::write_file(t / "ld.so.cache", data);
+  const auto listing = gcr::test::run({"/sbin/ldconfig", "-p", "-C", t / "ld.so.cache"}).out;
+  CHECK(listing.find("2 libs found") != std::string::npos);
+  CHECK(listing.find("libcuda.so.1 (libc6,x86-64) => /usr/lib64/libcuda.so.1") !=
+        std::string::npos);
+  CHECK(listing.find("libcuda.so.1 (ELF) => /usr/lib/libcuda.so.1") != std::string::npos);
+}

@@ -1,0 +1,17 @@
+// What ldconfig reads from a library, read by the in-process cache update from files an image
+// puts in a library folder.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "fuzz.h"
+#include "ldcache/elf_library.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  static const int fd = ::memfd_create("elf", MFD_CLOEXEC);
+  if (fd < 0 || ::ftruncate(fd, 0) != 0 ||
+      ::pwrite(fd, data, size, 0) != static_cast<ssize_t>(size)) {
+    return 0;
+  }
+  (void)gcr::read_elf_library(fd);
+  return 0;
+}
