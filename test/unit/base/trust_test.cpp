@@ -47,6 +47,12 @@ TEST_CASE("only programs nobody but root can replace pass") {
   CHECK(refusal_of(dir / "bin/link") == "writable by group or others (" + dir / "open" + ")");
   gcr::test::make_symlink(dir / "open", dir / "via");
   CHECK(refusal_of(dir / "via/tool") == "writable by group or others (" + dir / "open" + ")");
+  // ... or a symlink further up than the program's own directory.
+  write_file(dir / "open/sub/tool", "#!/bin/sh\n", 0755);
+  CHECK(refusal_of(dir / "via/sub/tool") == "writable by group or others (" + dir / "open" + ")");
+  gcr::test::make_symlink(dir / "bin", dir / "safe");
+  write_file(dir / "bin/sub/tool", "#!/bin/sh\n", 0755);
+  CHECK(trust.program(dir / "safe/sub/tool").ok());
 
   // A sticky directory is fine when the entry in it is root's.
   gcr::test::make_dirs(dir / "sticky");
