@@ -102,24 +102,39 @@ echo "runc on the shim's 1-GPU spec without its hooks vs a container without GPU
 echo "runc on the shim's 1-GPU spec with its hooks vs a container without GPU (median of $N pairs)"
 "$B/test/bench-pairs" "$N" /bin/sh -c "$no_gpu" -- /bin/sh -c "$(whole "$RUNC" "$WORK/gpu" edited.json)"
 
-# One run of the injected hooks, step by step, on that container's rootfs (each line: what the
+# One run of the injected hook, step by step, on that container's rootfs (each line: what the
 # step adds, the median of paired differences): starting gpu-ctk, reading the state and the
-# bundle and opening the rootfs, the ldconfig sandbox with a do-nothing ldconfig, ldconfig.
+# bundle and opening the rootfs, the loader cache written in process (the image has its own
+# ld.so.cache). Then an image without one, where ldconfig must run: the sandbox with a
+# do-nothing ldconfig, and ldconfig itself.
 cp "$WORK/gpu/edited.json" "$WORK/gpu/config.json"
-printf '{"ociVersion":"1.0.2","id":"gcr-bench-gpu","status":"creating","pid":1,"bundle":"%s"}' \
-  "$WORK/gpu" >"$WORK/state.json"
+rm -rf "$WORK/bare" && mkdir "$WORK/bare" && cp -a "$WORK/gpu/rootfs" "$WORK/bare/rootfs"
+cp "$WORK/gpu/edited.json" "$WORK/bare/config.json"
+state() {
+  printf '{"ociVersion":"1.0.2","id":"gcr-bench-gpu","status":"creating","pid":1,"bundle":"%s"}' "$1"
+}
+state "$WORK/gpu" >"$WORK/state.json"
+state "$WORK/bare" >"$WORK/bare-state.json"
 hook_step() {
   echo "hook breakdown, $1 (median of $N pairs)"
-  "$B/test/bench-pairs" "$N" /bin/sh -c "$2 <$WORK/state.json" -- /bin/sh -c "$3 <$WORK/state.json"
+  "$B/test/bench-pairs" "$N" /bin/sh -c "$2" -- /bin/sh -c "$3"
 }
 CTK=$WORK/bin/gpu-ctk
 LIBS=/usr/lib/x86_64-linux-gnu
-hook_step "exec and loader (gpu-ctk --version vs a static do-nothing)" "$WRAPPER" "$CTK --version"
-hook_step "state, bundle and rootfs" "$CTK --version" "$CTK hook create-symlinks"
-hook_step "the sandbox, ldconfig replaced by a do-nothing" "$CTK hook create-symlinks" \
-  "$CTK hook update-ldcache --ldconfig-path @$WRAPPER --folder $LIBS"
-hook_step "ldconfig itself" "$CTK hook update-ldcache --ldconfig-path @$WRAPPER --folder $LIBS" \
-  "$CTK hook update-ldcache --ldconfig-path @/sbin/ldconfig --folder $LIBS"
+ON_GPU="<$WORK/state.json"
+BARE="rm -f $WORK/bare/rootfs/etc/ld.so.cache && "
+ON_BARE="<$WORK/bare-state.json"
+hook_step "exec and loader (gpu-ctk --version vs a static do-nothing)" "$WRAPPER $ON_GPU" \
+  "$CTK --version $ON_GPU"
+hook_step "state, bundle and rootfs" "$CTK --version $ON_GPU" "$CTK hook create-symlinks $ON_GPU"
+hook_step "the loader cache, in process" "$CTK hook create-symlinks $ON_GPU" \
+  "$CTK hook update-ldcache --folder $LIBS $ON_GPU"
+hook_step "no cache in the image: the sandbox, ldconfig replaced by a do-nothing" \
+  "$BARE $CTK hook create-symlinks $ON_BARE" \
+  "$BARE $CTK hook update-ldcache --ldconfig-path @$WRAPPER --folder $LIBS $ON_BARE"
+hook_step "no cache in the image: ldconfig itself" \
+  "$BARE $CTK hook update-ldcache --ldconfig-path @$WRAPPER --folder $LIBS $ON_BARE" \
+  "$BARE $CTK hook update-ldcache --ldconfig-path @/sbin/ldconfig --folder $LIBS $ON_BARE"
 
 # The shim's own work on create, with the low-level runtime replaced by /bin/true.
 gpu_config /bin/true
