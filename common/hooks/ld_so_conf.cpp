@@ -35,12 +35,12 @@ class ConfReader {
   Status read_file(const std::string& path, int depth) {
     if (depth > kMaxIncludeDepth) return Error{"includes nested too deep (" + path + ")"};
     if (conf_.files.size() >= kMaxFiles) return Error{"too many configuration files"};
-    auto fd = root_.open_at(path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+    auto fd = root_.open_regular(path);
     if (!fd) return fd.error();
+    if (!*fd) return {};  // a name that went away: glob(3) would not have returned it
     struct stat st {};
-    if (::fstat(fd->get(), &st) != 0 || !S_ISREG(st.st_mode))
-      return Error{"not a regular file (" + path + ")"};
-    auto text = read_fd(fd->get(), kMaxConfBytes);
+    if (::fstat((*fd)->get(), &st) != 0) return Error{"cannot stat " + path};
+    auto text = read_fd((*fd)->get(), kMaxConfBytes);
     if (!text) return text.error();
     conf_.files.push_back(path);
     conf_.file_mtimes.push_back(st.st_mtim);

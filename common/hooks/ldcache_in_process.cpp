@@ -19,7 +19,43 @@
 namespace gcr {
 namespace {
 
-constexpr std::size_t kMaxCacheBytes = 64u << 20;
+constexpr std::size_t kMaxCacheBytes = 16u << 20;
+
+// Subdirectories glibc 2.36's ldconfig also scans (legacy hwcaps), which this code does not.
+bool is_hwcap_subdirectory(std::string_view name) {
+  for (const char* known : {"glibc-hwcaps", "tls", "x86_64", "haswell", "xeon_phi", "avx512_1",
+                            "i386", "i486", "i586", "i686", "sse2"}) {
+    if (name == known) return true;
+  }
+  return false;
+}
+
+// ldconfig keeps a link under its own name when that is the soname, or the soname's
+// development name (libfoo.so for libfoo.so.1); it treats any other link as a library.
+bool indexed_under_own_name(const std::string& link, const std::string& soname) {
+  if (link == soname) return true;
+  return link.size() > 3 && link.compare(link.size() - 3, 3, ".so") == 0 &&
+         soname.compare(0, link.size(), link) == 0;
+}
+
+// The names in a directory (no "." and ".."), or an error when it cannot be read to the end.
+Result<std::vector<std::string>> list_directory(Fd fd, const std::string& path) {
+  DIR* d = ::fdopendir(fd.get());
+  if (d == nullptr) return Error{"cannot list " + path + ": " + errno_text(errno)};
+  fd.release();
+  std::vector<std::string> names;
+  errno = 0;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name != "." && name != "..") names.push_back(name);
+    errno = 0;
+  }
+  const int err = errno;
+  ::closedir(d);
+  if (err != 0) return Error{"cannot list " + path + ": " + errno_text(err)};
+  std::sort(names.begin(), names.end());
+  return names;
+}
 
 // The directories ldconfig scans without being told, on the distributions we know: a cache
 // entry elsewhere must come from the configuration.
@@ -32,6 +68,12 @@ const std::set<std::string>& trusted_dirs() {
 
 bool newer(const timespec& a, const timespec& b) {
   return a.tv_sec != b.tv_sec ? a.tv_sec > b.tv_sec : a.tv_nsec > b.tv_nsec;
+}
+
+// Not older: a file written in the cache's second (archives keep whole seconds, and builds
+// that clamp every time to one value) may have come after it.
+bool not_older(const timespec& a, const timespec& b) {
+  return !newer(b, a);
 }
 
 // What ldconfig looks at in a directory: lib*.so* and ld-*.so*.
@@ -77,7 +119,8 @@ class Planner {
     for (const auto& dir : changed_) {
       std::vector<LdCacheEntry> in_dir;
       for (const auto& e : others)
-        if (e.path.compare(0, dir.size() + 1, dir + "/") == 0) in_dir.push_back(e);
+        if (e.path.rfind('/') == dir.size() && e.path.compare(0, dir.size(), dir) == 0)
+          in_dir.push_back(e);
       may_add_ = false;
       if (auto s = scan_folder(dir, in_dir, plan.links); !s) return s.error();
       may_add_ = true;
@@ -90,12 +133,11 @@ class Planner {
 
  private:
   Status read_cache() {
-    auto fd = root_.open_if_exists("/etc/ld.so.cache", O_RDONLY | O_NONBLOCK | O_NOCTTY);
+    auto fd = root_.open_regular("/etc/ld.so.cache");
     if (!fd) return fd.error();
     if (!*fd) return Error{"the image has no /etc/ld.so.cache"};
     struct stat st {};
-    if (::fstat((*fd)->get(), &st) != 0 || !S_ISREG(st.st_mode))
-      return Error{"/etc/ld.so.cache is not a regular file"};
+    if (::fstat((*fd)->get(), &st) != 0) return Error{"cannot stat /etc/ld.so.cache"};
     cache_mtime_ = st.st_mtim;
     auto data = read_fd((*fd)->get(), kMaxCacheBytes);
     if (!data) return data.error();
@@ -103,7 +145,8 @@ class Planner {
     if (!cache) return cache.error().wrap("/etc/ld.so.cache");
     if (cache->old_section) return Error{"/etc/ld.so.cache has the old format's section"};
     for (const auto& e : cache->entries) {
-      if (e.hwcap != 0) return Error{"/etc/ld.so.cache has hwcap entries"};
+      if (e.hwcap != 0 || e.osversion != 0)
+        return Error{"/etc/ld.so.cache has hwcap or OS version entries"};
       if (e.path.size() < 2 || e.path.front() != '/')
         return Error{"/etc/ld.so.cache has a relative path"};
     }
@@ -115,41 +158,34 @@ class Planner {
   // image without ld.so.conf has no other drop-ins the new include would start reading.
   Status check_configuration(const LdSoConf& conf, const std::string& drop_in) {
     const std::string ours = std::string("/etc/ld.so.conf.d/") + kLdConfigDropIn;
-    auto existing = root_.open_if_exists(ours, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+    auto existing = root_.open_regular(ours);
     if (!existing) return existing.error();
     if (*existing) {
       auto text = read_fd((*existing)->get(), 1 << 20);
       if (!text || *text != drop_in) return Error{"the drop-in names other folders"};
     }
     for (std::size_t i = 0; i < conf.files.size(); ++i) {
-      if (conf.files[i] != ours && newer(conf.file_mtimes[i], cache_mtime_))
+      if (conf.files[i] != ours && not_older(conf.file_mtimes[i], cache_mtime_))
         return Error{conf.files[i] + " is newer than /etc/ld.so.cache"};
     }
     if (!conf.exists) {
       auto dir = root_.open_if_exists("/etc/ld.so.conf.d", O_RDONLY | O_DIRECTORY);
       if (!dir) return dir.error();
-      if (*dir && has_other_conf(**dir)) return Error{"drop-ins without /etc/ld.so.conf"};
+      if (*dir) {
+        auto names = list_directory(std::move(**dir), "/etc/ld.so.conf.d");
+        if (!names) return names.error();
+        for (const auto& name : *names) {
+          if (name.size() > 5 && name.compare(name.size() - 5, 5, ".conf") == 0 &&
+              name != kLdConfigDropIn && name[0] != '.')
+            return Error{"drop-ins without /etc/ld.so.conf"};
+        }
+      }
     }
     return {};
   }
 
-  static bool has_other_conf(Fd& dir) {
-    DIR* d = ::fdopendir(dir.release());
-    if (d == nullptr) return true;
-    bool found = false;
-    while (const dirent* e = ::readdir(d)) {
-      const std::string name = e->d_name;
-      if (name.size() > 5 && name.compare(name.size() - 5, 5, ".conf") == 0 &&
-          name != kLdConfigDropIn && name[0] != '.')
-        found = true;
-    }
-    ::closedir(d);
-    return found;
-  }
-
-  // A directory ldconfig scans that holds glibc-hwcaps subdirectories: only ldconfig knows
-  // the answer. One changed after the cache is noted: scanned below, it may only hold what
-  // the cache indexes. The folders are scanned below in any case.
+  // A directory ldconfig scans that changed after the cache is noted: scanned below, it may
+  // only hold what the cache indexes. The folders are scanned below in any case.
   Status check_fresh(const std::string& dir) {
     auto fd = root_.open_if_exists(dir, O_PATH | O_DIRECTORY);
     if (!fd) return fd.error();
@@ -157,10 +193,7 @@ class Planner {
     struct stat st {};
     if (::fstat((*fd)->get(), &st) != 0) return Error{"cannot stat " + dir};
     ids_[dir] = DirId{st.st_dev, st.st_ino};
-    struct stat sub {};
-    if (::fstatat((*fd)->get(), "glibc-hwcaps", &sub, AT_SYMLINK_NOFOLLOW) == 0)
-      return Error{dir + " has glibc-hwcaps subdirectories"};
-    if (!is_folder(ids_[dir]) && newer(st.st_mtim, cache_mtime_)) changed_.insert(dir);
+    if (!is_folder(ids_[dir]) && not_older(st.st_mtim, cache_mtime_)) changed_.insert(dir);
     return {};
   }
 
@@ -207,24 +240,23 @@ class Planner {
     std::set<std::pair<std::string, std::int32_t>> indexed;
     for (const auto& e : entries) {
       const std::string name = e.path.substr(folder.size() + 1);
-      struct stat st {};
-      if (::fstatat(fd->get(), name.c_str(), &st, 0) != 0)
-        return Error{e.path + " is in the cache but gone"};
+      auto present = root_.open_if_exists(e.path, O_PATH);
+      if (!present) return present.error();
+      if (!*present) return Error{e.path + " is in the cache but gone"};
       accounted.insert(name);
       char target[4096];
       const ssize_t n = ::readlinkat(fd->get(), name.c_str(), target, sizeof target);
       if (n > 0) accounted.insert(std::string(target, static_cast<std::size_t>(n)));
       indexed.insert({e.soname, e.flags});
     }
-    DIR* d = ::fdopendir(fd->release());
-    if (d == nullptr) return Error{"cannot list " + folder + ": " + errno_text(errno)};
+    auto all = list_directory(std::move(*fd), folder);
+    if (!all) return all.error();
     std::vector<std::string> names;
-    while (const dirent* e = ::readdir(d)) {
-      if (looks_like_library(e->d_name) && !accounted.count(e->d_name))
-        names.emplace_back(e->d_name);
+    for (const auto& name : *all) {
+      if (is_hwcap_subdirectory(name)) return Error{folder + "/" + name + ": hwcap subdirectories"};
+      if (name.find(".#prelink#.") != std::string::npos) continue;  // ldconfig passes them by
+      if (looks_like_library(name) && !accounted.count(name)) names.push_back(name);
     }
-    ::closedir(d);
-    std::sort(names.begin(), names.end());
     for (const auto& name : names) {
       if (auto s = index_one(folder, name, entries, indexed, links); !s) return s;
     }
@@ -243,7 +275,7 @@ class Planner {
       return Error{"cannot stat " + path};
     const bool is_link = S_ISLNK(st.st_mode);
     if (!is_link && !S_ISREG(st.st_mode)) return {};
-    auto file = root_.open_if_exists(path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+    auto file = root_.open_regular(path);
     if (!file) return file.error();
     if (!*file) return {};  // a dangling link: ldconfig passes it by
     auto lib = read_elf_library((*file)->get());
@@ -253,7 +285,8 @@ class Planner {
     const std::string& soname = *lib->soname;
     if (!may_add_) return Error{folder + " changed after /etc/ld.so.cache (" + name + ")"};
     if (is_link) {
-      // ldconfig indexes a link under its own name (libfoo.so -> libfoo.so.1 is "libfoo.so").
+      // ldconfig indexes such a link under its own name (libfoo.so -> libfoo.so.1: libfoo.so).
+      if (!indexed_under_own_name(name, soname)) return Error{path + ": a link ldconfig reads"};
       if (!indexed.insert({name, lib->flags}).second) return Error{path + ": another " + name};
       entries.push_back(LdCacheEntry{name, path, ld_cache_arch(lib->flags), lib->flags, 0});
       return {};

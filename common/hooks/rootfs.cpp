@@ -142,6 +142,18 @@ Result<std::optional<Fd>> RootFs::open_if_exists(const std::string& path, int fl
   return std::optional<Fd>(std::move(out));
 }
 
+Result<std::optional<Fd>> RootFs::open_regular(const std::string& path) const {
+  auto found = open_if_exists(path, O_PATH);
+  if (!found || !*found) return found;
+  struct stat st {};
+  if (::fstat((*found)->get(), &st) != 0) return Error{errno_text(errno) + " (" + path + ")"};
+  if (!S_ISREG(st.st_mode)) return Error{"not a regular file (" + path + " in " + path_ + ")"};
+  const std::string fd_path = "/proc/self/fd/" + std::to_string((*found)->get());
+  Fd file(::open(fd_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+  if (!file.valid()) return Error{errno_text(errno) + " (" + path + " in " + path_ + ")"};
+  return std::optional<Fd>(std::move(file));
+}
+
 Result<Fd> RootFs::make_dirs(const std::string& path) const {
   return make_dirs(path, kSymlinkBudget);
 }

@@ -30,6 +30,10 @@ class RootFs {
   [[nodiscard]] Result<Fd> open_at(const std::string& path, int flags) const;
   // The same, with nothing (not an error) when a component does not exist.
   [[nodiscard]] Result<std::optional<Fd>> open_if_exists(const std::string& path, int flags) const;
+  // Opens the in-root regular file `path` for reading, or nothing when it does not exist. It is
+  // resolved with O_PATH and checked before it is opened: opening a device node the image
+  // carries could act on the device.
+  [[nodiscard]] Result<std::optional<Fd>> open_regular(const std::string& path) const;
 
   // Opens the in-root directory `path` for *at() calls, creating missing components (0755),
   // including the in-root targets of dangling symlinks on the way. A component that exists

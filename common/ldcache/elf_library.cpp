@@ -53,6 +53,35 @@ std::optional<std::string> string_at(int fd, std::uint64_t at) {
   return std::nullopt;
 }
 
+// The x86 ISA level a library needs (GNU_PROPERTY_X86_ISA_1_NEEDED) beyond the baseline is
+// something ldconfig may record; such libraries are left to it.
+Status check_isa_level(int fd, std::uint64_t offset, std::uint64_t size, std::uint32_t align) {
+  constexpr std::uint32_t kIsaNeeded = 0xc0008002;
+  constexpr std::uint32_t kBaseline = 1;
+  if (size > 4096) return Error{"a large property note"};
+  std::vector<unsigned char> note(size);
+  if (size != 0 && !read_at(fd, note.data(), size, offset)) return Error{"truncated property note"};
+  // One note: namesz, descsz, type, "GNU\0", then properties (type, size, data, aligned).
+  if (size < 16) return {};
+  std::uint32_t header[3];
+  std::memcpy(header, note.data(), sizeof header);
+  std::uint64_t at = 16;
+  const std::uint64_t end = std::min<std::uint64_t>(size, at + header[1]);
+  while (at + 8 <= end) {
+    std::uint32_t property[2];
+    std::memcpy(property, note.data() + at, sizeof property);
+    at += 8;
+    if (property[1] > end - at) return Error{"a malformed property note"};
+    if (property[0] == kIsaNeeded && property[1] >= 4) {
+      std::uint32_t needed = 0;
+      std::memcpy(&needed, note.data() + at, sizeof needed);
+      if ((needed & ~kBaseline) != 0) return Error{"needs an x86 ISA level above the baseline"};
+    }
+    at += (property[1] + align - 1) / align * align;
+  }
+  return {};
+}
+
 template <class L>
 Result<ElfLibrary> read_class(int fd, std::int32_t machine_flags, bool is_64) {
   typename L::Header eh{};
@@ -69,6 +98,10 @@ Result<ElfLibrary> read_class(int fd, std::int32_t machine_flags, bool is_64) {
   for (const auto& ph : headers) {
     if (ph.p_type == PT_INTERP) return Error{"has a program interpreter"};
     if (ph.p_type == PT_DYNAMIC) dynamic = &ph;
+    if (ph.p_type == PT_GNU_PROPERTY) {
+      if (auto s = check_isa_level(fd, ph.p_offset, ph.p_filesz, is_64 ? 8 : 4); !s)
+        return s.error();
+    }
   }
   if (dynamic == nullptr) return Error{"no dynamic section"};
   const std::size_t count = dynamic->p_filesz / sizeof(typename L::Dynamic);
@@ -93,7 +126,10 @@ Result<ElfLibrary> read_class(int fd, std::int32_t machine_flags, bool is_64) {
   if (!table) return Error{"string table outside the file"};
   if (soname) {
     lib.soname = string_at(fd, *table + *soname);
-    if (!lib.soname || lib.soname->empty()) return Error{"unreadable soname"};
+    if (!lib.soname || lib.soname->empty() || *lib.soname == "." || *lib.soname == ".." ||
+        lib.soname->find('/') != std::string::npos) {
+      return Error{"a soname that is not a file name"};
+    }
   }
   bool libc6 = false;
   for (const auto offset : needed) {

@@ -26,13 +26,17 @@ T load(std::string_view data, std::size_t at) {
   return v;
 }
 
-// The NUL-terminated string at `offset` from `base`, or nullopt when it runs off the end.
+// No soname or path is longer; strings shared by many entries cannot add up past a bound.
+constexpr std::size_t kMaxString = 4096;
+
+// The NUL-terminated string at `offset` from `base`, or nullopt when it runs off the end or
+// past kMaxString.
 std::optional<std::string> string_at(std::string_view data, std::size_t base,
                                      std::uint32_t offset) {
   const std::size_t at = base + offset;
   if (at >= data.size()) return std::nullopt;
   const auto end = data.find('\0', at);
-  if (end == std::string_view::npos) return std::nullopt;
+  if (end == std::string_view::npos || end - at > kMaxString) return std::nullopt;
   return std::string(data.substr(at, end - at));
 }
 
@@ -76,9 +80,10 @@ Result<LdCache> read_ld_cache(std::string_view data) {
     const auto flags = load<std::int32_t>(data, at);
     const auto key = string_at(data, *base, load<std::uint32_t>(data, at + 4));
     const auto value = string_at(data, *base, load<std::uint32_t>(data, at + 8));
-    if (!key || !value) return Error{"string offset outside the file"};
+    if (!key || !value) return Error{"string offset outside the file, or too long"};
     cache.entries.push_back(LdCacheEntry{*key, *value, arch_of_flags(flags), flags,
-                                         load<std::uint64_t>(data, at + 16)});
+                                         load<std::uint64_t>(data, at + 16),
+                                         load<std::uint32_t>(data, at + 12)});
   }
   return cache;
 }
@@ -89,30 +94,32 @@ Result<std::vector<LdCacheEntry>> parse_ld_cache(std::string_view data) {
   return std::move(cache->entries);
 }
 
+// As the loader compares: bytes as (signed) char, digit runs as an int that wraps.
 int compare_sonames(std::string_view a, std::string_view b) {
   const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  const auto at = [](std::string_view s, std::size_t i) { return i < s.size() ? s[i] : '\0'; };
   std::size_t i = 0;
   std::size_t j = 0;
-  while (i < a.size()) {
-    if (digit(a[i]) && j < b.size() && digit(b[j])) {
-      unsigned long long x = 0;  // wraps on absurd digit runs, as a number must not trap
-      unsigned long long y = 0;
-      while (i < a.size() && digit(a[i])) x = x * 10 + static_cast<unsigned>(a[i++] - '0');
-      while (j < b.size() && digit(b[j])) y = y * 10 + static_cast<unsigned>(b[j++] - '0');
-      if (x != y) return x < y ? -1 : 1;
-    } else if (digit(a[i])) {
+  while (at(a, i) != '\0') {
+    if (digit(at(a, i)) && digit(at(b, j))) {
+      std::uint32_t x = 0;
+      std::uint32_t y = 0;
+      while (digit(at(a, i))) x = x * 10 + static_cast<std::uint32_t>(a[i++] - '0');
+      while (digit(at(b, j))) y = y * 10 + static_cast<std::uint32_t>(b[j++] - '0');
+      const auto diff = static_cast<std::int32_t>(x - y);
+      if (diff != 0) return diff < 0 ? -1 : 1;
+    } else if (digit(at(a, i))) {
       return 1;
-    } else if (j < b.size() && digit(b[j])) {
+    } else if (digit(at(b, j))) {
       return -1;
-    } else if (j >= b.size() || a[i] != b[j]) {
-      return static_cast<unsigned char>(a[i]) -
-             (j < b.size() ? static_cast<unsigned char>(b[j]) : 0);
+    } else if (at(a, i) != at(b, j)) {
+      return static_cast<signed char>(at(a, i)) - static_cast<signed char>(at(b, j));
     } else {
       ++i;
       ++j;
     }
   }
-  return j < b.size() ? -static_cast<unsigned char>(b[j]) : 0;
+  return -static_cast<signed char>(at(b, j));
 }
 
 void sort_ld_cache(std::vector<LdCacheEntry>& entries) {
@@ -141,7 +148,7 @@ std::string write_ld_cache(const std::vector<LdCacheEntry>& entries) {
     put32(table, static_cast<std::uint32_t>(e.flags));
     put32(table, add_string(e.soname));
     put32(table, add_string(e.path));
-    put32(table, 0);  // osversion, unused by the loader
+    put32(table, e.osversion);
     table.append(reinterpret_cast<const char*>(&e.hwcap), sizeof e.hwcap);
   }
   std::string out(kNewMagic);

@@ -24,7 +24,8 @@ struct LdCacheEntry {
   std::string path;    // the value, e.g. /usr/lib/x86_64-linux-gnu/libcuda.so.1
   LibArch arch;        // x86_64 (k64) or i386 (k32) glibc libraries; everything else kOther
   std::int32_t flags = 0;
-  std::uint64_t hwcap = 0;  // non-zero for glibc-hwcaps and legacy hwcap entries
+  std::uint64_t hwcap = 0;      // non-zero for glibc-hwcaps and legacy hwcap entries
+  std::uint32_t osversion = 0;  // unused by glibc 2.33 and later (written as 0)
 };
 
 struct LdCache {

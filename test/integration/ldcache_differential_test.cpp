@@ -8,6 +8,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <boost/filesystem.hpp>
@@ -43,6 +44,17 @@ struct Image {
     gcr::test::make_glibc_rootfs(bundle);
     gcr::test::write_file(bundle + "/config.json",
                           R"({"ociVersion":"1.0.2","root":{"path":"rootfs"}})");
+  }
+
+  // Everything not newer than the cache becomes a minute older than it, as in an image built
+  // before its last ldconfig run (here they may share a clock tick). No cache, nothing to do.
+  void age() const {
+    REQUIRE(gcr::test::run({"/bin/sh", "-c",
+                            "[ -f " + rootfs + "/etc/ld.so.cache ] || exit 0; t=$(($(stat -c %Y " +
+                                rootfs + "/etc/ld.so.cache) - 60)); find " + rootfs + " ! -newer " +
+                                rootfs + "/etc/ld.so.cache ! -path " + rootfs +
+                                "/etc/ld.so.cache -exec touch -h -d @$t {} +"})
+                .exit_code == 0);
   }
 
   void inject(const std::vector<Library>& libs) const {
@@ -146,6 +158,8 @@ void differential(const std::function<void(const Image&)>& prepare,
   Image b;
   prepare(a);
   prepare(b);
+  a.age();
+  b.age();
   a.inject(libs);
   b.inject(libs);
   for (int run = 0; run < runs; ++run) {
@@ -239,4 +253,32 @@ TEST_CASE("ldconfig does what the in-process update cannot do exactly") {
         },
         multiarch_libs(), {kMultiarch}, {}, false);
   }
+}
+
+TEST_CASE("the in-process update opens no device or FIFO an image puts among its libraries") {
+  REQUIRE_MESSAGE(gcr::test::is_root(), "device nodes need root");
+  Image image;
+  image.age();
+  image.inject(multiarch_libs());
+  const std::string dir = image.rootfs + kMultiarch;
+  // Not regular files: passed by, as ldconfig does, without opening them (a FIFO would block
+  // the hook, a device node would be opened as root).
+  REQUIRE(::mkfifo((dir + "/libfifo.so.1").c_str(), 0644) == 0);
+  REQUIRE(::mknod((dir + "/libnull.so.1").c_str(), S_IFCHR | 0644, makedev(1, 3)) == 0);
+  const auto plan = image.plan({kMultiarch});
+  REQUIRE(plan.ok());
+  auto root = gcr::RootFs::open(image.rootfs);
+  REQUIRE(root.ok());
+  REQUIRE(gcr::apply_ldcache_plan(*root, *plan).ok());
+  for (const auto& e : image.cache()) CHECK(e.path.find("libfifo") == std::string::npos);
+  // A link to a device node: refused before it is opened, and ldconfig does the work.
+  gcr::test::make_dirs(image.rootfs + "/dev");
+  REQUIRE(::mknod((image.rootfs + "/dev/zero").c_str(), S_IFCHR | 0644, makedev(1, 5)) == 0);
+  gcr::test::make_symlink("/dev/zero", dir + "/libzero.so.1");
+  const auto refused = image.plan({kMultiarch});
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().message.find("not a regular file") != std::string::npos);
+  const auto r = image.hook(hook_args("update-libraries", {kMultiarch}, {}));
+  CHECK(r.exit_code == 0);
+  CHECK(image.written_by_ldconfig());
 }

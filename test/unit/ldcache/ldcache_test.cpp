@@ -109,6 +109,15 @@ TEST_CASE("the loader's soname order: digit runs as numbers, then bytes") {
   CHECK(gcr::compare_sonames("libfoo1.so", "libfoo.so") > 0);  // a digit sorts after a letter
   CHECK(gcr::compare_sonames("liba.so", "libb.so") < 0);
   CHECK(gcr::compare_sonames("libx.so.007", "libx.so.7") == 0);
+  // Bytes compare as the loader's signed char: a byte >= 0x80 sorts before ASCII.
+  CHECK(gcr::compare_sonames("lib\xe9.so", "libz.so") < 0);
+}
+
+TEST_CASE("a cache string longer than any path is refused, so shared strings cannot add up") {
+  const std::string long_path = "/" + std::string(5000, 'x');
+  CHECK_FALSE(gcr::parse_ld_cache(make_cache({{0x0303, "libx.so.1", long_path}}, false)).ok());
+  CHECK(gcr::parse_ld_cache(make_cache({{0x0303, "libx.so.1", long_path.substr(0, 4000)}}, false))
+            .ok());
 }
 
 TEST_CASE("sort_ld_cache: sonames descending, then flags descending, ties kept in order") {
