@@ -77,18 +77,23 @@ gpu_case "1 GPU, all capabilities" NVIDIA_VISIBLE_DEVICES=0 NVIDIA_DRIVER_CAPABI
 gpu_case "8 GPUs, all capabilities" NVIDIA_VISIBLE_DEVICES=all NVIDIA_DRIVER_CAPABILITIES=all
 gpu_case "1 GPU, CUDA image (NVIDIA_REQUIRE_CUDA asks libcuda)" NVIDIA_VISIBLE_DEVICES=0 NVIDIA_REQUIRE_CUDA=cuda\>=12.0
 
-# A GPU container's whole lifecycle against a container without GPU: through the shim, and runc
-# alone on the spec the shim wrote, with and without its createContainer hooks (what the
-# devices and mounts cost, and what the hooks cost). Both sides copy their spec in place.
-# Both have glibc and an ld.so.cache, as CUDA images do.
+# A GPU container's whole lifecycle against a container without GPU: through the shim (which
+# writes the loader cache at create: no hook), and runc alone on the spec the shim wrote, and
+# on the spec with the update-libraries hook the shim writes for an image it must leave to the
+# hook (what the devices and mounts cost, and what the hook costs). Both sides copy their spec
+# in place. Both have glibc and an ld.so.cache, as CUDA images do.
 "$B/test/gcr-fixture" glibc "$WORK/plain" -- /bin/sh -c true
 rm -rf "$WORK/gpu" && "$B/test/gcr-fixture" glibc "$WORK/gpu" NVIDIA_VISIBLE_DEVICES=0 \
   NVIDIA_DRIVER_CAPABILITIES=compute,utility -- /bin/sh -c true
 cp "$WORK/gpu/config.json" "$WORK/gpu/original.json"
+rm -rf "$WORK/hooked" && mkdir "$WORK/hooked" && cp -a "$WORK/gpu/rootfs" "$WORK/hooked/rootfs"
+rm "$WORK/hooked/rootfs/etc/ld.so.cache" && cp "$WORK/gpu/original.json" "$WORK/hooked/config.json"
+"$SHIM" --root "$WORK/root" create --bundle "$WORK/hooked" gcr-bench-hooked
+runc --root "$WORK/root" delete --force gcr-bench-hooked
+cp "$WORK/hooked/config.json" "$WORK/gpu/hooked.json"
 "$SHIM" --root "$WORK/root" create --bundle "$WORK/gpu" gcr-bench-gpu
 runc --root "$WORK/root" delete --force gcr-bench-gpu
 cp "$WORK/gpu/config.json" "$WORK/gpu/edited.json"
-"$B/test/gcr-fixture" without-hooks "$WORK/gpu/edited.json" >"$WORK/gpu/unhooked.json"
 cp "$WORK/plain/config.json" "$WORK/plain/original.json"
 whole() {
   printf 'cp %s/%s %s/config.json && %s --root %s create --bundle %s gcr-bench-life && %s --root %s start gcr-bench-life && %s --root %s delete --force gcr-bench-life' \
@@ -97,16 +102,17 @@ whole() {
 no_gpu=$(whole "$RUNC" "$WORK/plain" original.json)
 echo "1-GPU container (compute,utility) through the shim vs a container without GPU: create + start + delete (median of $N pairs)"
 "$B/test/bench-pairs" "$N" /bin/sh -c "$no_gpu" -- /bin/sh -c "$(whole "$SHIM" "$WORK/gpu" original.json)"
-echo "runc on the shim's 1-GPU spec without its hooks vs a container without GPU (median of $N pairs)"
-"$B/test/bench-pairs" "$N" /bin/sh -c "$no_gpu" -- /bin/sh -c "$(whole "$RUNC" "$WORK/gpu" unhooked.json)"
-echo "runc on the shim's 1-GPU spec with its hooks vs a container without GPU (median of $N pairs)"
+echo "runc on the shim's 1-GPU spec (no hook) vs a container without GPU (median of $N pairs)"
 "$B/test/bench-pairs" "$N" /bin/sh -c "$no_gpu" -- /bin/sh -c "$(whole "$RUNC" "$WORK/gpu" edited.json)"
+echo "runc on the 1-GPU spec with the update-libraries hook vs a container without GPU (median of $N pairs)"
+"$B/test/bench-pairs" "$N" /bin/sh -c "$no_gpu" -- /bin/sh -c "$(whole "$RUNC" "$WORK/gpu" hooked.json)"
 
-# One run of the injected hook, step by step, on that container's rootfs (each line: what the
-# step adds, the median of paired differences): starting gpu-ctk, reading the state and the
-# bundle and opening the rootfs, the loader cache written in process (the image has its own
-# ld.so.cache). Then an image without one, where ldconfig must run: the sandbox with a
-# do-nothing ldconfig, and ldconfig itself.
+# One run of the hook, step by step, on that container's rootfs without runc's mounts (each
+# line: what the step adds, the median of paired differences): starting gpu-ctk, reading the
+# state and the bundle and opening the rootfs, the loader cache written in process (what the
+# shim now does at create). Then what the hook does under runc, where the libraries are
+# mounts, and for an image without a cache: the sandbox with a do-nothing ldconfig, and
+# ldconfig itself.
 cp "$WORK/gpu/edited.json" "$WORK/gpu/config.json"
 rm -rf "$WORK/bare" && mkdir "$WORK/bare" && cp -a "$WORK/gpu/rootfs" "$WORK/bare/rootfs"
 cp "$WORK/gpu/edited.json" "$WORK/bare/config.json"

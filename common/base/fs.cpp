@@ -85,6 +85,16 @@ Result<std::string> read_regular_file(const std::string& path, std::size_t max_b
   return read_checked(AT_FDCWD, path, max_bytes, true, st);
 }
 
+Result<Fd> reopen_regular(const Fd& found, const std::string& what) {
+  struct stat st {};
+  if (::fstat(found.get(), &st) != 0) return Error{errno_text(errno) + " (" + what + ")"};
+  if (!S_ISREG(st.st_mode)) return Error{"not a regular file (" + what + ")"};
+  const std::string fd_path = "/proc/self/fd/" + std::to_string(found.get());
+  Fd file(::open(fd_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+  if (!file.valid()) return Error{errno_text(errno) + " (" + what + ")"};
+  return file;
+}
+
 Status make_directories(const std::string& path) {
   for (std::size_t at = path.find('/', 1);; at = path.find('/', at + 1)) {
     const std::string prefix = path.substr(0, at);

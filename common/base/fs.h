@@ -51,6 +51,10 @@ class Fd {
 [[nodiscard]] Result<std::string> read_regular_file(const std::string& path, std::size_t max_bytes,
                                                     struct stat& st);
 
+// Opens for reading the file `found` (an O_PATH fd) names, once fstat shows a regular file:
+// opening a device node could act on the device, a FIFO could block. `what` names it.
+[[nodiscard]] Result<Fd> reopen_regular(const Fd& found, const std::string& what);
+
 // Reads everything from an fd (stdin of a hook), up to max_bytes.
 [[nodiscard]] Result<std::string> read_fd(int fd, std::size_t max_bytes);
 

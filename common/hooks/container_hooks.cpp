@@ -22,13 +22,6 @@ bool is_clean_absolute(const std::string& path) {
   return true;
 }
 
-std::string drop_in_content(const std::vector<std::string>& folders) {
-  std::string content =
-      "# Written by gpu-container-runtime: driver libraries injected into this container.\n";
-  for (const auto& f : folders) content += f + "\n";
-  return content;
-}
-
 Status write_drop_in(const RootFs& root, const std::vector<std::string>& folders) {
   auto dir = root.make_dirs("/etc/ld.so.conf.d");
   if (!dir) return dir.error();
@@ -97,8 +90,15 @@ std::string host_ldconfig(const std::string& path) {
 
 }  // namespace
 
-Status update_ldcache(const RootFs& root, const std::vector<std::string>& folders,
-                      const std::string& ldconfig_spec) {
+std::string drop_in_content(const std::vector<std::string>& folders) {
+  std::string content =
+      "# Written by gpu-container-runtime: driver libraries injected into this container.\n";
+  for (const auto& f : folders) content += f + "\n";
+  return content;
+}
+
+Result<std::string> check_ldcache_request(const std::vector<std::string>& folders,
+                                          const std::string& ldconfig_spec) {
   if (ldconfig_spec.size() < 2 || ldconfig_spec.front() != '@' || ldconfig_spec[1] != '/') {
     return Error{"ldconfig `" + printable(ldconfig_spec) +
                  "` must be '@' and a host path: binaries from the container are never run"};
@@ -111,17 +111,27 @@ Status update_ldcache(const RootFs& root, const std::vector<std::string>& folder
   // It runs as root: only a binary nobody but root can replace.
   if (auto s = TrustCheck().program(ldconfig); !s) return s.error().wrap("ldconfig refused");
   // Checked whichever way the cache is written: a wrong ldconfig fails with every image.
-  if (auto s = check_ldconfig(ldconfig); !s) return s;
+  if (auto s = check_ldconfig(ldconfig); !s) return s.error();
+  return ldconfig;
+}
+
+Status write_loader_configuration(const RootFs& root, const std::vector<std::string>& folders) {
+  if (auto s = ensure_ld_so_conf(root); !s) return s;
+  if (folders.empty()) return {};
+  return write_drop_in(root, folders);
+}
+
+Status update_ldcache(const RootFs& root, const std::vector<std::string>& folders,
+                      const std::string& ldconfig_spec) {
+  auto ldconfig = check_ldcache_request(folders, ldconfig_spec);
+  if (!ldconfig) return ldconfig.error();
   // Planned before the drop-in and ld.so.conf are written: the plan compares the image's
   // files with its cache.
   auto plan = folders.empty() ? Result<LdcachePlan>(Error{"no folders"})
                               : plan_ldcache_update(root, folders, drop_in_content(folders));
-  if (auto s = ensure_ld_so_conf(root); !s) return s;
-  if (!folders.empty()) {
-    if (auto s = write_drop_in(root, folders); !s) return s;
-  }
+  if (auto s = write_loader_configuration(root, folders); !s) return s;
   if (plan && apply_ldcache_plan(root, *plan)) return {};
-  return run_ldconfig_in_rootfs(LdconfigJob{ldconfig, root.path(), folders});
+  return run_ldconfig_in_rootfs(LdconfigJob{*ldconfig, root.path(), folders});
 }
 
 Status create_symlinks(const RootFs& root, const std::vector<std::string>& links) {

@@ -17,6 +17,19 @@ inline constexpr const char* kLdConfigDropIn = "00-gpu-container-runtime.conf";
 [[nodiscard]] Status update_ldcache(const RootFs& root, const std::vector<std::string>& folders,
                                     const std::string& ldconfig_spec);
 
+// The checks update_ldcache makes before it writes anything (folders absolute without "..",
+// ldconfig "@" and a static host binary only root can replace): the host ldconfig to run.
+[[nodiscard]] Result<std::string> check_ldcache_request(const std::vector<std::string>& folders,
+                                                        const std::string& ldconfig_spec);
+
+// The drop-in naming `folders`, as update_ldcache writes it.
+[[nodiscard]] std::string drop_in_content(const std::vector<std::string>& folders);
+
+// Writes the drop-in naming `folders` (none: no drop-in) and /etc/ld.so.conf when the image
+// has none.
+[[nodiscard]] Status write_loader_configuration(const RootFs& root,
+                                                const std::vector<std::string>& folders);
+
 // Creates each "<target>::<link>" symlink (link: an absolute in-container path without
 // ".."), replacing a different existing entry atomically; an identical link is left alone.
 [[nodiscard]] Status create_symlinks(const RootFs& root, const std::vector<std::string>& links);

@@ -80,6 +80,7 @@ class ConfReader {
     const std::string dir = slash == 0 ? "/" : full.substr(0, slash);
     const std::string name = full.substr(slash + 1);
     if (has_glob(dir)) return Error{"a glob above the last component (" + file + ")"};
+    conf_.includes.push_back(full);
     auto names = matches(dir, name);
     if (!names) return names.error();
     for (const auto& n : *names) {

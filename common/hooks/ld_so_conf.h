@@ -19,6 +19,7 @@ struct LdSoConf {
   std::vector<std::string> files;        // every configuration file read, ld.so.conf first
   std::vector<timespec> file_mtimes;     // beside `files`
   std::vector<std::string> directories;  // in the order ldconfig meets them, duplicates kept
+  std::vector<std::string> includes;     // every include pattern, made absolute
 };
 
 [[nodiscard]] Result<LdSoConf> read_ld_so_conf(const RootFs& root);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "base/text.h"
@@ -20,6 +21,10 @@ namespace gcr {
 namespace {
 
 constexpr std::size_t kMaxCacheBytes = 16u << 20;
+// More than ldconfig is ever asked to look at here: a directory past it is left to ldconfig
+// (in the hook, under runc's timeout).
+constexpr std::size_t kMaxDirectoryEntries = 65536;
+constexpr std::size_t kMaxLibrariesToIndex = 4096;
 
 // Subdirectories glibc 2.36's ldconfig also scans (legacy hwcaps), which this code does not.
 bool is_hwcap_subdirectory(std::string_view name) {
@@ -48,11 +53,13 @@ Result<std::vector<std::string>> list_directory(Fd fd, const std::string& path) 
   while (const dirent* e = ::readdir(d)) {
     const std::string name = e->d_name;
     if (name != "." && name != "..") names.push_back(name);
+    if (names.size() > kMaxDirectoryEntries) break;
     errno = 0;
   }
   const int err = errno;
   ::closedir(d);
   if (err != 0) return Error{"cannot list " + path + ": " + errno_text(err)};
+  if (names.size() > kMaxDirectoryEntries) return Error{path + " has too many entries"};
   std::sort(names.begin(), names.end());
   return names;
 }
@@ -88,10 +95,18 @@ struct DirId {
   bool operator==(const DirId& o) const { return dev == o.dev && ino == o.ino; }
 };
 
+// A library file a mount will put into a folder, read on the host: opened for reading only once
+// seen to be a regular file (opening a device node can act on the device).
+Result<Fd> open_host_file(const std::string& in_root, const std::string& host) {
+  Fd found(::open(host.c_str(), O_PATH | O_CLOEXEC));
+  if (!found.valid()) return Error{"cannot open " + host + ": " + errno_text(errno)};
+  return reopen_regular(found, "the file mounted at " + in_root + ": " + host);
+}
+
 class Planner {
  public:
-  Planner(const RootFs& root, const std::vector<std::string>& folders)
-      : root_(root), folders_(folders) {}
+  Planner(const RootFs& root, const std::vector<std::string>& folders, const PendingFiles& pending)
+      : root_(root), folders_(folders), pending_(pending) {}
 
   Result<LdcachePlan> run(const std::string& drop_in) {
     if (auto s = read_cache(); !s) return s.error();
@@ -128,6 +143,11 @@ class Planner {
     merged.insert(merged.end(), others.begin(), others.end());
     sort_ld_cache(merged);
     plan.cache = write_ld_cache(merged);
+    plan.files_read = {"/etc/ld.so.cache", "/etc/ld.so.conf"};
+    plan.files_read.insert(plan.files_read.end(), conf->files.begin(), conf->files.end());
+    plan.directories_scanned.assign(known.begin(), known.end());
+    plan.includes = conf->includes;
+    plan.includes.push_back("/etc/ld.so.conf.d/*.conf");
     return plan;
   }
 
@@ -240,23 +260,33 @@ class Planner {
     std::set<std::pair<std::string, std::int32_t>> indexed;
     for (const auto& e : entries) {
       const std::string name = e.path.substr(folder.size() + 1);
-      auto present = root_.open_if_exists(e.path, O_PATH);
-      if (!present) return present.error();
-      if (!*present) return Error{e.path + " is in the cache but gone"};
       accounted.insert(name);
+      indexed.insert({e.soname, e.flags});
+      if (!pending_behind(e.path)) {
+        auto present = root_.open_if_exists(e.path, O_PATH);
+        if (!present) return present.error();
+        if (!*present) return Error{e.path + " is in the cache but gone"};
+        // An empty file is what runc leaves of a mount no longer made (a library an older
+        // driver had): ldconfig would drop the entry.
+        struct stat st {};
+        if (::fstat((*present)->get(), &st) != 0 || (S_ISREG(st.st_mode) && st.st_size == 0))
+          return Error{e.path + " is in the cache but empty"};
+      }
+      if (pending_.count(e.path)) continue;  // mounted over: a file, not the image's link
       char target[4096];
       const ssize_t n = ::readlinkat(fd->get(), name.c_str(), target, sizeof target);
       if (n > 0) accounted.insert(std::string(target, static_cast<std::size_t>(n)));
-      indexed.insert({e.soname, e.flags});
     }
     auto all = list_directory(std::move(*fd), folder);
     if (!all) return all.error();
+    add_pending_names(folder, *all);
     std::vector<std::string> names;
     for (const auto& name : *all) {
       if (is_hwcap_subdirectory(name)) return Error{folder + "/" + name + ": hwcap subdirectories"};
       if (name.find(".#prelink#.") != std::string::npos) continue;  // ldconfig passes them by
       if (looks_like_library(name) && !accounted.count(name)) names.push_back(name);
     }
+    if (names.size() > kMaxLibrariesToIndex) return Error{folder + ": too many libraries to index"};
     for (const auto& name : names) {
       if (auto s = index_one(folder, name, entries, indexed, links); !s) return s;
     }
@@ -270,14 +300,10 @@ class Planner {
     const std::string path = folder + "/" + name;
     auto dir = root_.open_at(folder, O_PATH | O_DIRECTORY);
     if (!dir) return dir.error();
-    struct stat st {};
-    if (::fstatat(dir->get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
-      return Error{"cannot stat " + path};
-    const bool is_link = S_ISLNK(st.st_mode);
-    if (!is_link && !S_ISREG(st.st_mode)) return {};
-    auto file = root_.open_regular(path);
+    bool is_link = false;
+    auto file = open_entry(dir->get(), folder, name, is_link);
     if (!file) return file.error();
-    if (!*file) return {};  // a dangling link: ldconfig passes it by
+    if (!*file) return {};  // not a file, or a dangling link: ldconfig passes it by
     auto lib = read_elf_library((*file)->get());
     if (!lib && lib.error().message == kNotElf) return {};
     if (!lib) return lib.error().wrap(path);
@@ -294,7 +320,8 @@ class Planner {
     if (indexed.count({soname, lib->flags})) return Error{path + ": another " + soname};
     if (soname != name) {
       struct stat existing {};
-      if (::fstatat(dir->get(), soname.c_str(), &existing, AT_SYMLINK_NOFOLLOW) == 0)
+      if (::fstatat(dir->get(), soname.c_str(), &existing, AT_SYMLINK_NOFOLLOW) == 0 ||
+          pending_.count(folder + "/" + soname))
         return Error{folder + "/" + soname + " exists and is not the cache's"};
       links.push_back(name + "::" + folder + "/" + soname);
     }
@@ -304,8 +331,58 @@ class Planner {
     return {};
   }
 
+  // The pending files of `folder` join its listing.
+  void add_pending_names(const std::string& folder, std::vector<std::string>& names) const {
+    const std::string prefix = folder + "/";
+    for (auto it = pending_.lower_bound(prefix);
+         it != pending_.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
+      const std::string name = it->first.substr(prefix.size());
+      if (name.find('/') == std::string::npos) names.push_back(name);
+    }
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+  }
+
+  // The entry's file for reading (nothing when it is neither a file nor a link to one): a
+  // pending file, or a link to one, is read on the host.
+  Result<std::optional<Fd>> open_entry(int dir, const std::string& folder, const std::string& name,
+                                       bool& is_link) const {
+    const std::string path = folder + "/" + name;
+    is_link = false;
+    if (!pending_.count(path)) {
+      struct stat st {};
+      if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return Error{"cannot stat " + path};
+      is_link = S_ISLNK(st.st_mode);
+      if (!is_link && !S_ISREG(st.st_mode)) return std::optional<Fd>();
+    }
+    if (const auto mounted = pending_behind(path)) {
+      auto fd = open_host_file(*mounted, pending_.at(*mounted));
+      if (!fd) return fd.error();
+      return std::optional<Fd>(std::move(*fd));
+    }
+    return root_.open_regular(path);
+  }
+
+  // The pending file `path` is, or leads to through the image's symlinks (followed by name).
+  std::optional<std::string> pending_behind(const std::string& path) const {
+    std::string at = path;
+    for (int hops = 0; !pending_.empty() && hops < 8; ++hops) {
+      if (pending_.count(at)) return at;
+      auto dir = root_.open_if_exists(dirname_of(at), O_PATH | O_DIRECTORY);
+      if (!dir || !*dir) return std::nullopt;
+      char target[4096];
+      const ssize_t n = ::readlinkat((*dir)->get(), basename_of(at).c_str(), target, sizeof target);
+      if (n <= 0) return std::nullopt;
+      const std::string to(target, static_cast<std::size_t>(n));
+      at = clean_path(to.front() == '/' ? to : dirname_of(at) + "/" + to);
+    }
+    return std::nullopt;
+  }
+
   const RootFs& root_;
   const std::vector<std::string>& folders_;
+  const PendingFiles& pending_;
   timespec cache_mtime_{};
   std::vector<LdCacheEntry> entries_;
   std::map<std::string, DirId> ids_;
@@ -316,8 +393,12 @@ class Planner {
 }  // namespace
 
 Result<LdcachePlan> plan_ldcache_update(const RootFs& root, const std::vector<std::string>& folders,
-                                        const std::string& drop_in) {
-  return Planner(root, folders).run(drop_in);
+                                        const std::string& drop_in, const PendingFiles& pending) {
+  return Planner(root, folders, pending).run(drop_in);
+}
+
+bool ldconfig_reads_entry(std::string_view name) {
+  return looks_like_library(name) || is_hwcap_subdirectory(name);
 }
 
 Status apply_ldcache_plan(const RootFs& root, const LdcachePlan& plan) {

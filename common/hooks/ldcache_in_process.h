@@ -7,7 +7,9 @@
 // an error saying why, and the caller runs ldconfig.
 #pragma once
 
+#include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/result.h"
@@ -18,12 +20,26 @@ namespace gcr {
 struct LdcachePlan {
   std::string cache;               // the new /etc/ld.so.cache
   std::vector<std::string> links;  // "<target>::<link>" soname links to create first
+  // What the result depends on, as named in the image: files read (the cache, the
+  // configuration) and the directories whose entries ldconfig would scan.
+  std::vector<std::string> files_read;
+  std::vector<std::string> directories_scanned;
+  std::vector<std::string> includes;  // the include patterns, whose matches are read
 };
 
-// Reads only. `drop_in` is the content the folders' drop-in will have.
+// Files a folder will hold once runc has mounted them: in-root path -> host path.
+using PendingFiles = std::map<std::string, std::string>;
+
+// Reads only. `drop_in` is the content the folders' drop-in will have. `pending` files count as
+// the folders' entries (over any the image has at that name) and are read on the host.
 [[nodiscard]] Result<LdcachePlan> plan_ldcache_update(const RootFs& root,
                                                       const std::vector<std::string>& folders,
-                                                      const std::string& drop_in);
+                                                      const std::string& drop_in,
+                                                      const PendingFiles& pending = {});
+
+// Whether ldconfig looks at a directory entry of this name: libraries (lib*.so*, ld-*.so*)
+// and the hwcap subdirectories it descends into.
+[[nodiscard]] bool ldconfig_reads_entry(std::string_view name);
 
 // Creates the links, then writes the cache atomically.
 [[nodiscard]] Status apply_ldcache_plan(const RootFs& root, const LdcachePlan& plan);

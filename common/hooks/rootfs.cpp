@@ -111,6 +111,11 @@ int resolve_by_walk(int root, const std::string& path, int flags, Fd& out) {
   return out.valid() ? 0 : errno;
 }
 
+// The name the kernel gives an open file.
+Result<std::string> name_of(int fd) {
+  return read_link_at(AT_FDCWD, "/proc/self/fd/" + std::to_string(fd));
+}
+
 }  // namespace
 
 Result<RootFs> RootFs::open(const std::string& path, Resolver resolver) {
@@ -145,13 +150,46 @@ Result<std::optional<Fd>> RootFs::open_if_exists(const std::string& path, int fl
 Result<std::optional<Fd>> RootFs::open_regular(const std::string& path) const {
   auto found = open_if_exists(path, O_PATH);
   if (!found || !*found) return found;
-  struct stat st {};
-  if (::fstat((*found)->get(), &st) != 0) return Error{errno_text(errno) + " (" + path + ")"};
-  if (!S_ISREG(st.st_mode)) return Error{"not a regular file (" + path + " in " + path_ + ")"};
-  const std::string fd_path = "/proc/self/fd/" + std::to_string((*found)->get());
-  Fd file(::open(fd_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
-  if (!file.valid()) return Error{errno_text(errno) + " (" + path + " in " + path_ + ")"};
-  return std::optional<Fd>(std::move(file));
+  auto file = reopen_regular(**found, path + " in " + path_);
+  if (!file) return file.error();
+  return std::optional<Fd>(std::move(*file));
+}
+
+Result<std::string> RootFs::host_path() const {
+  auto name = name_of(root_.get());
+  if (!name) return name.error().wrap("cannot name " + path_);
+  return name;
+}
+
+Result<std::string> RootFs::canonical(const std::string& path) const {
+  std::vector<std::string> parts;
+  for (auto part : split(path, '/')) {
+    if (part == "..") return Error{"`..` in " + printable(path)};
+    if (!part.empty() && part != ".") parts.emplace_back(part);
+  }
+  auto root_name = host_path();
+  if (!root_name) return root_name.error();
+  const std::string base = *root_name == "/" ? "" : *root_name;
+  for (std::size_t n = parts.size() + 1; n-- > 0;) {
+    std::string prefix;
+    for (std::size_t i = 0; i < n; ++i) prefix += "/" + parts[i];
+    Fd found;
+    const int err = walk(prefix.empty() ? "/" : prefix, O_PATH, found);
+    if (err == ENOENT) continue;
+    if (err != 0) return Error{errno_text(err) + " (" + prefix + " in " + path_ + ")"};
+    struct stat st {};
+    if (n < parts.size() && ::fstatat(found.get(), parts[n].c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0)
+      return Error{prefix + "/" + parts[n] + " is a dangling symlink in " + path_};
+    auto name = name_of(found.get());
+    if (!name) return name.error().wrap("cannot name " + prefix + " in " + path_);
+    if (name->compare(0, base.size(), base) != 0 ||
+        (name->size() > base.size() && (*name)[base.size()] != '/'))
+      return Error{prefix + " resolves outside " + path_};
+    std::string in_root = name->substr(base.size());
+    for (std::size_t i = n; i < parts.size(); ++i) in_root += "/" + parts[i];
+    return in_root.empty() ? std::string("/") : in_root;
+  }
+  return Error{"cannot resolve " + printable(path) + " in " + path_};
 }
 
 Result<Fd> RootFs::make_dirs(const std::string& path) const {

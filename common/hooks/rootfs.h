@@ -35,6 +35,14 @@ class RootFs {
   // carries could act on the device.
   [[nodiscard]] Result<std::optional<Fd>> open_regular(const std::string& path) const;
 
+  // The root as the kernel names it (symlinks in the opened path resolved).
+  [[nodiscard]] Result<std::string> host_path() const;
+
+  // The in-root path `path` comes to once the symlinks of its existing components are followed
+  // inside the root, as runc resolves a mount destination: the existing part as the kernel
+  // names it, the missing rest appended. A path with ".." is an error.
+  [[nodiscard]] Result<std::string> canonical(const std::string& path) const;
+
   // Opens the in-root directory `path` for *at() calls, creating missing components (0755),
   // including the in-root targets of dangling symlinks on the way. A component that exists
   // but is not a directory (or a symlink to one) is an error.

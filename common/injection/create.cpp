@@ -4,6 +4,7 @@
 #include "driver/host.h"
 #include "driver/probe.h"
 #include "injection/gpu_injection.h"
+#include "injection/libraries_at_create.h"
 #include "oci/spec_io.h"
 #include "oci/spec_view.h"
 #include "request/request.h"
@@ -47,6 +48,7 @@ Status prepare_container(const RuncArgs& runc, const Config& config, const Logge
   auto edited = inject_gpus(bundle->spec, **request, config,
                             InjectionSources{host, probe, cdi, stat, logger});
   if (!edited) return edited.error().wrap("cannot give the container its GPUs");
+  run_library_hook_at_create(*edited, runc.bundle, config, logger);
   if (auto s = write_bundle_spec(*bundle, *edited); !s) return s;
   logger.info(summary(**request, *edited));
   return {};

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <boost/filesystem.hpp>
 
 #include "gpu_fixture.h"
 
@@ -89,6 +90,64 @@ TEST_CASE("the injected hooks: createContainer, explicit env, timeout, our gpu-c
   REQUIRE(hook["env"].is_array());
   CHECK_FALSE(hook["env"].empty());
   for (const auto& e : hook["env"]) CHECK(e.get<std::string>().rfind("LD_", 0) != 0);
+}
+
+TEST_CASE("an image with a loader cache gets its links and cache at create, and no hook") {
+  require_root();
+  GpuFixture f;
+  gcr::test::make_glibc_rootfs(f.bundle());
+  const std::string rootfs = f.bundle() + "/rootfs";
+  const auto listed = [&] {
+    return gcr::test::run({"/sbin/ldconfig", "-p", "-C", rootfs + "/etc/ld.so.cache"}).out;
+  };
+  const std::string cuda = "libcuda.so.1 (libc6,x86-64) => " + kLib + "libcuda.so.1";
+  SUBCASE("written by the shim") {
+    REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=0"}).exit_code == 0);
+    const Json spec = f.spec();
+    CHECK_FALSE(spec.contains("hooks"));
+    CHECK(spec["mounts"].size() > 5);
+    CHECK(listed().find(cuda) != std::string::npos);
+    CHECK(boost::filesystem::read_symlink(rootfs + kLib + "libcuda.so.1").string() ==
+          "libcuda.so." + kVersion);
+    CHECK(boost::filesystem::read_symlink(rootfs + kLib + "libcuda.so").string() == "libcuda.so.1");
+    CHECK(gcr::test::read_file(rootfs + "/etc/ld.so.conf.d/00-gpu-container-runtime.conf")
+              .find("\n" + kLib.substr(0, kLib.size() - 1) + "\n") != std::string::npos);
+  }
+  SUBCASE("a user namespace: the hook does it as the container's root") {
+    REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=0"},
+                     {{"linux", {{"namespaces", {{{"type", "mount"}}, {{"type", "user"}}}}}}})
+                .exit_code == 0);
+    CHECK(f.spec()["hooks"]["createContainer"].size() == 1);
+    CHECK(listed().find(cuda) == std::string::npos);
+  }
+  SUBCASE("a volume over the image's configuration: the hook reads it once mounted") {
+    f.configure({{"runtime", {{"log-file", f.path("shim.log")}, {"log-level", "debug"}}}});
+    REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=0"}, {{"mounts",
+                                                     {{{"destination", "/etc/ld.so.conf.d"},
+                                                       {"source", f.path("conf")},
+                                                       {"type", "bind"},
+                                                       {"options", {"rbind"}}}}}})
+                .exit_code == 0);
+    CHECK(f.spec()["hooks"]["createContainer"].size() == 1);
+    CHECK(gcr::test::read_file(f.path("shim.log"))
+              .find("the loader cache is left to the hook: the mount at /etc/ld.so.conf.d "
+                    "changes what ldconfig reads") != std::string::npos);
+  }
+  SUBCASE("a prestart hook runs before ours and may change what ldconfig reads") {
+    REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=0"},
+                     {{"hooks", {{"prestart", {{{"path", "/bin/true"}}}}}}})
+                .exit_code == 0);
+    CHECK(f.spec()["hooks"]["createContainer"].size() == 1);
+    CHECK(listed().find(cuda) == std::string::npos);
+  }
+  SUBCASE("a rootfs reached through a symlink, which runc refuses: nothing written through it") {
+    boost::filesystem::rename(rootfs, f.bundle() + "/real-rootfs");
+    gcr::test::make_symlink("real-rootfs", rootfs);
+    REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=0"}).exit_code == 0);
+    CHECK(f.spec()["hooks"]["createContainer"].size() == 1);
+    CHECK_FALSE(gcr::test::exists(f.bundle() + "/real-rootfs/etc/ld.so.conf.d/"
+                                               "00-gpu-container-runtime.conf"));
+  }
 }
 
 TEST_CASE("all GPUs, by UUID, by PCI bus id") {

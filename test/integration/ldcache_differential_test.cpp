@@ -1,9 +1,11 @@
-// The loader cache written in process against ldconfig's: the same image is prepared twice,
-// one copy gets `gpu-ctk hook update-libraries` (the in-process update where it applies), the
-// other the old way (create-symlinks, the same drop-in, then the host's ldconfig in the
-// rootfs). Both caches must hold the same entries in the same order (the loader takes the
-// first that fits, so equal lists resolve every library alike), and the folders the same
-// links. Images the in-process update cannot do exactly must go to ldconfig. Needs root.
+// The loader cache written in process against ldconfig's: the same image is prepared three
+// times, one copy gets `gpu-ctk hook update-libraries` (the in-process update where it
+// applies), one the old way (create-symlinks, the same drop-in, then the host's ldconfig in the
+// rootfs), and one the shim's way at create, before runc has mounted the libraries. The caches
+// must hold the same entries in the same order (the loader takes the first that fits, so equal
+// lists resolve every library alike), and the folders the same links. Images the in-process
+// update cannot do exactly must go to ldconfig, and the shim must leave them to the hook.
+// Needs root.
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
@@ -15,6 +17,7 @@
 #include <functional>
 
 #include "hooks/ldcache_in_process.h"
+#include "hooks/libraries_at_create.h"
 #include "hooks/rootfs.h"
 #include "ldcache/ldcache.h"
 #include "shim_fixture.h"
@@ -97,6 +100,22 @@ struct Image {
         .out;
   }
 
+  // The shim's way at create on this image, whose libraries are mounts still to come.
+  [[nodiscard]] gcr::Status at_create(const std::vector<Library>& libs,
+                                      const std::vector<std::string>& folders,
+                                      const std::vector<std::string>& links,
+                                      const std::vector<gcr::MountToCome>& others = {}) const {
+    auto root = gcr::RootFs::open(rootfs);
+    REQUIRE(root.ok());
+    std::vector<gcr::MountToCome> mounts = others;
+    for (const auto& lib : libs) {
+      const std::string name = lib.stub.substr(lib.stub.rfind('/') + 1);
+      mounts.push_back(gcr::MountToCome{lib.folder + "/" + name, kStubs + "/" + lib.stub, true});
+    }
+    return gcr::update_libraries_at_create(
+        *root, gcr::LibrariesRequest{folders, links, "@/sbin/ldconfig"}, mounts);
+  }
+
   [[nodiscard]] gcr::Result<gcr::LdcachePlan> plan(const std::vector<std::string>& folders) const {
     auto root = gcr::RootFs::open(rootfs);
     REQUIRE(root.ok());
@@ -156,14 +175,18 @@ void differential(const std::function<void(const Image&)>& prepare,
                   const std::vector<std::string>& links, bool in_process, int runs = 1) {
   Image a;
   Image b;
-  prepare(a);
-  prepare(b);
-  a.age();
-  b.age();
+  Image c;
+  for (const Image* image : {&a, &b, &c}) {
+    prepare(*image);
+    image->age();
+  }
   a.inject(libs);
   b.inject(libs);
   for (int run = 0; run < runs; ++run) {
     CAPTURE(run);
+    const auto now = c.at_create(libs, folders, links);
+    CAPTURE(now.ok() ? std::string("done at create") : now.error().message);
+    CHECK(now.ok() == in_process);
     const auto plan = a.plan(folders);
     CAPTURE(plan.ok() ? std::string("applies") : plan.error().message);
     CHECK(plan.ok() == in_process);
@@ -173,6 +196,7 @@ void differential(const std::function<void(const Image&)>& prepare,
     CHECK(a.written_by_ldconfig() == !in_process);
     the_ldconfig_way(a, b, folders, links);
     check_same(a, b, folders);
+    if (in_process) check_same(c, a, folders);
   }
 }
 
@@ -281,4 +305,89 @@ TEST_CASE("the in-process update opens no device or FIFO an image puts among its
   const auto r = image.hook(hook_args("update-libraries", {kMultiarch}, {}));
   CHECK(r.exit_code == 0);
   CHECK(image.written_by_ldconfig());
+}
+
+TEST_CASE("at create: a mount that changes what ldconfig reads leaves the work to the hook") {
+  REQUIRE_MESSAGE(gcr::test::is_root(), "ldconfig -r needs root");
+  Image image;
+  image.age();
+  const std::string cache = gcr::test::read_file(image.rootfs + "/etc/ld.so.cache");
+  const std::string conf_file = image.t / "cuda.conf";
+  gcr::test::write_file(conf_file, "/opt/cuda/lib64\n");
+  const std::string lib = kStubs + "/decoy/libcuda.so.470.57.02";
+  const auto declined = [&](const std::vector<gcr::MountToCome>& others,
+                            const std::vector<std::string>& links, const std::string& why) {
+    const auto r = image.at_create(multiarch_libs(), {kMultiarch, kMultiarch32}, links, others);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().message.find(why) != std::string::npos);
+    CHECK(gcr::test::read_file(image.rootfs + "/etc/ld.so.cache") == cache);
+    CHECK_FALSE(
+        gcr::test::exists(image.rootfs + "/etc/ld.so.conf.d/00-gpu-container-runtime.conf"));
+  };
+  SUBCASE("a tmpfs over /etc") {
+    declined({{"/etc", "tmpfs", false}}, {}, "the mount at /etc");
+  }
+  SUBCASE("a configuration file mounted among the drop-ins") {
+    declined({{"/etc/ld.so.conf.d/cuda.conf", conf_file, true}}, {}, "ld.so.conf.d/cuda.conf");
+  }
+  SUBCASE("a library mounted into a directory ldconfig scans that is no folder") {
+    declined({{"/lib/x86_64-linux-gnu/libextra.so.1", lib, true}}, {}, "libextra.so.1");
+  }
+  SUBCASE("a mount through a symlink the image points at the configuration") {
+    gcr::test::make_symlink("/etc/ld.so.conf.d/evil.conf", image.rootfs + "/data");
+    declined({{"/data", conf_file, true}}, {}, "dangling symlink");
+  }
+  SUBCASE("a link where runc mounts") {
+    declined({}, {"libcuda.so.1::" + kMultiarch + "/libcuda.so." + kVersion},
+             "a mount at the link");
+  }
+  SUBCASE("a mount that is not a bind over a library name in a folder") {
+    declined({{kMultiarch + "/libtmp.so.1", "tmpfs", false}}, {}, "not a bind");
+  }
+  SUBCASE("a device node mounted as a library: not opened, not indexed") {
+    declined({{kMultiarch + "/libnull.so.1", "/dev/null", true}}, {}, "not a regular file");
+  }
+  SUBCASE("a library mounted through a volume mounted before it: where it lands is unknown") {
+    gcr::test::make_dirs(image.rootfs + kMultiarch);
+    gcr::test::make_symlink(kMultiarch, image.rootfs + "/opt/nv");
+    declined({{"/opt", image.t / "volume", true}, {"/opt/nv/libbar.so.1", lib, true}}, {},
+             "lies inside the mount at /opt");
+  }
+  SUBCASE("a mount that covers a folder before anything is written") {
+    declined({{"/usr/lib", image.t / "volume", true}}, {}, "mount at /usr/lib");
+  }
+  SUBCASE("a library mounted inside a tmpfs lands there, by name, not where the image points") {
+    gcr::test::make_dirs(image.rootfs + kMultiarch);
+    gcr::test::make_symlink(kMultiarch, image.rootfs + "/opt/nv");
+    const auto r =
+        image.at_create(multiarch_libs(), {kMultiarch}, {},
+                        {{"/opt", "tmpfs", false, true}, {"/opt/nv/libbar.so.1", lib, true}});
+    CAPTURE(r.ok() ? std::string() : r.error().message);
+    REQUIRE(r.ok());
+    const auto listed =
+        gcr::test::run({"/sbin/ldconfig", "-p", "-C", image.rootfs + "/etc/ld.so.cache"}).out;
+    CHECK(listed.find("libcuda.so.1 (libc6,x86-64) => " + kMultiarch) != std::string::npos);
+    CHECK(listed.find("libbar") == std::string::npos);
+    CHECK(listed.find("libcuda.so.470") == std::string::npos);
+  }
+  SUBCASE("mounts ldconfig does not see are no reason") {
+    const auto r =
+        image.at_create(multiarch_libs(), {kMultiarch, kMultiarch32},
+                        {"libcuda.so.1::" + kMultiarch + "/libcuda.so"},
+                        {{"/proc", "proc", false, true},
+                         {"/dev", "tmpfs", false, true},
+                         {"/dev/shm", "shm", true},
+                         {"/etc/hosts", conf_file, true},
+                         {"/lib/firmware/nvidia/" + kVersion + "/gsp.bin", conf_file, true},
+                         {"/usr/bin/nvidia-smi", conf_file, true}});
+    CAPTURE(r.ok() ? std::string() : r.error().message);
+    REQUIRE(r.ok());
+    const auto listed =
+        gcr::test::run({"/sbin/ldconfig", "-p", "-C", image.rootfs + "/etc/ld.so.cache"}).out;
+    CHECK(listed.find("libcuda.so.1 (libc6,x86-64) => " + kMultiarch + "/libcuda.so.1") !=
+          std::string::npos);
+    CAPTURE(listed);
+    CHECK(listed.find(" => " + kMultiarch32 + "/libcuda.so.1") != std::string::npos);
+    CHECK(listed.find("libnvidia-ml.so.1 (libc6,x86-64) => " + kMultiarch) != std::string::npos);
+  }
 }

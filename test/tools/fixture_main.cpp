@@ -3,12 +3,10 @@
 //   gcr-fixture glibc BUNDLE [NAME=VALUE...] -- CMD...     the same plus glibc and /probe
 //   gcr-fixture gpu-host DIR [GPUS] [lib64]                a simulated GPU host (needs root);
 //                                                          prints the [driver] keys for it
-//   gcr-fixture without-hooks SPEC                         prints SPEC without its hooks
 #include <cstdio>
 #include <string>
 #include <vector>
 
-#include "json/strict_json.h"
 #include "shim_fixture.h"
 #include "sim_host.h"
 #include "test_support.h"
@@ -39,17 +37,6 @@ int gpu_host(const std::vector<std::string>& args) {
   return 0;
 }
 
-int without_hooks(const std::string& path) {
-  auto spec = gcr::parse_json_strict(gcr::test::read_file(path));
-  if (!spec) {
-    std::fprintf(stderr, "%s: %s\n", path.c_str(), spec.error().message.c_str());
-    return 1;
-  }
-  spec->erase("hooks");
-  std::printf("%s\n", spec->dump(2).c_str());
-  return 0;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -57,12 +44,10 @@ int main(int argc, char** argv) {
   int status = 2;
   if (!args.empty() && (args[0] == "busybox" || args[0] == "glibc")) status = bundle(args);
   if (args.size() >= 2 && args[0] == "gpu-host") status = gpu_host(args);
-  if (args.size() == 2 && args[0] == "without-hooks") status = without_hooks(args[1]);
   if (status == 2) {
     std::fprintf(stderr,
                  "usage: gcr-fixture busybox|glibc BUNDLE [NAME=VALUE...] -- CMD...\n"
-                 "       gcr-fixture gpu-host DIR [GPUS] [lib64]\n"
-                 "       gcr-fixture without-hooks SPEC\n");
+                 "       gcr-fixture gpu-host DIR [GPUS] [lib64]\n");
   }
   return status;
 }

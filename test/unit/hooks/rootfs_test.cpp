@@ -7,6 +7,7 @@
 #include "hooks/rootfs.h"
 #include "test_support.h"
 
+using gcr::test::make_dirs;
 using gcr::test::make_symlink;
 using gcr::test::TempDir;
 using gcr::test::write_file;
@@ -80,5 +81,33 @@ TEST_CASE("make_dirs creates inside the root, even through links that point outs
     CHECK(gcr::test::read_file(tree.outside + "/canary") == "canary");
     write_file(tree.rootfs + "/file", "x");
     CHECK_FALSE(root->make_dirs("/file/sub").ok());
+  }
+}
+
+TEST_CASE("canonical names a path as runc resolves a mount destination, inside the root") {
+  for (const auto resolver : {gcr::Resolver::kAuto, gcr::Resolver::kFallback}) {
+    HostileTree tree;
+    auto root = gcr::RootFs::open(tree.rootfs, resolver);
+    REQUIRE(root.ok());
+    const auto canonical = [&](const std::string& path) {
+      auto c = root->canonical(path);
+      return c ? *c : "error: " + c.error().message;
+    };
+    CHECK(canonical("/") == "/");
+    CHECK(canonical("/usr/lib/real/libx.so") == "/usr/lib/real/libx.so");
+    CHECK(canonical("//usr/./lib/real/") == "/usr/lib/real");
+    CHECK(canonical("/usr/lib/real/missing/deeper") == "/usr/lib/real/missing/deeper");
+    CHECK(canonical("/usr/lib64/usr/lib/real") == "/usr/lib/real");  // lib64 -> /
+    CHECK(canonical("/usr/lib/up/usr/lib/real") == "/usr/lib/real");
+    // Links to host paths point at nothing inside the root: runc would create their targets
+    // there, which is not known now.
+    CHECK(canonical("/abs/canary").find("/abs is a dangling symlink") != std::string::npos);
+    CHECK(canonical("/climb/canary").find("/climb is a dangling symlink") != std::string::npos);
+    make_dirs(tree.rootfs + tree.outside);
+    CHECK(canonical("/abs/canary") == tree.outside + "/canary");  // absolute: in the root
+    CHECK(canonical("/usr/../etc").rfind("error: ", 0) == 0);
+    make_symlink("/etc/missing.conf", tree.rootfs + "/dangling");
+    CHECK(canonical("/dangling").find("dangling symlink") != std::string::npos);
+    CHECK(canonical("/loop-a").rfind("error: ", 0) == 0);
   }
 }

@@ -1,0 +1,186 @@
+#include "hooks/libraries_at_create.h"
+
+#include <fcntl.h>
+#include <fnmatch.h>
+
+#include "base/text.h"
+#include "hooks/container_hooks.h"
+
+namespace gcr {
+namespace {
+
+// The first component of `path` below `dir` (path strictly under dir).
+std::string first_below(const std::string& path, const std::string& dir) {
+  const std::size_t start = dir == "/" ? 1 : dir.size() + 1;
+  return path.substr(start, path.find('/', start) - start);
+}
+
+bool strictly_under(const std::string& path, const std::string& dir) {
+  return path != dir && path_is_under(path, dir);
+}
+
+Result<std::vector<std::string>> resolve_all(const RootFs& root,
+                                             const std::vector<std::string>& paths) {
+  std::vector<std::string> out;
+  for (const auto& path : paths) {
+    auto resolved = root.canonical(path);
+    if (!resolved) return resolved.error();
+    out.push_back(std::move(*resolved));
+  }
+  return out;
+}
+
+// The plan's paths as they resolve in the root (an include keeps its pattern's last part).
+Result<LdcachePlan> resolved_reads(const RootFs& root, const LdcachePlan& plan) {
+  LdcachePlan out;
+  auto files = resolve_all(root, plan.files_read);
+  if (!files) return files.error();
+  auto dirs = resolve_all(root, plan.directories_scanned);
+  if (!dirs) return dirs.error();
+  out.files_read = std::move(*files);
+  out.directories_scanned = std::move(*dirs);
+  for (const auto& pattern : plan.includes) {
+    auto dir = root.canonical(dirname_of(pattern));
+    if (!dir) return dir.error();
+    out.includes.push_back((*dir == "/" ? "" : *dir) + "/" + basename_of(pattern));
+  }
+  return out;
+}
+
+// The library files the mounts put into the folders: in-root path (under the folder's name)
+// -> host path. Marks them in `pending_mount`.
+Result<PendingFiles> pending_files(const std::vector<std::string>& folders,
+                                   const std::vector<std::string>& resolved_folders,
+                                   const std::vector<MountToCome>& mounts,
+                                   const std::vector<std::string>& destinations,
+                                   std::vector<bool>& pending_mount) {
+  PendingFiles pending;
+  for (std::size_t i = 0; i < mounts.size(); ++i) {
+    const std::string name = basename_of(destinations[i]);
+    if (!ldconfig_reads_entry(name)) continue;
+    for (std::size_t j = 0; j < folders.size(); ++j) {
+      if (dirname_of(destinations[i]) != resolved_folders[j]) continue;
+      if (!mounts[i].bind) return Error{"a mount that is not a bind at " + destinations[i]};
+      pending[folders[j] + "/" + name] = mounts[i].source;
+      pending_mount[i] = true;
+    }
+  }
+  return pending;
+}
+
+// Where each mount lands, as runc resolves it once the mounts before it are made: in the image;
+// below a filesystem mounted fresh before it (tmpfs, proc, sysfs: nothing there to follow) by
+// name. Below any other earlier mount it depends on what that one holds, unknown now.
+Result<std::vector<std::string>> where_mounts_land(const RootFs& root,
+                                                   const std::vector<MountToCome>& mounts) {
+  std::vector<std::string> literal;
+  std::vector<std::string> landed;
+  for (const auto& mount : mounts) {
+    if (mount.destination.empty() || mount.destination.front() != '/')
+      return Error{"a mount at the relative destination " + quote(mount.destination)};
+    const std::string name = clean_path(mount.destination);
+    auto at = root.canonical(mount.destination);
+    if (!at) return at.error();
+    for (std::size_t j = landed.size(); j-- > 0;) {
+      const bool by_name = strictly_under(name, literal[j]) || strictly_under(name, landed[j]);
+      if (!by_name && !strictly_under(*at, landed[j])) continue;
+      if (!mounts[j].fresh || !by_name)
+        return Error{"the mount at " + name + " lies inside the mount at " + landed[j] +
+                     ": where it lands depends on what that one holds"};
+      const std::string& base = strictly_under(name, literal[j]) ? literal[j] : landed[j];
+      *at = landed[j] + name.substr(base == "/" ? 0 : base.size());
+      break;
+    }
+    literal.push_back(name);
+    landed.push_back(std::move(*at));
+  }
+  return landed;
+}
+
+// What is written now must be what the container sees: no mount may cover a folder or a link.
+Status check_nothing_hidden(const RootFs& root, const LibrariesRequest& request,
+                            const std::vector<std::string>& folders,
+                            const std::vector<std::string>& destinations,
+                            const std::vector<bool>& pending_mount) {
+  std::vector<std::string> links;
+  for (const auto& link : request.links) {
+    const auto sep = link.find("::");
+    if (sep == std::string::npos) return Error{quote(link) + " is not <target>::<link>"};
+    const std::string path = link.substr(sep + 2);
+    auto dir = root.canonical(dirname_of(path));
+    if (!dir) return dir.error();
+    links.push_back((*dir == "/" ? "" : *dir) + "/" + basename_of(path));
+  }
+  for (std::size_t i = 0; i < destinations.size(); ++i) {
+    for (const auto& link : links) {
+      if (path_is_under(link, destinations[i]) || path_is_under(destinations[i], link))
+        return Error{"a mount at the link " + link};
+    }
+    if (pending_mount[i]) continue;
+    for (const auto& folder : folders) {
+      if (path_is_under(folder, destinations[i]))
+        return Error{"the mount at " + destinations[i] + " covers " + folder};
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+bool mount_changes_plan(const std::string& destination, const LdcachePlan& plan) {
+  for (const auto& file : plan.files_read) {
+    if (path_is_under(file, destination)) return true;
+  }
+  for (const auto& dir : plan.directories_scanned) {
+    if (path_is_under(dir, destination)) return true;
+    if (strictly_under(destination, dir) && ldconfig_reads_entry(first_below(destination, dir)))
+      return true;
+  }
+  for (const auto& pattern : plan.includes) {
+    const std::string dir = dirname_of(pattern);
+    if (path_is_under(dir, destination)) return true;
+    if (strictly_under(destination, dir) &&
+        ::fnmatch(basename_of(pattern).c_str(), first_below(destination, dir).c_str(),
+                  FNM_PERIOD) == 0)
+      return true;
+  }
+  return false;
+}
+
+Status update_libraries_at_create(const RootFs& root, const LibrariesRequest& request,
+                                  const std::vector<MountToCome>& mounts) {
+  if (request.folders.empty()) return Error{"no folders"};
+  // Without a cache of its own the image needs ldconfig, which runs in the hook.
+  auto cache = root.open_if_exists("/etc/ld.so.cache", O_PATH);
+  if (!cache) return cache.error();
+  if (!*cache) return Error{"the image has no /etc/ld.so.cache"};
+  if (auto ldconfig = check_ldcache_request(request.folders, request.ldconfig); !ldconfig)
+    return ldconfig.error();
+  auto destinations = where_mounts_land(root, mounts);
+  if (!destinations) return destinations.error();
+  auto folders = resolve_all(root, request.folders);
+  if (!folders) return folders.error();
+  std::vector<bool> pending_mount(mounts.size(), false);
+  auto pending = pending_files(request.folders, *folders, mounts, *destinations, pending_mount);
+  if (!pending) return pending.error();
+  if (auto s = check_nothing_hidden(root, request, *folders, *destinations, pending_mount); !s)
+    return s;
+  // runc would create the folders for the mounts into them.
+  for (const auto& folder : request.folders) {
+    if (auto made = root.make_dirs(folder); !made) return made.error();
+  }
+  if (auto s = create_symlinks(root, request.links); !s) return s;
+  auto plan =
+      plan_ldcache_update(root, request.folders, drop_in_content(request.folders), *pending);
+  if (!plan) return plan.error();
+  auto reads = resolved_reads(root, *plan);
+  if (!reads) return reads.error();
+  for (std::size_t i = 0; i < mounts.size(); ++i) {
+    if (!pending_mount[i] && mount_changes_plan((*destinations)[i], *reads))
+      return Error{"the mount at " + (*destinations)[i] + " changes what ldconfig reads"};
+  }
+  if (auto s = write_loader_configuration(root, request.folders); !s) return s;
+  return apply_ldcache_plan(root, *plan);
+}
+
+}  // namespace gcr

@@ -1,0 +1,214 @@
+#include "injection/libraries_at_create.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <optional>
+
+#include "base/text.h"
+#include "hooks/libraries_at_create.h"
+#include "json/fields.h"
+
+namespace gcr {
+namespace {
+
+struct FoundHook {
+  std::size_t index = 0;
+  LibrariesRequest request;
+};
+
+bool is_string(const Json& array, std::size_t i, const char* value) {
+  return array[i].is_string() && array[i].get<std::string>() == value;
+}
+
+// The request of an update-libraries hook in the form update_libraries_hook writes
+// (edits/injected_hooks.h): "gpu-ctk hook update-libraries" and flag-value pairs.
+std::optional<LibrariesRequest> read_request(const Json& args) {
+  if (!args.is_array() || args.size() < 3 || !is_string(args, 0, "gpu-ctk") ||
+      !is_string(args, 1, "hook") || !is_string(args, 2, "update-libraries"))
+    return std::nullopt;
+  LibrariesRequest request;
+  request.ldconfig = "@/sbin/ldconfig";
+  for (std::size_t i = 3; i < args.size(); i += 2) {
+    if (i + 1 >= args.size() || !args[i].is_string() || !args[i + 1].is_string())
+      return std::nullopt;
+    const std::string flag = args[i].get<std::string>();
+    std::string value = args[i + 1].get<std::string>();
+    if (flag == "--folder") {
+      request.folders.push_back(std::move(value));
+    } else if (flag == "--link") {
+      request.links.push_back(std::move(value));
+    } else if (flag == "--ldconfig-path") {
+      request.ldconfig = std::move(value);
+    } else {
+      return std::nullopt;
+    }
+  }
+  return request;
+}
+
+Result<FoundHook> find_library_hook(const Json& spec, const Config::Hooks& hooks) {
+  const Json::json_pointer at("/hooks/createContainer");
+  if (!spec.contains(at) || !spec.at(at).is_array()) return Error{"no createContainer hook"};
+  const Json& list = spec.at(at);
+  std::optional<FoundHook> found;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const Json& hook = list[i];
+    const Json* path = hook.is_object() ? member(hook, "path") : nullptr;
+    if (path == nullptr || !path->is_string() || path->get<std::string>() != hooks.ctk_path)
+      continue;
+    const auto args = hook.find("args");
+    if (args == hook.end()) continue;
+    auto request = read_request(*args);
+    if (!request) continue;
+    if (found) return Error{"two update-libraries hooks"};
+    found = FoundHook{i, std::move(*request)};
+  }
+  if (!found) return Error{"no update-libraries hook in the form the shim writes"};
+  return std::move(*found);
+}
+
+std::string in_bundle(const std::string& bundle, const std::string& path) {
+  if (!path.empty() && path.front() == '/') return path;
+  return (bundle.empty() ? "." : bundle) + "/" + path;
+}
+
+Result<MountToCome> mount_to_come(const Json& m, const std::string& bundle,
+                                  const std::string& where) {
+  if (!m.is_object()) return field_error(where, "is not an object");
+  Reader r;
+  MountToCome mount;
+  mount.destination = r.take(string_field(m, "destination", where, true));
+  mount.source = r.take(string_field(m, "source", where, false));
+  const std::string type = r.take(string_field(m, "type", where, false));
+  const auto options = r.take(string_list(m, "options", where));
+  if (r.error()) return *r.error();
+  mount.bind = type == "bind" ||
+               std::find(options.begin(), options.end(), "bind") != options.end() ||
+               std::find(options.begin(), options.end(), "rbind") != options.end();
+  if (mount.bind) mount.source = in_bundle(bundle, mount.source);
+  mount.fresh =
+      !mount.bind && (type == "tmpfs" || type == "proc" || type == "sysfs" || type == "devpts" ||
+                      type == "mqueue" || type == "cgroup" || type == "cgroup2");
+  return mount;
+}
+
+Result<std::vector<MountToCome>> mounts_of(const Json& spec, const std::string& bundle) {
+  std::vector<MountToCome> mounts;
+  const Json* list = member(spec, "mounts");
+  if (list == nullptr) return mounts;
+  if (!list->is_array()) return Error{"mounts is not an array"};
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    auto mount = mount_to_come((*list)[i], bundle, "mounts[" + std::to_string(i) + "]");
+    if (!mount) return mount.error();
+    mounts.push_back(std::move(*mount));
+  }
+  return mounts;
+}
+
+// The device nodes runc creates after the mounts land like mounts of nothing.
+Result<std::vector<MountToCome>> devices_of(const Json& spec) {
+  std::vector<MountToCome> nodes;
+  const Json::json_pointer at("/linux/devices");
+  if (!spec.contains(at)) return nodes;
+  if (!spec.at(at).is_array()) return Error{"linux.devices is not an array"};
+  for (std::size_t i = 0; i < spec.at(at).size(); ++i) {
+    const Json& d = spec.at(at)[i];
+    const std::string where = "linux.devices[" + std::to_string(i) + "]";
+    if (!d.is_object()) return field_error(where, "is not an object");
+    auto path = string_field(d, "path", where, true);
+    if (!path) return path.error();
+    nodes.push_back(MountToCome{*path, "", false, false});
+  }
+  return nodes;
+}
+
+// Hooks runc runs before ours (prestart, createRuntime, createContainer hooks listed first)
+// may change what ldconfig reads; so may one after it.
+Status check_no_other_hooks(const Json& spec) {
+  const Json* hooks = member(spec, "hooks");
+  if (hooks == nullptr) return {};
+  for (const char* kind : {"prestart", "createRuntime", "createContainer"}) {
+    const Json* list = hooks->is_object() ? member(*hooks, kind) : nullptr;
+    const std::size_t ours = std::string(kind) == "createContainer" ? 1 : 0;
+    if (list != nullptr && (!list->is_array() || list->size() > ours))
+      return Error{std::string("the spec has other ") + kind + " hooks"};
+  }
+  return {};
+}
+
+// runc refuses a root.path that is a symlink (a relative one counts from the bundle's real
+// path, where runc works): nothing is written through one.
+Result<RootFs> open_rootfs(const Json& spec, const std::string& bundle) {
+  const Json::json_pointer root_path("/root/path");
+  if (!spec.contains(root_path) || !spec.at(root_path).is_string())
+    return Error{"the spec has no root.path"};
+  std::string path = spec.at(root_path).get<std::string>();
+  if (path.empty()) return Error{"the spec has no root.path"};
+  if (path.front() != '/') {
+    char* real_bundle = ::realpath(bundle.empty() ? "." : bundle.c_str(), nullptr);
+    if (real_bundle == nullptr) return Error{"cannot resolve the bundle " + bundle};
+    path = std::string(real_bundle) + "/" + path;
+    std::free(real_bundle);
+  }
+  auto root = RootFs::open(path);
+  if (!root) return root.error();
+  auto real = root->host_path();
+  if (!real) return real.error();
+  if (*real != clean_path(path) || *real == "/")
+    return Error{"the rootfs " + path + " is a symlink or the host's root"};
+  return root;
+}
+
+bool has_user_namespace(const Json& spec) {
+  const Json::json_pointer at("/linux/namespaces");
+  if (!spec.contains(at) || !spec.at(at).is_array()) return false;
+  for (const auto& ns : spec.at(at)) {
+    const Json* type = ns.is_object() ? member(ns, "type") : nullptr;
+    if (type == nullptr || (type->is_string() && type->get<std::string>() == "user")) return true;
+  }
+  return false;
+}
+
+// In a user namespace the hook writes as the container's root, and a shim that is not root
+// could not write what the hook writes.
+Status try_now(Json& spec, const std::string& bundle, const Config& config) {
+  if (::geteuid() != 0) return Error{"the runtime does not run as root"};
+  if (has_user_namespace(spec)) return Error{"the container has a user namespace"};
+  auto hook = find_library_hook(spec, config.hooks);
+  if (!hook) return hook.error();
+  if (auto s = check_no_other_hooks(spec); !s) return s;
+  auto root = open_rootfs(spec, bundle);
+  if (!root) return root.error();
+  auto mounts = mounts_of(spec, bundle);
+  if (!mounts) return mounts.error();
+  auto nodes = devices_of(spec);
+  if (!nodes) return nodes.error();
+  mounts->insert(mounts->end(), nodes->begin(), nodes->end());
+  if (auto s = update_libraries_at_create(*root, hook->request, *mounts); !s) return s;
+  Json& list = spec["hooks"]["createContainer"];
+  list.erase(list.begin() + static_cast<std::ptrdiff_t>(hook->index));
+  if (list.empty()) spec["hooks"].erase("createContainer");
+  if (spec["hooks"].empty()) spec.erase("hooks");
+  return {};
+}
+
+}  // namespace
+
+void run_library_hook_at_create(Json& spec, const std::string& bundle, const Config& config,
+                                const Logger& logger) {
+  Status done = Error{"not tried"};
+  try {
+    done = try_now(spec, bundle, config);
+  } catch (const std::exception& e) {
+    done = Error{e.what()};  // out of memory, most likely: the hook still does the work
+  }
+  if (!done) {
+    logger.debug("the loader cache is left to the hook: " + done.error().message);
+    return;
+  }
+  logger.debug("links and loader cache written into the rootfs at create; no hook");
+}
+
+}  // namespace gcr
