@@ -67,8 +67,10 @@ Status TrustCheck::directory(const std::string& path) {
   } else if (path != "/") {
     verdict = directory(dirname_of(path));
     if (verdict) verdict = entry(path, st);
+    if (verdict && real_directories_.count(dirname_of(path))) real_directories_.insert(path);
   } else {
     verdict = entry(path, st);
+    real_directories_.insert(path);
   }
   directories_.emplace(path, verdict);
   return verdict;
@@ -81,6 +83,10 @@ Status TrustCheck::file(const std::string& path, struct stat& st) {
   for (const auto& dir : ancestors(cleaned)) {
     if (auto s = directory(dir); !s) return s;
   }
+  // In a directory with no symlink above it, a name that is no symlink is its real path.
+  if (real_directories_.count(dirname_of(cleaned)) && ::lstat(cleaned.c_str(), &st) == 0 &&
+      !S_ISLNK(st.st_mode))
+    return entry(cleaned, st);
   const std::string real = real_path(cleaned);
   if (real.empty()) return Error{errno_text(errno) + " (" + path + ")"};
   if (real != cleaned) {

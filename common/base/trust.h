@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include <map>
+#include <set>
 #include <string>
 
 #include "base/result.h"
@@ -32,6 +33,7 @@ class TrustCheck {
   Status entry(const std::string& path, const struct stat& st) const;
   Status real_chain(const std::string& real, bool last_is_directory);
   std::map<std::string, Status> directories_;  // verdicts, each directory checked once
+  std::set<std::string> real_directories_;     // trusted, and no symlink on their path
 };
 
 }  // namespace gcr

@@ -27,11 +27,12 @@ std::string relative(const std::string& path) {
 }
 
 // openat2 inside the root; returns 0 or an errno (ENOSYS when the kernel lacks openat2).
-int resolve_openat2(int root, const std::string& path, int flags, Fd& out) {
+int resolve_openat2(int root, const std::string& path, int flags, Fd& out,
+                    std::uint64_t more_resolve = 0) {
   if (openat2_missing.load()) return ENOSYS;
   open_how how{};
   how.flags = static_cast<std::uint64_t>(flags | O_CLOEXEC);
-  how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
+  how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV | more_resolve;
   for (int attempt = 0; attempt < kEagainRetries; ++attempt) {
     const long fd = ::syscall(SYS_openat2, root, relative(path).c_str(), &how, sizeof how);
     if (fd >= 0) {
@@ -167,29 +168,44 @@ Result<std::string> RootFs::canonical(const std::string& path) const {
     if (part == "..") return Error{"`..` in " + printable(path)};
     if (!part.empty() && part != ".") parts.emplace_back(part);
   }
-  auto root_name = host_path();
-  if (!root_name) return root_name.error();
-  const std::string base = *root_name == "/" ? "" : *root_name;
+  // Without a symlink on the way (the usual case) the existing part is its own name, and the
+  // kernel need not be asked for it.
+  bool literal = resolver_ == Resolver::kAuto;
   for (std::size_t n = parts.size() + 1; n-- > 0;) {
     std::string prefix;
     for (std::size_t i = 0; i < n; ++i) prefix += "/" + parts[i];
     Fd found;
-    const int err = walk(prefix.empty() ? "/" : prefix, O_PATH, found);
+    int err = ENOSYS;
+    if (literal)
+      err = resolve_openat2(root_.get(), prefix.empty() ? "/" : prefix, O_PATH, found,
+                            RESOLVE_NO_SYMLINKS);
+    if (err == ELOOP || err == ENOSYS) {
+      literal = false;
+      err = walk(prefix.empty() ? "/" : prefix, O_PATH, found);
+    }
     if (err == ENOENT) continue;
     if (err != 0) return Error{errno_text(err) + " (" + prefix + " in " + path_ + ")"};
     struct stat st {};
     if (n < parts.size() && ::fstatat(found.get(), parts[n].c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0)
       return Error{prefix + "/" + parts[n] + " is a dangling symlink in " + path_};
-    auto name = name_of(found.get());
-    if (!name) return name.error().wrap("cannot name " + prefix + " in " + path_);
-    if (name->compare(0, base.size(), base) != 0 ||
-        (name->size() > base.size() && (*name)[base.size()] != '/'))
-      return Error{prefix + " resolves outside " + path_};
-    std::string in_root = name->substr(base.size());
-    for (std::size_t i = n; i < parts.size(); ++i) in_root += "/" + parts[i];
-    return in_root.empty() ? std::string("/") : in_root;
+    auto in_root = literal ? Result<std::string>(prefix) : name_in_root(found.get(), prefix);
+    if (!in_root) return in_root.error();
+    for (std::size_t i = n; i < parts.size(); ++i) *in_root += "/" + parts[i];
+    return in_root->empty() ? std::string("/") : *in_root;
   }
   return Error{"cannot resolve " + printable(path) + " in " + path_};
+}
+
+Result<std::string> RootFs::name_in_root(int fd, const std::string& path) const {
+  auto root_name = host_path();
+  if (!root_name) return root_name.error();
+  const std::string base = *root_name == "/" ? "" : *root_name;
+  auto name = name_of(fd);
+  if (!name) return name.error().wrap("cannot name " + path + " in " + path_);
+  if (name->compare(0, base.size(), base) != 0 ||
+      (name->size() > base.size() && (*name)[base.size()] != '/'))
+    return Error{path + " resolves outside " + path_};
+  return name->substr(base.size());
 }
 
 Result<Fd> RootFs::make_dirs(const std::string& path) const {

@@ -52,6 +52,8 @@ class RootFs {
   RootFs(Fd root, std::string path, Resolver resolver)
       : root_(std::move(root)), path_(std::move(path)), resolver_(resolver) {}
   Result<Fd> make_dirs(const std::string& path, int budget) const;
+  // The in-root name of `fd`, which resolving `path` opened.
+  Result<std::string> name_in_root(int fd, const std::string& path) const;
   // 0 or an errno.
   int walk(const std::string& path, int flags, Fd& out) const;
 
