@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -52,10 +53,14 @@ Result<Fd> sealed_copy(int source) {
   return memfd;
 }
 
-// Reports the failing step to the parent through `report` and exits.
+// Reports the failing step to the parent through `report` and exits. Nothing is allocated
+// between fork and exec: the child's memory is limited.
 [[noreturn]] void child_fail(int report, const char* step) {
-  const std::string msg = std::string(step) + ": " + std::strerror(errno);
-  (void)!::write(report, msg.data(), msg.size());
+  const char* why = std::strerror(errno);
+  const iovec parts[] = {{const_cast<char*>(step), std::strlen(step)},
+                         {const_cast<char*>(": "), 2},
+                         {const_cast<char*>(why), std::strlen(why)}};
+  (void)!::writev(report, parts, 3);
   ::_exit(126);
 }
 
@@ -85,7 +90,15 @@ void drop_capabilities(int report) {
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) child_fail(report, "no_new_privs");
 }
 
-[[noreturn]] void child_main(const LdconfigJob& job, int memfd, int report, pid_t parent) {
+// ldconfig's argv: the folders are scanned first, as on its command line.
+std::vector<std::string> ldconfig_args(const LdconfigJob& job) {
+  std::vector<std::string> args{"ldconfig", "-f", "/etc/ld.so.conf", "-C", "/etc/ld.so.cache"};
+  args.insert(args.end(), job.folders.begin(), job.folders.end());
+  return args;
+}
+
+[[noreturn]] void child_main(const LdconfigJob& job, int memfd, int report, pid_t parent,
+                             char* const* argv) {
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || ::getppid() != parent)
     child_fail(report, "parent gone");
   if (::unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET) != 0)
@@ -107,13 +120,8 @@ void drop_capabilities(int report) {
   limit(RLIMIT_AS, rlim_t{2} << 30);
   limit(RLIMIT_FSIZE, rlim_t{64} << 20);
   limit(RLIMIT_NOFILE, 256);
-  std::vector<std::string> args{"ldconfig", "-f", "/etc/ld.so.conf", "-C", "/etc/ld.so.cache"};
-  args.insert(args.end(), job.folders.begin(), job.folders.end());
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
   char* envp[] = {nullptr};
-  ::syscall(SYS_execveat, memfd, "", argv.data(), envp, AT_EMPTY_PATH);
+  ::syscall(SYS_execveat, memfd, "", argv, envp, AT_EMPTY_PATH);
   child_fail(report, "executing ldconfig");
 }
 
@@ -210,10 +218,14 @@ Status run_ldconfig_in_rootfs(const LdconfigJob& job) {
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return fail("pipe: " + errno_text(errno));
   Fd report_read(pipe_fds[0]);
   Fd report_write(pipe_fds[1]);
+  std::vector<std::string> args = ldconfig_args(job);
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) return fail("fork: " + errno_text(errno));
-  if (pid == 0) child_main(job, memfd->get(), report_write.get(), parent);
+  if (pid == 0) child_main(job, memfd->get(), report_write.get(), parent, argv.data());
   report_write = Fd();
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::seconds(job.timeout_seconds);
