@@ -8,7 +8,7 @@ BUILD_DIR=${BUILD_DIR:-build}
 scripts/build.sh >/dev/null
 B=$(pwd)/$BUILD_DIR
 RUNC=$(command -v runc)
-# Bundles live on tmpfs under /run, as containerd and CRI-O keep them.
+# Bundles live under /run, as containerd and CRI-O keep them (tmpfs on most hosts).
 WORK=$(mktemp -d /run/gcr-bench-XXXXXX)
 trap 'runc --root "$WORK/root" delete --force gcr-bench-state >/dev/null 2>&1 || true; rm -rf "$WORK"' EXIT
 # The programs run from a root-owned copy (the runtime refuses ones others could replace).
@@ -107,6 +107,9 @@ whole() {
 no_gpu=$(whole "$RUNC" "$WORK/plain" original.json)
 echo "1-GPU container (compute,utility) through the shim vs a container without GPU: create + start + delete (median of $N pairs)"
 "$B/test/bench-pairs" "$N" /bin/sh -c "$no_gpu" -- /bin/sh -c "$(whole "$SHIM" "$WORK/gpu" original.json)"
+echo "the same, both through the shim (a node whose engines run every container through it) (median of $N pairs)"
+"$B/test/bench-pairs" "$N" /bin/sh -c "$(whole "$SHIM" "$WORK/plain" original.json)" -- \
+  /bin/sh -c "$(whole "$SHIM" "$WORK/gpu" original.json)"
 echo "runc on the shim's 1-GPU spec (no hook) vs a container without GPU (median of $N pairs)"
 "$B/test/bench-pairs" "$N" /bin/sh -c "$no_gpu" -- /bin/sh -c "$(whole "$RUNC" "$WORK/gpu" edited.json)"
 echo "runc on the 1-GPU spec with the update-libraries hook vs a container without GPU (median of $N pairs)"

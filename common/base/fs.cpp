@@ -199,7 +199,7 @@ Result<std::string> write_temp(int dirfd, const std::string& name, std::string_v
 }  // namespace
 
 Status write_file_atomic_at(int dirfd, const std::string& name, std::string_view data,
-                            const FileOwner& owner) {
+                            const FileOwner& owner, Durability durability) {
   remove_stale_temps(dirfd, name);
   auto temp = write_temp(dirfd, name, data, owner);
   if (!temp) return temp.error();
@@ -208,7 +208,8 @@ Status write_file_atomic_at(int dirfd, const std::string& name, std::string_view
     ::unlinkat(dirfd, temp->c_str(), 0);
     return Error{"rename: " + errno_text(err)};
   }
-  if (::fsync(dirfd) != 0) return Error{"fsync of directory: " + errno_text(errno)};
+  if (durability == Durability::kContentAndName && ::fsync(dirfd) != 0)
+    return Error{"fsync of directory: " + errno_text(errno)};
   return {};
 }
 

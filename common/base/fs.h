@@ -73,10 +73,24 @@ struct FileOwner {
 // ".<name>.<16 random hex digits>.tmp": a name nobody can predict.
 [[nodiscard]] std::string temp_name_for(const std::string& name);
 
+// What a crash may keep of a replaced file. Never a torn file: the content is on disk before
+// the rename, so the name shows the old file or the whole new one.
+enum class Durability {
+  // The new name is on disk too when the call returns (the directory is synced): files that
+  // outlive us, such as engine configurations and CDI specs.
+  kContentAndName,
+  // The rename may be lost in a crash, leaving the old file: files rewritten on every container
+  // create (the bundle's config.json, the container's loader configuration and cache), as
+  // ldconfig writes its cache. Syncing the directory would cost every create a disk round trip.
+  kContent,
+};
+
 // Replaces dirfd/name with `data`: a new file in the same directory
 // (O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC) with the given mode and owner, fsync, renameat over
-// the old name, fsync the directory. On failure the old file is untouched and the temp removed.
+// the old name, then (kContentAndName) fsync the directory. On failure the old file is
+// untouched and the temp removed.
 [[nodiscard]] Status write_file_atomic_at(int dirfd, const std::string& name, std::string_view data,
-                                          const FileOwner& owner);
+                                          const FileOwner& owner,
+                                          Durability durability = Durability::kContentAndName);
 
 }  // namespace gcr

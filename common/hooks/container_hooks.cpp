@@ -26,7 +26,9 @@ Status write_drop_in(const RootFs& root, const std::vector<std::string>& folders
   auto dir = root.make_dirs("/etc/ld.so.conf.d");
   if (!dir) return dir.error();
   const std::string content = drop_in_content(folders);
-  if (auto s = write_file_atomic_at(dir->get(), kLdConfigDropIn, content, FileOwner{}); !s) {
+  if (auto s = write_file_atomic_at(dir->get(), kLdConfigDropIn, content, FileOwner{},
+                                    Durability::kContent);
+      !s) {
     return s.error().wrap("cannot write /etc/ld.so.conf.d/" + std::string(kLdConfigDropIn));
   }
   return {};

@@ -405,8 +405,11 @@ Status apply_ldcache_plan(const RootFs& root, const LdcachePlan& plan) {
   if (auto s = create_symlinks(root, plan.links); !s) return s;
   auto etc = root.make_dirs("/etc");
   if (!etc) return etc.error();
-  if (auto s = write_file_atomic_at(etc->get(), "ld.so.cache", plan.cache, FileOwner{}); !s)
+  if (auto s = write_file_atomic_at(etc->get(), "ld.so.cache", plan.cache, FileOwner{},
+                                    Durability::kContent);
+      !s) {
     return s.error().wrap("cannot write /etc/ld.so.cache");
+  }
   return {};
 }
 

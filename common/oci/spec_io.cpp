@@ -41,7 +41,9 @@ std::string serialize_spec(const Json& spec) {
 }
 
 Status write_bundle_spec(const BundleSpec& bundle, const Json& spec) {
-  auto s = write_file_atomic_at(bundle.dir.get(), kSpecName, serialize_spec(spec), bundle.owner);
+  // Durable content, not name: every create writes it again, and runc reads it at once.
+  auto s = write_file_atomic_at(bundle.dir.get(), kSpecName, serialize_spec(spec), bundle.owner,
+                                Durability::kContent);
   if (!s)
     return Error{"cannot write the container spec: " + s.error().message + " (" + bundle.path +
                  ")"};
