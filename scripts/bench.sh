@@ -27,6 +27,9 @@ runc --root "$WORK/root" create --bundle "$WORK/bundle" gcr-bench-state
 echo "the floor: a static do-nothing exec wrapper in front of runc state (median of $N pairs)"
 "$B/test/bench-pairs" "$N" "$RUNC" --root "$WORK/root" state gcr-bench-state -- \
   "$WRAPPER" "$RUNC" --root "$WORK/root" state gcr-bench-state
+echo "the shim against that wrapper, directly (median of $N pairs)"
+"$B/test/bench-pairs" "$N" "$WRAPPER" "$RUNC" --root "$WORK/root" state gcr-bench-state -- \
+  "$SHIM" --root "$WORK/root" state gcr-bench-state
 runc --root "$WORK/root" delete --force gcr-bench-state
 
 lifecycle() {
