@@ -27,13 +27,6 @@ Result<Pipe> make_pipe() {
   return Pipe{Fd(fds[0]), Fd(fds[1])};
 }
 
-std::vector<char*> c_strings(const std::vector<std::string>& v) {
-  std::vector<char*> out;
-  for (const auto& s : v) out.push_back(const_cast<char*>(s.c_str()));
-  out.push_back(nullptr);
-  return out;
-}
-
 // Reads both pipes until they close, the cap is reached, or the deadline passes.
 Status drain(Fd& out_fd, Fd& err_fd, ChildOutput& output, std::size_t cap,
              std::chrono::steady_clock::time_point deadline) {
@@ -63,6 +56,13 @@ Status drain(Fd& out_fd, Fd& err_fd, ChildOutput& output, std::size_t cap,
 }
 
 }  // namespace
+
+std::vector<char*> c_strings(const std::vector<std::string>& v) {
+  std::vector<char*> out;
+  for (const auto& s : v) out.push_back(const_cast<char*>(s.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
 
 const std::vector<std::string>& minimal_environment() {
   static const std::vector<std::string> env = {std::string("PATH=") + kStandardSearchPath};

@@ -31,6 +31,10 @@ inline constexpr const char* kStandardSearchPath =
 // nothing is left. Never empty, so no runtime lets the hook inherit another environment.
 [[nodiscard]] std::vector<std::string> hook_environment(const std::vector<std::string>& env);
 
+// `v` as exec's argv or envp: pointers into `v`'s strings, then a null. Built before a fork, so
+// the child allocates nothing.
+[[nodiscard]] std::vector<char*> c_strings(const std::vector<std::string>& v);
+
 [[nodiscard]] Result<ChildOutput> run_child(const std::vector<std::string>& argv,
                                             const std::vector<std::string>& env,
                                             int timeout_seconds, std::size_t max_output_bytes);

@@ -47,6 +47,35 @@ Hook update_libraries_hook(const Config::Hooks& hooks, const std::vector<std::st
   return ctk_hook(hooks, std::move(args));
 }
 
+std::optional<UpdateLibrariesArgs> read_update_libraries_hook(const Json& hook,
+                                                              const Config::Hooks& hooks) {
+  if (!hook.is_object()) return std::nullopt;
+  const auto path = hook.find("path");
+  if (path == hook.end() || !path->is_string() || *path != hooks.ctk_path) return std::nullopt;
+  const auto args = hook.find("args");
+  if (args == hook.end() || !args->is_array() || args->size() < 3 || (*args)[0] != "gpu-ctk" ||
+      (*args)[1] != "hook" || (*args)[2] != "update-libraries")
+    return std::nullopt;
+  UpdateLibrariesArgs out;
+  for (std::size_t i = 3; i < args->size(); i += 2) {
+    if (i + 1 >= args->size() || !(*args)[i].is_string() || !(*args)[i + 1].is_string())
+      return std::nullopt;
+    const std::string flag = (*args)[i].get<std::string>();
+    std::string value = (*args)[i + 1].get<std::string>();
+    if (flag == "--ldconfig-path" && out.ldconfig.empty()) {
+      out.ldconfig = std::move(value);
+    } else if (flag == "--folder") {
+      out.folders.push_back(std::move(value));
+    } else if (flag == "--link") {
+      out.links.push_back(std::move(value));
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (out.ldconfig.empty()) return std::nullopt;
+  return out;
+}
+
 void remove_superseded_hooks(Json& spec, const Config::Hooks& hooks) {
   const auto all = spec.find("hooks");
   if (all == spec.end() || !all->is_object()) return;

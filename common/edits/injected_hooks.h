@@ -2,6 +2,7 @@
 // hooks it supersedes.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,18 @@ inline constexpr int kHookTimeoutSeconds = 30;
 [[nodiscard]] Hook update_libraries_hook(const Config::Hooks& hooks,
                                          const std::vector<std::string>& folders,
                                          const std::vector<std::string>& links);
+
+// What an update-libraries hook asks for.
+struct UpdateLibrariesArgs {
+  std::string ldconfig;  // "@<host path>"
+  std::vector<std::string> folders;
+  std::vector<std::string> links;  // "<target>::<link>"
+};
+
+// The arguments of `hook` (a spec's hook object) when it is one update_libraries_hook wrote:
+// our gpu-ctk, and exactly the arguments it writes. Anything else: nothing.
+[[nodiscard]] std::optional<UpdateLibrariesArgs> read_update_libraries_hook(
+    const Json& hook, const Config::Hooks& hooks);
 
 // Removes what a GPU container no longer needs once the shim has done the work: the
 // nvidia-container-runtime-hook prestart hook docker --gpus adds, the nvidia-container-cli one

@@ -58,10 +58,10 @@ Status ensure_ld_so_conf(const RootFs& root) {
 }
 
 Status create_one_symlink(const RootFs& root, const std::string& spec) {
-  const auto sep = spec.find("::");
-  if (sep == std::string::npos || sep == 0) return Error{quote(spec) + " is not <target>::<link>"};
-  const std::string target = spec.substr(0, sep);
-  const std::string link = spec.substr(sep + 2);
+  auto parsed = parse_link_spec(spec);
+  if (!parsed) return parsed.error();
+  const std::string& target = parsed->target;
+  const std::string& link = parsed->link;
   if (!is_clean_absolute(link))
     return Error{"link `" + printable(link) + "` must be an absolute path without `..`"};
   const auto slash = link.rfind('/');
@@ -91,6 +91,12 @@ std::string host_ldconfig(const std::string& path) {
 }
 
 }  // namespace
+
+Result<LinkSpec> parse_link_spec(const std::string& spec) {
+  const auto sep = spec.find("::");
+  if (sep == std::string::npos || sep == 0) return Error{quote(spec) + " is not <target>::<link>"};
+  return LinkSpec{spec.substr(0, sep), spec.substr(sep + 2)};
+}
 
 std::string drop_in_content(const std::vector<std::string>& folders) {
   std::string content =

@@ -30,6 +30,14 @@ inline constexpr const char* kLdConfigDropIn = "00-gpu-container-runtime.conf";
 [[nodiscard]] Status write_loader_configuration(const RootFs& root,
                                                 const std::vector<std::string>& folders);
 
+struct LinkSpec {
+  std::string target;
+  std::string link;
+};
+
+// "<target>::<link>" split in two; an error naming it when it is not that form.
+[[nodiscard]] Result<LinkSpec> parse_link_spec(const std::string& spec);
+
 // Creates each "<target>::<link>" symlink (link: an absolute in-container path without
 // ".."), replacing a different existing entry atomically; an identical link is left alone.
 [[nodiscard]] Status create_symlinks(const RootFs& root, const std::vector<std::string>& links);

@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "base/child_process.h"
 #include "base/fs.h"
 
 namespace gcr {
@@ -218,10 +219,8 @@ Status run_ldconfig_in_rootfs(const LdconfigJob& job) {
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return fail("pipe: " + errno_text(errno));
   Fd report_read(pipe_fds[0]);
   Fd report_write(pipe_fds[1]);
-  std::vector<std::string> args = ldconfig_args(job);
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
+  const std::vector<std::string> args = ldconfig_args(job);
+  const std::vector<char*> argv = c_strings(args);
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) return fail("fork: " + errno_text(errno));

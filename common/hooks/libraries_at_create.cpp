@@ -30,6 +30,14 @@ Result<std::vector<std::string>> resolve_all(const RootFs& root,
   return out;
 }
 
+// `path` with its directory resolved in the root and its last part kept as written (an include
+// pattern, a link, which are not followed).
+Result<std::string> in_resolved_directory(const RootFs& root, const std::string& path) {
+  auto dir = root.canonical(dirname_of(path));
+  if (!dir) return dir.error();
+  return (*dir == "/" ? "" : *dir) + "/" + basename_of(path);
+}
+
 // The plan's paths as they resolve in the root (an include keeps its pattern's last part).
 Result<LdcachePlan> resolved_reads(const RootFs& root, const LdcachePlan& plan) {
   LdcachePlan out;
@@ -40,9 +48,9 @@ Result<LdcachePlan> resolved_reads(const RootFs& root, const LdcachePlan& plan) 
   out.files_read = std::move(*files);
   out.directories_scanned = std::move(*dirs);
   for (const auto& pattern : plan.includes) {
-    auto dir = root.canonical(dirname_of(pattern));
-    if (!dir) return dir.error();
-    out.includes.push_back((*dir == "/" ? "" : *dir) + "/" + basename_of(pattern));
+    auto include = in_resolved_directory(root, pattern);
+    if (!include) return include.error();
+    out.includes.push_back(std::move(*include));
   }
   return out;
 }
@@ -103,13 +111,12 @@ Status check_nothing_hidden(const RootFs& root, const LibrariesRequest& request,
                             const std::vector<std::string>& destinations,
                             const std::vector<bool>& pending_mount) {
   std::vector<std::string> links;
-  for (const auto& link : request.links) {
-    const auto sep = link.find("::");
-    if (sep == std::string::npos) return Error{quote(link) + " is not <target>::<link>"};
-    const std::string path = link.substr(sep + 2);
-    auto dir = root.canonical(dirname_of(path));
-    if (!dir) return dir.error();
-    links.push_back((*dir == "/" ? "" : *dir) + "/" + basename_of(path));
+  for (const auto& spec : request.links) {
+    auto parsed = parse_link_spec(spec);
+    if (!parsed) return parsed.error();
+    auto link = in_resolved_directory(root, parsed->link);
+    if (!link) return link.error();
+    links.push_back(std::move(*link));
   }
   for (std::size_t i = 0; i < destinations.size(); ++i) {
     for (const auto& link : links) {

@@ -174,14 +174,13 @@ Result<std::string> RootFs::canonical(const std::string& path) const {
   for (std::size_t n = parts.size() + 1; n-- > 0;) {
     std::string prefix;
     for (std::size_t i = 0; i < n; ++i) prefix += "/" + parts[i];
+    const std::string at = prefix.empty() ? "/" : prefix;
     Fd found;
     int err = ENOSYS;
-    if (literal)
-      err = resolve_openat2(root_.get(), prefix.empty() ? "/" : prefix, O_PATH, found,
-                            RESOLVE_NO_SYMLINKS);
+    if (literal) err = resolve_openat2(root_.get(), at, O_PATH, found, RESOLVE_NO_SYMLINKS);
     if (err == ELOOP || err == ENOSYS) {
       literal = false;
-      err = walk(prefix.empty() ? "/" : prefix, O_PATH, found);
+      err = walk(at, O_PATH, found);
     }
     if (err == ENOENT) continue;
     if (err != 0) return Error{errno_text(err) + " (" + prefix + " in " + path_ + ")"};

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "base/text.h"
+#include "edits/injected_hooks.h"
 #include "hooks/libraries_at_create.h"
 #include "json/fields.h"
 
@@ -18,52 +19,17 @@ struct FoundHook {
   LibrariesRequest request;
 };
 
-bool is_string(const Json& array, std::size_t i, const char* value) {
-  return array[i].is_string() && array[i].get<std::string>() == value;
-}
-
-// The request of an update-libraries hook in the form update_libraries_hook writes
-// (edits/injected_hooks.h): "gpu-ctk hook update-libraries" and flag-value pairs.
-std::optional<LibrariesRequest> read_request(const Json& args) {
-  if (!args.is_array() || args.size() < 3 || !is_string(args, 0, "gpu-ctk") ||
-      !is_string(args, 1, "hook") || !is_string(args, 2, "update-libraries"))
-    return std::nullopt;
-  LibrariesRequest request;
-  request.ldconfig = "@/sbin/ldconfig";
-  for (std::size_t i = 3; i < args.size(); i += 2) {
-    if (i + 1 >= args.size() || !args[i].is_string() || !args[i + 1].is_string())
-      return std::nullopt;
-    const std::string flag = args[i].get<std::string>();
-    std::string value = args[i + 1].get<std::string>();
-    if (flag == "--folder") {
-      request.folders.push_back(std::move(value));
-    } else if (flag == "--link") {
-      request.links.push_back(std::move(value));
-    } else if (flag == "--ldconfig-path") {
-      request.ldconfig = std::move(value);
-    } else {
-      return std::nullopt;
-    }
-  }
-  return request;
-}
-
 Result<FoundHook> find_library_hook(const Json& spec, const Config::Hooks& hooks) {
   const Json::json_pointer at("/hooks/createContainer");
   if (!spec.contains(at) || !spec.at(at).is_array()) return Error{"no createContainer hook"};
   const Json& list = spec.at(at);
   std::optional<FoundHook> found;
   for (std::size_t i = 0; i < list.size(); ++i) {
-    const Json& hook = list[i];
-    const Json* path = hook.is_object() ? member(hook, "path") : nullptr;
-    if (path == nullptr || !path->is_string() || path->get<std::string>() != hooks.ctk_path)
-      continue;
-    const auto args = hook.find("args");
-    if (args == hook.end()) continue;
-    auto request = read_request(*args);
-    if (!request) continue;
+    auto args = read_update_libraries_hook(list[i], hooks);
+    if (!args) continue;
     if (found) return Error{"two update-libraries hooks"};
-    found = FoundHook{i, std::move(*request)};
+    found = FoundHook{i, LibrariesRequest{std::move(args->folders), std::move(args->links),
+                                          std::move(args->ldconfig)}};
   }
   if (!found) return Error{"no update-libraries hook in the form the shim writes"};
   return std::move(*found);
