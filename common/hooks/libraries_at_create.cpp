@@ -5,6 +5,7 @@
 
 #include "base/text.h"
 #include "hooks/container_hooks.h"
+#include "hooks/library_links.h"
 
 namespace gcr {
 namespace {
@@ -38,14 +39,18 @@ Result<std::string> in_resolved_directory(const RootFs& root, const std::string&
   return (*dir == "/" ? "" : *dir) + "/" + basename_of(path);
 }
 
-// The plan's paths as they resolve in the root (an include keeps its pattern's last part).
+// The plan's paths as they resolve in the root (an include keeps its pattern's last part),
+// with the paths the library links in its directories lead through among the files read.
 Result<LdcachePlan> resolved_reads(const RootFs& root, const LdcachePlan& plan) {
   LdcachePlan out;
   auto files = resolve_all(root, plan.files_read);
   if (!files) return files.error();
   auto dirs = resolve_all(root, plan.directories_scanned);
   if (!dirs) return dirs.error();
+  auto through_links = library_link_paths(root, plan.directories_scanned);
+  if (!through_links) return through_links.error();
   out.files_read = std::move(*files);
+  out.files_read.insert(out.files_read.end(), through_links->begin(), through_links->end());
   out.directories_scanned = std::move(*dirs);
   for (const auto& pattern : plan.includes) {
     auto include = in_resolved_directory(root, pattern);

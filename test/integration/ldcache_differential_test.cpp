@@ -211,6 +211,24 @@ std::vector<Library> multiarch_libs() {
 
 void nothing(const Image&) {}
 
+// Debian's alternatives: a library link in a directory ldconfig scans leads out of all of them,
+// through /etc/alternatives to /opt/cfg, and the image's cache indexes it.
+void with_alternatives(const Image& image) {
+  const std::string& r = image.rootfs;
+  gcr::test::make_dirs(r + "/opt/cfg");
+  boost::filesystem::copy_file(kStubs + "/lib64/libnvidia-cfg.so." + kVersion,
+                               r + "/opt/cfg/libnvidia-cfg.so.1");
+  gcr::test::make_symlink("/opt/cfg/libnvidia-cfg.so.1",
+                          r + "/etc/alternatives/libnvidia-cfg.so.1");
+  gcr::test::make_symlink("/etc/alternatives/libnvidia-cfg.so.1",
+                          r + "/lib/x86_64-linux-gnu/libnvidia-cfg.so.1");
+  REQUIRE(gcr::test::run({"/sbin/ldconfig", "-r", r}).exit_code == 0);
+}
+
+std::string listing(const Image& image) {
+  return gcr::test::run({"/sbin/ldconfig", "-p", "-C", image.rootfs + "/etc/ld.so.cache"}).out;
+}
+
 }  // namespace
 
 TEST_CASE("in-process cache = ldconfig's: multi-arch folders, 64- and 32-bit, links, twice") {
@@ -239,6 +257,11 @@ TEST_CASE("in-process cache = ldconfig's: merged /usr, the image's entries under
     REQUIRE(image.cache().front().path.rfind("/lib/x86_64-linux-gnu/", 0) == 0);
   };
   differential(merge_usr, multiarch_libs(), {kMultiarch, kMultiarch32}, {}, true);
+}
+
+TEST_CASE("in-process cache = ldconfig's: an image whose library links lead through alternatives") {
+  REQUIRE_MESSAGE(gcr::test::is_root(), "ldconfig -r needs root");
+  differential(with_alternatives, multiarch_libs(), {kMultiarch, kMultiarch32}, {}, true);
 }
 
 TEST_CASE("ldconfig does what the in-process update cannot do exactly") {
@@ -390,4 +413,34 @@ TEST_CASE("at create: a mount that changes what ldconfig reads leaves the work t
     CHECK(listed.find(" => " + kMultiarch32 + "/libcuda.so.1") != std::string::npos);
     CHECK(listed.find("libnvidia-ml.so.1 (libc6,x86-64) => " + kMultiarch) != std::string::npos);
   }
+}
+
+TEST_CASE("at create: a mount where the image's library links lead leaves the work to the hook") {
+  REQUIRE_MESSAGE(gcr::test::is_root(), "ldconfig -r needs root");
+  Image image;
+  with_alternatives(image);
+  image.age();
+  const std::string indexed =
+      "libnvidia-cfg.so.1 (libc6,x86-64) => /lib/x86_64-linux-gnu/libnvidia-cfg.so.1";
+  REQUIRE(listing(image).find(indexed) != std::string::npos);
+  const std::string cache = gcr::test::read_file(image.rootfs + "/etc/ld.so.cache");
+  const std::string volume = image.t / "volume";
+  gcr::test::make_dirs(volume);
+  // Each of these would give ldconfig another file, or none, behind the image's link.
+  for (const std::string at :
+       {"/etc/alternatives", "/opt", "/opt/cfg", "/opt/cfg/libnvidia-cfg.so.1"}) {
+    CAPTURE(at);
+    const auto r = image.at_create(multiarch_libs(), {kMultiarch}, {}, {{at, volume, true}});
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().message == "the mount at " + at + " changes what ldconfig reads");
+    CHECK(gcr::test::read_file(image.rootfs + "/etc/ld.so.cache") == cache);
+  }
+  // A volume the link does not lead through is no reason: the image's entry stays as it was.
+  const auto r = image.at_create(multiarch_libs(), {kMultiarch}, {},
+                                 {{"/opt/data", volume, true}, {"/etc/app", volume, true}});
+  CAPTURE(r.ok() ? std::string() : r.error().message);
+  REQUIRE(r.ok());
+  const auto listed = listing(image);
+  CHECK(listed.find(indexed) != std::string::npos);
+  CHECK(listed.find("libcuda.so.1 (libc6,x86-64) => " + kMultiarch) != std::string::npos);
 }

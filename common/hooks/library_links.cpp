@@ -1,0 +1,158 @@
+#include "hooks/library_links.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <map>
+#include <set>
+
+#include "base/text.h"
+#include "hooks/ldcache_in_process.h"
+
+namespace gcr {
+namespace {
+
+// Linux's own limit on the links one lookup follows (MAXSYMLINKS): past it the lookup fails
+// with ELOOP, and ldconfig passes the entry by.
+constexpr int kMaxHops = 40;
+constexpr std::size_t kMaxEntries = 65536;
+// More directories than library links of any image lead into: past it the caller leaves the
+// work to ldconfig rather than hold that many open.
+constexpr std::size_t kMaxDirectories = 256;
+
+std::string joined(const std::string& dir, const std::string& name) {
+  return (dir == "/" ? "" : dir) + "/" + name;
+}
+
+// The names of the symlinks in a directory.
+Result<std::set<std::string>> links_in(Fd fd, const std::string& path) {
+  DIR* d = ::fdopendir(fd.get());
+  if (d == nullptr) return Error{"cannot list " + path + ": " + errno_text(errno)};
+  fd.release();
+  std::set<std::string> names;
+  std::size_t seen = 0;
+  errno = 0;
+  while (const dirent* e = ::readdir(d)) {
+    if (++seen > kMaxEntries) break;
+    unsigned char type = e->d_type;
+    struct stat st {};
+    if (type == DT_UNKNOWN && ::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        S_ISLNK(st.st_mode))
+      type = DT_LNK;
+    if (type == DT_LNK) names.emplace(e->d_name);
+    errno = 0;
+  }
+  const int err = errno;
+  ::closedir(d);
+  if (err != 0) return Error{"cannot list " + path + ": " + errno_text(err)};
+  if (seen > kMaxEntries) return Error{path + " has too many entries"};
+  return names;
+}
+
+class LinkWalker {
+ public:
+  explicit LinkWalker(const RootFs& root) : root_(root) {}
+
+  Status walk_directory(const std::string& named) {
+    auto dir = resolved(named);
+    if (!dir) return dir.error();
+    if (!walked_.insert(*dir).second) return {};
+    auto fd = root_.open_if_exists(*dir, O_RDONLY | O_DIRECTORY);
+    if (!fd) return fd.error();
+    if (!*fd) return {};
+    auto links = links_in(std::move(**fd), *dir);
+    if (!links) return links.error();
+    const auto& listed = links_.emplace(*dir, std::move(*links)).first->second;
+    for (const auto& name : listed) {
+      if (!ldconfig_reads_entry(name)) continue;
+      if (auto s = follow(*dir, name); !s) return s;
+    }
+    return {};
+  }
+
+  std::vector<std::string> paths() const { return {paths_.begin(), paths_.end()}; }
+
+ private:
+  // A directory resolved in the root, once: a chain's hops share few directories. A dangling
+  // link on the way is an error, as a volume there would make the chain go on.
+  Result<std::string> resolved(const std::string& dir) {
+    if (const auto it = resolved_.find(dir); it != resolved_.end()) return it->second;
+    auto name = root_.canonical(dir);
+    if (!name) return name.error();
+    resolved_.emplace(dir, *name);
+    return name;
+  }
+
+  // The resolved directory `dir` opened once; -1 when it does not exist.
+  Result<int> directory_fd(const std::string& dir) {
+    if (const auto it = fds_.find(dir); it != fds_.end()) return it->second.get();
+    if (fds_.size() >= kMaxDirectories)
+      return Error{"library links lead into too many directories"};
+    auto fd = root_.open_if_exists(dir, O_PATH | O_DIRECTORY);
+    if (!fd) return fd.error();
+    const int got = *fd ? (*fd)->get() : -1;
+    fds_.emplace(dir, *fd ? std::move(**fd) : Fd());
+    return got;
+  }
+
+  // Whether `name` in the resolved `dir` may be a link: not when the directory was listed
+  // without it (most links lead to a file beside them).
+  bool may_be_link(const std::string& dir, const std::string& name) const {
+    const auto it = links_.find(dir);
+    return it == links_.end() || it->second.count(name) != 0;
+  }
+
+  // Moves `dir` and `name` to where the link target `to` points. Most links name a file
+  // beside them, which needs no resolving.
+  Status step(std::string& dir, std::string& name, const std::string& to) {
+    if (to.find('/') == std::string::npos && to != "." && to != "..") {
+      name = to;
+      return {};
+    }
+    const std::string next = clean_path(to.front() == '/' ? to : dir + "/" + to);
+    auto next_dir = resolved(dirname_of(next));
+    if (!next_dir) return next_dir.error();
+    dir = *next_dir;
+    name = basename_of(next);
+    return {};
+  }
+
+  // Follows `name` in the resolved `dir` link by link, noting every path it leads to; a path
+  // noted before was followed from there already.
+  Status follow(std::string dir, std::string name) {
+    for (int hop = 0; hop < kMaxHops && may_be_link(dir, name); ++hop) {
+      auto fd = directory_fd(dir);
+      if (!fd) return fd.error();
+      if (*fd < 0) return {};
+      char target[4096];
+      const ssize_t n = ::readlinkat(*fd, name.c_str(), target, sizeof target);
+      if (n <= 0 || static_cast<std::size_t>(n) == sizeof target) return {};  // not a link
+      if (auto s = step(dir, name, std::string(target, static_cast<std::size_t>(n))); !s) return s;
+      if (!paths_.insert(joined(dir, name)).second) return {};
+    }
+    return {};
+  }
+
+  const RootFs& root_;
+  std::map<std::string, std::string> resolved_;
+  std::map<std::string, Fd> fds_;
+  std::map<std::string, std::set<std::string>> links_;  // listed directory -> its symlinks
+  std::set<std::string> walked_;
+  std::set<std::string> paths_;
+};
+
+}  // namespace
+
+Result<std::vector<std::string>> library_link_paths(const RootFs& root,
+                                                    const std::vector<std::string>& directories) {
+  LinkWalker walker(root);
+  for (const auto& dir : directories) {
+    if (auto s = walker.walk_directory(dir); !s) return s.error();
+  }
+  return walker.paths();
+}
+
+}  // namespace gcr

@@ -1,0 +1,22 @@
+// Where the image's library links lead. ldconfig follows every link it looks at in a directory
+// it scans (lib*.so*, ld-*.so* and the hwcap names) to the file it reads, wherever that is:
+// Debian's alternatives (libblas.so.3 -> /etc/alternatives/... -> blas/libblas.so.3), software
+// installed in /opt and linked into /usr/lib. A mount on any path of such a chain changes what
+// ldconfig reads, though it lies outside every directory ldconfig scans.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "hooks/rootfs.h"
+
+namespace gcr {
+
+// Every path the library links in `directories` (as named in the image) lead through, the
+// last one the file or where the chain breaks, each with its directory resolved in the root
+// and its last part kept: the form mount destinations take. Reads links only.
+[[nodiscard]] Result<std::vector<std::string>> library_link_paths(
+    const RootFs& root, const std::vector<std::string>& directories);
+
+}  // namespace gcr
