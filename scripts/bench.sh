@@ -118,6 +118,26 @@ echo "runc on the shim's 1-GPU spec (no hook) vs a container without GPU (median
 echo "runc on the 1-GPU spec with the update-libraries hook vs a container without GPU (median of $N pairs)"
 "$B/test/bench-pairs" "$N" /bin/sh -c "$no_gpu" -- /bin/sh -c "$(whole "$RUNC" "$WORK/gpu" hooked.json)"
 
+# The same container on an image with 300 more library links (to a file that is no library,
+# which ldconfig passes by), its cache written after them: at create the shim reads every
+# library link of the directories ldconfig scans, to know where they lead.
+rm -rf "$WORK/links" && "$B/test/gcr-fixture" glibc "$WORK/links" NVIDIA_VISIBLE_DEVICES=0 \
+  NVIDIA_DRIVER_CAPABILITIES=compute,utility -- /bin/sh -c true
+echo "not a library" >"$WORK/links/rootfs/lib/x86_64-linux-gnu/pad.data"
+for i in $(seq 300); do
+  ln -s pad.data "$WORK/links/rootfs/lib/x86_64-linux-gnu/libpad$i.so.1"
+done
+ldconfig -r "$WORK/links/rootfs" 2>/dev/null
+CACHE=$WORK/links/rootfs/etc/ld.so.cache
+find "$WORK/links/rootfs" ! -newer "$CACHE" ! -path "$CACHE" \
+  -exec touch -h -d "@$(($(stat -c %Y "$CACHE") - 60))" {} +
+cp "$WORK/links/config.json" "$WORK/links/original.json"
+"$SHIM" --root "$WORK/root" create --bundle "$WORK/links" gcr-bench-links
+runc --root "$WORK/root" delete --force gcr-bench-links
+echo "1-GPU container through the shim, its image with 300 more library links vs without (median of $N pairs)"
+"$B/test/bench-pairs" "$N" /bin/sh -c "$(whole "$SHIM" "$WORK/gpu" original.json)" -- \
+  /bin/sh -c "$(whole "$SHIM" "$WORK/links" original.json)"
+
 # One run of the hook, step by step, on that container's rootfs without runc's mounts (each
 # line: what the step adds, the median of paired differences): starting gpu-ctk, reading the
 # state and the bundle and opening the rootfs, the loader cache written in process (what the
