@@ -5,6 +5,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -211,6 +212,32 @@ Status write_file_atomic_at(int dirfd, const std::string& name, std::string_view
   if (durability == Durability::kContentAndName && ::fsync(dirfd) != 0)
     return Error{"fsync of directory: " + errno_text(errno)};
   return {};
+}
+
+Result<std::vector<DirEntry>> list_directory(Fd fd, const std::string& path,
+                                             std::size_t max_entries) {
+  DIR* d = ::fdopendir(fd.get());
+  if (d == nullptr) return Error{"cannot list " + path + ": " + errno_text(errno)};
+  fd.release();
+  std::vector<DirEntry> entries;
+  errno = 0;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    bool symlink = e->d_type == DT_LNK;
+    struct stat st {};
+    if (e->d_type == DT_UNKNOWN && ::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+      symlink = S_ISLNK(st.st_mode);
+    if (name != "." && name != "..") entries.push_back(DirEntry{name, symlink});
+    if (entries.size() > max_entries) break;
+    errno = 0;
+  }
+  const int err = errno;
+  ::closedir(d);
+  if (err != 0) return Error{"cannot list " + path + ": " + errno_text(err)};
+  if (entries.size() > max_entries) return Error{path + " has too many entries"};
+  std::sort(entries.begin(), entries.end(),
+            [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
+  return entries;
 }
 
 }  // namespace gcr

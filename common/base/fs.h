@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/result.h"
 
@@ -38,6 +39,17 @@ class Fd {
 
 // "<strerror(errno)>"
 [[nodiscard]] std::string errno_text(int err);
+
+struct DirEntry {
+  std::string name;
+  bool symlink = false;
+};
+
+// The entries of the directory `fd` (no "." and ".."), sorted by name, each marked when it is
+// a symlink; an error naming `path` when it cannot be read to the end or holds more than
+// `max_entries`.
+[[nodiscard]] Result<std::vector<DirEntry>> list_directory(Fd fd, const std::string& path,
+                                                           std::size_t max_entries);
 
 // Opens a directory (following symlinks) read-only.
 [[nodiscard]] Result<Fd> open_directory(const std::string& path);

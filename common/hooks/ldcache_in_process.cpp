@@ -1,6 +1,5 @@
 #include "hooks/ldcache_in_process.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -43,24 +42,13 @@ bool indexed_under_own_name(const std::string& link, const std::string& soname) 
          soname.compare(0, link.size(), link) == 0;
 }
 
-// The names in a directory (no "." and ".."), or an error when it cannot be read to the end.
-Result<std::vector<std::string>> list_directory(Fd fd, const std::string& path) {
-  DIR* d = ::fdopendir(fd.get());
-  if (d == nullptr) return Error{"cannot list " + path + ": " + errno_text(errno)};
-  fd.release();
+// The names in a directory (no "." and ".."), sorted, or an error when it cannot be read to the
+// end.
+Result<std::vector<std::string>> names_in(Fd fd, const std::string& path) {
+  auto entries = list_directory(std::move(fd), path, kMaxDirectoryEntries);
+  if (!entries) return entries.error();
   std::vector<std::string> names;
-  errno = 0;
-  while (const dirent* e = ::readdir(d)) {
-    const std::string name = e->d_name;
-    if (name != "." && name != "..") names.push_back(name);
-    if (names.size() > kMaxDirectoryEntries) break;
-    errno = 0;
-  }
-  const int err = errno;
-  ::closedir(d);
-  if (err != 0) return Error{"cannot list " + path + ": " + errno_text(err)};
-  if (names.size() > kMaxDirectoryEntries) return Error{path + " has too many entries"};
-  std::sort(names.begin(), names.end());
+  for (auto& e : *entries) names.push_back(std::move(e.name));
   return names;
 }
 
@@ -192,7 +180,7 @@ class Planner {
       auto dir = root_.open_if_exists("/etc/ld.so.conf.d", O_RDONLY | O_DIRECTORY);
       if (!dir) return dir.error();
       if (*dir) {
-        auto names = list_directory(std::move(**dir), "/etc/ld.so.conf.d");
+        auto names = names_in(std::move(**dir), "/etc/ld.so.conf.d");
         if (!names) return names.error();
         for (const auto& name : *names) {
           if (name.size() > 5 && name.compare(name.size() - 5, 5, ".conf") == 0 &&
@@ -277,7 +265,7 @@ class Planner {
       const ssize_t n = ::readlinkat(fd->get(), name.c_str(), target, sizeof target);
       if (n > 0) accounted.insert(std::string(target, static_cast<std::size_t>(n)));
     }
-    auto all = list_directory(std::move(*fd), folder);
+    auto all = names_in(std::move(*fd), folder);
     if (!all) return all.error();
     add_pending_names(folder, *all);
     std::vector<std::string> names;

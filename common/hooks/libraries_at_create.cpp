@@ -47,7 +47,7 @@ Result<LdcachePlan> resolved_reads(const RootFs& root, const LdcachePlan& plan) 
   if (!files) return files.error();
   auto dirs = resolve_all(root, plan.directories_scanned);
   if (!dirs) return dirs.error();
-  auto through_links = library_link_paths(root, plan.directories_scanned);
+  auto through_links = library_link_paths(root, *dirs);
   if (!through_links) return through_links.error();
   out.files_read = std::move(*files);
   out.files_read.insert(out.files_read.end(), through_links->begin(), through_links->end());

@@ -1,11 +1,8 @@
 #include "hooks/library_links.h"
 
-#include <dirent.h>
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <map>
 #include <set>
 
@@ -27,48 +24,24 @@ std::string joined(const std::string& dir, const std::string& name) {
   return (dir == "/" ? "" : dir) + "/" + name;
 }
 
-// The names of the symlinks in a directory.
-Result<std::set<std::string>> links_in(Fd fd, const std::string& path) {
-  DIR* d = ::fdopendir(fd.get());
-  if (d == nullptr) return Error{"cannot list " + path + ": " + errno_text(errno)};
-  fd.release();
-  std::set<std::string> names;
-  std::size_t seen = 0;
-  errno = 0;
-  while (const dirent* e = ::readdir(d)) {
-    if (++seen > kMaxEntries) break;
-    unsigned char type = e->d_type;
-    struct stat st {};
-    if (type == DT_UNKNOWN && ::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-        S_ISLNK(st.st_mode))
-      type = DT_LNK;
-    if (type == DT_LNK) names.emplace(e->d_name);
-    errno = 0;
-  }
-  const int err = errno;
-  ::closedir(d);
-  if (err != 0) return Error{"cannot list " + path + ": " + errno_text(err)};
-  if (seen > kMaxEntries) return Error{path + " has too many entries"};
-  return names;
-}
-
 class LinkWalker {
  public:
   explicit LinkWalker(const RootFs& root) : root_(root) {}
 
-  Status walk_directory(const std::string& named) {
-    auto dir = resolved(named);
-    if (!dir) return dir.error();
-    if (!walked_.insert(*dir).second) return {};
-    auto fd = root_.open_if_exists(*dir, O_RDONLY | O_DIRECTORY);
+  Status walk_directory(const std::string& dir) {
+    if (links_.count(dir)) return {};
+    auto& listed = links_[dir];
+    auto fd = root_.open_if_exists(dir, O_RDONLY | O_DIRECTORY);
     if (!fd) return fd.error();
     if (!*fd) return {};
-    auto links = links_in(std::move(**fd), *dir);
-    if (!links) return links.error();
-    const auto& listed = links_.emplace(*dir, std::move(*links)).first->second;
+    auto entries = list_directory(std::move(**fd), dir, kMaxEntries);
+    if (!entries) return entries.error();
+    for (const auto& e : *entries) {
+      if (e.symlink) listed.insert(e.name);
+    }
     for (const auto& name : listed) {
       if (!ldconfig_reads_entry(name)) continue;
-      if (auto s = follow(*dir, name); !s) return s;
+      if (auto s = follow(dir, name); !s) return s;
     }
     return {};
   }
@@ -99,7 +72,7 @@ class LinkWalker {
   }
 
   // Whether `name` in the resolved `dir` may be a link: not when the directory was listed
-  // without it (most links lead to a file beside them).
+  // without it (most links lead to a file beside them; a missing directory lists nothing).
   bool may_be_link(const std::string& dir, const std::string& name) const {
     const auto it = links_.find(dir);
     return it == links_.end() || it->second.count(name) != 0;
@@ -140,16 +113,15 @@ class LinkWalker {
   std::map<std::string, std::string> resolved_;
   std::map<std::string, Fd> fds_;
   std::map<std::string, std::set<std::string>> links_;  // listed directory -> its symlinks
-  std::set<std::string> walked_;
   std::set<std::string> paths_;
 };
 
 }  // namespace
 
-Result<std::vector<std::string>> library_link_paths(const RootFs& root,
-                                                    const std::vector<std::string>& directories) {
+Result<std::vector<std::string>> library_link_paths(
+    const RootFs& root, const std::vector<std::string>& resolved_directories) {
   LinkWalker walker(root);
-  for (const auto& dir : directories) {
+  for (const auto& dir : resolved_directories) {
     if (auto s = walker.walk_directory(dir); !s) return s.error();
   }
   return walker.paths();

@@ -13,10 +13,10 @@
 
 namespace gcr {
 
-// Every path the library links in `directories` (as named in the image) lead through, the
-// last one the file or where the chain breaks, each with its directory resolved in the root
-// and its last part kept: the form mount destinations take. Reads links only.
+// Every path the library links in `resolved_directories` (RootFs::canonical names) lead
+// through, the last one the file or where the chain breaks, each with its directory resolved
+// in the root and its last part kept: the form mount destinations take. Reads links only.
 [[nodiscard]] Result<std::vector<std::string>> library_link_paths(
-    const RootFs& root, const std::vector<std::string>& directories);
+    const RootFs& root, const std::vector<std::string>& resolved_directories);
 
 }  // namespace gcr
