@@ -47,8 +47,8 @@ Hook update_libraries_hook(const Config::Hooks& hooks, const std::vector<std::st
   return ctk_hook(hooks, std::move(args));
 }
 
-std::optional<UpdateLibrariesArgs> read_update_libraries_hook(const Json& hook,
-                                                              const Config::Hooks& hooks) {
+std::optional<LibrariesRequest> read_update_libraries_hook(const Json& hook,
+                                                           const Config::Hooks& hooks) {
   if (!hook.is_object()) return std::nullopt;
   const auto path = hook.find("path");
   if (path == hook.end() || !path->is_string() || *path != hooks.ctk_path) return std::nullopt;
@@ -56,7 +56,7 @@ std::optional<UpdateLibrariesArgs> read_update_libraries_hook(const Json& hook,
   if (args == hook.end() || !args->is_array() || args->size() < 3 || (*args)[0] != "gpu-ctk" ||
       (*args)[1] != "hook" || (*args)[2] != "update-libraries")
     return std::nullopt;
-  UpdateLibrariesArgs out;
+  LibrariesRequest out;
   for (std::size_t i = 3; i < args->size(); i += 2) {
     if (i + 1 >= args->size() || !(*args)[i].is_string() || !(*args)[i + 1].is_string())
       return std::nullopt;

@@ -8,6 +8,7 @@
 
 #include "config/config.h"
 #include "edits/edits.h"
+#include "hooks/libraries_request.h"
 #include "json/strict_json.h"
 
 namespace gcr {
@@ -21,16 +22,9 @@ inline constexpr int kHookTimeoutSeconds = 30;
                                          const std::vector<std::string>& folders,
                                          const std::vector<std::string>& links);
 
-// What an update-libraries hook asks for.
-struct UpdateLibrariesArgs {
-  std::string ldconfig;  // "@<host path>"
-  std::vector<std::string> folders;
-  std::vector<std::string> links;  // "<target>::<link>"
-};
-
 // The arguments of `hook` (a spec's hook object) when it is one update_libraries_hook wrote:
 // our gpu-ctk, and exactly the arguments it writes. Anything else: nothing.
-[[nodiscard]] std::optional<UpdateLibrariesArgs> read_update_libraries_hook(
+[[nodiscard]] std::optional<LibrariesRequest> read_update_libraries_hook(
     const Json& hook, const Config::Hooks& hooks);
 
 // Removes what a GPU container no longer needs once the shim has done the work: the

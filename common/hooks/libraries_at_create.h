@@ -10,6 +10,7 @@
 
 #include "base/result.h"
 #include "hooks/ldcache_in_process.h"
+#include "hooks/libraries_request.h"
 #include "hooks/rootfs.h"
 
 namespace gcr {
@@ -20,12 +21,6 @@ struct MountToCome {
   std::string source;
   bool bind = false;
   bool fresh = false;  // a new, empty filesystem (tmpfs, proc, sysfs, ...): nothing to follow
-};
-
-struct LibrariesRequest {
-  std::vector<std::string> folders;
-  std::vector<std::string> links;  // "<target>::<link>"
-  std::string ldconfig;            // "@<host path>"
 };
 
 // Whether a mount at `destination` changes what `plan` read: it covers a file or directory

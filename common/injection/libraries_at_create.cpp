@@ -25,11 +25,10 @@ Result<FoundHook> find_library_hook(const Json& spec, const Config::Hooks& hooks
   const Json& list = spec.at(at);
   std::optional<FoundHook> found;
   for (std::size_t i = 0; i < list.size(); ++i) {
-    auto args = read_update_libraries_hook(list[i], hooks);
-    if (!args) continue;
+    auto request = read_update_libraries_hook(list[i], hooks);
+    if (!request) continue;
     if (found) return Error{"two update-libraries hooks"};
-    found = FoundHook{i, LibrariesRequest{std::move(args->folders), std::move(args->links),
-                                          std::move(args->ldconfig)}};
+    found = FoundHook{i, std::move(*request)};
   }
   if (!found) return Error{"no update-libraries hook in the form the shim writes"};
   return std::move(*found);

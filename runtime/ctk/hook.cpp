@@ -8,18 +8,13 @@
 
 #include "ctk/ctk.h"
 #include "hooks/container_hooks.h"
+#include "hooks/libraries_request.h"
 #include "oci/container_state.h"
 
 namespace po = boost::program_options;
 
 namespace gcr {
 namespace {
-
-struct HookFlags {
-  std::vector<std::string> folders;
-  std::vector<std::string> links;
-  std::string ldconfig = "@/sbin/ldconfig";
-};
 
 void warn(const std::string& msg) {
   std::fprintf(stderr, "gpu-ctk hook: warning: %s\n", msg.c_str());
@@ -30,8 +25,9 @@ int fail(const std::string& name, const std::string& msg) {
   return 1;
 }
 
-Result<HookFlags> parse_flags(const std::vector<std::string>& args) {
-  HookFlags flags;
+Result<LibrariesRequest> parse_flags(const std::vector<std::string>& args) {
+  LibrariesRequest flags;
+  flags.ldconfig = "@/sbin/ldconfig";
   po::options_description desc;
   desc.add_options()("folder", po::value(&flags.folders)->composing())(
       "link", po::value(&flags.links)->composing())("ldconfig-path", po::value(&flags.ldconfig));
@@ -76,7 +72,7 @@ bool is_hook(const std::string& name) {
   return name == "update-ldcache" || name == "create-symlinks" || name == "update-libraries";
 }
 
-Status run_hook(const std::string& name, const RootFs& root, const HookFlags& flags) {
+Status run_hook(const std::string& name, const RootFs& root, const LibrariesRequest& flags) {
   if (name != "update-ldcache") {
     if (auto s = create_symlinks(root, flags.links); !s || name == "create-symlinks") return s;
   }
