@@ -21,6 +21,7 @@ extra_seeds() {
     nvidia_compat) ls test/data/nvidia/*.toml ;;
     engines) ls etc/engines/*.toml etc/engines/*.json ;;
     ldcache) [ -f /etc/ld.so.cache ] && echo /etc/ld.so.cache ;;
+    ld_so_conf) ls /etc/ld.so.conf /etc/ld.so.conf.d/*.conf 2>/dev/null ;;
     elf_library) ls /lib/x86_64-linux-gnu/libz.so.* /lib/i386-linux-gnu/libc.so.6 2>/dev/null ;;
   esac
 }

@@ -1,13 +1,12 @@
 #include "hooks/ld_so_conf.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <cerrno>
 
+#include "base/fs.h"
 #include "base/text.h"
 
 namespace gcr {
@@ -21,11 +20,26 @@ bool has_glob(std::string_view s) {
   return s.find_first_of("*?[") != std::string_view::npos;
 }
 
-std::string trim(std::string_view s) {
-  const auto first = s.find_first_not_of(" \t\r");
-  if (first == std::string_view::npos) return {};
-  const auto last = s.find_last_not_of(" \t\r");
-  return std::string(s.substr(first, last - first + 1));
+bool is_include(std::string_view line) {
+  return line.rfind("include", 0) == 0 && line.size() > 7 && (line[7] == ' ' || line[7] == '\t');
+}
+
+Status parse_line(const std::string& line, const std::string& file,
+                  std::vector<LdSoConfLine>& out) {
+  if (is_include(line)) {
+    std::string patterns = line.substr(8);
+    std::replace(patterns.begin(), patterns.end(), '\t', ' ');
+    for (auto pattern : split(patterns, ' ')) {
+      std::string p(trim(pattern));
+      if (!p.empty()) out.push_back(LdSoConfLine{true, std::move(p)});
+    }
+    return {};
+  }
+  if (line.rfind("hwcap", 0) == 0) return Error{"hwcap lines (" + file + ")"};
+  if (line.find_first_of(" \t,:=") != std::string::npos)
+    return Error{"a line ldconfig splits or types: `" + printable(line) + "` (" + file + ")"};
+  out.push_back(LdSoConfLine{false, line});
+  return {};
 }
 
 class ConfReader {
@@ -44,10 +58,14 @@ class ConfReader {
     if (!text) return text.error();
     conf_.files.push_back(path);
     conf_.file_mtimes.push_back(st.st_mtim);
-    for (auto raw : split(*text, '\n')) {
-      const std::string line = trim(raw.substr(0, std::min(raw.find('#'), raw.size())));
-      if (line.empty()) continue;
-      if (auto s = read_line(line, path, depth); !s) return s;
+    auto lines = parse_ld_so_conf(*text, path);
+    if (!lines) return lines.error();
+    for (auto& line : *lines) {
+      if (!line.include) {
+        conf_.directories.push_back(std::move(line.value));
+      } else if (auto s = include(line.value, path, depth); !s) {
+        return s;
+      }
     }
     return {};
   }
@@ -55,24 +73,6 @@ class ConfReader {
   LdSoConf take() { return std::move(conf_); }
 
  private:
-  Status read_line(const std::string& line, const std::string& file, int depth) {
-    if (line.rfind("include", 0) == 0 && line.size() > 7 && (line[7] == ' ' || line[7] == '\t')) {
-      std::string patterns = line.substr(8);
-      std::replace(patterns.begin(), patterns.end(), '\t', ' ');
-      for (auto pattern : split(patterns, ' ')) {
-        const std::string p = trim(pattern);
-        if (p.empty()) continue;
-        if (auto s = include(p, file, depth); !s) return s;
-      }
-      return {};
-    }
-    if (line.rfind("hwcap", 0) == 0) return Error{"hwcap lines (" + file + ")"};
-    if (line.find_first_of(" \t,:=") != std::string::npos)
-      return Error{"a line ldconfig splits or types: `" + printable(line) + "` (" + file + ")"};
-    conf_.directories.push_back(line);
-    return {};
-  }
-
   Status include(const std::string& pattern, const std::string& file, int depth) {
     std::string full = pattern;
     if (full.front() != '/') full = file.substr(0, file.rfind('/') + 1) + pattern;
@@ -95,15 +95,13 @@ class ConfReader {
     auto fd = root_.open_if_exists(dir, O_RDONLY | O_DIRECTORY);
     if (!fd) return fd.error();
     if (!*fd) return std::vector<std::string>{};
-    DIR* d = ::fdopendir((*fd)->get());
-    if (d == nullptr) return Error{"cannot list " + dir + ": " + errno_text(errno)};
-    (*fd)->release();
+    auto entries = list_directory(std::move(**fd), dir, kMaxImageDirectoryEntries);
+    if (!entries) return entries.error();
     std::vector<std::string> out;
-    while (const dirent* e = ::readdir(d)) {
-      if (::fnmatch(glob.c_str(), e->d_name, FNM_PERIOD) == 0) out.emplace_back(e->d_name);
+    for (auto& entry : *entries) {
+      if (::fnmatch(glob.c_str(), entry.name.c_str(), FNM_PERIOD) == 0)
+        out.push_back(std::move(entry.name));
     }
-    ::closedir(d);
-    std::sort(out.begin(), out.end());
     return out;
   }
 
@@ -112,6 +110,16 @@ class ConfReader {
 };
 
 }  // namespace
+
+Result<std::vector<LdSoConfLine>> parse_ld_so_conf(std::string_view text, const std::string& file) {
+  std::vector<LdSoConfLine> out;
+  for (auto raw : split(text, '\n')) {
+    const std::string line(trim(raw.substr(0, std::min(raw.find('#'), raw.size()))));
+    if (line.empty()) continue;
+    if (auto s = parse_line(line, file, out); !s) return s.error();
+  }
+  return out;
+}
 
 Result<LdSoConf> read_ld_so_conf(const RootFs& root) {
   ConfReader reader(root);

@@ -7,6 +7,7 @@
 
 #include <ctime>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/result.h"
@@ -23,5 +24,16 @@ struct LdSoConf {
 };
 
 [[nodiscard]] Result<LdSoConf> read_ld_so_conf(const RootFs& root);
+
+// What one line of a configuration file says: a directory, or one pattern of an `include` line.
+struct LdSoConfLine {
+  bool include = false;
+  std::string value;
+};
+
+// The lines of one configuration file's text, comments and blank lines left out, an include
+// line's patterns one by one; an error (naming `file`) for the forms this reader refuses.
+[[nodiscard]] Result<std::vector<LdSoConfLine>> parse_ld_so_conf(std::string_view text,
+                                                                 const std::string& file);
 
 }  // namespace gcr

@@ -20,9 +20,6 @@ namespace gcr {
 namespace {
 
 constexpr std::size_t kMaxCacheBytes = 16u << 20;
-// More than ldconfig is ever asked to look at here: a directory past it is left to ldconfig
-// (in the hook, under runc's timeout).
-constexpr std::size_t kMaxDirectoryEntries = 65536;
 constexpr std::size_t kMaxLibrariesToIndex = 4096;
 
 // Subdirectories glibc 2.36's ldconfig also scans (legacy hwcaps), which this code does not.
@@ -45,7 +42,7 @@ bool indexed_under_own_name(const std::string& link, const std::string& soname) 
 // The names in a directory (no "." and ".."), sorted, or an error when it cannot be read to the
 // end.
 Result<std::vector<std::string>> names_in(Fd fd, const std::string& path) {
-  auto entries = list_directory(std::move(fd), path, kMaxDirectoryEntries);
+  auto entries = list_directory(std::move(fd), path, kMaxImageDirectoryEntries);
   if (!entries) return entries.error();
   std::vector<std::string> names;
   for (auto& e : *entries) names.push_back(std::move(e.name));

@@ -15,7 +15,6 @@ namespace {
 // Linux's own limit on the links one lookup follows (MAXSYMLINKS): past it the lookup fails
 // with ELOOP, and ldconfig passes the entry by.
 constexpr int kMaxHops = 40;
-constexpr std::size_t kMaxEntries = 65536;
 // More directories than library links of any image lead into: past it the caller leaves the
 // work to ldconfig rather than hold that many open.
 constexpr std::size_t kMaxDirectories = 256;
@@ -34,7 +33,7 @@ class LinkWalker {
     auto fd = root_.open_if_exists(dir, O_RDONLY | O_DIRECTORY);
     if (!fd) return fd.error();
     if (!*fd) return {};
-    auto entries = list_directory(std::move(**fd), dir, kMaxEntries);
+    auto entries = list_directory(std::move(**fd), dir, kMaxImageDirectoryEntries);
     if (!entries) return entries.error();
     for (const auto& e : *entries) {
       if (e.symlink) listed.insert(e.name);

@@ -6,6 +6,7 @@
 // walk (O_PATH|O_NOFOLLOW, readlinkat, ".." clamped at the root, the root's device only).
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 
@@ -15,6 +16,11 @@
 namespace gcr {
 
 enum class Resolver { kAuto, kFallback };
+
+// The most entries a directory of an image may have for the hooks to list it in process: more
+// than ldconfig is ever asked to look at here. A larger one is left to ldconfig (in the hook,
+// under runc's timeout).
+inline constexpr std::size_t kMaxImageDirectoryEntries = 65536;
 
 class RootFs {
  public:
