@@ -3,10 +3,12 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <ctime>
 
@@ -34,21 +36,37 @@ Result<Fd> open_directory(const std::string& path) {
   return Fd(fd);
 }
 
+namespace {
+
+// How many bytes read_fd first makes room for: a regular file's size and one byte to see its
+// end, so it is read into one buffer; 64 KiB for anything else. Never past one byte more than
+// `max_bytes`, the most that needs reading to know a file is too large.
+std::size_t first_read_size(int fd, std::size_t limit) {
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+    return std::min(static_cast<std::size_t>(st.st_size) + 1, limit);
+  return std::min<std::size_t>(65536, limit);
+}
+
+}  // namespace
+
 Result<std::string> read_fd(int fd, std::size_t max_bytes) {
-  std::string data;
-  char buf[65536];
+  const std::size_t limit = max_bytes == SIZE_MAX ? max_bytes : max_bytes + 1;
+  std::string data(first_read_size(fd, limit), '\0');
+  std::size_t used = 0;
   while (true) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (used == data.size()) data.resize(std::min(data.size() * 2, limit));
+    const ssize_t n = ::read(fd, data.data() + used, data.size() - used);
     if (n < 0) {
       if (errno == EINTR) continue;
       return Error{"read failed: " + errno_text(errno)};
     }
-    if (n == 0) return data;
-    if (data.size() + static_cast<std::size_t>(n) > max_bytes) {
-      return Error{"larger than " + std::to_string(max_bytes) + " bytes"};
-    }
-    data.append(buf, static_cast<std::size_t>(n));
+    if (n == 0) break;
+    used += static_cast<std::size_t>(n);
+    if (used > max_bytes) return Error{"larger than " + std::to_string(max_bytes) + " bytes"};
   }
+  data.resize(used);
+  return data;
 }
 
 namespace {

@@ -186,8 +186,9 @@ class Reader {
         continue;
       }
       if (c < 0x80) {
-        out.push_back(static_cast<char>(c));
-        ++at_;
+        const std::size_t end = plain_run_end();
+        out.append(s_.substr(at_, end - at_));
+        at_ = end;
         continue;
       }
       const auto cp = decode_utf8(s_, at_);
@@ -195,6 +196,18 @@ class Reader {
       out.append(s_.substr(at_, cp->length));
       at_ += cp->length;
     }
+  }
+
+  // Where the run of printable ASCII characters other than `"` and `\` that starts at at_ ends:
+  // a string's content up to there is copied as it is.
+  std::size_t plain_run_end() const {
+    std::size_t end = at_;
+    while (end < s_.size()) {
+      const auto b = static_cast<unsigned char>(s_[end]);
+      if (b < 0x20 || b >= 0x80 || b == '"' || b == '\\') break;
+      ++end;
+    }
+    return end;
   }
 
   Status escape(std::string& out) {

@@ -160,9 +160,10 @@ Status read_annotations(const Json& spec, SpecView& view) {
   const auto it = spec.find("annotations");
   if (it == spec.end() || it->is_null()) return {};
   if (!it->is_object()) return shape_error("annotations", "must be an object");
+  view.annotations.reserve(it->size());
   for (const auto& [key, value] : it->items()) {
     if (!value.is_string()) return shape_error("annotations." + key, "must be a string");
-    view.annotations[key] = value.get<std::string>();
+    view.annotations.emplace_back(key, value.get_ref<const std::string&>());
   }
   return {};
 }

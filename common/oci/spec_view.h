@@ -6,6 +6,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/result.h"
@@ -28,7 +29,7 @@ struct SpecView {
   std::map<std::string, std::string> env;  // duplicate names: the last one wins, as in runc
   bool privileged = false;                 // CAP_SYS_ADMIN in process.capabilities.bounding
   std::vector<SpecMount> mounts;
-  std::map<std::string, std::string> annotations;
+  std::vector<std::pair<std::string, std::string>> annotations;  // in the spec's order
   std::vector<SpecHook> prestart_hooks;  // `hooks.prestart` (containerd's --gpus hook is one)
   std::string root_path;
 };

@@ -31,17 +31,27 @@ std::vector<std::string> comma_list(std::string_view value) {
   return out;
 }
 
+// The annotations whose key has a configured prefix, in key order.
+std::vector<const std::pair<std::string, std::string>*> our_annotations(const SpecView& spec,
+                                                                        const Config& config) {
+  std::vector<const std::pair<std::string, std::string>*> ours;
+  for (const auto& annotation : spec.annotations) {
+    const auto& prefixes = config.requests.annotation_prefixes;
+    if (std::any_of(prefixes.begin(), prefixes.end(),
+                    [&](const std::string& p) { return annotation.first.rfind(p, 0) == 0; }))
+      ours.push_back(&annotation);
+  }
+  std::sort(ours.begin(), ours.end(),
+            [](const auto* a, const auto* b) { return a->first < b->first; });
+  return ours;
+}
+
 // CDI names from annotations whose key has a configured prefix, keys in sorted order.
 Result<std::vector<std::string>> annotation_names(const SpecView& spec, const Config& config) {
   std::vector<std::string> names;
-  for (const auto& annotation : spec.annotations) {
-    const std::string& key = annotation.first;
-    const std::string& value = annotation.second;
-    const bool ours = std::any_of(config.requests.annotation_prefixes.begin(),
-                                  config.requests.annotation_prefixes.end(),
-                                  [&](const std::string& p) { return key.rfind(p, 0) == 0; });
-    if (!ours) continue;
-    for (const auto& name : comma_list(value)) {
+  for (const auto* annotation : our_annotations(spec, config)) {
+    const std::string& key = annotation->first;
+    for (const auto& name : comma_list(annotation->second)) {
       if (!parse_qualified_name(name)) {
         return Error{"annotation " + printable(key, 128) + ": `" + printable(name, 128) +
                      "` is not a qualified CDI device name"};

@@ -102,6 +102,18 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("strings: the text between escapes and multi-byte characters is kept whole") {
+  auto r = gcr::parse_json_strict(
+      R"({"key one": ["ab\ncd", "x\u00e9yé z!", "plain text, with ~ punctuation", "\\end", ""]})");
+  REQUIRE(r.ok());
+  const auto& list = r->at("key one");
+  CHECK(list[0] == "ab\ncd");
+  CHECK(list[1] == "x\xc3\xa9y\xc3\xa9 z!");
+  CHECK(list[2] == "plain text, with ~ punctuation");
+  CHECK(list[3] == "\\end");
+  CHECK(list[4] == "");
+}
+
 TEST_CASE("the writer keeps nlohmann's layout and never throws on bad UTF-8") {
   const gcr::Json doc = gcr::Json::parse(
       R"({"a":[1,{"b":null,"c":[]}],"d":{},"e":"x\u0001\"y\u007f","f":1.5,"g":true,"h":-3})");
