@@ -41,9 +41,8 @@ namespace {
 // How many bytes read_fd first makes room for: a regular file's size and one byte to see its
 // end, so it is read into one buffer; 64 KiB for anything else. Never past one byte more than
 // `max_bytes`, the most that needs reading to know a file is too large.
-std::size_t first_read_size(int fd, std::size_t limit) {
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+std::size_t first_read_size(const struct stat& st, std::size_t limit) {
+  if (S_ISREG(st.st_mode) && st.st_size > 0)
     return std::min(static_cast<std::size_t>(st.st_size) + 1, limit);
   return std::min<std::size_t>(65536, limit);
 }
@@ -51,8 +50,14 @@ std::size_t first_read_size(int fd, std::size_t limit) {
 }  // namespace
 
 Result<std::string> read_fd(int fd, std::size_t max_bytes) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) st = {};  // the size unknown: read in pieces
+  return read_fd(fd, max_bytes, st);
+}
+
+Result<std::string> read_fd(int fd, std::size_t max_bytes, const struct stat& st) {
   const std::size_t limit = max_bytes == SIZE_MAX ? max_bytes : max_bytes + 1;
-  std::string data(first_read_size(fd, limit), '\0');
+  std::string data(first_read_size(st, limit), '\0');
   std::size_t used = 0;
   while (true) {
     if (used == data.size()) data.resize(std::min(data.size() * 2, limit));
@@ -84,7 +89,7 @@ Result<std::string> read_checked(int dirfd, const std::string& name, std::size_t
   if (static_cast<std::size_t>(st.st_size) > max_bytes) {
     return Error{"larger than " + std::to_string(max_bytes) + " bytes"};
   }
-  return read_fd(fd.get(), max_bytes);
+  return read_fd(fd.get(), max_bytes, st);
 }
 
 }  // namespace

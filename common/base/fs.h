@@ -69,6 +69,9 @@ struct DirEntry {
 
 // Reads everything from an fd (stdin of a hook), up to max_bytes.
 [[nodiscard]] Result<std::string> read_fd(int fd, std::size_t max_bytes);
+// The same for an fd the caller has fstat'ed (`st`): a regular file is read into one buffer of
+// its size.
+[[nodiscard]] Result<std::string> read_fd(int fd, std::size_t max_bytes, const struct stat& st);
 
 // mkdir -p (0755); existing directories are fine.
 [[nodiscard]] Status make_directories(const std::string& path);

@@ -54,7 +54,7 @@ class ConfReader {
     if (!*fd) return {};  // a name that went away: glob(3) would not have returned it
     struct stat st {};
     if (::fstat((*fd)->get(), &st) != 0) return Error{"cannot stat " + path};
-    auto text = read_fd((*fd)->get(), kMaxConfBytes);
+    auto text = read_fd((*fd)->get(), kMaxConfBytes, st);
     if (!text) return text.error();
     conf_.files.push_back(path);
     conf_.file_mtimes.push_back(st.st_mtim);

@@ -144,7 +144,7 @@ class Planner {
     struct stat st {};
     if (::fstat((*fd)->get(), &st) != 0) return Error{"cannot stat /etc/ld.so.cache"};
     cache_mtime_ = st.st_mtim;
-    auto data = read_fd((*fd)->get(), kMaxCacheBytes);
+    auto data = read_fd((*fd)->get(), kMaxCacheBytes, st);
     if (!data) return data.error();
     auto cache = read_ld_cache(*data);
     if (!cache) return cache.error().wrap("/etc/ld.so.cache");

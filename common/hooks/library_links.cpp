@@ -28,8 +28,9 @@ class LinkWalker {
   explicit LinkWalker(const RootFs& root) : root_(root) {}
 
   Status walk_directory(const std::string& dir) {
-    if (links_.count(dir)) return {};
-    auto& listed = links_[dir];
+    const auto [at, fresh] = links_.try_emplace(dir);
+    if (!fresh) return {};
+    auto& listed = at->second;
     auto fd = root_.open_if_exists(dir, O_RDONLY | O_DIRECTORY);
     if (!fd) return fd.error();
     if (!*fd) return {};

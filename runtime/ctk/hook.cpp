@@ -6,6 +6,7 @@
 #include <boost/program_options.hpp>
 #include <cstdio>
 
+#include "config/config.h"
 #include "ctk/ctk.h"
 #include "hooks/container_hooks.h"
 #include "hooks/libraries_request.h"
@@ -27,7 +28,7 @@ int fail(const std::string& name, const std::string& msg) {
 
 Result<LibrariesRequest> parse_flags(const std::vector<std::string>& args) {
   LibrariesRequest flags;
-  flags.ldconfig = "@/sbin/ldconfig";
+  flags.ldconfig = Config::Hooks{}.ldconfig;  // the configuration's default
   po::options_description desc;
   desc.add_options()("folder", po::value(&flags.folders)->composing())(
       "link", po::value(&flags.links)->composing())("ldconfig-path", po::value(&flags.ldconfig));

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <thread>
 
 #include "base/fs.h"
 #include "test_support.h"
@@ -49,4 +50,65 @@ TEST_CASE("only kContentAndName syncs the directory; files rewritten on every cr
       gcr::write_file_atomic_at(path_only.get(), "f", "b", gcr::FileOwner{}, Durability::kContent));
   CHECK(gcr::test::read_file(dir / "f") == "b");
   CHECK(entries_in(dir.path()) == 1);
+}
+
+TEST_CASE("read_fd reads a file whole, and refuses one byte past the limit") {
+  TempDir dir;
+  const std::string text(100000, 'x');
+  gcr::test::write_file(dir / "f", text);
+  const auto read_with = [&](std::size_t max_bytes) {
+    gcr::Fd fd(::open((dir / "f").c_str(), O_RDONLY | O_CLOEXEC));
+    return gcr::read_fd(fd.get(), max_bytes);
+  };
+  auto whole = read_with(text.size());
+  REQUIRE(whole.ok());
+  CHECK(*whole == text);
+  auto over = read_with(text.size() - 1);
+  REQUIRE_FALSE(over.ok());
+  CHECK(over.error().message == "larger than 99999 bytes");
+  gcr::test::write_file(dir / "f", "");
+  auto empty = read_with(0);
+  REQUIRE(empty.ok());
+  CHECK(empty->empty());
+}
+
+TEST_CASE("read_fd reads a pipe, whose size is unknown, past its first buffer") {
+  int ends[2];
+  REQUIRE(::pipe2(ends, O_CLOEXEC) == 0);
+  gcr::Fd read_end(ends[0]);
+  std::string text;
+  for (int i = 0; text.size() < 300000; ++i) text += std::to_string(i) + ",";
+  std::thread writer([&] {
+    gcr::Fd write_end(ends[1]);
+    for (std::size_t at = 0; at < text.size();) {
+      const ssize_t n = ::write(write_end.get(), text.data() + at, text.size() - at);
+      if (n <= 0) break;
+      at += static_cast<std::size_t>(n);
+    }
+  });
+  auto read = gcr::read_fd(read_end.get(), 1 << 20);
+  writer.join();
+  REQUIRE(read.ok());
+  CHECK(*read == text);
+}
+
+TEST_CASE("list_directory: sorted names, no dot entries, symlinks marked, a bound") {
+  TempDir dir;
+  gcr::test::write_file(dir / "b", "");
+  gcr::test::write_file(dir / "a", "");
+  REQUIRE(::symlink("a", (dir / "c").c_str()) == 0);
+  const auto list = [&](std::size_t max_entries) {
+    return gcr::list_directory(
+        gcr::Fd(::open(dir.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)), dir.path(),
+        max_entries);
+  };
+  auto entries = list(3);
+  REQUIRE(entries.ok());
+  REQUIRE(entries->size() == 3);
+  CHECK(((*entries)[0].name == "a" && !(*entries)[0].symlink));
+  CHECK(((*entries)[1].name == "b" && !(*entries)[1].symlink));
+  CHECK(((*entries)[2].name == "c" && (*entries)[2].symlink));
+  auto bounded = list(2);
+  REQUIRE_FALSE(bounded.ok());
+  CHECK(bounded.error().message == dir.path() + " has too many entries");
 }
