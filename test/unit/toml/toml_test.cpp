@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -95,4 +97,29 @@ TEST_CASE("non-ASCII text where toml++ asks whether it is whitespace is read, no
   auto skipped = gcr::parse_toml("a = \"\"\"\\\n\xe3\x80\x80x\"\"\"\n", "t.toml");
   REQUIRE(skipped.ok());
   CHECK((*skipped)["a"].value_or(std::string()) == "x");
+}
+
+TEST_CASE("floats read as the nearest double, and the ones no double holds are refused") {
+  const std::pair<std::string, double> cases[] = {
+      {"1.5", 1.5},
+      {"0.1", 0.1},
+      {"-2.5e-3", -2.5e-3},
+      {"6.02214076e23", 6.02214076e23},
+      {"1_000.25", 1000.25},
+      {"5e-324", 5e-324},
+      {"1.7976931348623157e308", 1.7976931348623157e308}};
+  for (const auto& [text, value] : cases) {
+    CAPTURE(text);
+    auto r = gcr::parse_toml("f = " + text + "\n", "t.toml");
+    REQUIRE(r.ok());
+    CHECK((*r)["f"].value_or(0.0) == value);
+  }
+  auto special = gcr::parse_toml("a = inf\nb = -inf\nc = nan\nd = -0.0\n", "t.toml");
+  REQUIRE(special.ok());
+  CHECK((*special)["a"].value_or(0.0) == std::numeric_limits<double>::infinity());
+  CHECK((*special)["b"].value_or(0.0) == -std::numeric_limits<double>::infinity());
+  CHECK(std::isnan((*special)["c"].value_or(0.0)));
+  CHECK(std::signbit((*special)["d"].value_or(1.0)));
+  CHECK(refusal("f = 1e400\n").find("'1e400' is not representable in 64 bits") !=
+        std::string::npos);
 }
