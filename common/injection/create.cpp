@@ -25,7 +25,18 @@ std::string summary(const GpuRequest& request, const Json& spec) {
 }  // namespace
 
 Status prepare_container(const RuncArgs& runc, const Config& config, const Logger& logger) {
-  auto bundle = read_bundle_spec(runc.bundle);
+  auto text = read_bundle_text(runc.bundle);
+  if (!text) return text.error();
+  // Most specs name nothing a request is made of: they are checked as strictly, but no
+  // document is built (a pod's spec can carry a megabyte of annotations or environment).
+  auto may_ask = bundle_has_string(
+      *text, [&](std::string_view s) { return could_be_request_part(s, config); });
+  if (!may_ask) return may_ask.error();
+  if (!*may_ask) {
+    logger.debug("no GPU requested; " + text->path + " left untouched");
+    return {};
+  }
+  auto bundle = parse_bundle_spec(std::move(*text));
   if (!bundle) return bundle.error();
   auto view = view_spec(bundle->spec);
   if (!view) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -14,12 +15,17 @@ namespace {
 constexpr std::uint8_t kRawNumberSubtype = 0x4e;  // 'N'
 
 // A recursive-descent reader over the bytes of one document. Recursion is bounded by
-// kMaxJsonDepth; every other step is a loop, so the time is linear in the input.
+// kMaxJsonDepth; every other step is a loop, so the time is linear in the input. `Out` makes
+// the values: a document (JsonOut), or nothing but a look at each string (StringScan); the
+// grammar and every refusal are the same for both.
+template <class Out>
 class Reader {
- public:
-  explicit Reader(std::string_view text) : s_(text) {}
+  using Value = typename Out::Value;
 
-  Result<Json> document() {
+ public:
+  Reader(std::string_view text, Out& out) : s_(text), out_(out) {}
+
+  Result<Value> document() {
     skip_space();
     auto value = this->value(0);
     if (!value) return value;
@@ -45,7 +51,7 @@ class Reader {
       ++at_;
   }
 
-  Result<Json> value(int depth) {
+  Result<Value> value(int depth) {
     if (at_end()) return syntax("the document ends early");
     switch (peek()) {
       case '{':
@@ -57,33 +63,33 @@ class Reader {
         if (!text) return text.error();
         if (text->find('\0') != std::string::npos)
           return Error{"a string contains a NUL character"};
-        return Json(std::move(*text));
+        return out_.string(std::move(*text));
       }
       case 't':
-        return literal("true", Json(true));
+        return literal("true", out_.boolean(true));
       case 'f':
-        return literal("false", Json(false));
+        return literal("false", out_.boolean(false));
       case 'n':
-        return literal("null", Json(nullptr));
+        return literal("null", out_.null());
       default:
         return number();
     }
   }
 
-  Result<Json> literal(std::string_view word, Json value) {
+  Result<Value> literal(std::string_view word, Value value) {
     if (s_.substr(at_, word.size()) != word) return syntax("unexpected character");
     at_ += word.size();
     return value;
   }
 
-  Result<Json> object(int depth) {
+  Result<Value> object(int depth) {
     if (depth > kMaxJsonDepth) return Error{"nesting deeper than 256 levels"};
     ++at_;  // {
-    std::vector<std::pair<std::string, Json>> members;
+    std::vector<std::pair<std::string, Value>> members;
     skip_space();
     if (!at_end() && peek() == '}') {
       ++at_;
-      return Json::object();
+      return out_.object(std::move(members));
     }
     while (true) {
       skip_space();
@@ -107,14 +113,13 @@ class Reader {
       if (peek() != ',') return syntax("expected `,` or `}`");
       ++at_;
     }
-    return json_object(std::move(members));
+    return out_.object(std::move(members));
   }
 
-  Result<Json> array(int depth) {
+  Result<Value> array(int depth) {
     if (depth > kMaxJsonDepth) return Error{"nesting deeper than 256 levels"};
     ++at_;  // [
-    Json out = Json::array();
-    auto& items = out.get_ref<Json::array_t&>();
+    Value out = out_.array();
     skip_space();
     if (!at_end() && peek() == ']') {
       ++at_;
@@ -124,7 +129,7 @@ class Reader {
       skip_space();
       auto item = value(depth);
       if (!item) return item;
-      items.push_back(std::move(*item));
+      out_.push(out, std::move(*item));
       skip_space();
       if (at_end()) return syntax("the document ends inside an array");
       if (peek() == ']') {
@@ -238,9 +243,8 @@ class Reader {
     return at_ - start;
   }
 
-  // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? ; plain integers that fit 64 bits become
-  // numbers, everything else a raw number.
-  Result<Json> number() {
+  // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+  Result<Value> number() {
     const std::size_t start = at_;
     const bool negative = !at_end() && peek() == '-';
     if (negative) ++at_;
@@ -262,29 +266,18 @@ class Reader {
       if (digits() == 0) return syntax("a number needs digits in its exponent");
       plain = false;
     }
-    const std::string_view text = s_.substr(start, at_ - start);
-    if (plain) {
-      if (!negative) {
-        if (const auto v = parse_decimal(text)) return Json(*v);
-      } else if (text != "-0") {
-        const auto magnitude = parse_decimal(text.substr(1));
-        constexpr std::uint64_t kMinMagnitude = std::uint64_t{1} << 63;
-        if (magnitude && *magnitude <= kMinMagnitude) {
-          return Json(*magnitude == kMinMagnitude ? INT64_MIN
-                                                  : -static_cast<std::int64_t>(*magnitude));
-        }
-      }
-    }
-    return raw_number(text);
+    return out_.number(s_.substr(start, at_ - start), plain);
   }
 
   std::string_view s_;
   std::size_t at_ = 0;
+  Out& out_;
 };
 
 // Sorting pointers keeps this n log n where a search per insert would be quadratic.
+template <class Value>
 std::optional<std::string> first_duplicate(
-    const std::vector<std::pair<std::string, Json>>& members) {
+    const std::vector<std::pair<std::string, Value>>& members) {
   std::vector<const std::string*> keys;
   keys.reserve(members.size());
   for (const auto& m : members) keys.push_back(&m.first);
@@ -293,6 +286,65 @@ std::optional<std::string> first_duplicate(
                                        [](const auto* a, const auto* b) { return *a == *b; });
   if (same == keys.end()) return std::nullopt;
   return **same;
+}
+
+// The document itself.
+struct JsonOut {
+  using Value = Json;
+  Json string(std::string&& text) { return Json(std::move(text)); }
+  Json boolean(bool b) { return Json(b); }
+  Json null() { return Json(nullptr); }
+  Json array() { return Json::array(); }
+  void push(Json& array, Json&& item) {
+    array.get_ref<Json::array_t&>().push_back(std::move(item));
+  }
+  Result<Json> object(std::vector<std::pair<std::string, Json>>&& members) {
+    return json_object(std::move(members));
+  }
+  // Plain integers that fit 64 bits become numbers, everything else a raw number.
+  Json number(std::string_view text, bool plain) {
+    if (plain && text.front() != '-') {
+      if (const auto v = parse_decimal(text)) return Json(*v);
+    } else if (plain && text != "-0") {
+      const auto magnitude = parse_decimal(text.substr(1));
+      constexpr std::uint64_t kMinMagnitude = std::uint64_t{1} << 63;
+      if (magnitude && *magnitude <= kMinMagnitude) {
+        return Json(*magnitude == kMinMagnitude ? INT64_MIN
+                                                : -static_cast<std::int64_t>(*magnitude));
+      }
+    }
+    return raw_number(text);
+  }
+};
+
+// No document: only whether a string, key or value, is one `wanted` asks for.
+struct StringScan {
+  struct Value {};
+  const std::function<bool(std::string_view)>& wanted;
+  bool found = false;
+  void look(std::string_view text) { found = found || wanted(text); }
+  Value string(std::string&& text) {
+    look(text);
+    return {};
+  }
+  Value boolean(bool) { return {}; }
+  Value null() { return {}; }
+  Value array() { return {}; }
+  void push(Value&, Value&&) {}
+  Result<Value> object(std::vector<std::pair<std::string, Value>>&& members) {
+    if (auto duplicate = first_duplicate(members))
+      return Error{"duplicate key " + quote(*duplicate, 128)};
+    for (const auto& member : members) look(member.first);
+    return Value{};
+  }
+  Value number(std::string_view, bool) { return {}; }
+};
+
+// What both readings refuse before the first value.
+Status check_start(std::string_view text) {
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") return Error{"starts with a UTF-8 byte-order mark"};
+  if (trim(text).empty()) return Error{"is empty"};
+  return {};
 }
 
 }  // namespace
@@ -311,9 +363,17 @@ Result<Json> json_object(std::vector<std::pair<std::string, Json>> members) {
 }
 
 Result<Json> parse_json_strict(std::string_view text) {
-  if (text.substr(0, 3) == "\xEF\xBB\xBF") return Error{"starts with a UTF-8 byte-order mark"};
-  if (trim(text).empty()) return Error{"is empty"};
-  return Reader(text).document();
+  if (auto s = check_start(text); !s) return s.error();
+  JsonOut out;
+  return Reader<JsonOut>(text, out).document();
+}
+
+Result<bool> json_has_string(std::string_view text,
+                             const std::function<bool(std::string_view)>& wanted) {
+  if (auto s = check_start(text); !s) return s.error();
+  StringScan scan{wanted};
+  if (auto read = Reader<StringScan>(text, scan).document(); !read) return read.error();
+  return scan.found;
 }
 
 Json raw_number(std::string_view text) {

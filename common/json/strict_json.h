@@ -6,6 +6,7 @@
 // huge integer) as its original text, a "raw number" the writer puts back byte for byte.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -22,6 +23,12 @@ using Json = nlohmann::ordered_json;
 inline constexpr int kMaxJsonDepth = 256;
 
 [[nodiscard]] Result<Json> parse_json_strict(std::string_view text);
+
+// Whether the document has a string, a key or a value (escapes decoded), for which `wanted`
+// holds, without building the document: it accepts and refuses exactly what
+// parse_json_strict does, with the same errors.
+[[nodiscard]] Result<bool> json_has_string(std::string_view text,
+                                           const std::function<bool(std::string_view)>& wanted);
 
 // An object from members in order, without a per-key search; a repeated key is the error
 // "duplicate key `k`".

@@ -2,7 +2,9 @@
 // 64 MiB, strict JSON, an object), atomic on the way out (same mode and owner).
 #pragma once
 
+#include <functional>
 #include <string>
+#include <string_view>
 
 #include "base/fs.h"
 #include "base/result.h"
@@ -19,7 +21,20 @@ struct BundleSpec {
   Json spec;
 };
 
+// config.json's text, not parsed yet.
+struct BundleText {
+  Fd dir;
+  std::string path;
+  std::string text;
+};
+
 // `bundle` "" means the working directory, as for runc.
+[[nodiscard]] Result<BundleText> read_bundle_text(const std::string& bundle);
+// Whether the spec has a string (key or value) for which `wanted` holds, without building it;
+// its errors are parse_bundle_spec's.
+[[nodiscard]] Result<bool> bundle_has_string(const BundleText& bundle,
+                                             const std::function<bool(std::string_view)>& wanted);
+[[nodiscard]] Result<BundleSpec> parse_bundle_spec(BundleText bundle);
 [[nodiscard]] Result<BundleSpec> read_bundle_spec(const std::string& bundle);
 
 // Replaces config.json atomically with `spec`.

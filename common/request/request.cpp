@@ -407,6 +407,14 @@ Status read_env_extras(const SpecView& spec, const Config& config, const Logger&
 
 }  // namespace
 
+bool could_be_request_part(std::string_view text, const Config& config) {
+  if (text.rfind("NVIDIA_", 0) == 0 || text.find("nvidia-container") != std::string_view::npos)
+    return true;
+  const auto& prefixes = config.requests.annotation_prefixes;
+  return std::any_of(prefixes.begin(), prefixes.end(),
+                     [&](const std::string& p) { return text.rfind(p, 0) == 0; });
+}
+
 Result<std::optional<GpuRequest>> read_gpu_request(const SpecView& spec, const Config& config,
                                                    const Logger& logger) {
   auto hook = read_cli_hook(spec);

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/result.h"
@@ -46,5 +47,11 @@ struct GpuRequest {
 [[nodiscard]] Result<std::optional<GpuRequest>> read_gpu_request(const SpecView& spec,
                                                                  const Config& config,
                                                                  const Logger& logger);
+
+// Whether a string of a spec (a key or a value) could be part of a request: an NVIDIA_*
+// variable, a key with a configured annotation prefix, a volume-mount marker or containerd's
+// --gpus hook (both name "nvidia-container"). A spec in which no string could be has no
+// request, whatever its shape, so it need not be read further.
+[[nodiscard]] bool could_be_request_part(std::string_view text, const Config& config);
 
 }  // namespace gcr

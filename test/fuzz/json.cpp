@@ -1,11 +1,43 @@
 // The strict JSON reader and the writer: whatever is accepted is written back byte for byte
 // when it was already in the writer's compact form, and always reads back to the same value.
+// The scan without a document accepts and refuses the same inputs with the same errors, and
+// finds a string exactly when the document has one.
+#include <string_view>
+
 #include "fuzz.h"
 #include "json/strict_json.h"
 
+namespace {
+
+bool wanted(std::string_view s) {
+  return s.find('A') != std::string_view::npos;
+}
+
+bool document_has(const gcr::Json& value) {
+  if (value.is_string()) return wanted(value.get_ref<const std::string&>());
+  if (value.is_array()) {
+    for (const auto& item : value)
+      if (document_has(item)) return true;
+  }
+  if (value.is_object()) {
+    for (const auto& [key, item] : value.items())
+      if (wanted(key) || document_has(item)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  auto doc = gcr::parse_json_strict(gcr::fuzz::text_of(data, size));
-  if (!doc) return 0;
+  const auto input = gcr::fuzz::text_of(data, size);
+  auto doc = gcr::parse_json_strict(input);
+  auto scanned = gcr::json_has_string(input, wanted);
+  gcr::fuzz::require(scanned.ok() == doc.ok());
+  if (!doc) {
+    gcr::fuzz::require(scanned.error().message == doc.error().message);
+    return 0;
+  }
+  gcr::fuzz::require(*scanned == document_has(*doc));
   const std::string text = gcr::json_text(*doc);
   auto again = gcr::parse_json_strict(text);
   gcr::fuzz::require(again.ok() && *again == *doc && gcr::json_text(*again) == text);

@@ -295,6 +295,39 @@ TEST_CASE("no request, void, unprivileged env: the bundle is untouched") {
   CHECK(f.devices().size() == 11);  // 4 GPUs, nvidiactl, 2 UVM nodes, 4 MIG access caps
 }
 
+TEST_CASE("a request is read as runc decodes the spec's strings, escapes and all") {
+  require_root();
+  GpuFixture f;
+  // \u004e is N and \/ is /: the request hides behind escapes, in the variable's name and in
+  // an annotation's key. A spec with a megabyte of other annotations is left as it was, and
+  // one with a duplicate key is still refused.
+  const std::string env_escaped =
+      R"({"ociVersion":"1.0.2","process":{"args":["sh"],"env":["\u004eVIDIA_VISIBLE_DEVICES=0"]},)"
+      R"("root":{"path":"rootfs"}})";
+  f.write_spec(env_escaped);
+  REQUIRE(f.shim({"create", "--bundle", f.bundle(), "ctr"}).exit_code == 0);
+  CHECK(f.devices().size() == 4);  // the GPU, nvidiactl, 2 UVM nodes
+  const std::string annotated =
+      R"({"ociVersion":"1.0.2","process":{"args":["sh"]},"root":{"path":"rootfs"},)"
+      R"("annotations":{"cdi.k8s.io\/gpu":"nvidia.com/gpu=0"}})";
+  f.write_spec(annotated);
+  const auto by_annotation = f.shim({"create", "--bundle", f.bundle(), "ctr"});
+  CHECK(by_annotation.exit_code == 1);  // no CDI spec for nvidia.com/gpu here: read, and refused
+  CHECK(by_annotation.err.find("nvidia.com/gpu=0") != std::string::npos);
+  std::string big = R"({"ociVersion":"1.0.2","process":{"args":["sh"]},"annotations":{)";
+  for (int i = 0; i < 35000; ++i)
+    big += std::string(i ? "," : "") + "\"example.com/k" + std::to_string(i) + "\":\"v\"";
+  big += R"(},"root":{"path":"rootfs"}})";
+  f.write_spec(big);
+  REQUIRE(f.shim({"create", "--bundle", f.bundle(), "ctr"}).exit_code == 0);
+  CHECK(gcr::test::read_file(f.spec_path()) == big);
+  big.insert(big.size() - 1, R"(,"x":"y","x":1)");  // a spec runc would read differently
+  f.write_spec(big);
+  const auto duplicate = f.shim({"create", "--bundle", f.bundle(), "ctr"});
+  CHECK(duplicate.exit_code == 1);
+  CHECK(duplicate.err.find("duplicate key `x`") != std::string::npos);
+}
+
 TEST_CASE("volume-mount markers select GPUs when enabled") {
   require_root();
   GpuFixture f;

@@ -266,3 +266,22 @@ TEST_CASE("[runtime] log-file and --debug record the decision") {
   CHECK(entry.at("level") == "debug");
   CHECK(entry.at("msg").get<std::string>().find("no GPU requested") != std::string::npos);
 }
+
+TEST_CASE("a spec no string of which could ask for a GPU is passed on unread; others are read") {
+  ShimFixture f;
+  f.write_config({{"runtime", {{"log-file", f.path("shim.log")}, {"log-level", "debug"}}}});
+  // process.env of the wrong type: a spec we would read differently from runc.
+  const auto log_of = [&](const std::string& env) {
+    std::remove(f.path("shim.log").c_str());
+    f.write_spec(R"({"ociVersion":"1.0.2","process":{"env":)" + env +
+                 R"(},"root":{"path":"rootfs"}})");
+    REQUIRE(f.shim({"create", "--bundle", f.bundle(), "c1"}).exit_code == 0);
+    return gcr::test::read_file(f.path("shim.log"));
+  };
+  const std::string unread = log_of(R"("PATH=/bin")");
+  CHECK(unread.find("no GPU requested") != std::string::npos);
+  CHECK(unread.find("\"warning\"") == std::string::npos);
+  const std::string read = log_of(R"("NVIDIA_VISIBLE_DEVICES=0")");
+  CHECK(read.find("\"warning\"") != std::string::npos);
+  CHECK(read.find("spec left untouched") != std::string::npos);
+}

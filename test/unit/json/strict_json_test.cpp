@@ -1,14 +1,19 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <string_view>
 
 #include "json/strict_json.h"
 
 namespace {
 
+// The scan without a document refuses the same text with the same words.
 std::string rejection(const std::string& text) {
   auto r = gcr::parse_json_strict(text);
   REQUIRE_FALSE(r.ok());
+  auto scanned = gcr::json_has_string(text, [](std::string_view) { return false; });
+  REQUIRE_FALSE(scanned.ok());
+  CHECK(scanned.error().message == r.error().message);
   return r.error().message;
 }
 
@@ -139,4 +144,24 @@ TEST_CASE("an object with many keys is read whole and in order, duplicates still
   CHECK(gcr::json_text(*r) == text);
   text.insert(text.size() - 1, ",\"k5\":1");
   CHECK(rejection(text) == "duplicate key `k5`");
+}
+
+TEST_CASE("json_has_string looks at every key and string value, decoded, and at nothing else") {
+  const auto has = [](const std::string& text, const std::string& wanted) {
+    auto r = gcr::json_has_string(text, [&](std::string_view s) { return s == wanted; });
+    REQUIRE(r.ok());
+    return *r;
+  };
+  const std::string doc =
+      R"({"a": {"b\u0063": ["x", {"d": "\u00e9t\u00e9"}]}, "n": 12, "t": true, "z": null})";
+  for (const char* found : {"a", "bc", "x", "d", "\xc3\xa9t\xc3\xa9", "n", "t", "z"}) {
+    CAPTURE(found);
+    CHECK(has(doc, found));
+  }
+  for (const char* absent : {R"(b\u0063)", "12", "true", "null", R"(\u00e9t\u00e9)", ""}) {
+    CAPTURE(absent);
+    CHECK_FALSE(has(doc, absent));
+  }
+  CHECK(has(R"("top")", "top"));
+  CHECK_FALSE(has("[1, 2.5, -0, 1e400]", "1"));
 }

@@ -15,11 +15,18 @@ inline Json spec_with(const std::vector<std::string>& env, const Json& extra = J
   return spec;
 }
 
+// The request, after checking what lets `create` skip a spec: one in which no string could be
+// part of a request asks for nothing.
 inline Result<std::optional<GpuRequest>> request_of(const Json& spec, const Config& config = {}) {
   static Logger quiet("test");
   auto view = view_spec(spec);
   REQUIRE(view.ok());
-  return read_gpu_request(*view, config, quiet);
+  auto request = read_gpu_request(*view, config, quiet);
+  auto may_ask = json_has_string(
+      json_text(spec), [&](std::string_view s) { return could_be_request_part(s, config); });
+  REQUIRE(may_ask.ok());
+  if (!*may_ask) CHECK((request.ok() && !request->has_value()));
+  return request;
 }
 
 inline GpuRequest must_request(const Json& spec, const Config& config = {}) {

@@ -305,3 +305,23 @@ TEST_CASE("NVIDIA_VISIBLE_DEVICES=/var/run/nvidia-container-devices means: see t
         {{{"destination", "/var/run/nvidia-container-devices/GPU-1"}, {"source", "/dev/null"}}}}});
   CHECK(must_request(marked, markers).device_ids == std::vector<std::string>{"GPU-1"});
 }
+
+TEST_CASE("the strings a request can be made of") {
+  gcr::Config config;
+  for (const char* part :
+       {"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_DRIVER_CAPABILITIES", "cdi.k8s.io/gpu",
+        "/var/run/nvidia-container-devices/0", "/usr/bin/nvidia-container-cli"}) {
+    CAPTURE(part);
+    CHECK(gcr::could_be_request_part(part, config));
+  }
+  for (const char* other : {"PATH=/bin", "nvidia_visible_devices=0", "x NVIDIA_", "cdi.k8s.io",
+                            "example.com/gpu", "/dev/null"}) {
+    CAPTURE(other);
+    CHECK_FALSE(gcr::could_be_request_part(other, config));
+  }
+  config.requests.annotation_prefixes = {"example.com/"};
+  CHECK(gcr::could_be_request_part("example.com/gpu", config));
+  CHECK_FALSE(gcr::could_be_request_part("cdi.k8s.io/gpu", config));
+  config.requests.annotation_prefixes = {""};  // every key could be one
+  CHECK(gcr::could_be_request_part("anything", config));
+}
