@@ -192,7 +192,7 @@ class Planner {
   // A directory ldconfig scans that changed after the cache is noted: scanned below, it may
   // only hold what the cache indexes. The folders are scanned below in any case.
   Status check_fresh(const std::string& dir) {
-    auto fd = root_.open_if_exists(dir, O_PATH | O_DIRECTORY);
+    auto fd = directory(dir);
     if (!fd) return fd.error();
     if (!*fd) return {};
     struct stat st {};
@@ -258,9 +258,7 @@ class Planner {
           return Error{e.path + " is in the cache but empty"};
       }
       if (pending_.count(e.path)) continue;  // mounted over: a file, not the image's link
-      char target[4096];
-      const ssize_t n = ::readlinkat(fd->get(), name.c_str(), target, sizeof target);
-      if (n > 0) accounted.insert(std::string(target, static_cast<std::size_t>(n)));
+      if (const auto& target = link_target(e.path)) accounted.insert(*target);
     }
     auto all = names_in(std::move(*fd), folder);
     if (!all) return all.error();
@@ -283,10 +281,11 @@ class Planner {
                    std::set<std::pair<std::string, std::int32_t>>& indexed,
                    std::vector<std::string>& links) {
     const std::string path = folder + "/" + name;
-    auto dir = root_.open_at(folder, O_PATH | O_DIRECTORY);
+    auto dir = directory(folder);
     if (!dir) return dir.error();
+    if (!*dir) return Error{"cannot open " + folder};
     bool is_link = false;
-    auto file = open_entry(dir->get(), folder, name, is_link);
+    auto file = open_entry((*dir)->get(), folder, name, is_link);
     if (!file) return file.error();
     if (!*file) return {};  // not a file, or a dangling link: ldconfig passes it by
     auto lib = read_elf_library((*file)->get());
@@ -305,7 +304,7 @@ class Planner {
     if (indexed.count({soname, lib->flags})) return Error{path + ": another " + soname};
     if (soname != name) {
       struct stat existing {};
-      if (::fstatat(dir->get(), soname.c_str(), &existing, AT_SYMLINK_NOFOLLOW) == 0 ||
+      if (::fstatat((*dir)->get(), soname.c_str(), &existing, AT_SYMLINK_NOFOLLOW) == 0 ||
           pending_.count(folder + "/" + soname))
         return Error{folder + "/" + soname + " exists and is not the cache's"};
       links.push_back(name + "::" + folder + "/" + soname);
@@ -331,7 +330,7 @@ class Planner {
   // The entry's file for reading (nothing when it is neither a file nor a link to one): a
   // pending file, or a link to one, is read on the host.
   Result<std::optional<Fd>> open_entry(int dir, const std::string& folder, const std::string& name,
-                                       bool& is_link) const {
+                                       bool& is_link) {
     const std::string path = folder + "/" + name;
     is_link = false;
     if (!pending_.count(path)) {
@@ -350,19 +349,39 @@ class Planner {
   }
 
   // The pending file `path` is, or leads to through the image's symlinks (followed by name).
-  std::optional<std::string> pending_behind(const std::string& path) const {
+  std::optional<std::string> pending_behind(const std::string& path) {
     std::string at = path;
     for (int hops = 0; !pending_.empty() && hops < 8; ++hops) {
       if (pending_.count(at)) return at;
-      auto dir = root_.open_if_exists(dirname_of(at), O_PATH | O_DIRECTORY);
-      if (!dir || !*dir) return std::nullopt;
-      char target[4096];
-      const ssize_t n = ::readlinkat((*dir)->get(), basename_of(at).c_str(), target, sizeof target);
-      if (n <= 0) return std::nullopt;
-      const std::string to(target, static_cast<std::size_t>(n));
-      at = clean_path(to.front() == '/' ? to : dirname_of(at) + "/" + to);
+      const auto& to = link_target(at);
+      if (!to) return std::nullopt;
+      at = clean_path(to->front() == '/' ? *to : dirname_of(at) + "/" + *to);
     }
     return std::nullopt;
+  }
+
+  // An image directory opened once per plan (planning writes nothing); nothing when it is
+  // missing.
+  Result<const Fd*> directory(const std::string& dir) {
+    auto it = directories_.find(dir);
+    if (it == directories_.end()) {
+      auto fd = root_.open_if_exists(dir, O_PATH | O_DIRECTORY);
+      if (!fd) return fd.error();
+      it = directories_.emplace(dir, std::move(*fd)).first;
+    }
+    return it->second ? &*it->second : nullptr;
+  }
+
+  // Where the image's entry `path` links to, read once; nothing when it is no symlink.
+  const std::optional<std::string>& link_target(const std::string& path) {
+    if (const auto it = link_targets_.find(path); it != link_targets_.end()) return it->second;
+    std::optional<std::string> target;
+    if (auto dir = directory(dirname_of(path)); dir && *dir) {
+      char buf[4096];
+      const ssize_t n = ::readlinkat((*dir)->get(), basename_of(path).c_str(), buf, sizeof buf);
+      if (n > 0) target.emplace(buf, static_cast<std::size_t>(n));
+    }
+    return link_targets_.emplace(path, std::move(target)).first->second;
   }
 
   const RootFs& root_;
@@ -371,6 +390,8 @@ class Planner {
   timespec cache_mtime_{};
   std::vector<LdCacheEntry> entries_;
   std::map<std::string, DirId> ids_;
+  std::map<std::string, std::optional<Fd>> directories_;
+  std::map<std::string, std::optional<std::string>> link_targets_;
   std::set<std::string> changed_;  // scanned directories newer than the cache
   bool may_add_ = true;            // false while checking a changed directory
 };
