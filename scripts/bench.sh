@@ -8,9 +8,22 @@ BUILD_DIR=${BUILD_DIR:-build}
 scripts/build.sh >/dev/null
 B=$(pwd)/$BUILD_DIR
 RUNC=$(command -v runc)
-# Bundles live under /run, as containerd and CRI-O keep them (tmpfs on most hosts).
+# Laid out as engines lay a container out: the bundle (config.json) and runc's state on a tmpfs,
+# as containerd, CRI-O, podman and Docker keep them under /run (a tmpfs on hosts, not on every
+# VM); the rootfs a mount of a directory on disk, as an overlay's upper directory is (the files
+# the shim writes into it are synced, and cost what they cost there).
 WORK=$(mktemp -d /run/gcr-bench-XXXXXX)
-trap 'runc --root "$WORK/root" delete --force gcr-bench-state >/dev/null 2>&1 || true; rm -rf "$WORK"' EXIT
+DISK=$(mktemp -d /var/tmp/gcr-bench-XXXXXX)
+trap 'runc --root "$WORK/root" delete --force gcr-bench-state >/dev/null 2>&1 || true
+  umount -R "$WORK" 2>/dev/null; rm -rf "$WORK" "$DISK"' EXIT
+mount -t tmpfs -o mode=0755 gcr-bench "$WORK"
+# An empty bundle NAME, its rootfs a bind mount of a fresh directory on disk.
+fresh() {
+  if mountpoint -q "$WORK/$1/rootfs"; then umount "$WORK/$1/rootfs"; fi
+  rm -rf "$WORK/$1" "$DISK/$1"
+  mkdir -p "$WORK/$1/rootfs" "$DISK/$1"
+  mount --bind "$DISK/$1" "$WORK/$1/rootfs"
+}
 # The programs run from a root-owned copy (the runtime refuses ones others could replace).
 mkdir "$WORK/bin" && cp "$B/gpu-ctk" "$B/gpu-container-runtime" "$B/test/exec-wrapper" "$WORK/bin/"
 SHIM=$WORK/bin/gpu-container-runtime
@@ -18,7 +31,7 @@ WRAPPER=$WORK/bin/exec-wrapper
 
 printf '[runtime]\nruntimes = ["%s"]\n' "$RUNC" >"$WORK/config.toml"
 export GPU_CONTAINER_RUNTIME_CONFIG="$WORK/config.toml"
-"$B/test/gcr-fixture" busybox "$WORK/bundle" -- /bin/sh -c true
+fresh bundle && "$B/test/gcr-fixture" busybox "$WORK/bundle" -- /bin/sh -c true
 
 echo "pass-through: runc state (median of $N pairs)"
 runc --root "$WORK/root" create --bundle "$WORK/bundle" gcr-bench-state
@@ -42,7 +55,7 @@ echo "no-GPU container: create + start + delete (median of $N pairs)"
 # A 1 MB spec (35,000 annotations, as a pod can carry): reading it must stay linear.
 awk 'BEGIN { printf "{\"annotations\":{"; for (i = 0; i < 35000; i++) printf "%s\"example.com/k%d\":\"v%d\"", (i ? "," : ""), i, i; printf "}," }' >"$WORK/big.json"
 sed '1s/^{//' "$WORK/bundle/config.json" >>"$WORK/big.json"
-mkdir -p "$WORK/big" && cp -r "$WORK/bundle/rootfs" "$WORK/big/" && cp "$WORK/big.json" "$WORK/big/config.json"
+fresh big && cp -a "$WORK/bundle/rootfs/." "$WORK/big/rootfs/" && cp "$WORK/big.json" "$WORK/big/config.json"
 echo "no-GPU container with a $(($(wc -c <"$WORK/big.json") / 1024)) KiB spec: create + delete (median of $N pairs)"
 big() {
   printf '%s --root %s create --bundle %s gcr-bench-big && %s --root %s delete --force gcr-bench-big' \
@@ -52,7 +65,7 @@ big() {
 
 # GPU containers: a simulated host with 8 GPUs. The baseline runs runc on the spec the shim
 # produced (same devices, mounts and hooks), so the ratio isolates the shim's own work.
-"$B/test/gcr-fixture" gpu-host "$WORK/host" 8 >"$WORK/driver.toml"
+"$B/test/gcr-fixture" gpu-host "$DISK/host" 8 >"$WORK/driver.toml"
 gpu_config() {
   cat "$WORK/driver.toml" >"$WORK/gpu.toml"
   printf '[runtime]\nruntimes = ["%s"]\n[hooks]\nctk-path = "%s"\n' "$1" "$WORK/bin/gpu-ctk" >>"$WORK/gpu.toml"
@@ -62,7 +75,7 @@ export GPU_CONTAINER_RUNTIME_CONFIG="$WORK/gpu.toml"
 gpu_case() {
   label=$1
   shift
-  rm -rf "$WORK/gpu"
+  fresh gpu
   "$B/test/gcr-fixture" busybox "$WORK/gpu" "$@" -- /bin/sh -c true
   cp "$WORK/gpu/config.json" "$WORK/gpu/original.json"
   # Twice: the first run's hook leaves the image a loader cache, which every later run finds
@@ -90,11 +103,11 @@ gpu_case "1 GPU, CUDA image (NVIDIA_REQUIRE_CUDA asks libcuda)" NVIDIA_VISIBLE_D
 # on the spec with the update-libraries hook the shim writes for an image it must leave to the
 # hook (what the devices and mounts cost, and what the hook costs). Both sides copy their spec
 # in place. Both have glibc and an ld.so.cache, as CUDA images do.
-"$B/test/gcr-fixture" glibc "$WORK/plain" -- /bin/sh -c true
-rm -rf "$WORK/gpu" && "$B/test/gcr-fixture" glibc "$WORK/gpu" NVIDIA_VISIBLE_DEVICES=0 \
+fresh plain && "$B/test/gcr-fixture" glibc "$WORK/plain" -- /bin/sh -c true
+fresh gpu && "$B/test/gcr-fixture" glibc "$WORK/gpu" NVIDIA_VISIBLE_DEVICES=0 \
   NVIDIA_DRIVER_CAPABILITIES=compute,utility -- /bin/sh -c true
 cp "$WORK/gpu/config.json" "$WORK/gpu/original.json"
-rm -rf "$WORK/hooked" && mkdir "$WORK/hooked" && cp -a "$WORK/gpu/rootfs" "$WORK/hooked/rootfs"
+fresh hooked && cp -a "$WORK/gpu/rootfs/." "$WORK/hooked/rootfs/"
 rm "$WORK/hooked/rootfs/etc/ld.so.cache" && cp "$WORK/gpu/original.json" "$WORK/hooked/config.json"
 "$SHIM" --root "$WORK/root" create --bundle "$WORK/hooked" gcr-bench-hooked
 runc --root "$WORK/root" delete --force gcr-bench-hooked
@@ -121,7 +134,7 @@ echo "runc on the 1-GPU spec with the update-libraries hook vs a container witho
 # The same container on an image with 300 more library links (to a file that is no library,
 # which ldconfig passes by), its cache written after them: at create the shim reads every
 # library link of the directories ldconfig scans, to know where they lead.
-rm -rf "$WORK/links" && "$B/test/gcr-fixture" glibc "$WORK/links" NVIDIA_VISIBLE_DEVICES=0 \
+fresh links && "$B/test/gcr-fixture" glibc "$WORK/links" NVIDIA_VISIBLE_DEVICES=0 \
   NVIDIA_DRIVER_CAPABILITIES=compute,utility -- /bin/sh -c true
 echo "not a library" >"$WORK/links/rootfs/lib/x86_64-linux-gnu/pad.data"
 for i in $(seq 300); do
@@ -145,7 +158,7 @@ echo "1-GPU container through the shim, its image with 300 more library links vs
 # mounts, and for an image without a cache: the sandbox with a do-nothing ldconfig, and
 # ldconfig itself.
 cp "$WORK/gpu/edited.json" "$WORK/gpu/config.json"
-rm -rf "$WORK/bare" && mkdir "$WORK/bare" && cp -a "$WORK/gpu/rootfs" "$WORK/bare/rootfs"
+fresh bare && cp -a "$WORK/gpu/rootfs/." "$WORK/bare/rootfs/"
 cp "$WORK/gpu/edited.json" "$WORK/bare/config.json"
 state() {
   printf '{"ociVersion":"1.0.2","id":"gcr-bench-gpu","status":"creating","pid":1,"bundle":"%s"}' "$1"
@@ -175,7 +188,7 @@ hook_step "no cache in the image: ldconfig itself" \
 
 # The shim's own work on create, with the low-level runtime replaced by /bin/true.
 gpu_config /bin/true
-rm -rf "$WORK/gpu" && "$B/test/gcr-fixture" busybox "$WORK/gpu" NVIDIA_VISIBLE_DEVICES=all NVIDIA_DRIVER_CAPABILITIES=all -- /bin/sh -c true
+fresh gpu && "$B/test/gcr-fixture" busybox "$WORK/gpu" NVIDIA_VISIBLE_DEVICES=all NVIDIA_DRIVER_CAPABILITIES=all -- /bin/sh -c true
 cp "$WORK/gpu/config.json" "$WORK/gpu/original.json"
 echo "the shim's own work, 8 GPUs (create with runc replaced by /bin/true, against cp + /bin/true)"
 "$B/test/bench-pairs" "$N" /bin/sh -c "cp $WORK/gpu/original.json $WORK/gpu/config.json && /bin/true" -- \
