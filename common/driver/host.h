@@ -15,9 +15,9 @@
 #include "base/result.h"
 #include "base/trust.h"
 #include "config/config.h"
-#include "ldcache/ldcache.h"
 #include "driver/proc.h"
 #include "edits/edits.h"
+#include "ldcache/ldcache.h"
 #include "vocabulary/capabilities.h"
 
 namespace gcr {

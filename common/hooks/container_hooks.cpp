@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <set>
 
 #include "base/text.h"
 #include "base/trust.h"
@@ -22,10 +23,10 @@ bool is_clean_absolute(const std::string& path) {
   return true;
 }
 
-Status write_drop_in(const RootFs& root, const std::vector<std::string>& folders) {
+Status write_drop_in(const RootFs& root, const std::vector<std::string>& declared) {
   auto dir = root.make_dirs("/etc/ld.so.conf.d");
   if (!dir) return dir.error();
-  const std::string content = drop_in_content(folders);
+  const std::string content = drop_in_content(declared);
   if (auto s = write_file_atomic_at(dir->get(), kLdConfigDropIn, content, FileOwner{},
                                     Durability::kContent);
       !s) {
@@ -98,10 +99,25 @@ Result<LinkSpec> parse_link_spec(const std::string& spec) {
   return LinkSpec{spec.substr(0, sep), spec.substr(sep + 2)};
 }
 
-std::string drop_in_content(const std::vector<std::string>& folders) {
+std::vector<std::string> folders_to_declare(const Result<LdSoConf>& conf,
+                                            const std::vector<std::string>& folders) {
+  if (!conf) return folders;
+  const std::string ours = std::string("/etc/ld.so.conf.d/") + kLdConfigDropIn;
+  std::set<std::string> named;
+  for (std::size_t i = 0; i < conf->directories.size(); ++i) {
+    if (conf->files[conf->directory_files[i]] != ours) named.insert(conf->directories[i]);
+  }
+  std::vector<std::string> declared;
+  for (const auto& folder : folders) {
+    if (!named.count(folder)) declared.push_back(folder);
+  }
+  return declared;
+}
+
+std::string drop_in_content(const std::vector<std::string>& declared) {
   std::string content =
       "# Written by gpu-container-runtime: driver libraries injected into this container.\n";
-  for (const auto& f : folders) content += f + "\n";
+  for (const auto& f : declared) content += f + "\n";
   return content;
 }
 
@@ -123,21 +139,23 @@ Result<std::string> check_ldcache_request(const std::vector<std::string>& folder
   return ldconfig;
 }
 
-Status write_loader_configuration(const RootFs& root, const std::vector<std::string>& folders) {
+Status write_loader_configuration(const RootFs& root, const std::vector<std::string>& declared) {
   if (auto s = ensure_ld_so_conf(root); !s) return s;
-  if (folders.empty()) return {};
-  return write_drop_in(root, folders);
+  if (declared.empty()) return {};
+  return write_drop_in(root, declared);
 }
 
 Status update_ldcache(const RootFs& root, const std::vector<std::string>& folders,
                       const std::string& ldconfig_spec) {
   auto ldconfig = check_ldcache_request(folders, ldconfig_spec);
   if (!ldconfig) return ldconfig.error();
-  // Planned before the drop-in and ld.so.conf are written: the plan compares the image's
-  // files with its cache.
+  // Read and planned before the drop-in and ld.so.conf are written: the plan compares the
+  // image's files with its cache.
+  const auto conf = read_ld_so_conf(root);
+  const auto declared = folders_to_declare(conf, folders);
   auto plan = folders.empty() ? Result<LdcachePlan>(Error{"no folders"})
-                              : plan_ldcache_update(root, folders, drop_in_content(folders));
-  if (auto s = write_loader_configuration(root, folders); !s) return s;
+                              : plan_ldcache_update(root, conf, folders, declared);
+  if (auto s = write_loader_configuration(root, declared); !s) return s;
   if (plan && apply_ldcache_plan(root, *plan)) return {};
   return run_ldconfig_in_rootfs(LdconfigJob{*ldconfig, root.path(), folders});
 }

@@ -5,14 +5,16 @@
 #include <vector>
 
 #include "base/result.h"
+#include "hooks/ld_so_conf.h"
 #include "hooks/rootfs.h"
 
 namespace gcr {
 
 inline constexpr const char* kLdConfigDropIn = "00-gpu-container-runtime.conf";
 
-// Makes `folders` known to the container's loader (a drop-in under /etc/ld.so.conf.d, and
-// /etc/ld.so.conf with an include when the image has none), then rebuilds
+// Makes `folders` known to the container's loader (a drop-in under /etc/ld.so.conf.d for those
+// the image does not name, and /etc/ld.so.conf with an include when the image has none), then
+// rebuilds
 // /etc/ld.so.cache with the host ldconfig `ldconfig_spec` ("@/sbin/ldconfig").
 [[nodiscard]] Status update_ldcache(const RootFs& root, const std::vector<std::string>& folders,
                                     const std::string& ldconfig_spec);
@@ -22,13 +24,20 @@ inline constexpr const char* kLdConfigDropIn = "00-gpu-container-runtime.conf";
 [[nodiscard]] Result<std::string> check_ldcache_request(const std::vector<std::string>& folders,
                                                         const std::string& ldconfig_spec);
 
-// The drop-in naming `folders`, as update_ldcache writes it.
-[[nodiscard]] std::string drop_in_content(const std::vector<std::string>& folders);
+// The folders, in request order, that no configuration file of the image but our own drop-in
+// names: the drop-in lists only these (NVIDIA's hook also leaves out the folders the image
+// already knows; they are scanned first all the same, as on ldconfig's command line). All of
+// them when the image's configuration could not be read.
+[[nodiscard]] std::vector<std::string> folders_to_declare(const Result<LdSoConf>& conf,
+                                                          const std::vector<std::string>& folders);
 
-// Writes the drop-in naming `folders` (none: no drop-in) and /etc/ld.so.conf when the image
+// The drop-in naming `declared`, as update_ldcache writes it.
+[[nodiscard]] std::string drop_in_content(const std::vector<std::string>& declared);
+
+// Writes the drop-in naming `declared` (none: no drop-in) and /etc/ld.so.conf when the image
 // has none.
 [[nodiscard]] Status write_loader_configuration(const RootFs& root,
-                                                const std::vector<std::string>& folders);
+                                                const std::vector<std::string>& declared);
 
 struct LinkSpec {
   std::string target;

@@ -56,6 +56,7 @@ class ConfReader {
     if (::fstat((*fd)->get(), &st) != 0) return Error{"cannot stat " + path};
     auto text = read_fd((*fd)->get(), kMaxConfBytes, st);
     if (!text) return text.error();
+    const std::size_t index = conf_.files.size();
     conf_.files.push_back(path);
     conf_.file_mtimes.push_back(st.st_mtim);
     auto lines = parse_ld_so_conf(*text, path);
@@ -63,6 +64,7 @@ class ConfReader {
     for (auto& line : *lines) {
       if (!line.include) {
         conf_.directories.push_back(std::move(line.value));
+        conf_.directory_files.push_back(index);
       } else if (auto s = include(line.value, path, depth); !s) {
         return s;
       }

@@ -5,6 +5,7 @@
 // above the last component) are errors: the caller then leaves the work to ldconfig.
 #pragma once
 
+#include <cstddef>
 #include <ctime>
 #include <string>
 #include <string_view>
@@ -16,11 +17,12 @@
 namespace gcr {
 
 struct LdSoConf {
-  bool exists = false;                   // /etc/ld.so.conf is there
-  std::vector<std::string> files;        // every configuration file read, ld.so.conf first
-  std::vector<timespec> file_mtimes;     // beside `files`
-  std::vector<std::string> directories;  // in the order ldconfig meets them, duplicates kept
-  std::vector<std::string> includes;     // every include pattern, made absolute
+  bool exists = false;                       // /etc/ld.so.conf is there
+  std::vector<std::string> files;            // every configuration file read, ld.so.conf first
+  std::vector<timespec> file_mtimes;         // beside `files`
+  std::vector<std::string> directories;      // in the order ldconfig meets them, duplicates kept
+  std::vector<std::size_t> directory_files;  // beside `directories`: the file naming each
+  std::vector<std::string> includes;         // every include pattern, made absolute
 };
 
 [[nodiscard]] Result<LdSoConf> read_ld_so_conf(const RootFs& root);

@@ -93,11 +93,10 @@ class Planner {
   Planner(const RootFs& root, const std::vector<std::string>& folders, const PendingFiles& pending)
       : root_(root), folders_(folders), pending_(pending) {}
 
-  Result<LdcachePlan> run(const std::string& drop_in) {
+  Result<LdcachePlan> run(const Result<LdSoConf>& conf, const std::vector<std::string>& declared) {
     if (auto s = read_cache(); !s) return s.error();
-    auto conf = read_ld_so_conf(root_);
     if (!conf) return conf.error().wrap("ld.so.conf");
-    if (auto s = check_configuration(*conf, drop_in); !s) return s.error();
+    if (auto s = check_configuration(*conf, declared); !s) return s.error();
     std::set<std::string> known(conf->directories.begin(), conf->directories.end());
     known.insert(trusted_dirs().begin(), trusted_dirs().end());
     known.insert(folders_.begin(), folders_.end());
@@ -161,16 +160,20 @@ class Planner {
 
   // Every configuration file is as old as the cache, but the drop-in about to be written; an
   // image without ld.so.conf has no other drop-ins the new include would start reading.
-  Status check_configuration(const LdSoConf& conf, const std::string& drop_in) {
+  Status check_configuration(const LdSoConf& conf, const std::vector<std::string>& declared) {
     const std::string ours = std::string("/etc/ld.so.conf.d/") + kLdConfigDropIn;
-    auto existing = root_.open_regular(ours);
-    if (!existing) return existing.error();
-    if (*existing) {
-      auto text = read_fd((*existing)->get(), 1 << 20);
-      if (!text || *text != drop_in) return Error{"the drop-in names other folders"};
+    const bool writing = !declared.empty();
+    if (writing) {
+      auto existing = root_.open_regular(ours);
+      if (!existing) return existing.error();
+      if (*existing) {
+        auto text = read_fd((*existing)->get(), 1 << 20);
+        if (!text || *text != drop_in_content(declared))
+          return Error{"the drop-in names other folders"};
+      }
     }
     for (std::size_t i = 0; i < conf.files.size(); ++i) {
-      if (conf.files[i] != ours && not_older(conf.file_mtimes[i], cache_mtime_))
+      if ((!writing || conf.files[i] != ours) && not_older(conf.file_mtimes[i], cache_mtime_))
         return Error{conf.files[i] + " is newer than /etc/ld.so.cache"};
     }
     if (!conf.exists) {
@@ -398,9 +401,11 @@ class Planner {
 
 }  // namespace
 
-Result<LdcachePlan> plan_ldcache_update(const RootFs& root, const std::vector<std::string>& folders,
-                                        const std::string& drop_in, const PendingFiles& pending) {
-  return Planner(root, folders, pending).run(drop_in);
+Result<LdcachePlan> plan_ldcache_update(const RootFs& root, const Result<LdSoConf>& conf,
+                                        const std::vector<std::string>& folders,
+                                        const std::vector<std::string>& declared,
+                                        const PendingFiles& pending) {
+  return Planner(root, folders, pending).run(conf, declared);
 }
 
 bool ldconfig_reads_entry(std::string_view name) {

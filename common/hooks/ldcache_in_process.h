@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "hooks/ld_so_conf.h"
 #include "hooks/rootfs.h"
 
 namespace gcr {
@@ -30,11 +31,14 @@ struct LdcachePlan {
 // Files a folder will hold once runc has mounted them: in-root path -> host path.
 using PendingFiles = std::map<std::string, std::string>;
 
-// Reads only. `drop_in` is the content the folders' drop-in will have. `pending` files count as
-// the folders' entries (over any the image has at that name) and are read on the host.
+// Reads only. `conf` is the image's loader configuration, read before anything was written;
+// `declared` the folders our drop-in will list (none: no drop-in is written, and one the image
+// has is its own). `pending` files count as the folders' entries (over any the image has at
+// that name) and are read on the host.
 [[nodiscard]] Result<LdcachePlan> plan_ldcache_update(const RootFs& root,
+                                                      const Result<LdSoConf>& conf,
                                                       const std::vector<std::string>& folders,
-                                                      const std::string& drop_in,
+                                                      const std::vector<std::string>& declared,
                                                       const PendingFiles& pending = {});
 
 // Whether ldconfig looks at a directory entry of this name: libraries (lib*.so*, ld-*.so*)

@@ -182,8 +182,9 @@ Status update_libraries_at_create(const RootFs& root, const LibrariesRequest& re
     if (auto made = root.make_dirs(folder); !made) return made.error();
   }
   if (auto s = create_symlinks(root, request.links); !s) return s;
-  auto plan =
-      plan_ldcache_update(root, request.folders, drop_in_content(request.folders), *pending);
+  const auto conf = read_ld_so_conf(root);
+  const auto declared = folders_to_declare(conf, request.folders);
+  auto plan = plan_ldcache_update(root, conf, request.folders, declared, *pending);
   if (!plan) return plan.error();
   auto reads = resolved_reads(root, *plan);
   if (!reads) return reads.error();
@@ -191,7 +192,7 @@ Status update_libraries_at_create(const RootFs& root, const LibrariesRequest& re
     if (!pending_mount[i] && mount_changes_plan((*destinations)[i], *reads))
       return Error{"the mount at " + (*destinations)[i] + " changes what ldconfig reads"};
   }
-  if (auto s = write_loader_configuration(root, request.folders); !s) return s;
+  if (auto s = write_loader_configuration(root, declared); !s) return s;
   return apply_ldcache_plan(root, *plan);
 }
 

@@ -28,6 +28,7 @@ void require_root() {
 const std::string kLib = "/usr/lib/x86_64-linux-gnu/";
 const std::string kLib32 = "/usr/lib/i386-linux-gnu/";
 const std::string kVersion = gcr::test::SimHost::version();
+const std::string kDropIn = "/etc/ld.so.conf.d/00-gpu-container-runtime.conf";
 
 }  // namespace
 
@@ -110,8 +111,18 @@ TEST_CASE("an image with a loader cache gets its links and cache at create, and 
     CHECK(boost::filesystem::read_symlink(rootfs + kLib + "libcuda.so.1").string() ==
           "libcuda.so." + kVersion);
     CHECK(boost::filesystem::read_symlink(rootfs + kLib + "libcuda.so").string() == "libcuda.so.1");
-    CHECK(gcr::test::read_file(rootfs + "/etc/ld.so.conf.d/00-gpu-container-runtime.conf")
-              .find("\n" + kLib.substr(0, kLib.size() - 1) + "\n") != std::string::npos);
+    // The image's configuration names the folder already: no drop-in, as NVIDIA's hook.
+    CHECK_FALSE(gcr::test::exists(rootfs + kDropIn));
+  }
+  SUBCASE("a folder the image's configuration does not name is declared in the drop-in") {
+    REQUIRE(::unlink((rootfs + "/etc/ld.so.conf.d/x86_64-linux-gnu.conf").c_str()) == 0);
+    REQUIRE(gcr::test::run({"/sbin/ldconfig", "-r", rootfs}).exit_code == 0);
+    REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=0"}).exit_code == 0);
+    CHECK_FALSE(f.spec().contains("hooks"));
+    CHECK(listed().find(cuda) != std::string::npos);
+    CHECK(gcr::test::read_file(rootfs + kDropIn) ==
+          "# Written by gpu-container-runtime: driver libraries injected into this container.\n" +
+              kLib.substr(0, kLib.size() - 1) + "\n");
   }
   SUBCASE("a user namespace: the hook does it as the container's root") {
     REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=0"},
@@ -141,12 +152,14 @@ TEST_CASE("an image with a loader cache gets its links and cache at create, and 
     CHECK(listed().find(cuda) == std::string::npos);
   }
   SUBCASE("a rootfs reached through a symlink, which runc refuses: nothing written through it") {
-    boost::filesystem::rename(rootfs, f.bundle() + "/real-rootfs");
+    const std::string real = f.bundle() + "/real-rootfs";
+    const std::string cache = gcr::test::read_file(rootfs + "/etc/ld.so.cache");
+    boost::filesystem::rename(rootfs, real);
     gcr::test::make_symlink("real-rootfs", rootfs);
     REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=0"}).exit_code == 0);
     CHECK(f.spec()["hooks"]["createContainer"].size() == 1);
-    CHECK_FALSE(gcr::test::exists(f.bundle() + "/real-rootfs/etc/ld.so.conf.d/"
-                                               "00-gpu-container-runtime.conf"));
+    CHECK(gcr::test::read_file(real + "/etc/ld.so.cache") == cache);
+    CHECK_FALSE(boost::filesystem::is_symlink(real + kLib + "libcuda.so"));
   }
 }
 

@@ -13,9 +13,12 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/filesystem.hpp>
 #include <functional>
+#include <utility>
 
+#include "hooks/container_hooks.h"
 #include "hooks/ldcache_in_process.h"
 #include "hooks/libraries_at_create.h"
 #include "hooks/rootfs.h"
@@ -119,10 +122,8 @@ struct Image {
   [[nodiscard]] gcr::Result<gcr::LdcachePlan> plan(const std::vector<std::string>& folders) const {
     auto root = gcr::RootFs::open(rootfs);
     REQUIRE(root.ok());
-    std::string drop_in =
-        "# Written by gpu-container-runtime: driver libraries injected into this container.\n";
-    for (const auto& f : folders) drop_in += f + "\n";
-    return gcr::plan_ldcache_update(*root, folders, drop_in);
+    const auto conf = gcr::read_ld_so_conf(*root);
+    return gcr::plan_ldcache_update(*root, conf, folders, gcr::folders_to_declare(conf, folders));
   }
 };
 
@@ -134,16 +135,46 @@ std::vector<std::string> hook_args(const std::string& name, const std::vector<st
   return args;
 }
 
-// The old way on `b`: the links, the drop-in and ld.so.conf `a` got, then ldconfig in the root.
+const std::string kDropIn = "/etc/ld.so.conf.d/00-gpu-container-runtime.conf";
+
+// The old way on `b`: the links, the drop-in (if any) and ld.so.conf `a` got, then ldconfig in
+// the root.
 void the_ldconfig_way(const Image& a, const Image& b, const std::vector<std::string>& folders,
                       const std::vector<std::string>& links) {
   REQUIRE(b.hook(hook_args("create-symlinks", {}, links)).exit_code == 0);
-  for (const char* conf : {"/etc/ld.so.conf", "/etc/ld.so.conf.d/00-gpu-container-runtime.conf"}) {
-    gcr::test::write_file(b.rootfs + conf, gcr::test::read_file(a.rootfs + conf));
-  }
+  gcr::test::write_file(b.rootfs + "/etc/ld.so.conf",
+                        gcr::test::read_file(a.rootfs + "/etc/ld.so.conf"));
+  ::unlink((b.rootfs + kDropIn).c_str());
+  if (gcr::test::exists(a.rootfs + kDropIn))
+    gcr::test::write_file(b.rootfs + kDropIn, gcr::test::read_file(a.rootfs + kDropIn));
   std::vector<std::string> argv{"/sbin/ldconfig", "-r", b.rootfs};
   argv.insert(argv.end(), folders.begin(), folders.end());
   REQUIRE(gcr::test::run(argv).exit_code == 0);
+}
+
+// The (soname, file) pairs of an image's cache, sorted: what it indexes, whatever the order and
+// whichever name of a directory it went by (/lib is /usr/lib on merged-/usr images).
+std::vector<std::pair<std::string, std::string>> indexed(const Image& image) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& e : image.cache()) {
+    const std::string dir = e.path.substr(0, e.path.rfind('/'));
+    out.emplace_back(e.soname, boost::filesystem::canonical(image.rootfs + dir).string() +
+                                   e.path.substr(dir.size()));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// A later ldconfig in the container (a package installed: no folders on its command line)
+// indexes what one given the folders does: each folder is named by the image's configuration or
+// by the drop-in.
+void check_later_ldconfig_keeps_folders(const Image& b, const std::vector<std::string>& folders) {
+  std::vector<std::string> argv{"/sbin/ldconfig", "-r", b.rootfs};
+  argv.insert(argv.end(), folders.begin(), folders.end());
+  REQUIRE(gcr::test::run(argv).exit_code == 0);
+  const auto given = indexed(b);
+  REQUIRE(gcr::test::run({"/sbin/ldconfig", "-r", b.rootfs}).exit_code == 0);
+  CHECK(indexed(b) == given);
 }
 
 void check_same(const Image& a, const Image& b, const std::vector<std::string>& folders) {
@@ -197,6 +228,7 @@ void differential(const std::function<void(const Image&)>& prepare,
     the_ldconfig_way(a, b, folders, links);
     check_same(a, b, folders);
     if (in_process) check_same(c, a, folders);
+    check_later_ldconfig_keeps_folders(b, folders);
   }
 }
 
@@ -344,8 +376,7 @@ TEST_CASE("at create: a mount that changes what ldconfig reads leaves the work t
     REQUIRE_FALSE(r.ok());
     CHECK(r.error().message.find(why) != std::string::npos);
     CHECK(gcr::test::read_file(image.rootfs + "/etc/ld.so.cache") == cache);
-    CHECK_FALSE(
-        gcr::test::exists(image.rootfs + "/etc/ld.so.conf.d/00-gpu-container-runtime.conf"));
+    CHECK_FALSE(gcr::test::exists(image.rootfs + kDropIn));
   };
   SUBCASE("a tmpfs over /etc") {
     declined({{"/etc", "tmpfs", false}}, {}, "the mount at /etc");

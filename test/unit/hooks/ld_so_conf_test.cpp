@@ -2,7 +2,9 @@
 // patterns it names, and the forms it leaves to ldconfig.
 #include <doctest/doctest.h>
 
+#include "hooks/container_hooks.h"
 #include "hooks/ld_so_conf.h"
+#include "test_support.h"
 
 namespace {
 
@@ -63,4 +65,34 @@ TEST_CASE("ld.so.conf: the forms ldconfig gives a meaning this reader does not r
 TEST_CASE("ld.so.conf: an empty or comment-only file names nothing") {
   CHECK(lines_of("").empty());
   CHECK(lines_of("# nothing\n\n   \t\n#include /etc/x.conf\n").empty());
+}
+
+TEST_CASE("the drop-in declares only the folders no other configuration file names") {
+  gcr::test::TempDir t;
+  const std::string r = t / "rootfs";
+  gcr::test::write_file(r + "/etc/ld.so.conf", "include /etc/ld.so.conf.d/*.conf\n/usr/lib64\n");
+  gcr::test::write_file(r + "/etc/ld.so.conf.d/x86_64-linux-gnu.conf",
+                        "/lib/x86_64-linux-gnu\n/usr/lib/x86_64-linux-gnu\n");
+  // Ours, left by an earlier create: what it names does not count as the image's.
+  gcr::test::write_file(r + "/etc/ld.so.conf.d/00-gpu-container-runtime.conf",
+                        "# ours\n/usr/lib/i386-linux-gnu\n");
+  auto root = gcr::RootFs::open(r);
+  REQUIRE(root.ok());
+  const auto conf = gcr::read_ld_so_conf(*root);
+  REQUIRE(conf.ok());
+  CHECK(conf->directories == std::vector<std::string>{"/usr/lib/i386-linux-gnu",
+                                                      "/lib/x86_64-linux-gnu",
+                                                      "/usr/lib/x86_64-linux-gnu", "/usr/lib64"});
+  REQUIRE(conf->directory_files.size() == 4);
+  CHECK(conf->files[conf->directory_files[0]] == "/etc/ld.so.conf.d/00-gpu-container-runtime.conf");
+  CHECK(conf->files[conf->directory_files[3]] == "/etc/ld.so.conf");
+  const std::vector<std::string> folders{"/usr/lib/i386-linux-gnu", "/usr/lib/x86_64-linux-gnu",
+                                         "/usr/local/nvidia/lib", "/usr/lib64"};
+  CHECK(gcr::folders_to_declare(conf, folders) ==
+        std::vector<std::string>{"/usr/lib/i386-linux-gnu", "/usr/local/nvidia/lib"});
+  // Unreadable configuration (a form this code does not read): every folder is declared.
+  gcr::test::write_file(r + "/etc/ld.so.conf.d/hw.conf", "hwcap 1 tls\n");
+  const auto unread = gcr::read_ld_so_conf(*root);
+  REQUIRE_FALSE(unread.ok());
+  CHECK(gcr::folders_to_declare(unread, folders) == folders);
 }
