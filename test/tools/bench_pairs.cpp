@@ -1,7 +1,10 @@
 // bench-pairs N BASE... -- CANDIDATE...
-// Runs the two commands alternately N times (stdout/stderr to /dev/null) and prints the
-// median wall time of each, the median of the per-pair ratios and its spread (p10..p90), and
-// the median of the per-pair differences (what the candidate adds, in ms).
+// Runs the two commands N times each, in pairs whose order alternates (base first, then
+// candidate first: whatever one run leaves behind for the next, such as a deleted container's
+// teardown finishing in the background, falls on both sides alike), stdout/stderr to
+// /dev/null. Prints the median wall time of each, the median of the per-pair ratios with its
+// 95% confidence interval (distribution-free, from the order statistics) and the spread of single
+// pairs (p10..p90), and the median of the per-pair differences (what the candidate adds, in ms).
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -9,9 +12,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 extern char** environ;
@@ -41,6 +46,18 @@ double percentile(std::vector<double> v, double p) {
   return v[static_cast<std::size_t>(p * static_cast<double>(v.size() - 1))];
 }
 
+// The 95% confidence interval of the median of `v`: the order statistics n/2 -+ 1.96 sqrt(n)/2
+// (the normal approximation of the binomial; distribution-free).
+std::pair<double, double> median_interval(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const double n = static_cast<double>(v.size());
+  const double half_width = 1.96 * std::sqrt(n) / 2;
+  const auto rank = [&](double r) {
+    return v[static_cast<std::size_t>(std::clamp(r, 0.0, n - 1))];
+  };
+  return {rank(std::floor(n / 2 - half_width)), rank(std::ceil(n / 2 + half_width) - 1)};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -58,16 +75,21 @@ int main(int argc, char** argv) {
   candidate.push_back(nullptr);
   std::vector<double> tb, tc, ratio, extra;
   for (int k = 0; k < n; ++k) {
-    const double b = run_once(base);
-    const double c = run_once(candidate);
+    const bool base_first = k % 2 == 0;
+    const double first = run_once(base_first ? base : candidate);
+    const double second = run_once(base_first ? candidate : base);
+    const double b = base_first ? first : second;
+    const double c = base_first ? second : first;
     tb.push_back(b);
     tc.push_back(c);
     ratio.push_back(c / b);
     extra.push_back(c - b);
   }
+  const auto [low, high] = median_interval(ratio);
   std::printf(
-      "base %.3f ms  candidate %.3f ms  ratio %.3f  (p10 %.3f, p90 %.3f, n=%d)  adds %+.3f ms\n",
-      percentile(tb, 0.5), percentile(tc, 0.5), percentile(ratio, 0.5), percentile(ratio, 0.1),
-      percentile(ratio, 0.9), n, percentile(extra, 0.5));
+      "base %.3f ms  candidate %.3f ms  ratio %.3f [95%% CI %.3f-%.3f]  (pairs p10 %.3f, p90 %.3f, "
+      "n=%d)  adds %+.3f ms\n",
+      percentile(tb, 0.5), percentile(tc, 0.5), percentile(ratio, 0.5), low, high,
+      percentile(ratio, 0.1), percentile(ratio, 0.9), n, percentile(extra, 0.5));
   return 0;
 }
