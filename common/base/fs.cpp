@@ -172,24 +172,23 @@ Status fill_temp_file(int fd, std::string_view data, const FileOwner& owner) {
 // Temporary files of `name` older than a minute: left by a writer that was killed between
 // naming its temporary file and the rename. A live writer's is seconds old at most.
 void remove_stale_temps(int dirfd, const std::string& name) {
-  Fd copy(::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  DIR* dir = copy.valid() ? ::fdopendir(copy.release()) : nullptr;
-  if (dir == nullptr) return;
+  auto entries =
+      list_directory(Fd(::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)), name, SIZE_MAX);
+  if (!entries) return;
   const std::string prefix = "." + name + ".";
   const auto now = ::time(nullptr);
-  while (const dirent* e = ::readdir(dir)) {
-    const std::string entry = e->d_name;
+  for (const auto& e : *entries) {
+    const std::string& entry = e.name;
     if (entry.size() != prefix.size() + 16 + 4 || entry.rfind(prefix, 0) != 0 ||
         !entry.ends_with(".tmp")) {
       continue;
     }
     struct stat st {};
-    if (::fstatat(::dirfd(dir), entry.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-        S_ISREG(st.st_mode) && st.st_mtime + 60 < now) {
-      ::unlinkat(::dirfd(dir), entry.c_str(), 0);
+    if (::fstatat(dirfd, entry.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+        st.st_mtime + 60 < now) {
+      ::unlinkat(dirfd, entry.c_str(), 0);
     }
   }
-  ::closedir(dir);
 }
 
 // Gives the unnamed file `fd` (O_TMPFILE) the name `temp` in the directory.
@@ -237,26 +236,37 @@ Status write_file_atomic_at(int dirfd, const std::string& name, std::string_view
   return {};
 }
 
-Result<std::vector<DirEntry>> list_directory(Fd fd, const std::string& path,
-                                             std::size_t max_entries) {
-  DIR* d = ::fdopendir(fd.get());
-  if (d == nullptr) return Error{"cannot list " + path + ": " + errno_text(errno)};
-  fd.release();
-  std::vector<DirEntry> entries;
-  errno = 0;
-  while (const dirent* e = ::readdir(d)) {
-    const std::string name = e->d_name;
+namespace {
+
+// One batch of getdents64 records: each entry but "." and "..", with its symlink mark (a
+// filesystem that does not report types gets an lstat of the entry).
+void add_entries(int dirfd, const char* records, std::size_t size, std::vector<DirEntry>& out) {
+  for (std::size_t at = 0; at < size;) {
+    const auto* e = reinterpret_cast<const struct dirent64*>(records + at);
+    at += e->d_reclen;
+    const std::string_view name = e->d_name;
+    if (name == "." || name == "..") continue;
     bool symlink = e->d_type == DT_LNK;
     struct stat st {};
-    if (e->d_type == DT_UNKNOWN && ::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+    if (e->d_type == DT_UNKNOWN && ::fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
       symlink = S_ISLNK(st.st_mode);
-    if (name != "." && name != "..") entries.push_back(DirEntry{name, symlink});
-    if (entries.size() > max_entries) break;
-    errno = 0;
+    out.push_back(DirEntry{std::string(name), symlink});
   }
-  const int err = errno;
-  ::closedir(d);
-  if (err != 0) return Error{"cannot list " + path + ": " + errno_text(err)};
+}
+
+}  // namespace
+
+Result<std::vector<DirEntry>> list_directory(Fd fd, const std::string& path,
+                                             std::size_t max_entries) {
+  std::vector<DirEntry> entries;
+  alignas(struct dirent64) char records[32768];
+  while (entries.size() <= max_entries) {
+    const ssize_t n = ::getdents64(fd.get(), records, sizeof records);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Error{"cannot list " + path + ": " + errno_text(errno)};
+    if (n == 0) break;
+    add_entries(fd.get(), records, static_cast<std::size_t>(n), entries);
+  }
   if (entries.size() > max_entries) return Error{path + " has too many entries"};
   std::sort(entries.begin(), entries.end(),
             [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });

@@ -1,6 +1,5 @@
 #include "driver/host.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <sys/stat.h>
@@ -9,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <set>
 #include <utility>
@@ -39,16 +39,14 @@ const std::vector<std::string> kLibDirs64 = {"/usr/lib/x86_64-linux-gnu",
 const std::vector<std::string> kLibDirs32 = {
     "/usr/lib/i386-linux-gnu", "/usr/lib32", "/lib/i386-linux-gnu", "/lib32", "/usr/lib", "/lib"};
 
+// The names in a directory of the driver or dev root, sorted; none when it cannot be listed.
 std::vector<std::string> list_dir(const std::string& path) {
   std::vector<std::string> names;
-  DIR* dir = ::opendir(path.c_str());
-  if (dir == nullptr) return names;
-  while (const dirent* e = ::readdir(dir)) {
-    const std::string name = e->d_name;
-    if (name != "." && name != "..") names.push_back(name);
-  }
-  ::closedir(dir);
-  std::sort(names.begin(), names.end());
+  auto dir = open_directory(path);
+  auto entries = dir ? list_directory(std::move(*dir), path, SIZE_MAX)
+                     : Result<std::vector<DirEntry>>(dir.error());
+  if (!entries) return names;
+  for (auto& e : *entries) names.push_back(std::move(e.name));
   return names;
 }
 
@@ -204,7 +202,6 @@ DeviceNode DriverHost::node_from(const std::string& container_path, const NodeSt
 
 std::vector<DeviceNode> DriverHost::char_nodes(const std::string& dir, const std::string& pattern) {
   auto names = list_dir(dev_path(dir));
-  std::sort(names.begin(), names.end());
   std::vector<DeviceNode> nodes;
   for (const auto& name : names) {
     if (::fnmatch(pattern.c_str(), name.c_str(), 0) != 0) continue;
@@ -227,7 +224,6 @@ Result<DeviceNode> DriverHost::gpu_node(const Gpu& gpu) {
 
 Result<std::vector<DeviceNode>> DriverHost::drm_nodes(const Gpu& gpu) {
   auto names = list_dir(dev_path("/sys/bus/pci/devices/" + gpu.bus.to_string() + "/drm"));
-  std::sort(names.begin(), names.end());
   std::vector<DeviceNode> nodes;
   for (const auto& name : names) {
     if (name.rfind("card", 0) != 0 && name.rfind("renderD", 0) != 0) continue;

@@ -16,9 +16,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <vector>
 
 #include "base/child_process.h"
 #include "base/fs.h"
@@ -175,14 +177,13 @@ Result<bool> is_static_elf(int fd) {
       eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum > 256) {
     return Error{"not a 64-bit ELF executable"};
   }
-  for (unsigned i = 0; i < eh.e_phnum; ++i) {
-    Elf64_Phdr ph{};
-    const off_t at = static_cast<off_t>(eh.e_phoff + i * sizeof ph);
-    if (::pread(fd, &ph, sizeof ph, at) != static_cast<ssize_t>(sizeof ph))
-      return Error{"truncated ELF program headers"};
-    if (ph.p_type == PT_INTERP) return false;
-  }
-  return true;
+  std::vector<Elf64_Phdr> headers(eh.e_phnum);
+  const auto bytes = static_cast<ssize_t>(headers.size() * sizeof(Elf64_Phdr));
+  if (::pread(fd, headers.data(), static_cast<std::size_t>(bytes),
+              static_cast<off_t>(eh.e_phoff)) != bytes)
+    return Error{"truncated ELF program headers"};
+  return std::none_of(headers.begin(), headers.end(),
+                      [](const Elf64_Phdr& ph) { return ph.p_type == PT_INTERP; });
 }
 
 namespace {

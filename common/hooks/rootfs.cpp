@@ -208,6 +208,9 @@ Result<std::string> RootFs::name_in_root(int fd, const std::string& path) const 
 }
 
 Result<Fd> RootFs::make_dirs(const std::string& path) const {
+  // Usually the whole directory is there: one resolution instead of one per component.
+  Fd existing;
+  if (walk(path, O_RDONLY | O_DIRECTORY, existing) == 0) return existing;
   return make_dirs(path, kSymlinkBudget);
 }
 
