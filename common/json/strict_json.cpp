@@ -17,7 +17,8 @@ constexpr std::uint8_t kRawNumberSubtype = 0x4e;  // 'N'
 // A recursive-descent reader over the bytes of one document. Recursion is bounded by
 // kMaxJsonDepth; every other step is a loop, so the time is linear in the input. `Out` makes
 // the values: a document (JsonOut), or nothing but a look at each string (StringScan); the
-// grammar and every refusal are the same for both.
+// grammar and every refusal are the same for both. Reading stops early when `Out` is done
+// (StringScan has found its string).
 template <class Out>
 class Reader {
   using Value = typename Out::Value;
@@ -28,7 +29,7 @@ class Reader {
   Result<Value> document() {
     skip_space();
     auto value = this->value(0);
-    if (!value) return value;
+    if (!value || out_.done()) return value;
     skip_space();
     if (at_ < s_.size()) return syntax("data after the document");
     return value;
@@ -97,12 +98,14 @@ class Reader {
       auto key = string();
       if (!key) return key.error();
       if (key->find('\0') != std::string::npos) return Error{"a key contains a NUL character"};
+      out_.key(*key);
+      if (out_.done()) return Value{};
       skip_space();
       if (at_end() || peek() != ':') return syntax("expected `:`");
       ++at_;
       skip_space();
       auto member = value(depth);
-      if (!member) return member;
+      if (!member || out_.done()) return member;
       members.emplace_back(std::move(*key), std::move(*member));
       skip_space();
       if (at_end()) return syntax("the document ends inside an object");
@@ -128,7 +131,7 @@ class Reader {
     while (true) {
       skip_space();
       auto item = value(depth);
-      if (!item) return item;
+      if (!item || out_.done()) return item;
       out_.push(out, std::move(*item));
       skip_space();
       if (at_end()) return syntax("the document ends inside an array");
@@ -302,6 +305,8 @@ struct JsonOut {
     return json_object(std::move(members));
   }
   // Plain integers that fit 64 bits become numbers, everything else a raw number.
+  static constexpr bool done() { return false; }
+  void key(std::string_view) {}
   Json number(std::string_view text, bool plain) {
     if (plain && text.front() != '-') {
       if (const auto v = parse_decimal(text)) return Json(*v);
@@ -317,12 +322,14 @@ struct JsonOut {
   }
 };
 
-// No document: only whether a string, key or value, is one `wanted` asks for.
+// No document: only whether a string, key or value, is one `wanted` asks for; done at the first.
 struct StringScan {
   struct Value {};
   const std::function<bool(std::string_view)>& wanted;
   bool found = false;
+  bool done() const { return found; }
   void look(std::string_view text) { found = found || wanted(text); }
+  void key(std::string_view text) { look(text); }
   Value string(std::string&& text) {
     look(text);
     return {};
@@ -334,7 +341,6 @@ struct StringScan {
   Result<Value> object(std::vector<std::pair<std::string, Value>>&& members) {
     if (auto duplicate = first_duplicate(members))
       return Error{"duplicate key " + quote(*duplicate, 128)};
-    for (const auto& member : members) look(member.first);
     return Value{};
   }
   Value number(std::string_view, bool) { return {}; }

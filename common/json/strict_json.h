@@ -25,8 +25,9 @@ inline constexpr int kMaxJsonDepth = 256;
 [[nodiscard]] Result<Json> parse_json_strict(std::string_view text);
 
 // Whether the document has a string, a key or a value (escapes decoded), for which `wanted`
-// holds, without building the document: it accepts and refuses exactly what
-// parse_json_strict does, with the same errors.
+// holds, without building the document. Reading stops at the first such string; up to there
+// (to the end when there is none) it refuses what parse_json_strict refuses, with the same
+// errors, so a document with none is checked whole.
 [[nodiscard]] Result<bool> json_has_string(std::string_view text,
                                            const std::function<bool(std::string_view)>& wanted);
 

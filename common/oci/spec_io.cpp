@@ -44,7 +44,7 @@ Result<bool> bundle_has_string(const BundleText& bundle,
                                const std::function<bool(std::string_view)>& wanted) {
   auto found = json_has_string(bundle.text, wanted);
   if (!found) return spec_error(bundle.path, found.error().message);
-  if (!top_level_is_object(bundle.text)) return spec_error(bundle.path, kNotAnObject);
+  if (!*found && !top_level_is_object(bundle.text)) return spec_error(bundle.path, kNotAnObject);
   return found;
 }
 

@@ -31,7 +31,8 @@ struct BundleText {
 // `bundle` "" means the working directory, as for runc.
 [[nodiscard]] Result<BundleText> read_bundle_text(const std::string& bundle);
 // Whether the spec has a string (key or value) for which `wanted` holds, without building it;
-// its errors are parse_bundle_spec's.
+// its errors are parse_bundle_spec's. Reading stops at the first such string: a spec that has
+// one is checked by parse_bundle_spec.
 [[nodiscard]] Result<bool> bundle_has_string(const BundleText& bundle,
                                              const std::function<bool(std::string_view)>& wanted);
 [[nodiscard]] Result<BundleSpec> parse_bundle_spec(BundleText bundle);

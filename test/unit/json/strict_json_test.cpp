@@ -165,3 +165,21 @@ TEST_CASE("json_has_string looks at every key and string value, decoded, and at 
   CHECK(has(R"("top")", "top"));
   CHECK_FALSE(has("[1, 2.5, -0, 1e400]", "1"));
 }
+
+TEST_CASE("json_has_string stops at the first string it wants; without one it reads to the end") {
+  const auto scan = [](const std::string& text) {
+    return gcr::json_has_string(text, [](std::string_view s) { return s == "NVIDIA_X"; });
+  };
+  // What follows the string is left to the full reader.
+  for (const char* stopped : {R"({"env": ["NVIDIA_X"], "k": 1, "k": 2})", R"(["NVIDIA_X", )",
+                              R"({"NVIDIA_X": 1} trailing)", R"({"a": {"NVIDIA_X": )"}) {
+    CAPTURE(stopped);
+    auto r = scan(stopped);
+    REQUIRE(r.ok());
+    CHECK(*r);
+  }
+  auto duplicate = scan(R"({"env": ["PATH=/bin"], "k": 1, "k": 2})");
+  REQUIRE_FALSE(duplicate.ok());
+  CHECK(duplicate.error().message == "duplicate key `k`");
+  CHECK_FALSE(scan(R"(["PATH=/bin", )").ok());
+}
