@@ -51,6 +51,8 @@ lifecycle() {
 }
 echo "no-GPU container: create + start + delete (median of $N pairs)"
 "$B/test/bench-pairs" "$N" /bin/sh -c "$(lifecycle "$RUNC")" -- /bin/sh -c "$(lifecycle "$SHIM")"
+echo "the floor: the do-nothing wrapper in front of the same three calls (median of $N pairs)"
+"$B/test/bench-pairs" "$N" /bin/sh -c "$(lifecycle "$RUNC")" -- /bin/sh -c "$(lifecycle "$WRAPPER $RUNC")"
 
 # A 1 MB spec (35,000 annotations, as a pod can carry): reading it must stay linear.
 awk 'BEGIN { printf "{\"annotations\":{"; for (i = 0; i < 35000; i++) printf "%s\"example.com/k%d\":\"v%d\"", (i ? "," : ""), i, i; printf "}," }' >"$WORK/big.json"
@@ -128,6 +130,8 @@ echo "the same, both through the shim (a node whose engines run every container 
   /bin/sh -c "$(whole "$SHIM" "$WORK/gpu" original.json)"
 echo "runc on the shim's 1-GPU spec (no hook) vs a container without GPU (median of $N pairs)"
 "$B/test/bench-pairs" "$N" /bin/sh -c "$no_gpu" -- /bin/sh -c "$(whole "$RUNC" "$WORK/gpu" edited.json)"
+echo "the floor for it: the same through the do-nothing wrapper (any shim giving these devices and mounts) (median of $N pairs)"
+"$B/test/bench-pairs" "$N" /bin/sh -c "$no_gpu" -- /bin/sh -c "$(whole "$WRAPPER $RUNC" "$WORK/gpu" edited.json)"
 echo "runc on the 1-GPU spec with the update-libraries hook vs a container without GPU (median of $N pairs)"
 "$B/test/bench-pairs" "$N" /bin/sh -c "$no_gpu" -- /bin/sh -c "$(whole "$RUNC" "$WORK/gpu" hooked.json)"
 
