@@ -8,11 +8,23 @@
 namespace gcr {
 namespace {
 
+// Printable ASCII written as it is: no quote, backslash or control character, no byte of a
+// multi-byte character.
+bool is_plain(unsigned char c) {
+  return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
+}
+
 void append_string(std::string& out, const std::string& s) {
   static const char* hex = "0123456789abcdef";
   out.push_back('"');
   std::size_t at = 0;
   while (at < s.size()) {
+    // Plain text is copied in runs, not byte by byte.
+    std::size_t end = at;
+    while (end < s.size() && is_plain(static_cast<unsigned char>(s[end]))) ++end;
+    out.append(s, at, end - at);
+    at = end;
+    if (at == s.size()) break;
     const auto c = static_cast<unsigned char>(s[at]);
     if (c >= 0x80) {
       const auto cp = decode_utf8(s, at);
