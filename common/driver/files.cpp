@@ -2,35 +2,41 @@
 
 #include <algorithm>
 #include <initializer_list>
+#include <span>
+#include <string_view>
 
 namespace gcr {
 namespace {
 
-const std::vector<std::string> kUtilityLibs = {"libnvidia-ml.so", "libnvidia-cfg.so",
-                                               "libnvidia-nscq.so"};
-const std::vector<std::string> kComputeLibs = {"libcuda.so",
-                                               "libcudadebugger.so",
-                                               "libnvidia-opencl.so",
-                                               "libnvidia-gpucomp.so",
-                                               "libnvidia-ptxjitcompiler.so",
-                                               "libnvidia-fatbinaryloader.so",
-                                               "libnvidia-allocator.so",
-                                               "libnvidia-compiler.so",
-                                               "libnvidia-pkcs11.so",
-                                               "libnvidia-pkcs11-openssl3.so",
-                                               "libnvidia-nvvm.so",
-                                               "libnvidia-tileiras.so"};
-const std::vector<std::string> kVideoLibs = {"libvdpau_nvidia.so", "libnvidia-encode.so",
-                                             "libnvidia-opticalflow.so", "libnvcuvid.so"};
-const std::vector<std::string> kGraphicsLibs = {
+constexpr std::string_view kUtilityLibs[] = {"libnvidia-ml.so", "libnvidia-cfg.so",
+                                             "libnvidia-nscq.so"};
+constexpr std::string_view kComputeLibs[] = {"libcuda.so",
+                                             "libcudadebugger.so",
+                                             "libnvidia-opencl.so",
+                                             "libnvidia-gpucomp.so",
+                                             "libnvidia-ptxjitcompiler.so",
+                                             "libnvidia-fatbinaryloader.so",
+                                             "libnvidia-allocator.so",
+                                             "libnvidia-compiler.so",
+                                             "libnvidia-pkcs11.so",
+                                             "libnvidia-pkcs11-openssl3.so",
+                                             "libnvidia-nvvm.so",
+                                             "libnvidia-tileiras.so"};
+constexpr std::string_view kVideoLibs[] = {"libvdpau_nvidia.so", "libnvidia-encode.so",
+                                           "libnvidia-opticalflow.so", "libnvcuvid.so"};
+constexpr std::string_view kGraphicsLibs[] = {
     "libnvidia-eglcore.so",   "libnvidia-glcore.so", "libnvidia-tls.so",
     "libnvidia-glsi.so",      "libnvidia-fbc.so",    "libnvidia-ifr.so",
     "libnvidia-rtcore.so",    "libnvoptix.so",       "libGLX_nvidia.so",
     "libEGL_nvidia.so",       "libGLESv2_nvidia.so", "libGLESv1_CM_nvidia.so",
     "libnvidia-glvkspirv.so", "libnvidia-cbl.so"};
-const std::vector<std::string> kNgxLibs = {"libnvidia-ngx.so"};
+constexpr std::string_view kNgxLibs[] = {"libnvidia-ngx.so"};
+constexpr std::string_view kUtilityBinaries[] = {"nvidia-smi", "nvidia-debugdump",
+                                                 "nvidia-persistenced", "nv-fabricmanager"};
+constexpr std::string_view kComputeBinaries[] = {"nvidia-cuda-mps-control",
+                                                 "nvidia-cuda-mps-server"};
 
-void add(std::vector<std::string>& to, const std::vector<std::string>& from) {
+void add(std::vector<std::string>& to, std::span<const std::string_view> from) {
   to.insert(to.end(), from.begin(), from.end());
 }
 
@@ -40,9 +46,9 @@ CapabilitySet set_of(std::initializer_list<Capability> caps) {
   return set;
 }
 
-bool names_library(const std::string& file, const std::vector<std::string>& prefixes) {
-  return std::any_of(prefixes.begin(), prefixes.end(), [&](const std::string& prefix) {
-    return file == prefix || file.rfind(prefix + ".", 0) == 0;
+bool names_library(std::string_view file, std::span<const std::string_view> prefixes) {
+  return std::any_of(prefixes.begin(), prefixes.end(), [&](std::string_view prefix) {
+    return file.starts_with(prefix) && (file.size() == prefix.size() || file[prefix.size()] == '.');
   });
 }
 
@@ -99,11 +105,8 @@ std::vector<std::string> library_prefixes(const CapabilitySet& caps) {
 
 std::vector<std::string> binary_names(const CapabilitySet& caps) {
   std::vector<std::string> out;
-  if (caps.has(Capability::kUtility)) {
-    add(out, {"nvidia-smi", "nvidia-debugdump", "nvidia-persistenced", "nv-fabricmanager"});
-  }
-  if (caps.has(Capability::kCompute))
-    add(out, {"nvidia-cuda-mps-control", "nvidia-cuda-mps-server"});
+  if (caps.has(Capability::kUtility)) add(out, kUtilityBinaries);
+  if (caps.has(Capability::kCompute)) add(out, kComputeBinaries);
   return out;
 }
 

@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <cstring>
 #include <set>
+#include <span>
+#include <string_view>
 #include <utility>
 
 #include "base/child_process.h"
@@ -29,14 +31,14 @@ constexpr unsigned kDrmMajor = 226;
 constexpr std::size_t kMaxProcFileBytes = 1 << 20;
 constexpr std::size_t kMaxLdCacheBytes = 64u << 20;
 
-const std::vector<std::string> kLibDirs64 = {"/usr/lib/x86_64-linux-gnu",
-                                             "/usr/lib/x86_64-linux-gnu/nvidia/current",
-                                             "/usr/lib64",
-                                             "/lib/x86_64-linux-gnu",
-                                             "/lib64",
-                                             "/usr/lib",
-                                             "/lib"};
-const std::vector<std::string> kLibDirs32 = {
+constexpr std::string_view kLibDirs64[] = {"/usr/lib/x86_64-linux-gnu",
+                                           "/usr/lib/x86_64-linux-gnu/nvidia/current",
+                                           "/usr/lib64",
+                                           "/lib/x86_64-linux-gnu",
+                                           "/lib64",
+                                           "/usr/lib",
+                                           "/lib"};
+constexpr std::string_view kLibDirs32[] = {
     "/usr/lib/i386-linux-gnu", "/usr/lib32", "/lib/i386-linux-gnu", "/lib32", "/usr/lib", "/lib"};
 
 // The names in a directory of the driver or dev root, sorted; none when it cannot be listed.
@@ -406,9 +408,11 @@ std::vector<DriverLibrary> DriverHost::libraries_from_dirs(const std::vector<std
                                                            const std::string& version) {
   std::vector<DriverLibrary> out;
   for (const auto& prefix : prefixes) {
-    for (const auto& dir : arch == LibArch::k64 ? kLibDirs64 : kLibDirs32) {
+    for (const std::string_view dir : arch == LibArch::k64
+                                          ? std::span<const std::string_view>(kLibDirs64)
+                                          : std::span<const std::string_view>(kLibDirs32)) {
       struct stat st {};
-      auto found = find_file(dir, prefix + "." + version, st);
+      auto found = find_file(std::string(dir), prefix + "." + version, st);
       if (!found || !vet(driver_path(*found), S_IFREG)) continue;
       // /usr/lib and /lib hold either word size; the other directories hold one.
       if ((dir == "/usr/lib" || dir == "/lib") && elf_arch(driver_path(*found)) != arch) continue;

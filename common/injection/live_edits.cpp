@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <set>
+#include <span>
+#include <string_view>
 
 #include "base/text.h"
 #include "driver/files.h"
@@ -10,8 +12,8 @@
 namespace gcr {
 namespace {
 
-const std::vector<std::string> kReadOnlyBind = {"ro", "nosuid", "nodev", "rbind", "rprivate"};
-const std::vector<std::string> kIpcBind = {"nosuid", "nodev", "rbind", "rprivate", "noexec"};
+constexpr std::string_view kReadOnlyBind[] = {"ro", "nosuid", "nodev", "rbind", "rprivate"};
+constexpr std::string_view kIpcBind[] = {"nosuid", "nodev", "rbind", "rprivate", "noexec"};
 
 std::string replace_version(std::string text, const std::string& version) {
   const std::string marker = "@VERSION@";
@@ -21,8 +23,9 @@ std::string replace_version(std::string text, const std::string& version) {
 }
 
 void add_bind(ContainerEdits& edits, const HostFile& file,
-              const std::vector<std::string>& options) {
-  edits.mounts.push_back(Mount{file.host_path, file.path, "bind", options});
+              std::span<const std::string_view> options) {
+  edits.mounts.push_back(Mount{file.host_path, file.path, "bind",
+                               std::vector<std::string>(options.begin(), options.end())});
 }
 
 Status add_cap(ContainerEdits& edits, DriverHost& host, const std::optional<unsigned>& minor,
