@@ -17,6 +17,11 @@ std::string real_path(const std::string& path) {
   return ::realpath(path.c_str(), buf) != nullptr ? std::string(buf) : std::string();
 }
 
+// The last component of `path` in the directory `dir`.
+std::string in_directory(const std::string& dir, const std::string& path) {
+  return (dir == "/" ? "" : dir) + "/" + basename_of(path);
+}
+
 // "/a/b/c" -> "/", "/a", "/a/b"
 std::vector<std::string> ancestors(const std::string& path) {
   std::vector<std::string> out{"/"};
@@ -62,15 +67,16 @@ Status TrustCheck::directory(const std::string& path) {
   } else if (S_ISLNK(st.st_mode) || (path != "/" && clean_path(path) != path)) {
     const std::string real = real_path(path);
     verdict = real.empty() ? Error{errno_text(errno) + " (" + path + ")"} : real_chain(real, true);
+    if (verdict) real_names_[path] = real;
   } else if (!S_ISDIR(st.st_mode)) {
     verdict = Error{"not a directory (" + path + ")"};
   } else if (path != "/") {
     verdict = directory(dirname_of(path));
     if (verdict) verdict = entry(path, st);
-    if (verdict && real_directories_.count(dirname_of(path))) real_directories_.insert(path);
+    if (verdict) real_names_[path] = in_directory(real_names_.at(dirname_of(path)), path);
   } else {
     verdict = entry(path, st);
-    real_directories_.insert(path);
+    if (verdict) real_names_[path] = path;
   }
   directories_.emplace(path, verdict);
   return verdict;
@@ -83,10 +89,9 @@ Status TrustCheck::file(const std::string& path, struct stat& st) {
   for (const auto& dir : ancestors(cleaned)) {
     if (auto s = directory(dir); !s) return s;
   }
-  // In a directory with no symlink above it, a name that is no symlink is its real path.
-  if (real_directories_.count(dirname_of(cleaned)) && ::lstat(cleaned.c_str(), &st) == 0 &&
-      !S_ISLNK(st.st_mode))
-    return entry(cleaned, st);
+  // A name that is no symlink, in its directory's real name, is its real path.
+  const std::string in_real = in_directory(real_names_.at(dirname_of(cleaned)), cleaned);
+  if (::lstat(in_real.c_str(), &st) == 0 && !S_ISLNK(st.st_mode)) return entry(in_real, st);
   const std::string real = real_path(cleaned);
   if (real.empty()) return Error{errno_text(errno) + " (" + path + ")"};
   if (real != cleaned) {

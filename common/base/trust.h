@@ -8,7 +8,6 @@
 #include <sys/stat.h>
 
 #include <map>
-#include <set>
 #include <string>
 
 #include "base/result.h"
@@ -32,8 +31,8 @@ class TrustCheck {
  private:
   Status entry(const std::string& path, const struct stat& st) const;
   Status real_chain(const std::string& real, bool last_is_directory);
-  std::map<std::string, Status> directories_;  // verdicts, each directory checked once
-  std::set<std::string> real_directories_;     // trusted, and no symlink on their path
+  std::map<std::string, Status> directories_;      // verdicts, each directory checked once
+  std::map<std::string, std::string> real_names_;  // each trusted directory's name without symlinks
 };
 
 }  // namespace gcr

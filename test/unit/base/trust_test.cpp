@@ -53,6 +53,9 @@ TEST_CASE("only programs nobody but root can replace pass") {
   gcr::test::make_symlink(dir / "bin", dir / "safe");
   write_file(dir / "bin/sub/tool", "#!/bin/sh\n", 0755);
   CHECK(trust.program(dir / "safe/sub/tool").ok());
+  // A file reached through a symlinked directory is judged, and named, where it really is.
+  CHECK(refusal_of(dir / "safe/theirs") == "not owned by root (" + dir / "bin/theirs" + ")");
+  CHECK(refusal_of(dir / "safe/sub/../theirs") == "not owned by root (" + dir / "bin/theirs" + ")");
 
   // A sticky directory is fine when the entry in it is root's.
   gcr::test::make_dirs(dir / "sticky");
