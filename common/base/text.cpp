@@ -1,5 +1,6 @@
 #include "base/text.h"
 
+#include <algorithm>
 #include <cctype>
 
 namespace gcr {
@@ -102,7 +103,26 @@ bool path_is_under(std::string_view path, std::string_view dir) {
   return path.size() == dir.size() || path[dir.size()] == '/';
 }
 
+namespace {
+
+// Whether clean_path gives `path` back as it is (the usual case, then found without
+// allocating): "/", ".", or components that are neither empty, "." nor "..".
+bool is_clean(std::string_view path) {
+  if (path == "/" || path == ".") return true;
+  if (path.empty() || path.back() == '/') return false;
+  for (std::size_t start = path.front() == '/' ? 1 : 0; start <= path.size();) {
+    const std::size_t end = std::min(path.find('/', start), path.size());
+    const std::string_view part = path.substr(start, end - start);
+    if (part.empty() || part == "." || part == "..") return false;
+    start = end + 1;
+  }
+  return true;
+}
+
+}  // namespace
+
 std::string clean_path(std::string_view path) {
+  if (is_clean(path)) return std::string(path);
   const bool absolute = !path.empty() && path.front() == '/';
   std::vector<std::string_view> kept;
   for (std::string_view part : split(path, '/')) {

@@ -17,6 +17,14 @@ TEST_CASE("clean_path") {
   CHECK(gcr::clean_path("/") == "/");
   CHECK(gcr::clean_path("a/../..") == "..");
   CHECK(gcr::clean_path("") == ".");
+  // Paths already clean come back as they are; the others are cleaned.
+  for (const char* same : {"/usr/lib/x86_64-linux-gnu", "a/b", "a", ".", "/", "..", "../a"})
+    CHECK(gcr::clean_path(same) == same);
+  CHECK(gcr::clean_path("/a/..") == "/");
+  CHECK(gcr::clean_path("/a/.") == "/a");
+  CHECK(gcr::clean_path("./a") == "a");
+  CHECK(gcr::clean_path("a/") == "a");
+  CHECK(gcr::clean_path("//a") == "/a");
 }
 
 TEST_CASE("parse_decimal accepts only plain unsigned decimals") {
