@@ -1,8 +1,5 @@
 #include "doctor/runtime_checks.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cstdlib>
 
 #include "base/child_process.h"
@@ -10,7 +7,7 @@
 #include "base/text.h"
 #include "base/trust.h"
 #include "config/config_file.h"
-#include "hooks/ldconfig_sandbox.h"
+#include "hooks/container_hooks.h"
 #include "oci/runtime_lookup.h"
 
 namespace gcr {
@@ -41,25 +38,17 @@ std::optional<std::string> check_low_level_runtime(const Config& config, Finding
   return *runtime;
 }
 
-// [hooks] ldconfig is "@" and a host path (the configuration refuses anything else).
+// [hooks] ldconfig: what the loader-cache hook would run (ldconfig.real beside a wrapper
+// script, as on Ubuntu), checked as the hook checks it.
 void check_ldconfig(const Config& config, Findings& findings) {
-  const std::string fix = "ldconfig = \"@/sbin/ldconfig\" in [hooks]";
-  const std::string path = config.hooks.ldconfig.substr(1);
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
-  if (!fd.valid()) {
-    findings.fail(kArea, "ldconfig: " + errno_text(errno), path, "apt install libc-bin, or " + fix);
+  const std::string fix = "ldconfig = \"@/sbin/ldconfig\" in [hooks] (a static host program)";
+  auto ldconfig = check_ldcache_request({}, config.hooks.ldconfig);
+  if (!ldconfig) {
+    findings.fail(kArea, ldconfig.error().message + ": the loader-cache hook refuses it",
+                  config.hooks.ldconfig.substr(1), fix);
     return;
   }
-  auto is_static = is_static_elf(fd.get());
-  if (!is_static || !*is_static) {
-    findings.fail(kArea,
-                  "ldconfig is not a static program (" +
-                      (is_static ? std::string("dynamically linked") : is_static.error().message) +
-                      "): the loader-cache hook refuses it",
-                  path, fix);
-    return;
-  }
-  findings.ok(kArea, "ldconfig is a static host program", path);
+  findings.ok(kArea, "ldconfig is a static host program", *ldconfig);
 }
 
 void check_ctk_path(const Config& config, Findings& findings) {

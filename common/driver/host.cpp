@@ -20,6 +20,8 @@
 #include "base/text.h"
 #include "driver/files.h"
 #include "driver/root_path.h"
+#include "hooks/ld_so_conf.h"
+#include "hooks/rootfs.h"
 
 namespace gcr {
 namespace {
@@ -366,9 +368,11 @@ Result<std::vector<DriverLibrary>> DriverHost::libraries_from_cache(
       if (entry.soname.rfind(prefix, 0) != 0) continue;
       auto resolved = resolve_in_root(roots_.root, entry.path);
       if (!resolved || basename_of(*resolved) != prefix + "." + version) continue;
-      if (!is_library_directory(dirname_of(*resolved))) {
+      if (!accepted_library_directory(dirname_of(*resolved))) {
         note("refused " + driver_path(*resolved) +
-             " from the driver root's ld.so.cache: not in a library directory");
+             " from the driver root's ld.so.cache: not in a library directory (none of /lib, "
+             "/usr/lib, /usr/local/lib and their variants, nor named by the root's "
+             "etc/ld.so.conf)");
         continue;
       }
       if (!vet(driver_path(*resolved), S_IFREG)) continue;
@@ -440,16 +444,33 @@ Result<std::vector<DriverLibrary>> DriverHost::libraries(const CapabilitySet& ca
   return libs;
 }
 
+std::optional<HostFile> DriverHost::find_program(const std::string& name,
+                                                 const std::vector<BinaryDirectory>& dirs) {
+  std::optional<HostFile> script;
+  for (const auto& d : dirs) {
+    struct stat st {};
+    auto found = find_file(d.dir, name, st);
+    if (!found || !vet(driver_path(*found), S_IFREG) || (st.st_mode & 0111) == 0) continue;
+    HostFile file{d.container_dir + "/" + name, driver_path(*found)};
+    if (elf_arch(file.host_path) != LibArch::kOther) return file;
+    if (!script) script = std::move(file);
+  }
+  return script;
+}
+
 std::vector<HostFile> DriverHost::binaries(const CapabilitySet& caps) {
   std::vector<HostFile> out;
+  std::vector<BinaryDirectory> standard;
+  for (auto dir : split(std::string_view(kStandardSearchPath), ':'))
+    standard.push_back({std::string(dir), std::string(dir)});
   for (const auto& name : binary_names(caps)) {
-    for (auto dir : split(std::string_view(kStandardSearchPath), ':')) {
-      struct stat st {};
-      auto found = find_file(std::string(dir), name, st);
-      if (!found || !vet(driver_path(*found), S_IFREG) || (st.st_mode & 0111) == 0) continue;
-      out.push_back(HostFile{std::string(dir) + "/" + name, driver_path(*found)});
-      break;
+    auto found = find_program(name, standard);
+    // A wrapper script (Ubuntu's /usr/bin/nvidia-smi running /usr/local/nvidia/bin/nvidia-smi)
+    // would fail in the container: the driver's own program is looked for beside its libraries.
+    if (!found || elf_arch(found->host_path) == LibArch::kOther) {
+      if (auto beside = find_program(name, driver_binary_directories())) found = beside;
     }
+    if (found) out.push_back(std::move(*found));
   }
   return out;
 }
@@ -482,6 +503,41 @@ std::optional<HostFile> DriverHost::driver_file(const std::string& path, mode_t 
   if (!resolved || !is_file_type(driver_path(*resolved), type)) return std::nullopt;
   if (!vet(driver_path(*resolved), type)) return std::nullopt;
   return HostFile{path, driver_path(*resolved)};
+}
+
+const std::set<std::string>& DriverHost::configured_library_dirs() {
+  if (configured_dirs_) return *configured_dirs_;
+  configured_dirs_.emplace();
+  auto root = RootFs::open(roots_.root);
+  auto conf = root ? read_ld_so_conf(*root) : Result<LdSoConf>(root.error());
+  if (!conf) {
+    note("cannot read the driver root's loader configuration: " + conf.error().message);
+    return *configured_dirs_;
+  }
+  for (const auto& dir : conf->directories) {
+    auto resolved = resolve_in_root(roots_.root, dir);
+    if (!resolved || path_is_under(*resolved, "/proc") || path_is_under(*resolved, "/sys") ||
+        path_is_under(*resolved, "/dev")) {
+      continue;
+    }
+    configured_dirs_->insert(*resolved);
+  }
+  return *configured_dirs_;
+}
+
+bool DriverHost::accepted_library_directory(const std::string& dir) {
+  return is_library_directory(dir) || configured_library_dirs().count(dir) != 0;
+}
+
+std::vector<DriverHost::BinaryDirectory> DriverHost::driver_binary_directories() {
+  std::vector<BinaryDirectory> dirs;
+  for (const auto& lib_dir : configured_library_dirs()) {
+    if (is_library_directory(lib_dir)) continue;
+    const std::string bin = dirname_of(lib_dir) + "/bin";
+    if (std::none_of(dirs.begin(), dirs.end(), [&](const auto& d) { return d.dir == bin; }))
+      dirs.push_back({bin, "/usr/bin"});
+  }
+  return dirs;
 }
 
 bool DriverHost::vet(const std::string& host_path, mode_t type) {

@@ -99,6 +99,7 @@ class DriverHost {
   // a device the driver does not list): one line each, for the caller to log.
   void note(std::string what);
   [[nodiscard]] std::vector<std::string> take_notes();
+  [[nodiscard]] const std::vector<std::string>& notes() const { return notes_; }
 
   // Where dev-root's files are, for messages and for tools that read them directly.
   [[nodiscard]] std::string dev_path(const std::string& in_root) const;
@@ -124,6 +125,24 @@ class DriverHost {
   // checked_node with the major /proc/devices lists for `module`.
   Result<DeviceNode> node_of_module(const std::string& name, const std::string& module);
   Result<const std::vector<LdCacheEntry>*> ld_cache();
+  // The directories the driver root's own loader configuration names (etc/ld.so.conf and the
+  // files it includes), resolved inside the root, but for those under /proc, /sys and /dev: a
+  // driver kept outside the usual library directories (/usr/local/nvidia/lib64) is found where
+  // the host's loader finds it. Empty when the root has no readable configuration.
+  const std::set<std::string>& configured_library_dirs();
+  // Whether a library from the driver root's ld.so.cache may be injected from `dir`.
+  bool accepted_library_directory(const std::string& dir);
+  // A directory driver programs are looked for in, and where its programs are injected.
+  struct BinaryDirectory {
+    std::string dir;            // in-root directory searched
+    std::string container_dir;  // where its programs land in the container
+  };
+  // The `bin` beside each configured library directory outside the usual ones
+  // (/usr/local/nvidia/bin beside /usr/local/nvidia/lib64), injected under /usr/bin.
+  std::vector<BinaryDirectory> driver_binary_directories();
+  // The first executable `name` in `dirs` that is a program (ELF); else the first script.
+  std::optional<HostFile> find_program(const std::string& name,
+                                       const std::vector<BinaryDirectory>& dirs);
   Result<std::vector<DriverLibrary>> libraries_from_cache(const std::vector<std::string>& prefixes,
                                                           LibArch arch, const std::string& version);
   std::vector<DriverLibrary> libraries_from_dirs(const std::vector<std::string>& prefixes,
@@ -135,6 +154,7 @@ class DriverHost {
   std::optional<Result<std::vector<Gpu>>> gpus_;
   std::optional<Result<std::map<std::string, unsigned>>> majors_;
   std::optional<Result<std::optional<std::vector<LdCacheEntry>>>> ld_cache_;
+  std::optional<std::set<std::string>> configured_dirs_;
   std::map<std::string, Listing> listings_;
   TrustCheck trust_;
   std::vector<std::string> notes_;

@@ -16,9 +16,24 @@ std::optional<std::string> driver_library_path(DriverHost& host, Capability cap,
   return std::nullopt;
 }
 
+namespace {
+
+// "no libcuda.so.<version> in the driver root", with the reason discovery gave for refusing
+// one if it noted any.
+std::string missing_library(const DriverHost& host, const std::string& prefix,
+                            const std::string& version) {
+  std::string why = "no " + prefix + "." + version + " in the driver root";
+  for (const auto& note : host.notes()) {
+    if (note.find("/" + prefix + ".") != std::string::npos) return why + ": " + note;
+  }
+  return why;
+}
+
+}  // namespace
+
 LibraryAnswer<std::string> ask_libcuda(DriverHost& host, const std::string& version) {
   const auto path = driver_library_path(host, Capability::kCompute, "libcuda.so");
-  if (!path) return {"", Error{"no libcuda.so." + version + " in the driver root"}};
+  if (!path) return {"", Error{missing_library(host, "libcuda.so", version)}};
   return {*path, cuda_driver_version(*path)};
 }
 
@@ -26,7 +41,7 @@ LibraryAnswer<std::map<std::string, GpuFacts>> ask_nvml(DriverHost& host,
                                                         const std::vector<Gpu>& gpus,
                                                         const std::string& version) {
   const auto path = driver_library_path(host, Capability::kUtility, "libnvidia-ml.so");
-  if (!path) return {"", Error{"no libnvidia-ml.so." + version + " in the driver root"}};
+  if (!path) return {"", Error{missing_library(host, "libnvidia-ml.so", version)}};
   return {*path, nvml_gpu_facts(*path, gpus)};
 }
 

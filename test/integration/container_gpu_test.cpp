@@ -91,6 +91,22 @@ TEST_CASE("libraries outside the image's search path are found through the ld.so
         std::string::npos);
 }
 
+TEST_CASE("a driver at /usr/local/nvidia: its libraries and its nvidia-smi, not the wrapper") {
+  REQUIRE_MESSAGE(gcr::test::is_root(), "running containers needs root");
+  gcr::test::SimHostOptions options;
+  options.layout = gcr::test::LibLayout::kUsrLocalNvidia;
+  GpuFixture f(options);
+  real_runc(f);
+  // The host's nvidia-smi here is the dlopen probe: it runs only if the program, not the
+  // script in /usr/bin that execs it, was injected, and finds libcuda through the loader.
+  const auto r =
+      run_container(f, {"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_DRIVER_CAPABILITIES=compute,utility"},
+                    "/probe; nvidia-smi; readlink /usr/local/nvidia/lib64/libcuda.so.1");
+  CHECK(r.err == "");
+  CHECK(r.out == "cuDriverGetVersion: 12040\ncuDriverGetVersion: 12040\nlibcuda.so." +
+                     gcr::test::SimHost::version() + "\n");
+}
+
 TEST_CASE("a request that cannot be met fails `run` with our line and leaves the bundle intact") {
   REQUIRE_MESSAGE(gcr::test::is_root(), "running containers needs root");
   GpuFixture f;

@@ -27,8 +27,9 @@ namespace {
 struct DoctorNode {
   GpuFixture f;
 
-  explicit DoctorNode(const Json& extra = Json::object())
-      : f(gcr::test::SimHostOptions{}, config(extra)) {}
+  explicit DoctorNode(const Json& extra = Json::object(),
+                      const gcr::test::SimHostOptions& options = {})
+      : f(options, config(extra)) {}
 
   Json config(const Json& extra) const {
     Json c = {{"runtime", {{"runtimes", {gcr::test::runc_path()}}}}};
@@ -187,6 +188,35 @@ TEST_CASE("doctor: a missing GPU node, a node of the wrong major, no nvidia-uvm,
   CHECK(line_starting(r.out, "FAIL  driver: no libnvidia-ml.so." + v + " in the driver root") !=
         "");
   CHECK(line_starting(r.out, "ok    driver: GPU 2 ") != "");
+}
+
+TEST_CASE("doctor: a driver at /usr/local/nvidia and Ubuntu's ldconfig wrapper are all ok") {
+  REQUIRE(gcr::test::is_root());
+  gcr::test::TempDir sbin;
+  gcr::test::write_file(sbin.path() + "/ldconfig", "#!/bin/sh\nexec /sbin/ldconfig.real \"$@\"\n",
+                        0755);
+  REQUIRE(gcr::test::run({"/bin/cp", "/sbin/ldconfig", sbin.path() + "/ldconfig.real"}).exit_code ==
+          0);
+  gcr::test::SimHostOptions options;
+  options.layout = gcr::test::LibLayout::kUsrLocalNvidia;
+  const Json hooks = {{"hooks", {{"ldconfig", "@" + sbin.path() + "/ldconfig"}}}};
+  DoctorNode node(hooks, options);
+  node.make_healthy();
+  node.configure(hooks);
+  const auto r = node.doctor();
+  CHECK(not_ok(r.out) == std::vector<std::string>{});
+  CHECK(line_starting(r.out, "ok    driver: libcuda answers: CUDA ") != "");
+  CHECK(line_starting(r.out, "ok    runtime: ldconfig is a static host program (" + sbin.path() +
+                                 "/ldconfig.real)") != "");
+
+  // The cache still names /usr/local/nvidia/lib64, but no configuration does any more: its
+  // libraries are refused, and the line says why.
+  gcr::test::write_file(node.f.host().driver_root() + "/etc/ld.so.conf.d/nvidia.conf", "\n");
+  const auto refused = node.doctor();
+  const std::string line = line_starting(refused.out, "FAIL  driver: no libnvidia-ml.so.");
+  CHECK(line.find("/usr/local/nvidia/lib64/libnvidia-ml.so." + gcr::test::SimHost::version() +
+                  " from the driver root's ld.so.cache: not in a library directory") !=
+        std::string::npos);
 }
 
 TEST_CASE("doctor: docker not defaulting to us warns; containerd still on runc fails") {

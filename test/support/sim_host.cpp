@@ -124,11 +124,27 @@ SimHost::SimHost(const std::string& dir, const SimHostOptions& options)
 }
 
 std::string SimHost::lib_dir() const {
-  return options_.layout == LibLayout::kMultiarch ? "/usr/lib/x86_64-linux-gnu" : "/usr/lib64";
+  switch (options_.layout) {
+    case LibLayout::kMultiarch:
+      return "/usr/lib/x86_64-linux-gnu";
+    case LibLayout::kLib64Cache:
+      return "/usr/lib64";
+    case LibLayout::kUsrLocalNvidia:
+      return "/usr/local/nvidia/lib64";
+  }
+  return "";
 }
 
 std::string SimHost::lib32_dir() const {
-  return options_.layout == LibLayout::kMultiarch ? "/usr/lib/i386-linux-gnu" : "/usr/lib";
+  switch (options_.layout) {
+    case LibLayout::kMultiarch:
+      return "/usr/lib/i386-linux-gnu";
+    case LibLayout::kLib64Cache:
+      return "/usr/lib";
+    case LibLayout::kUsrLocalNvidia:
+      return "/usr/local/nvidia/lib";
+  }
+  return "";
 }
 
 Json SimHost::driver_config() const {
@@ -241,8 +257,14 @@ void SimHost::install_libraries() const {
     copy(stubs + "/decoy/libcuda.so.470.57.02", driver_root_ + lib_dir() + "/libcuda.so.470.57.02");
     return;
   }
-  install_lib(stubs + "/decoy", driver_root_ + "/usr/lib64/legacy", decoy, "470.57.02");
-  write_file(driver_root_ + "/etc/ld.so.conf", "/usr/lib64\n/usr/lib64/legacy\n/usr/lib\n");
+  if (options_.layout == LibLayout::kUsrLocalNvidia) {
+    write_file(driver_root_ + "/etc/ld.so.conf", "include /etc/ld.so.conf.d/*.conf\n");
+    write_file(driver_root_ + "/etc/ld.so.conf.d/nvidia.conf",
+               "/usr/local/nvidia/lib64\n/usr/local/nvidia/lib\n");
+  } else {
+    install_lib(stubs + "/decoy", driver_root_ + "/usr/lib64/legacy", decoy, "470.57.02");
+    write_file(driver_root_ + "/etc/ld.so.conf", "/usr/lib64\n/usr/lib64/legacy\n/usr/lib\n");
+  }
   make_dirs(driver_root_ + "/var/cache/ldconfig");
   const auto ldconfig = run({"/sbin/ldconfig", "-r", driver_root_});
   if (ldconfig.exit_code != 0)
@@ -260,6 +282,12 @@ void SimHost::install_binaries_ipc_firmware() const {
     write_file(driver_root_ + "/usr/bin/" + bin, "#!/bin/sh\nexit 0\n", 0755);
   }
   write_file(driver_root_ + "/usr/bin/nvidia-settings", "#!/bin/sh\nexit 0\n", 0755);
+  if (options_.layout == LibLayout::kUsrLocalNvidia) {
+    write_file(driver_root_ + "/usr/bin/nvidia-smi",
+               "#!/bin/sh\nexec /usr/local/nvidia/bin/nvidia-smi \"$@\"\n", 0755);
+    make_dirs(driver_root_ + "/usr/local/nvidia/bin");
+    copy(built("dlopen-probe"), driver_root_ + "/usr/local/nvidia/bin/nvidia-smi");
+  }
   make_socket(driver_root_ + "/run/nvidia-persistenced/socket");
   // Graphics configuration: the /etc copy of the Vulkan ICD wins over /usr/share's.
   write_file(driver_root_ + "/usr/share/glvnd/egl_vendor.d/10_nvidia.json", "{\"egl\": 1}\n");

@@ -26,6 +26,11 @@ struct SimGpu {
 enum class LibLayout {
   kMultiarch,   // usr/lib/x86_64-linux-gnu + usr/lib/i386-linux-gnu, no ld.so.cache
   kLib64Cache,  // usr/lib64 + usr/lib (32-bit) with the root's etc/ld.so.cache
+  // usr/local/nvidia/lib64 + lib (32-bit), named by etc/ld.so.conf.d and in the root's cache;
+  // usr/bin/nvidia-smi a wrapper script running usr/local/nvidia/bin/nvidia-smi, a program
+  // (the layout of hosts whose driver is mounted at /usr/local/nvidia, as on the GPU machines
+  // the device checks run on)
+  kUsrLocalNvidia,
 };
 
 struct SimHostOptions {
