@@ -69,7 +69,10 @@ Result<int> version_of(const ExistingFile& file, const toml::table& config) {
 Status check_imports(const toml::table& config, const std::string& path) {
   if (!config.contains("imports")) return {};
   const auto* imports = config["imports"].as_array();
-  if (imports == nullptr || !imports->is_homogeneous(toml::node_type::string))
+  // An empty list is a list (containerd config default writes `imports = []`); toml++ calls no
+  // empty array homogeneous.
+  if (imports == nullptr ||
+      (!imports->empty() && !imports->is_homogeneous(toml::node_type::string)))
     return Shape(path).wrong("imports", "a list of file names");
   return {};
 }

@@ -66,11 +66,43 @@ TEST_CASE("containerd: the configured file loads, and ctr run --runc-binary give
   CHECK(r.out == "nvidia0 nvidiactl ");
 }
 
+TEST_CASE("containerd: configure starts from the file `containerd config default` writes") {
+  require_engine("/usr/bin/containerd");
+  GpuFixture f;
+  const auto stock = gcr::test::run({"/usr/bin/containerd", "config", "default"});
+  REQUIRE(stock.exit_code == 0);
+  const std::string file = f.path("containerd/config.toml");
+  gcr::test::write_file(file, stock.out);
+  const std::vector<std::string> configure = {"runtime",
+                                              "configure",
+                                              "--runtime=containerd",
+                                              "--config",
+                                              file,
+                                              "--set-as-default",
+                                              "--runtime-path",
+                                              gcr::test::built("gpu-container-runtime")};
+  const auto configured = ctk(configure);
+  REQUIRE_MESSAGE(configured.exit_code == 0, configured.err);
+  const auto dump = gcr::test::run({"/usr/bin/containerd", "--config", file, "config", "dump"});
+  REQUIRE_MESSAGE(dump.exit_code == 0, dump.err);
+  CHECK(dump.out.find("default_runtime_name = \"nvidia\"") != std::string::npos);
+  CHECK(dump.out.find("BinaryName = \"" + gcr::test::built("gpu-container-runtime") + "\"") !=
+        std::string::npos);
+  // The stock settings stay: runc is still there for pods that do not ask for the runtime.
+  CHECK(dump.out.find("[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc]") !=
+        std::string::npos);
+  const std::string written = gcr::test::read_file(file);
+  REQUIRE(ctk(configure).exit_code == 0);
+  CHECK(gcr::test::read_file(file) == written);
+}
+
 TEST_CASE("dockerd: our runtime as default; the env, --gpus and a failing request") {
   require_engine("/usr/sbin/dockerd");
   GpuFixture f;
   f.configure({{"runtime", {{"runtimes", {gcr::test::runc_path()}}}}});
+  // Debian's docker.io ships no daemon.json: users start from an empty one (`touch`).
   const std::string daemon_json = f.path("docker/daemon.json");
+  gcr::test::write_file(daemon_json, "");
   // Configured as NVIDIA's documentation says, through the nvidia-ctk name (its spellings).
   gcr::test::make_symlink(gcr::test::built("gpu-ctk"), f.path("bin/nvidia-ctk"));
   const auto configured =

@@ -163,6 +163,21 @@ TEST_CASE("containerd v3, a missing file (v2), v1 in place, existing imports kep
   CHECK(bad.error().message.find("cannot parse /e/config.toml: invalid TOML at line 2") == 0);
 }
 
+TEST_CASE("containerd: the empty imports list containerd config default writes is a list") {
+  const ExistingFile no_drop{"/e/conf.d/99-gpu-container-runtime.toml", std::nullopt};
+  auto empty = must(
+      gcr::plan_containerd(options("containerd"),
+                           ExistingFile{"/e/config.toml", "imports = []\nversion = 2\n"}, no_drop));
+  const auto main = toml_of(*change_to(empty, "/e/config.toml"));
+  REQUIRE(main["imports"].as_array() != nullptr);
+  CHECK(main["imports"].as_array()->size() == 1);
+  const auto mixed = gcr::plan_containerd(
+      options("containerd"), ExistingFile{"/e/config.toml", "imports = [\"a\", 1]\nversion = 2\n"},
+      no_drop);
+  REQUIRE_FALSE(mixed.ok());
+  CHECK(mixed.error().message.find("`imports` must be a list of file names") != std::string::npos);
+}
+
 TEST_CASE("crio: a drop-in with runtime_path and runtime_type; remove deletes it") {
   auto o = options("crio");
   o.set_as_default = true;
