@@ -22,7 +22,7 @@ Findings run_doctor(const DoctorOptions& options) {
     if (engine == "podman") check_podman(config, registry, findings);
   }
   check_cdi(config, registry, driver_version, findings);
-  check_kubernetes(config, findings);
+  check_kubernetes(config, options, findings);
   if (options.run) check_run(config, runtime, options.shim_path, findings);
   return findings;
 }

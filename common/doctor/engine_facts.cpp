@@ -1,5 +1,9 @@
 #include "doctor/engine_facts.h"
 
+#include <charconv>
+
+#include "base/text.h"
+
 #include "cdi/yaml.h"
 #include "engines/engines.h"
 #include "json/strict_json.h"
@@ -19,7 +23,52 @@ std::string string_member(const Json& object, const std::string& key) {
   return v != nullptr && v->is_string() ? v->get<std::string>() : "";
 }
 
+// "1.20.2" or "v1.20.2~ds1" at the start of `word`: its major and minor.
+Result<Release> release_of(std::string_view word, const std::string& output) {
+  if (!word.empty() && word.front() == 'v') word.remove_prefix(1);
+  Release r;
+  const char* end = word.data() + word.size();
+  const auto major = std::from_chars(word.data(), end, r.major);
+  if (major.ec != std::errc() || major.ptr == end || *major.ptr != '.' ||
+      std::from_chars(major.ptr + 1, end, r.minor).ec != std::errc()) {
+    return Error{"no version in `" + printable(output) + "`"};
+  }
+  return r;
+}
+
+// The `index`th blank-separated word of `text`; "" when there are fewer.
+std::string_view word_at(std::string_view text, std::size_t index) {
+  std::size_t i = 0;
+  for (auto word : split(text, ' ')) {
+    word = trim(word);
+    if (word.empty()) continue;
+    if (i++ == index) return word;
+  }
+  return {};
+}
+
 }  // namespace
+
+Result<Release> kubelet_release(const std::string& version_output) {
+  return release_of(word_at(version_output, 1), version_output);  // "Kubernetes v1.20.2"
+}
+
+Result<Release> containerd_release(const std::string& version_output) {
+  return release_of(word_at(version_output, 2), version_output);  // "containerd <repo> 1.6.20"
+}
+
+std::string kubelet_lacks_cdi_devices(const Release& kubelet, const std::string& kubelet_yaml) {
+  const std::string version = std::to_string(kubelet.major) + "." + std::to_string(kubelet.minor);
+  if (kubelet >= Release{1, 29}) return "";
+  if (kubelet < Release{1, 28})
+    return "kubelet " + version + " has no CDI device field (it came in 1.28)";
+  auto doc = yaml_to_json(kubelet_yaml);
+  const Json* gates = doc ? member(*doc, "featureGates") : nullptr;
+  const Json* gate = gates != nullptr ? member(*gates, "DevicePluginCDIDevices") : nullptr;
+  if (gate != nullptr && gate->is_boolean() && gate->get<bool>()) return "";
+  return "kubelet 1.28 passes CDI devices only with the DevicePluginCDIDevices feature gate, "
+         "which its configuration does not turn on";
+}
 
 Result<EngineFacts> docker_facts(const std::string& daemon_json) {
   auto doc = parse_json_strict(daemon_json);

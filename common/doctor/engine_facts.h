@@ -41,4 +41,20 @@ struct EngineFacts {
 // kubelet's default).
 [[nodiscard]] Result<std::string> kubelet_cgroup_driver(const std::string& yaml_text);
 
+// A `major.minor` release from what `kubelet --version` or `containerd --version` prints
+// ("Kubernetes v1.20.2", "containerd github.com/containerd/containerd 1.6.20~ds1 ...").
+struct Release {
+  unsigned major = 0;
+  unsigned minor = 0;
+  friend auto operator<=>(const Release&, const Release&) = default;
+};
+[[nodiscard]] Result<Release> kubelet_release(const std::string& version_output);
+[[nodiscard]] Result<Release> containerd_release(const std::string& version_output);
+
+// Whether the kubelet hands a device plugin's cdi_devices to the runtime (KEP-4009): from 1.29
+// on, in 1.28 only with the DevicePluginCDIDevices feature gate on in its configuration
+// (`featureGates`), never before. "" when it does, else why not.
+[[nodiscard]] std::string kubelet_lacks_cdi_devices(const Release& kubelet,
+                                                    const std::string& kubelet_yaml);
+
 }  // namespace gcr

@@ -7,8 +7,11 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/child_process.h"
 #include "base/fs.h"
 #include "base/text.h"
+#include "doctor/engine_facts.h"
+#include "doctor/host_programs.h"
 
 namespace gcr {
 namespace {
@@ -60,7 +63,41 @@ bool has_prefix_for(const std::vector<std::string>& prefixes, const std::string&
                      [&](const std::string& p) { return key.rfind(p, 0) == 0; });
 }
 
-void check_strategy(const Config& config, Findings& findings) {
+constexpr std::size_t kMaxVersionOutput = 64 * 1024;
+constexpr std::size_t kMaxKubeletConfig = 1 << 20;
+
+// What `<name> --version` prints; an error when it is not installed here or does not answer.
+Result<std::string> version_output(const std::string& name) {
+  auto program = program_in_path(name);
+  if (!program) return program.error();
+  auto out = run_child({*program, "--version"}, minimal_environment(), 10, kMaxVersionOutput);
+  if (!out) return out.error();
+  if (out->exit_code != 0) return Error{*program + " --version failed"};
+  return out->out;
+}
+
+// Why the node's kubelet or containerd would drop the cdi_devices the plugin hands out: a
+// kubelet before 1.29 (1.28 without its feature gate), a containerd before 1.7. "" when neither
+// is too old; a kubelet that is not here to ask (a doctor in a container) is not judged.
+std::string cdi_cri_gap(const DoctorOptions& options) {
+  if (auto kubelet = version_output("kubelet")) {
+    auto release = kubelet_release(*kubelet);
+    if (!release) return "the kubelet's version is unknown: " + release.error().message;
+    auto yaml = read_regular_file(options.kubelet_config, kMaxKubeletConfig);
+    const std::string why = kubelet_lacks_cdi_devices(*release, yaml ? *yaml : "");
+    if (!why.empty()) return why;
+  }
+  if (auto containerd = version_output("containerd")) {
+    auto release = containerd_release(*containerd);
+    if (release && *release < Release{1, 7}) {
+      return "containerd " + std::to_string(release->major) + "." + std::to_string(release->minor) +
+             " does not apply CDI devices (1.7 does, with enable_cdi = true)";
+    }
+  }
+  return "";
+}
+
+void check_strategy(const Config& config, const DoctorOptions& options, Findings& findings) {
   const auto& plugin = config.device_plugin;
   const auto& requests = config.requests;
   const std::string evidence = "[device-plugin] device-list = [" + join(plugin.device_list, ", ") +
@@ -88,6 +125,13 @@ void check_strategy(const Config& config, Findings& findings) {
                     "device-list cdi-annotations, but annotation-prefixes leaves out cdi.k8s.io/: "
                     "pods get no GPU",
                     evidence, "annotation-prefixes = [\"cdi.k8s.io/\"] in [requests]");
+    } else if (strategy == "cdi-cri") {
+      const std::string gap = cdi_cri_gap(options);
+      if (gap.empty()) continue;
+      failed = true;
+      findings.fail(kArea, "device-list cdi-cri, but " + gap + ": pods get no GPU", evidence,
+                    "device-list = [\"cdi-annotations\"] in [device-plugin], or kubelet 1.29 "
+                    "and containerd 1.7 (enable_cdi = true) or later");
     }
   }
   if (!failed) findings.ok(kArea, "the runtime accepts what the device plugin hands out", evidence);
@@ -95,9 +139,9 @@ void check_strategy(const Config& config, Findings& findings) {
 
 }  // namespace
 
-void check_kubernetes(const Config& config, Findings& findings) {
+void check_kubernetes(const Config& config, const DoctorOptions& options, Findings& findings) {
   check_sockets(config, findings);
-  check_strategy(config, findings);
+  check_strategy(config, options, findings);
 }
 
 }  // namespace gcr

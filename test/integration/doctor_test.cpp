@@ -46,11 +46,14 @@ struct DoctorNode {
     f.configure(c);
   }
 
+  std::string bin_dir;  // searched first for the node's programs (a kubelet), when set
+
   ProcessResult ctk(const std::vector<std::string>& args) const {
     std::vector<std::string> argv{gcr::test::built("gpu-ctk")};
     argv.insert(argv.end(), args.begin(), args.end());
     gcr::test::RunOptions env;
     env.env["GPU_CONTAINER_RUNTIME_CONFIG"] = f.config_path();
+    if (!bin_dir.empty()) env.env["PATH"] = bin_dir + ":/usr/sbin:/usr/bin:/sbin:/bin";
     return gcr::test::run(argv, env);
   }
 
@@ -349,6 +352,45 @@ TEST_CASE("doctor: device-list strategies the runtime's [requests] refuse") {
                   {"requests", {{"accept-volume-mounts", true}}}});
   r = node.doctor();
   CHECK(r.exit_code == 0);
+}
+
+TEST_CASE("doctor: device-list cdi-cri on a kubelet or containerd that drops CDI devices") {
+  REQUIRE(gcr::test::is_root());
+  DoctorNode node;
+  node.make_healthy();
+  node.bin_dir = node.f.path("node-bin");
+  const auto kubelet = [&](const std::string& version) {
+    gcr::test::write_file(node.bin_dir + "/kubelet",
+                          "#!/bin/sh\necho 'Kubernetes v" + version + "'\n", 0755);
+  };
+  node.configure({{"device-plugin", {{"device-list", {"cdi-cri"}}}}});
+  kubelet("1.20.2");
+  auto r = node.doctor();
+  CHECK(r.exit_code == 1);
+  CHECK(line_starting(r.out,
+                      "FAIL  kubernetes: device-list cdi-cri, but kubelet 1.20 has no CDI device "
+                      "field (it came in 1.28): pods get no GPU") != "");
+  kubelet("1.28.3");
+  gcr::test::write_file(node.kubelet_yaml(), "kind: KubeletConfiguration\n");
+  r = node.doctor();
+  CHECK(line_starting(r.out,
+                      "FAIL  kubernetes: device-list cdi-cri, but kubelet 1.28 passes CDI devices "
+                      "only with the DevicePluginCDIDevices feature gate") != "");
+  gcr::test::write_file(node.kubelet_yaml(),
+                        "kind: KubeletConfiguration\nfeatureGates:\n  DevicePluginCDIDevices: "
+                        "true\n");
+  r = node.doctor();
+  // Debian 12's containerd is 1.6: the kubelet passes the names on, containerd drops them.
+  const auto containerd = gcr::test::run({"/usr/bin/containerd", "--version"});
+  REQUIRE(containerd.out.find(" 1.6.") != std::string::npos);
+  CHECK(line_starting(r.out,
+                      "FAIL  kubernetes: device-list cdi-cri, but containerd 1.6 does not apply "
+                      "CDI devices (1.7 does, with enable_cdi = true): pods get no GPU") != "");
+  // Where the plugin hands out annotations as well, they are what the runtime reads.
+  node.configure({{"device-plugin", {{"device-list", {"cdi-annotations"}}}}});
+  r = node.doctor();
+  CHECK(line_starting(
+            r.out, "ok    kubernetes: the runtime accepts what the device plugin hands out") != "");
 }
 
 TEST_CASE("doctor: the kubelet directory: sockets that answer, and ones that do not") {

@@ -90,3 +90,21 @@ TEST_CASE("kubelet: cgroupDriver, cgroupfs when unset") {
   CHECK(*gcr::kubelet_cgroup_driver("kind: KubeletConfiguration\n") == "cgroupfs");
   CHECK_FALSE(gcr::kubelet_cgroup_driver("a: [\n").ok());
 }
+
+TEST_CASE("kubelet and containerd releases; which kubelets pass CDI devices") {
+  CHECK(*gcr::kubelet_release("Kubernetes v1.20.2\n") == gcr::Release{1, 20});
+  CHECK(*gcr::containerd_release(
+            "containerd github.com/containerd/containerd 1.6.20~ds1 1.6.20~ds1-1+deb12u1\n") ==
+        gcr::Release{1, 6});
+  CHECK_FALSE(gcr::kubelet_release("Kubernetes\n").ok());
+  CHECK_FALSE(gcr::containerd_release("containerd x vX.1").ok());
+  CHECK(gcr::kubelet_lacks_cdi_devices({1, 20}, "") ==
+        "kubelet 1.20 has no CDI device field (it came in 1.28)");
+  const std::string gate = "featureGates:\n  DevicePluginCDIDevices: true\n";
+  CHECK(gcr::kubelet_lacks_cdi_devices({1, 28}, gate) == "");
+  CHECK(gcr::kubelet_lacks_cdi_devices({1, 28}, "featureGates: {DevicePluginCDIDevices: false}\n")
+            .find("only with the DevicePluginCDIDevices feature gate") != std::string::npos);
+  CHECK(gcr::kubelet_lacks_cdi_devices({1, 28}, "a: [\n") != "");
+  CHECK(gcr::kubelet_lacks_cdi_devices({1, 29}, "") == "");
+  CHECK(gcr::kubelet_lacks_cdi_devices({2, 0}, "") == "");
+}
