@@ -1,6 +1,7 @@
 #include "injection/create.h"
 
 #include "base/node_stat.h"
+#include "base/text.h"
 #include "driver/host.h"
 #include "driver/probe.h"
 #include "injection/gpu_injection.h"
@@ -16,8 +17,20 @@ std::size_t array_size(const Json& spec, const Json::json_pointer& at) {
   return spec.contains(at) && spec.at(at).is_array() ? spec.at(at).size() : 0;
 }
 
+// What was asked: the driver capabilities apply to GPUs named by ID (and to `none`); a CDI
+// device brings whatever its spec's edits hold, which the capabilities do not filter.
+std::string requested(const GpuRequest& request) {
+  const bool by_id = request.all || !request.device_ids.empty() || request.no_gpu();
+  std::string what = by_id ? request.capabilities.to_string() : "";
+  if (!request.cdi_names.empty()) {
+    what += (what.empty() ? "" : "; ") + std::string("CDI devices ") +
+            join(request.cdi_names, ",") + ", with their specs' edits";
+  }
+  return what;
+}
+
 std::string summary(const GpuRequest& request, const Json& spec) {
-  return "GPU request (" + request.capabilities.to_string() + "): spec now has " +
+  return "GPU request (" + requested(request) + "): spec now has " +
          std::to_string(array_size(spec, Json::json_pointer("/linux/devices"))) + " devices and " +
          std::to_string(array_size(spec, Json::json_pointer("/mounts"))) + " mounts";
 }

@@ -76,6 +76,21 @@ TEST_CASE("the shim resolves CDI names: environment, annotations, mode cdi; mixe
   CHECK(f.devices().count("/dev/nvidia1") == 1);
 }
 
+TEST_CASE("the shim's log line names the CDI devices asked for, not capabilities they ignore") {
+  require_root();
+  CdiFixture f;
+  f.configure(
+      {{"cdi", {{"spec-dirs", {f.spec_dir}}}}, {"runtime", {{"log-file", f.path("shim.log")}}}});
+  REQUIRE(f.create({}, {{"annotations", {{"cdi.k8s.io/gpu", "nvidia.com/gpu=1"}}}}).exit_code == 0);
+  REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=0,nvidia.com/gpu=2"}).exit_code == 0);
+  const std::string log = gcr::test::read_file(f.path("shim.log"));
+  CHECK(log.find("GPU request (CDI devices nvidia.com/gpu=1, with their specs' edits): spec now "
+                 "has ") != std::string::npos);
+  CHECK(log.find("GPU request (compute,utility; CDI devices nvidia.com/gpu=2, with their specs' "
+                 "edits): spec now has ") != std::string::npos);
+  CHECK(log.find("GPU request (compute,utility): ") == std::string::npos);
+}
+
 TEST_CASE(
     "unresolvable names and hostile specs fail create with the reason; the bundle is intact") {
   require_root();
