@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <utility>
 
 #include "base/fs.h"
 #include "base/node_stat.h"
@@ -126,24 +127,63 @@ class ResourcePlugin {
 
   [[nodiscard]] const std::string& socket() const { return socket_; }
   DeviceState& state() { return state_; }
-  [[nodiscard]] std::optional<Clock::time_point> next_register() const { return next_register_; }
+  // When the next retry (of serving or of registering) is due.
+  [[nodiscard]] std::optional<Clock::time_point> next_due() const { return next_due_; }
 
   void stop() { server_.stop(); }
 
+  void on_due() {
+    next_due_.reset();
+    if (std::exchange(pending_serve_, false))
+      restart();
+    else
+      try_register();
+  }
+
   // Serves the socket (again) and registers.
   void restart() {
+    last_serve_ = Clock::now();
     if (auto s = server_.start(dir_ + "/" + socket_); !s) {
-      logger_.error(s.error().message);
-      next_register_ = Clock::now() + backoff_;
+      logger_.error(s.error().message + "; retrying in " + std::to_string(backoff_.count()) + "s");
+      pending_serve_ = true;
+      next_due_ = Clock::now() + backoff_;
+      backoff_ = std::min(backoff_ * 2, std::chrono::seconds(kLastRetry));
       return;
     }
+    struct stat st {};
+    served_ = ::lstat((dir_ + "/" + socket_).c_str(), &st) == 0
+                  ? std::optional<std::pair<dev_t, ino_t>>({st.st_dev, st.st_ino})
+                  : std::nullopt;
     logger_.info("serving " + dir_ + "/" + socket_);
     backoff_ = kFirstRetry;
     try_register();
   }
 
+  // Whether our socket's path still names the socket we serve: a removal we made ourselves
+  // (the stale socket a killed plugin left, unlinked before binding) leaves it there, and is
+  // no reason to serve again.
+  [[nodiscard]] bool serving_own_socket() const {
+    struct stat st {};
+    return served_ && ::lstat((dir_ + "/" + socket_).c_str(), &st) == 0 && S_ISSOCK(st.st_mode) &&
+           st.st_dev == served_->first && st.st_ino == served_->second;
+  }
+
+  // Our socket is gone (the kubelet removes every socket when it restarts): serve it again, at
+  // once unless it was served less than `serve_backoff_` ago; removals that keep following a
+  // serve wait twice as long each time, up to 30 s, so nothing can drive a loop.
+  void socket_removed() {
+    const auto now = Clock::now();
+    if (last_serve_ && now - *last_serve_ < serve_backoff_) {
+      pending_serve_ = true;
+      next_due_ = *last_serve_ + serve_backoff_;
+      serve_backoff_ = std::min(serve_backoff_ * 2, std::chrono::seconds(kLastRetry));
+      return;
+    }
+    serve_backoff_ = kFirstRetry;
+    restart();
+  }
+
   void try_register() {
-    next_register_.reset();
     if (!exists(dir_ + "/" + kKubeletSocket)) {
       if (!waiting_logged_)
         logger_.info("waiting for the kubelet (no " + dir_ + "/" + kKubeletSocket + ")");
@@ -160,16 +200,18 @@ class ResourcePlugin {
     }
     logger_.warning(registered.error().message + "; retrying in " +
                     std::to_string(backoff_.count()) + "s");
-    next_register_ = Clock::now() + backoff_;
+    next_due_ = Clock::now() + backoff_;
     backoff_ = std::min(backoff_ * 2, std::chrono::seconds(kLastRetry));
   }
 
   void kubelet_restarted() {
     backoff_ = kFirstRetry;
-    if (!exists(dir_ + "/" + socket_)) {
-      restart();
+    if (pending_serve_) return;  // serving again is due: it registers then
+    if (!serving_own_socket()) {
+      socket_removed();
       return;
     }
+    next_due_.reset();
     try_register();
   }
 
@@ -181,8 +223,12 @@ class ResourcePlugin {
   DeviceState state_;
   PluginServer server_;
   bool waiting_logged_ = false;
-  std::optional<Clock::time_point> next_register_;
+  bool pending_serve_ = false;
+  std::optional<Clock::time_point> next_due_;
+  std::optional<Clock::time_point> last_serve_;
+  std::optional<std::pair<dev_t, ino_t>> served_;
   std::chrono::seconds backoff_ = kFirstRetry;
+  std::chrono::seconds serve_backoff_ = kFirstRetry;
 };
 
 // The daemon: the inventory, NVML and its Xid watch, and one ResourcePlugin per resource.
@@ -292,7 +338,7 @@ class Plugin {
   int poll_timeout() const {
     std::optional<Clock::time_point> next;
     for (const auto& [resource, plugin] : plugins_) {
-      const auto at = plugin->next_register();
+      const auto at = plugin->next_due();
       if (at && (!next || *at < *next)) next = at;
     }
     if (!next) return -1;
@@ -319,8 +365,7 @@ class Plugin {
     }
     if ((fds[3].revents & POLLIN) != 0) on_xids();
     for (auto& [resource, plugin] : plugins_) {
-      if (plugin->next_register() && Clock::now() >= *plugin->next_register())
-        plugin->try_register();
+      if (plugin->next_due() && Clock::now() >= *plugin->next_due()) plugin->on_due();
     }
   }
 
@@ -374,9 +419,9 @@ class Plugin {
       logger_.info("the kubelet restarted (" + std::string(kKubeletSocket) +
                    " created): registering again");
     for (auto& [resource, plugin] : plugins_) {
-      if (directory_gone || gone.count(plugin->socket()) != 0) {
+      if ((directory_gone || gone.count(plugin->socket()) != 0) && !plugin->serving_own_socket()) {
         logger_.info(dir_ + "/" + plugin->socket() + " was removed: serving it again");
-        plugin->restart();
+        plugin->socket_removed();
       } else if (kubelet_restarted) {
         plugin->kubelet_restarted();
       }

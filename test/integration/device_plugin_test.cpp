@@ -193,6 +193,33 @@ TEST_CASE(
   CHECK(f.logged("was removed: serving it again"));
 }
 
+TEST_CASE("killed with SIGKILL and started again, 20 times: it settles every time") {
+  require_root();
+  PluginFixture f;
+  f.start();
+  for (int round = 1; round <= 20; ++round) {
+    CAPTURE(round);
+    f.plugin->kill();  // its socket stays behind, as after an OOM kill
+    const std::size_t before = f.kubelet->registrations().size();
+    f.start_plugin();
+    REQUIRE_MESSAGE(f.kubelet->wait_for_registrations(before + 1, kWait), f.log());
+    const auto registered = std::chrono::steady_clock::now();
+    const std::string gpu = f.host.gpus().at(0).uuid;
+    v1beta1::AllocateResponse response;
+    grpc::Status allocated = f.kubelet->allocate({gpu}, response);
+    while (!allocated.ok() && std::chrono::steady_clock::now() - registered < 1s) {
+      std::this_thread::sleep_for(20ms);
+      allocated = f.kubelet->allocate({gpu}, response);
+    }
+    CHECK_MESSAGE(allocated.ok(), allocated.error_message());
+    // A plugin that took its own removal of the stale socket for a kubelet's would serve and
+    // register again, and again: one registration per start, and the log says no removal.
+    std::this_thread::sleep_for(1s);
+    CHECK(f.kubelet->registrations().size() == before + 1);
+    CHECK(f.log().find("was removed: serving it again") == std::string::npos);  // this start's
+  }
+}
+
 TEST_CASE("a kubelet that is not there yet is waited for without a tight loop") {
   require_root();
   PluginFixture f;

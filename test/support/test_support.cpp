@@ -153,6 +153,14 @@ Daemon::~Daemon() {
   (void)stop();
 }
 
+void Daemon::kill() {
+  if (pid_ <= 0) return;
+  const int pid = std::exchange(pid_, -1);
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+}
+
 int Daemon::stop() {
   if (pid_ <= 0) return -1;
   const int pid = std::exchange(pid_, -1);

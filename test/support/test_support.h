@@ -68,6 +68,8 @@ class Daemon {
   [[nodiscard]] int pid() const { return pid_; }
   // SIGTERM, then waits (10 s at most, then SIGKILL): the exit status, or -1 after a signal.
   int stop();
+  // SIGKILL, as the OOM killer or `kill -9` ends it, and waits: nothing of its own clean-up runs.
+  void kill();
 
  private:
   int pid_ = -1;
