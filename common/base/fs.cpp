@@ -158,14 +158,16 @@ std::string temp_name_for(const std::string& name) {
 
 namespace {
 
-Status fill_temp_file(int fd, std::string_view data, const FileOwner& owner) {
+Status fill_temp_file(int fd, std::string_view data, const FileOwner& owner,
+                      Durability durability) {
   if (::fchmod(fd, owner.mode) != 0) return Error{"chmod: " + errno_text(errno)};
   if ((owner.uid != static_cast<uid_t>(-1) || owner.gid != static_cast<gid_t>(-1)) &&
       ::fchown(fd, owner.uid, owner.gid) != 0) {
     return Error{"chown: " + errno_text(errno)};
   }
   if (auto s = write_all(fd, data); !s) return s.error().wrap("write");
-  if (::fsync(fd) != 0) return Error{"fsync: " + errno_text(errno)};
+  if (durability != Durability::kNone && ::fsync(fd) != 0)
+    return Error{"fsync: " + errno_text(errno)};
   return {};
 }
 
@@ -202,17 +204,17 @@ bool link_unnamed(int fd, int dirfd, const std::string& temp) {
 // data is complete leaves nothing; named only for the rename. Filesystems without O_TMPFILE
 // get a named file from the start.
 Result<std::string> write_temp(int dirfd, const std::string& name, std::string_view data,
-                               const FileOwner& owner) {
+                               const FileOwner& owner, Durability durability) {
   const std::string temp = temp_name_for(name);
   Fd unnamed(::openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, owner.mode));
   if (unnamed.valid()) {
-    if (auto s = fill_temp_file(unnamed.get(), data, owner); !s) return s.error();
+    if (auto s = fill_temp_file(unnamed.get(), data, owner, durability); !s) return s.error();
     if (link_unnamed(unnamed.get(), dirfd, temp)) return temp;
   }
   Fd fd(::openat(dirfd, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                  owner.mode));
   if (!fd.valid()) return Error{"cannot create temporary file: " + errno_text(errno)};
-  if (auto s = fill_temp_file(fd.get(), data, owner); !s) {
+  if (auto s = fill_temp_file(fd.get(), data, owner, durability); !s) {
     ::unlinkat(dirfd, temp.c_str(), 0);
     return s.error();
   }
@@ -224,7 +226,7 @@ Result<std::string> write_temp(int dirfd, const std::string& name, std::string_v
 Status write_file_atomic_at(int dirfd, const std::string& name, std::string_view data,
                             const FileOwner& owner, Durability durability) {
   remove_stale_temps(dirfd, name);
-  auto temp = write_temp(dirfd, name, data, owner);
+  auto temp = write_temp(dirfd, name, data, owner, durability);
   if (!temp) return temp.error();
   if (::renameat(dirfd, temp->c_str(), dirfd, name.c_str()) != 0) {
     const int err = errno;

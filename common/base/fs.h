@@ -88,16 +88,22 @@ struct FileOwner {
 // ".<name>.<16 random hex digits>.tmp": a name nobody can predict.
 [[nodiscard]] std::string temp_name_for(const std::string& name);
 
-// What a crash may keep of a replaced file. Never a torn file: the content is on disk before
-// the rename, so the name shows the old file or the whole new one.
+// What a crash may keep of a replaced file. A reader never sees a torn file: the new file is
+// complete before the rename. kContentAndName and kContent also never leave a torn file after a
+// crash: the content is on disk before the rename.
 enum class Durability {
   // The new name is on disk too when the call returns (the directory is synced): files that
   // outlive us, such as engine configurations and CDI specs.
   kContentAndName,
-  // The rename may be lost in a crash, leaving the old file: files rewritten on every container
-  // create (the bundle's config.json, the container's loader configuration and cache), as
-  // ldconfig writes its cache. Syncing the directory would cost every create a disk round trip.
+  // The rename may be lost in a crash, leaving the old file: the bundle's config.json, rewritten
+  // on every container create. Syncing the directory would cost every create a disk round trip.
   kContent,
+  // Nothing is synced: a crash may leave the old file, none, or a torn one. Only for the files
+  // the shim (or its hook) rewrites inside a container's rootfs before every start, its loader
+  // cache and ld.so.conf.d drop-in: no torn copy can ever be used, since it is rewritten before
+  // the container runs again and the loader ignores a damaged cache. The team's decision (issue
+  // 31): these files are not worth a disk round trip on every GPU start.
+  kNone,
 };
 
 // Replaces dirfd/name with `data`: a new file in the same directory

@@ -28,7 +28,7 @@ Status write_drop_in(const RootFs& root, const std::vector<std::string>& declare
   if (!dir) return dir.error();
   const std::string content = drop_in_content(declared);
   if (auto s = write_file_atomic_at(dir->get(), kLdConfigDropIn, content, FileOwner{},
-                                    Durability::kContent);
+                                    Durability::kNone);  // rewritten before every start
       !s) {
     return s.error().wrap("cannot write /etc/ld.so.conf.d/" + std::string(kLdConfigDropIn));
   }

@@ -417,7 +417,7 @@ Status apply_ldcache_plan(const RootFs& root, const LdcachePlan& plan) {
   auto etc = root.make_dirs("/etc");
   if (!etc) return etc.error();
   if (auto s = write_file_atomic_at(etc->get(), "ld.so.cache", plan.cache, FileOwner{},
-                                    Durability::kContent);
+                                    Durability::kNone);  // rewritten before every start
       !s) {
     return s.error().wrap("cannot write /etc/ld.so.cache");
   }
