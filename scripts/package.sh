@@ -33,7 +33,12 @@ CHANGELOG
 mv "$WORK"/gpu-container-runtime_"$VERSION"_amd64.deb "$OUT/"
 
 # .rpm: rpmbuild from Debian's rpm package; build dependencies are Debian's, so --nodeps.
-rpmbuild -bb --nodeps --define "_topdir $WORK/rpm" --define "gcr_version $VERSION" --define "gcr_source $SRC" \
-  --define "gcr_cmake_args ${RPM_CMAKE_ARGS:-}" "$SRC/rpm/gpu-container-runtime.spec" >"$WORK/rpm.log" 2>&1 || { cat "$WORK/rpm.log" >&2; exit 1; }
+# rpmbuild refuses a macro defined empty: gcr_cmake_args is defined only when there is something
+# to add.
+set -- --define "_topdir $WORK/rpm" --define "gcr_version $VERSION" --define "gcr_source $SRC"
+if [ -n "${RPM_CMAKE_ARGS:-}" ]; then
+  set -- "$@" --define "gcr_cmake_args $RPM_CMAKE_ARGS"
+fi
+rpmbuild -bb --nodeps "$@" "$SRC/rpm/gpu-container-runtime.spec" >"$WORK/rpm.log" 2>&1 || { cat "$WORK/rpm.log" >&2; exit 1; }
 mv "$WORK"/rpm/RPMS/x86_64/gpu-container-runtime-"$VERSION"-1.x86_64.rpm "$OUT/gpu-container-runtime-$VERSION.x86_64.rpm"
 ls "$OUT"
