@@ -87,6 +87,16 @@ bool is_library_directory(const std::string& dir) {
   return false;
 }
 
+// Where no library the driver root's loader configuration names is taken from, whatever it
+// says: configuration, pseudo filesystems, homes, temporary and boot files.
+bool is_system_directory(const std::string& dir) {
+  for (const char* base : {"/etc", "/proc", "/sys", "/dev", "/root", "/home", "/tmp", "/var/tmp",
+                           "/boot", "/run/user"}) {
+    if (path_is_under(dir, base)) return true;
+  }
+  return false;
+}
+
 constexpr off_t kMaxDriverFileBytes = off_t{1} << 30;
 
 // A file from the driver root mounted into containers: not absurdly large, and not a hard link
@@ -370,9 +380,9 @@ Result<std::vector<DriverLibrary>> DriverHost::libraries_from_cache(
       if (!resolved || basename_of(*resolved) != prefix + "." + version) continue;
       if (!accepted_library_directory(dirname_of(*resolved))) {
         note("refused " + driver_path(*resolved) +
-             " from the driver root's ld.so.cache: not in a library directory (none of /lib, "
-             "/usr/lib, /usr/local/lib and their variants, nor named by the root's "
-             "etc/ld.so.conf)");
+             " from the driver root's ld.so.cache: not in a library directory (/lib, /usr/lib, "
+             "/usr/local/lib and their variants, or one the root's etc/ld.so.conf names outside "
+             "/etc, /proc, /sys, /dev, /root, /home, /tmp and /boot)");
         continue;
       }
       if (!vet(driver_path(*resolved), S_IFREG)) continue;
@@ -516,11 +526,7 @@ const std::set<std::string>& DriverHost::configured_library_dirs() {
   }
   for (const auto& dir : conf->directories) {
     auto resolved = resolve_in_root(roots_.root, dir);
-    if (!resolved || path_is_under(*resolved, "/proc") || path_is_under(*resolved, "/sys") ||
-        path_is_under(*resolved, "/dev")) {
-      continue;
-    }
-    configured_dirs_->insert(*resolved);
+    if (resolved && !is_system_directory(*resolved)) configured_dirs_->insert(*resolved);
   }
   return *configured_dirs_;
 }

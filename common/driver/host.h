@@ -126,7 +126,7 @@ class DriverHost {
   Result<DeviceNode> node_of_module(const std::string& name, const std::string& module);
   Result<const std::vector<LdCacheEntry>*> ld_cache();
   // The directories the driver root's own loader configuration names (etc/ld.so.conf and the
-  // files it includes), resolved inside the root, but for those under /proc, /sys and /dev: a
+  // files it includes), resolved inside the root, but for system ones (/etc, /proc, ...): a
   // driver kept outside the usual library directories (/usr/local/nvidia/lib64) is found where
   // the host's loader finds it. Empty when the root has no readable configuration.
   const std::set<std::string>& configured_library_dirs();
