@@ -148,6 +148,16 @@ Status check_replicas(Config& c, const Json& v) {
   return {};
 }
 
+// "" (off) or an absolute path naming a file, not a directory.
+Status check_labels_file(const std::string& value) {
+  if (value.empty()) return {};
+  if (auto s = require_absolute(value); !s) return s;
+  const std::string name = value.substr(value.rfind('/') + 1);
+  if (name.empty() || name == "." || name == "..")
+    return Error{"must name a file, not a directory"};
+  return {};
+}
+
 Status check_ignored_xids(Config& c, const Json& v) {
   std::vector<std::int64_t> xids;
   for (const auto& e : v) {
@@ -254,6 +264,8 @@ const std::vector<Key>& keys() {
       {"device-plugin", "replicas", Type::kInteger, check_replicas},
       {"device-plugin", "replicas-on-distinct-gpus", Type::kBool,
        assign(&C::device_plugin, &C::DevicePlugin::replicas_on_distinct_gpus)},
+      {"device-plugin", "labels-file", Type::kString,
+       assign(&C::device_plugin, &C::DevicePlugin::labels_file, check_labels_file)},
       {"device-plugin", "mig-strategy", Type::kString,
        assign(&C::device_plugin, &C::DevicePlugin::mig_strategy, check_mig_strategy)},
       {"device-plugin", "allocation", Type::kString,

@@ -49,6 +49,9 @@ struct Config {
     std::vector<std::string> device_list{"envvar"};  // envvar | volume-mounts | cdi-*
     std::int64_t replicas = 1;
     bool replicas_on_distinct_gpus = true;
+    // The node's labels in NFD's local feature-file format; "" = none written.
+    std::string labels_file =
+        "/etc/kubernetes/node-feature-discovery/features.d/gpu-container-runtime";
     std::string mig_strategy = "none";    // none | single | mixed
     std::string allocation = "topology";  // topology | packed | distributed
     bool health = true;

@@ -29,6 +29,7 @@
 #include "deviceplugin/xid_watch.h"
 #include "driver/host_facts.h"
 #include "driver/nvml.h"
+#include "labels/labels_keeper.h"
 #include "log/log.h"
 
 namespace gcr {
@@ -42,6 +43,7 @@ constexpr auto kTick = std::chrono::milliseconds(500);
 constexpr auto kFirstRetry = std::chrono::seconds(1);
 constexpr auto kLastRetry = std::chrono::seconds(30);
 constexpr auto kConfigRetry = std::chrono::seconds(10);
+constexpr auto kNvmlRetry = std::chrono::seconds(5);
 
 struct Options {
   std::optional<std::string> config_path;
@@ -239,6 +241,7 @@ class Plugin {
         logger_(logger),
         health_(config.driver),
         inventory_(config, health_),
+        labels_(config),
         dir_(config.device_plugin.kubelet_dir) {}
 
   int run(int signals) {
@@ -270,9 +273,10 @@ class Plugin {
   }
 
   // NVML from the driver root, once the driver is there; without it: sysfs topology, no MIG
-  // devices and no Xid events, said once.
+  // devices and no Xid events, said once, and NVML tried again every 5 s.
   void open_nvml() {
     if (nvml_ || inventory_.gpus().empty()) return;
+    nvml_retry_at_ = Clock::now() + kNvmlRetry;
     DriverHost host(config_.driver, lstat_node);
     std::string why = "no libnvidia-ml in the driver root";
     if (const auto path = driver_library_path(host, Capability::kUtility, "libnvidia-ml.so")) {
@@ -305,7 +309,7 @@ class Plugin {
 
   void publish(const InventoryChange& change) {
     for (const auto& line : change.lines) logger_.info(line);
-    if (change.gpus_changed) {
+    if (change.gpus_changed || (!nvml_ && Clock::now() >= nvml_retry_at_)) {
       open_nvml();
       watch_xids();
     }
@@ -333,6 +337,16 @@ class Plugin {
     publish(change);
     // NVML opened on this tick: the topology and the MIG devices are read again with it.
     if (!had_nvml && nvml_) publish(inventory_.use_nvml(*nvml_));
+    keep_labels();
+  }
+
+  // The labels file follows the inventory: rewritten only when a label changes.
+  void keep_labels() {
+    const auto unhealthy = inventory_.unhealthy_gpus();
+    const auto news = labels_.update(LabelSources{inventory_.gpus(), inventory_.migs(),
+                                                  inventory_.topology(), unhealthy, nvml_.get()});
+    for (const auto& line : news.info) logger_.info(line);
+    for (const auto& line : news.warnings) logger_.warning(line);
   }
 
   int poll_timeout() const {
@@ -377,6 +391,7 @@ class Plugin {
       }
       publish(inventory_.apply_xid(*item));
     }
+    keep_labels();
   }
 
   void on_signal(int signals) {
@@ -432,10 +447,12 @@ class Plugin {
   Logger& logger_;
   NodeHealth health_;
   Inventory inventory_;
+  LabelsKeeper labels_;
   std::string dir_;
   Fd inotify_;
   std::unique_ptr<Nvml> nvml_;
   std::string nvml_error_;
+  Clock::time_point nvml_retry_at_;
   std::unique_ptr<XidWatch> xids_;
   std::map<std::string, std::unique_ptr<ResourcePlugin>> plugins_;
   bool stopping_ = false;

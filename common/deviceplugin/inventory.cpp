@@ -35,6 +35,17 @@ std::set<std::string> Inventory::resources() const {
   return out;
 }
 
+std::set<std::string> Inventory::unhealthy_gpus() const {
+  std::set<std::string> out;
+  for (const auto& [uuid, why] : node_failing_) out.insert(uuid);
+  for (const auto& [uuid, xids] : xid_failing_) {
+    if (std::any_of(xids.failures.begin(), xids.failures.end(),
+                    [](const XidFailure& f) { return !f.mig; }))
+      out.insert(uuid);
+  }
+  return out;
+}
+
 void Inventory::discover(DriverHost& host, Nvml* nvml, InventoryChange& change) {
   auto found = host.gpus();
   if (auto version = host.version(); !version || !found) {

@@ -45,6 +45,11 @@ class Inventory {
   [[nodiscard]] const std::vector<PluginDevice>& devices() const { return devices_; }
   [[nodiscard]] const std::vector<Gpu>& gpus() const { return known_; }
   [[nodiscard]] const Topology& topology() const { return topology_; }
+  // MIG devices by GPU UUID, as NVML listed them (with a MIG strategy).
+  [[nodiscard]] const std::map<std::string, std::vector<MigDevice>>& migs() const { return migs_; }
+  // The GPUs (by UUID) that are Unhealthy as a whole: the node or the driver lost them, or a
+  // critical Xid on the GPU (not on one MIG instance) took them.
+  [[nodiscard]] std::set<std::string> unhealthy_gpus() const;
   // Every resource advertised (always resource-name, even with no device).
   [[nodiscard]] std::set<std::string> resources() const;
 

@@ -9,6 +9,7 @@ namespace gcr {
 namespace {
 
 constexpr int kSuccess = 0;
+constexpr int kNotSupported = 3;
 constexpr int kTimeout = 10;
 constexpr unsigned kMaxLinks = 18;  // NVML_NVLINK_MAX_LINKS
 constexpr unsigned long long kXidCritical = 0x8;
@@ -25,6 +26,9 @@ struct DeviceAttributes {
   unsigned multiprocessor_count, shared_copy_engines, shared_decoders, shared_encoders;
   unsigned shared_jpegs, shared_ofas, gpu_instance_slices, compute_instance_slices;
   unsigned long long memory_mb;
+};
+struct MemoryInfo {
+  unsigned long long total, free, used;
 };
 struct EventData {
   void* device;
@@ -51,6 +55,9 @@ struct Nvml::Api {
   int (*by_bus)(const char*, void**) = nullptr;
   int (*capability)(void*, int*, int*) = nullptr;
   int (*brand)(void*, int*) = nullptr;
+  int (*memory)(void*, MemoryInfo*) = nullptr;
+  int (*mig_mode)(void*, unsigned*, unsigned*) = nullptr;
+  int (*cuda_version)(int*) = nullptr;
   int (*uuid)(void*, char*, unsigned) = nullptr;
   int (*max_migs)(void*, unsigned*) = nullptr;
   int (*mig_by_index)(void*, unsigned, void**) = nullptr;
@@ -101,6 +108,9 @@ Result<std::unique_ptr<Nvml>> Nvml::open(const std::string& library_path) {
   }
   api->bind(api->capability, "nvmlDeviceGetCudaComputeCapability");
   api->bind(api->brand, "nvmlDeviceGetBrand");
+  api->bind(api->memory, "nvmlDeviceGetMemoryInfo");
+  api->bind(api->mig_mode, "nvmlDeviceGetMigMode");
+  api->bind(api->cuda_version, "nvmlSystemGetCudaDriverVersion_v2");
   api->bind(api->uuid, "nvmlDeviceGetUUID");
   api->bind(api->max_migs, "nvmlDeviceGetMaxMigDeviceCount");
   api->bind(api->mig_by_index, "nvmlDeviceGetMigDeviceHandleByIndex");
@@ -144,6 +154,31 @@ std::optional<std::string> Nvml::brand(const PciAddress& gpu) {
   if (device == nullptr || api_->brand == nullptr || api_->brand(device, &b) != kSuccess)
     return std::nullopt;
   return brand_name(b);
+}
+
+std::optional<unsigned long long> Nvml::memory_mib(const PciAddress& gpu) {
+  void* device = handle(gpu);
+  MemoryInfo info{};
+  if (device == nullptr || api_->memory == nullptr || api_->memory(device, &info) != kSuccess)
+    return std::nullopt;
+  return info.total / (1024 * 1024);
+}
+
+std::optional<bool> Nvml::mig_capable(const PciAddress& gpu) {
+  void* device = handle(gpu);
+  if (device == nullptr || api_->mig_mode == nullptr) return std::nullopt;
+  unsigned current = 0, pending = 0;
+  const int rc = api_->mig_mode(device, &current, &pending);
+  if (rc == kNotSupported) return false;
+  if (rc != kSuccess) return std::nullopt;
+  return true;
+}
+
+std::optional<std::string> Nvml::cuda_version() {
+  int version = 0;
+  if (api_->cuda_version == nullptr || api_->cuda_version(&version) != kSuccess || version <= 0)
+    return std::nullopt;
+  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
 }
 
 std::vector<MigDevice> Nvml::mig_devices(const PciAddress& gpu) {

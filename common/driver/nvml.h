@@ -49,6 +49,12 @@ class Nvml {
   // Compute capability ("8.0") and brand ("Tesla") of a GPU.
   [[nodiscard]] std::optional<std::string> arch(const PciAddress& gpu);
   [[nodiscard]] std::optional<std::string> brand(const PciAddress& gpu);
+  // The GPU's total memory in MiB.
+  [[nodiscard]] std::optional<unsigned long long> memory_mib(const PciAddress& gpu);
+  // Whether the GPU can run MIG (NVML reports a MIG mode for it), whatever its mode now.
+  [[nodiscard]] std::optional<bool> mig_capable(const PciAddress& gpu);
+  // The newest CUDA version the driver supports ("12.4").
+  [[nodiscard]] std::optional<std::string> cuda_version();
   // The GPU's MIG devices by NVML index (empty when MIG is off), with their profiles.
   [[nodiscard]] std::vector<MigDevice> mig_devices(const PciAddress& gpu);
 

@@ -36,6 +36,7 @@ Topology empty_for(const std::vector<Gpu>& gpus, const Config::Driver& roots) {
   }
   t.nvlinks.assign(n, std::vector<int>(n, 0));
   t.pcie.assign(n, std::vector<PcieRelation>(n, PcieRelation::kSystem));
+  t.switch_links.assign(n, 0);
   return t;
 }
 
@@ -115,6 +116,7 @@ Result<Topology> topology_from_nvml(Nvml& nvml, const std::vector<Gpu>& gpus,
       }
     }
   }
+  t.switch_links = to_switches;
   for (std::size_t i = 0; i < gpus.size(); ++i) {
     for (std::size_t j = 0; j < gpus.size(); ++j) {
       if (i == j) continue;

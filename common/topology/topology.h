@@ -19,6 +19,7 @@ struct Topology {
   std::vector<std::optional<std::int64_t>> numa;  // per GPU
   std::vector<std::vector<int>> nvlinks;          // [i][j]: links between GPUs i and j
   std::vector<std::vector<PcieRelation>> pcie;    // [i][j]
+  std::vector<int> switch_links;                  // per GPU: its NVLinks to NVSwitches
   std::string source;                             // "NVML" or "sysfs"
 
   // What a pair is worth together: 100 per NVLink, then PCIe closeness (same board 60, one

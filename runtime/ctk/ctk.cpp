@@ -13,7 +13,7 @@
 namespace gcr {
 namespace {
 
-constexpr std::array<CtkCommand, 6> kCommands = {{
+constexpr std::array<CtkCommand, 7> kCommands = {{
     {"config", "print the default configuration or check a configuration file", ctk_config},
     {"info", "show the driver version, CUDA version and GPUs the runtime sees", ctk_info},
     {"runtime", "configure Docker, containerd or CRI-O to use gpu-container-runtime", ctk_runtime},
@@ -21,6 +21,8 @@ constexpr std::array<CtkCommand, 6> kCommands = {{
     {"hook", "the createContainer hooks (update-libraries; update-ldcache, create-symlinks)",
      ctk_hook},
     {"doctor", "check the node end to end and say what keeps GPUs from containers", ctk_doctor},
+    {"labels", "print the node's Kubernetes labels (GPU Feature Discovery's names, NVLink sets)",
+     ctk_labels},
 }};
 
 int usage(std::FILE* out) {

@@ -1,8 +1,9 @@
 /* A stand-in for NVML with what gpu-ctk info and gpu-device-plugin ask. Answers follow the
- * simulated host's convention: GPUs on PCI buses below 0x80 are compute capability 8.0, the
- * others 7.0; the GPU on bus 0xaf is a GeForce, every other one a Tesla. The GPU on bus 0x3b
- * is in MIG mode with two MIG devices (1g.5gb): GPU instance 1 / compute instance 0 and GPU
- * instance 2 / compute instance 0.
+ * simulated host's convention: GPUs on PCI buses below 0x80 are compute capability 8.0 with
+ * 40960 MiB and can run MIG, the others 7.0 with 32768 MiB and cannot; the GPU on bus 0xaf is
+ * a GeForce, every other one a Tesla; the driver supports CUDA GCR_STUB_CUDA_VERSION. The GPU on
+ * bus 0x3b is in MIG mode with two MIG devices (1g.5gb): GPU instance 1 / compute instance 0
+ * and GPU instance 2 / compute instance 0.
  *
  * A description file named by $GCR_STUB_NVML changes that, one fact per line (buses in hex):
  *   nvlink A B N              N NVLinks between the GPUs on buses A and B
@@ -154,6 +155,29 @@ int nvmlDeviceGetCudaComputeCapability(gcr_stub_device* device, int* major, int*
 
 int nvmlDeviceGetBrand(gcr_stub_device* device, int* brand) {
   *brand = device->bus == 0xaf ? 5 /* GeForce */ : 2 /* Tesla */;
+  return 0;
+}
+
+typedef struct {
+  unsigned long long total, free, used;
+} gcr_stub_memory;
+
+int nvmlDeviceGetMemoryInfo(gcr_stub_device* device, gcr_stub_memory* memory) {
+  memory->total = (device->bus < 0x80 ? 40960ull : 32768ull) * 1024 * 1024;
+  memory->used = 0;
+  memory->free = memory->total;
+  return 0;
+}
+
+int nvmlDeviceGetMigMode(gcr_stub_device* device, unsigned* current, unsigned* pending) {
+  if (device->bus >= 0x80) return 3; /* NVML_ERROR_NOT_SUPPORTED */
+  load_description();
+  *current = *pending = mig_count[device->bus] > 0 ? 1 : 0;
+  return 0;
+}
+
+int nvmlSystemGetCudaDriverVersion_v2(int* version) {
+  *version = GCR_STUB_CUDA_VERSION;
   return 0;
 }
 

@@ -12,7 +12,7 @@ PluginFixture::PluginFixture(const Json& plugin_config, const SimHostOptions& op
   make_dirs(kubelet_dir);
   Json config = host.driver_config();
   config["runtime"] = {{"log-level", "debug"}};
-  config["device-plugin"] = {{"kubelet-dir", kubelet_dir}};
+  config["device-plugin"] = {{"kubelet-dir", kubelet_dir}, {"labels-file", labels_file()}};
   config["device-plugin"].merge_patch(plugin_config);
   write_file(dir / "config.json", config.dump(2));
   write_file(events_file(), "");

@@ -29,6 +29,8 @@ struct PluginFixture {
   // The stub NVML describes `text` to the plugin; events go to events_file().
   void describe_nvml(const std::string& text);
   [[nodiscard]] std::string events_file() const { return dir / "nvml-events"; }
+  // The labels file the plugin keeps (under dir, never the node's real NFD directory).
+  [[nodiscard]] std::string labels_file() const { return dir / "features.d/gpu-container-runtime"; }
   void send_nvml_event(const std::string& line) const;
 
   void start_kubelet();

@@ -65,6 +65,7 @@ Topology topology_of(const TopologyFixture& f) {
   t.source = "fixture " + f.name;
   t.nvlinks.assign(f.gpus, std::vector<int>(f.gpus, 0));
   t.pcie.assign(f.gpus, std::vector<PcieRelation>(f.gpus, PcieRelation::kSystem));
+  t.switch_links.assign(f.gpus, f.switch_links);
   for (unsigned i = 0; i < f.gpus; ++i) {
     t.uuids.push_back("GPU-" + std::to_string(i));
     t.numa.push_back(f.numa[i]);

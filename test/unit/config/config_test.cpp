@@ -55,6 +55,7 @@ TEST_CASE("the shipped config.toml is exactly the built-in defaults") {
   CHECK(plugin.device_list == defaults.device_plugin.device_list);
   CHECK(plugin.replicas == defaults.device_plugin.replicas);
   CHECK(plugin.replicas_on_distinct_gpus == defaults.device_plugin.replicas_on_distinct_gpus);
+  CHECK(plugin.labels_file == defaults.device_plugin.labels_file);
   CHECK(plugin.mig_strategy == defaults.device_plugin.mig_strategy);
   CHECK(plugin.allocation == defaults.device_plugin.allocation);
   CHECK(plugin.health == defaults.device_plugin.health);
@@ -80,16 +81,21 @@ TEST_CASE("[device-plugin] keys are validated like every other key") {
       {"[device-plugin]\nmig-strategy = \"all\"\n", "must be one of none, single, mixed"},
       {"[device-plugin]\nallocation = \"best\"\n", "must be one of topology, packed, distributed"},
       {"[device-plugin]\nkubelet-dir = \"kubelet\"\n", "must be an absolute path"},
+      {"[device-plugin]\nlabels-file = \"features.d/gpu\"\n",
+       "`device-plugin.labels-file` must be an absolute path"},
+      {"[device-plugin]\nlabels-file = \"/etc/kubernetes/features.d/\"\n",
+       "`device-plugin.labels-file` must name a file, not a directory"},
       {"[device-plugin]\nsocket = \"x\"\n", "unknown key `device-plugin.socket`"},
   };
   expect_refusals(dir, cases);
   write_file(dir / "ok.toml",
              "[device-plugin]\nresource-name = \"example.com/mig-1g.5gb\"\nreplicas = 4\n"
-             "device-list = [\"volume-mounts\", \"cdi-annotations\"]\n");
+             "device-list = [\"volume-mounts\", \"cdi-annotations\"]\nlabels-file = \"\"\n");
   auto ok = gcr::load_config_file(dir / "ok.toml");
   REQUIRE(ok.ok());
   CHECK(ok->device_plugin.replicas == 4);
   CHECK(ok->device_plugin.resource_name == "example.com/mig-1g.5gb");
+  CHECK(ok->device_plugin.labels_file.empty());
 }
 
 TEST_CASE("TOML and JSON files carry the same keys") {

@@ -1,0 +1,62 @@
+// The node's labels: GPU Feature Discovery's names and meanings, plus NVLink-set labels,
+// computed from what discovery found about the driver and the GPUs; Kubernetes' label syntax;
+// the text of Node Feature Discovery's local feature file (`key=value` lines, sorted).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/config.h"
+#include "driver/probe.h"
+#include "topology/topology.h"
+
+namespace gcr {
+
+using Labels = std::map<std::string, std::string>;  // name -> value, sorted by name
+
+// One GPU as the labels see it: the driver's facts, and NVML's once NVML answers.
+struct GpuLabelFacts {
+  std::string uuid;
+  std::string model;                             // the driver's name, "NVIDIA A100-SXM4-40GB"
+  std::optional<std::string> arch;               // compute capability, "8.0"
+  std::optional<unsigned long long> memory_mib;  // total memory
+  std::optional<bool> mig_capable;
+  std::vector<MigDevice> migs;  // its MIG devices (read only with a MIG strategy)
+  bool healthy = true;
+};
+
+struct NodeLabelFacts {
+  std::optional<std::string> driver_version;  // the kernel module's, "550.54.15"
+  std::optional<std::string> cuda_version;    // the newest CUDA the driver supports, "12.4"
+  std::optional<std::string> machine;         // the DMI product name
+  std::vector<GpuLabelFacts> gpus;            // in index order
+  std::optional<Topology> topology;           // NVML's (with NVLinks); none without NVML
+};
+
+// Every label the facts support; a fact not known (NVML not ready) leaves its labels out.
+// Single-valued GPU labels (product, memory, family, compute capability) describe GPU 0.
+[[nodiscard]] Labels node_labels(const NodeLabelFacts& facts, const Config::DevicePlugin& plugin);
+
+// How GPUs are shared: "time-slicing" with replicas > 1, else "none".
+[[nodiscard]] std::string sharing_strategy(const Config::DevicePlugin& plugin);
+
+// Kubernetes' syntax: a qualified name (an optional DNS-subdomain prefix of at most 253
+// characters and '/', then at most 63 of [-_.A-Za-z0-9] with alphanumerics at both ends), and
+// a value (empty, or like the name part).
+[[nodiscard]] bool is_label_name(std::string_view name);
+[[nodiscard]] bool is_label_value(std::string_view value);
+
+// `raw` as a label value: each run of other characters becomes one '-', then the ends are
+// trimmed to alphanumerics and the whole cut to 63 characters.
+[[nodiscard]] std::string label_value(std::string_view raw);
+
+// GFD's architecture family of a compute capability ("ampere" for 8.0), "undefined" if unknown.
+[[nodiscard]] std::string gpu_family(unsigned major, unsigned minor);
+
+// NFD's local feature-file format: one `name=value` line per label, sorted by name.
+[[nodiscard]] std::string labels_text(const Labels& labels);
+
+}  // namespace gcr

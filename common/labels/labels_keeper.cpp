@@ -1,0 +1,45 @@
+#include "labels/labels_keeper.h"
+
+namespace gcr {
+
+LabelsNews LabelsKeeper::update(const LabelSources& sources) {
+  LabelsNews news;
+  if (file_.path().empty() || sources.gpus.empty()) return news;
+  const Labels labels = node_labels(reader_.read(sources), config_.device_plugin);
+  if (written_ == labels) return news;
+  const auto written = file_.keep(labels_text(labels));
+  if (!written) {
+    if (error_ != written.error().message) news.warnings.push_back(written.error().message);
+    error_ = written.error().message;
+    return news;
+  }
+  error_.clear();
+  const std::string count = std::to_string(labels.size()) + " labels";
+  if (!written_) {
+    news.info.push_back((*written ? "labels written to " : "labels in ") + file_.path() + " (" +
+                        count + (*written ? ")" : ", unchanged)"));
+  } else {
+    news.info.push_back("labels rewritten in " + file_.path() + ": " +
+                        labels_change(*written_, labels));
+  }
+  written_ = labels;
+  return news;
+}
+
+std::string labels_change(const Labels& before, const Labels& after) {
+  std::string out;
+  const auto add = [&](const std::string& part) { out += (out.empty() ? "" : ", ") + part; };
+  for (const auto& [name, value] : after) {
+    const auto was = before.find(name);
+    if (was == before.end())
+      add(name + "=" + value + " (new)");
+    else if (was->second != value)
+      add(name + "=" + value + " (was " + was->second + ")");
+  }
+  for (const auto& [name, value] : before) {
+    if (after.count(name) == 0) add(name + " (gone)");
+  }
+  return out;
+}
+
+}  // namespace gcr

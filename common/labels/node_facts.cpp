@@ -1,0 +1,71 @@
+#include "labels/node_facts.h"
+
+#include "base/fs.h"
+#include "base/node_stat.h"
+#include "base/text.h"
+
+namespace gcr {
+namespace {
+
+constexpr std::size_t kMaxDmiBytes = 4096;
+
+}  // namespace
+
+NodeLabelFacts NodeFactsReader::read(const LabelSources& sources) {
+  read_driver_version();
+  ask_cuda_version(sources.nvml);
+  read_machine();
+  NodeLabelFacts facts;
+  facts.driver_version = driver_version_;
+  facts.cuda_version = cuda_version_;
+  facts.machine = *machine_;
+  for (const auto& gpu : sources.gpus) facts.gpus.push_back(gpu_facts(gpu, sources));
+  if (sources.nvml != nullptr && sources.topology.source == "NVML")
+    facts.topology = sources.topology;
+  return facts;
+}
+
+GpuLabelFacts NodeFactsReader::gpu_facts(const Gpu& gpu, const LabelSources& sources) {
+  auto known = nvml_facts_.find(gpu.uuid);
+  if (known == nvml_facts_.end() && sources.nvml != nullptr) {
+    NvmlFacts asked{sources.nvml->arch(gpu.bus), sources.nvml->memory_mib(gpu.bus),
+                    sources.nvml->mig_capable(gpu.bus)};
+    // A GPU NVML does not answer for now (lost, being reset) is asked again next time.
+    if (asked.arch) known = nvml_facts_.emplace(gpu.uuid, asked).first;
+  }
+  GpuLabelFacts g;
+  g.uuid = gpu.uuid;
+  g.model = gpu.model;
+  if (known != nvml_facts_.end()) {
+    g.arch = known->second.arch;
+    g.memory_mib = known->second.memory_mib;
+    g.mig_capable = known->second.mig_capable;
+  }
+  if (const auto migs = sources.migs.find(gpu.uuid); migs != sources.migs.end())
+    g.migs = migs->second;
+  g.healthy = sources.unhealthy.count(gpu.uuid) == 0;
+  return g;
+}
+
+void NodeFactsReader::read_driver_version() {
+  DriverHost host(roots_, lstat_node);
+  if (auto version = host.version()) driver_version_ = *version;
+}
+
+void NodeFactsReader::ask_cuda_version(Nvml* nvml) {
+  if (nvml == nullptr || !driver_version_ || cuda_asked_for_ == driver_version_) return;
+  if (auto cuda = nvml->cuda_version()) {
+    cuda_version_ = *cuda;
+    cuda_asked_for_ = driver_version_;
+  }
+}
+
+void NodeFactsReader::read_machine() {
+  if (machine_) return;
+  const auto text =
+      read_regular_file(join_root(roots_.dev_root, "/sys/class/dmi/id/product_name"), kMaxDmiBytes);
+  machine_ = text && !trim(*text).empty() ? std::optional<std::string>(trim(*text))
+                                          : std::optional<std::string>();
+}
+
+}  // namespace gcr

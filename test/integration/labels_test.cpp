@@ -1,0 +1,318 @@
+// Node labels (issue 29) on simulated hosts with the stub NVML describing real machines: the
+// exact label set gpu-device-plugin writes and gpu-ctk labels prints for each topology; the
+// file rewritten only where a driver upgrade, a MIG change, health or a sharing change alters a
+// label, and left alone otherwise (same inode and mtime), across a restart and SIGTERM; labels
+// from the driver's files while NVML is not ready, completed when it is. Needs root.
+#include <doctest/doctest.h>
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <thread>
+
+#include "labels/labels.h"
+#include "plugin_fixture.h"
+#include "topology_fixtures.h"
+
+using gcr::Json;
+using gcr::test::PluginFixture;
+using Labels = std::map<std::string, std::string>;
+using namespace std::chrono_literals;
+
+namespace {
+
+void require_root() {
+  REQUIRE_MESSAGE(gcr::test::is_root(), "the simulated GPU host needs root (mknod)");
+}
+
+Labels parse_labels(const std::string& text) {
+  Labels out;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const auto end = text.find('\n', at);
+    const std::string line = text.substr(at, end - at);
+    const auto eq = line.find('=');
+    out[line.substr(0, eq)] = eq == std::string::npos ? "" : line.substr(eq + 1);
+    at = end == std::string::npos ? text.size() : end + 1;
+  }
+  return out;
+}
+
+std::string labels_text(PluginFixture& f) {
+  return gcr::test::exists(f.labels_file()) ? gcr::test::read_file(f.labels_file()) : "";
+}
+
+// The file's labels once `done` holds for them (within ten seconds), else the last read.
+Labels wait_for_labels(PluginFixture& f, const std::function<bool(const Labels&)>& done) {
+  Labels labels;
+  for (int i = 0; i < 100; ++i) {
+    labels = parse_labels(labels_text(f));
+    if (!labels.empty() && done(labels)) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  return labels;
+}
+
+Labels wait_for_label(PluginFixture& f, const std::string& name, const std::string& value) {
+  return wait_for_labels(f, [&](const Labels& l) {
+    const auto it = l.find(name);
+    return it != l.end() && it->second == value;
+  });
+}
+
+// The labels that differ between two sets: name -> {before, after} ("" when absent).
+std::map<std::string, std::pair<std::string, std::string>> changed(const Labels& before,
+                                                                   const Labels& after) {
+  std::map<std::string, std::pair<std::string, std::string>> out;
+  for (const auto& [name, value] : after) {
+    const auto was = before.find(name);
+    if (was == before.end() || was->second != value)
+      out[name] = {was == before.end() ? "" : was->second, value};
+  }
+  for (const auto& [name, value] : before) {
+    if (after.count(name) == 0) out[name] = {value, ""};
+  }
+  return out;
+}
+
+struct FileStamp {
+  ino_t inode = 0;
+  timespec mtime{};
+  bool operator==(const FileStamp& o) const {
+    return inode == o.inode && mtime.tv_sec == o.mtime.tv_sec && mtime.tv_nsec == o.mtime.tv_nsec;
+  }
+};
+
+FileStamp stamp_of(const std::string& path) {
+  struct stat st {};
+  REQUIRE(::stat(path.c_str(), &st) == 0);
+  return FileStamp{st.st_ino, st.st_mtim};
+}
+
+void check_syntax(const Labels& labels) {
+  for (const auto& [name, value] : labels) {
+    CAPTURE(name);
+    CAPTURE(value);
+    CHECK(gcr::is_label_name(name));
+    CHECK(gcr::is_label_value(value));
+  }
+}
+
+// GFD's labels on the simulated host with NVML (GPU 0 is an A100 on bus 06), and ours.
+Labels expected_labels(unsigned gpus, const std::string& largest, const std::string& count,
+                       const std::string& nvswitch) {
+  return Labels{
+      {"nvidia.com/cuda.driver-version.full", "550.54.15"},
+      {"nvidia.com/cuda.driver-version.major", "550"},
+      {"nvidia.com/cuda.driver-version.minor", "54"},
+      {"nvidia.com/cuda.driver-version.revision", "15"},
+      {"nvidia.com/cuda.runtime-version.full", "12.4"},
+      {"nvidia.com/cuda.runtime-version.major", "12"},
+      {"nvidia.com/cuda.runtime-version.minor", "4"},
+      {"nvidia.com/gpu.compute.major", "8"},
+      {"nvidia.com/gpu.compute.minor", "0"},
+      {"nvidia.com/gpu.count", std::to_string(gpus)},
+      {"nvidia.com/gpu.family", "ampere"},
+      {"nvidia.com/gpu.healthy", std::to_string(gpus)},
+      {"nvidia.com/gpu.memory", "40960"},
+      {"nvidia.com/gpu.models", "1"},
+      {"nvidia.com/gpu.nvlink.clique-count", count},
+      {"nvidia.com/gpu.nvlink.largest-clique", largest},
+      {"nvidia.com/gpu.nvswitch", nvswitch},
+      {"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB"},
+      {"nvidia.com/gpu.replicas", std::to_string(gpus)},
+      {"nvidia.com/gpu.sharing-strategy", "none"},
+      {"nvidia.com/mig.capable", "true"},
+      {"nvidia.com/mig.strategy", "none"},
+      {"nvidia.com/mps.capable", "false"},
+  };
+}
+
+gcr::test::RunOptions ctk_env(const PluginFixture& f) {
+  auto env = f.plugin_env;
+  env.env["GPU_CONTAINER_RUNTIME_CONFIG"] = f.dir / "config.json";
+  return env;
+}
+
+}  // namespace
+
+TEST_CASE("each topology's exact labels, in the file and from gpu-ctk labels") {
+  require_root();
+  struct Case {
+    const char* fixture;
+    const char* largest;
+    const char* count;
+    const char* nvswitch;
+  };
+  for (const auto& c : {Case{"dgx1", "4", "2", "false"}, Case{"nvswitch8", "8", "1", "true"},
+                        Case{"pcie4", "0", "0", "false"}, Case{"sixteen", "2", "8", "false"}}) {
+    CAPTURE(c.fixture);
+    const auto& fixture = gcr::test::topology_fixture(c.fixture);
+    PluginFixture f(Json::object(), gcr::test::host_options(fixture));
+    f.describe_nvml(gcr::test::stub_description(fixture, f.host));
+    f.start();
+    const auto expected = expected_labels(fixture.gpus, c.largest, c.count, c.nvswitch);
+    const auto labels = wait_for_labels(f, [](const Labels& l) { return l.size() >= 23; });
+    CHECK(labels == expected);
+    check_syntax(labels);
+    const std::string text = labels_text(f);
+    CHECK(text == gcr::labels_text(expected));
+
+    const auto printed = gcr::test::run({gcr::test::built("gpu-ctk"), "labels"}, ctk_env(f));
+    CHECK(printed.exit_code == 0);
+    CHECK(printed.out == text);
+    const auto written = gcr::test::run(
+        {gcr::test::built("gpu-ctk"), "labels", "--output", f.dir / "nfd/labels"}, ctk_env(f));
+    CHECK(written.exit_code == 0);
+    CHECK(gcr::test::read_file(f.dir / "nfd/labels") == text);
+  }
+}
+
+TEST_CASE("a driver upgrade and a MIG change rewrite only the labels they change") {
+  require_root();
+  PluginFixture f(Json{{"mig-strategy", "mixed"}});
+  f.describe_nvml("mig 3b 1 0 1 4864\nmig 3b 2 0 1 4864\n");
+  f.start();
+  const auto before = wait_for_label(f, "nvidia.com/mig-1g.5gb.count", "2");
+  REQUIRE_MESSAGE(before.count("nvidia.com/mig-1g.5gb.count") == 1, f.log());
+  CHECK(before.at("nvidia.com/gpu.count") == "3");
+  CHECK(before.at("nvidia.com/mig-1g.5gb.product") == "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb");
+  CHECK(before.at("nvidia.com/mig-1g.5gb.memory") == "4864");
+  check_syntax(before);
+
+  // Nothing changes: the file stays as it is (three ticks and more).
+  const auto first = stamp_of(f.labels_file());
+  std::this_thread::sleep_for(1600ms);
+  CHECK(stamp_of(f.labels_file()) == first);
+
+  // The driver upgraded in place.
+  const std::string version = f.host.dev_root() + "/proc/driver/nvidia/version";
+  gcr::test::write_file(version,
+                        "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.90.07  Thu Jun 20 "
+                        "2024\nGCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n");
+  const auto upgraded = wait_for_label(f, "nvidia.com/cuda.driver-version.full", "550.90.07");
+  CHECK(changed(before, upgraded) ==
+        std::map<std::string, std::pair<std::string, std::string>>{
+            {"nvidia.com/cuda.driver-version.full", {"550.54.15", "550.90.07"}},
+            {"nvidia.com/cuda.driver-version.minor", {"54", "90"}},
+            {"nvidia.com/cuda.driver-version.revision", {"15", "07"}},
+        });
+  CHECK(f.logged("labels rewritten in " + f.labels_file() +
+                 ": nvidia.com/cuda.driver-version.full=550.90.07 (was 550.54.15)"));
+
+  // A third MIG instance.
+  const std::string caps = f.host.dev_root() + "/proc/driver/nvidia/capabilities/gpu0/mig/gi3";
+  gcr::test::write_file(caps + "/access", "DeviceFileMinor: 30\nDeviceFileMode: 292\n");
+  gcr::test::write_file(caps + "/ci0/access", "DeviceFileMinor: 31\nDeviceFileMode: 292\n");
+  f.describe_nvml("mig 3b 1 0 1 4864\nmig 3b 2 0 1 4864\nmig 3b 3 0 1 4864\n");
+  const auto migs = wait_for_label(f, "nvidia.com/mig-1g.5gb.count", "3");
+  CHECK(changed(upgraded, migs) == std::map<std::string, std::pair<std::string, std::string>>{
+                                       {"nvidia.com/mig-1g.5gb.count", {"2", "3"}},
+                                       {"nvidia.com/mig-1g.5gb.replicas", {"2", "3"}},
+                                   });
+}
+
+TEST_CASE("SIGTERM and a restart keep the file; a sharing change rewrites what it changes") {
+  require_root();
+  const auto& fixture = gcr::test::topology_fixture("dgx1");
+  PluginFixture f(Json::object(), gcr::test::host_options(fixture));
+  f.describe_nvml(gcr::test::stub_description(fixture, f.host));
+  f.start();
+  const auto before = wait_for_labels(f, [](const Labels& l) { return l.size() >= 23; });
+  REQUIRE_MESSAGE(before.size() == 23, f.log());
+  const auto first = stamp_of(f.labels_file());
+
+  CHECK(f.plugin->stop() == 0);
+  REQUIRE(gcr::test::exists(f.labels_file()));
+  CHECK(stamp_of(f.labels_file()) == first);
+
+  // The same configuration: the file is current, not written again.
+  f.start_plugin();
+  REQUIRE(f.logged("labels in " + f.labels_file() + " (23 labels, unchanged)"));
+  CHECK(stamp_of(f.labels_file()) == first);
+  CHECK(f.plugin->stop() == 0);
+
+  // Time-slicing turned on.
+  auto config = Json::parse(gcr::test::read_file(f.dir / "config.json"));
+  config["device-plugin"]["replicas"] = 4;
+  gcr::test::write_file(f.dir / "config.json", config.dump(2));
+  f.start_plugin();
+  const auto shared = wait_for_label(f, "nvidia.com/gpu.sharing-strategy", "time-slicing");
+  CHECK(changed(before, shared) ==
+        std::map<std::string, std::pair<std::string, std::string>>{
+            {"nvidia.com/gpu.product", {"NVIDIA-A100-SXM4-40GB", "NVIDIA-A100-SXM4-40GB-SHARED"}},
+            {"nvidia.com/gpu.replicas", {"8", "32"}},
+            {"nvidia.com/gpu.sharing-strategy", {"none", "time-slicing"}},
+        });
+  CHECK(f.logged("labels written to " + f.labels_file() + " (23 labels)"));
+  CHECK_FALSE(stamp_of(f.labels_file()) == first);
+}
+
+TEST_CASE("a GPU that fails leaves the healthy count and the NVLink sets, and comes back") {
+  require_root();
+  const auto& fixture = gcr::test::topology_fixture("dgx1");
+  PluginFixture f(Json::object(), gcr::test::host_options(fixture));
+  f.describe_nvml(gcr::test::stub_description(fixture, f.host));
+  f.start();
+  const auto before = wait_for_labels(f, [](const Labels& l) { return l.size() >= 23; });
+  const auto& gpu = f.host.gpus()[3];
+  const std::string node = f.host.dev_root() + "/dev/nvidia" + std::to_string(gpu.minor);
+  REQUIRE(::rename(node.c_str(), (node + ".away").c_str()) == 0);
+  const auto failed = wait_for_label(f, "nvidia.com/gpu.healthy", "7");
+  CHECK(changed(before, failed) == std::map<std::string, std::pair<std::string, std::string>>{
+                                       {"nvidia.com/gpu.healthy", {"8", "7"}},
+                                       {"nvidia.com/gpu.nvlink.clique-count", {"2", "1"}},
+                                   });
+  REQUIRE(::rename((node + ".away").c_str(), node.c_str()) == 0);
+  CHECK(wait_for_label(f, "nvidia.com/gpu.healthy", "8") == before);
+}
+
+TEST_CASE("NVML not ready at start: the driver's labels, completed when NVML loads") {
+  require_root();
+  PluginFixture f;
+  const std::string nvml =
+      f.host.driver_root() + f.host.lib_dir() + "/libnvidia-ml.so." + gcr::test::SimHost::version();
+  REQUIRE(::rename(nvml.c_str(), (nvml + ".later").c_str()) == 0);
+  f.start();
+  const auto early = wait_for_labels(f, [](const Labels&) { return true; });
+  CHECK(early == Labels{
+                     {"nvidia.com/cuda.driver-version.full", "550.54.15"},
+                     {"nvidia.com/cuda.driver-version.major", "550"},
+                     {"nvidia.com/cuda.driver-version.minor", "54"},
+                     {"nvidia.com/cuda.driver-version.revision", "15"},
+                     {"nvidia.com/gpu.count", "4"},
+                     {"nvidia.com/gpu.healthy", "4"},
+                     {"nvidia.com/gpu.models", "1"},
+                     {"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB"},
+                     {"nvidia.com/gpu.replicas", "4"},
+                     {"nvidia.com/gpu.sharing-strategy", "none"},
+                     {"nvidia.com/mig.strategy", "none"},
+                     {"nvidia.com/mps.capable", "false"},
+                 });
+  REQUIRE(::rename((nvml + ".later").c_str(), nvml.c_str()) == 0);
+  const auto complete = wait_for_label(f, "nvidia.com/gpu.memory", "40960");
+  CHECK(complete == expected_labels(4, "0", "0", "false"));
+  CHECK(f.logged("NVML loaded from"));
+}
+
+TEST_CASE("labels-file = \"\" writes nothing; gpu-ctk labels without a driver fails clearly") {
+  require_root();
+  PluginFixture f(Json{{"labels-file", ""}});
+  f.start();
+  CHECK(f.logged("registered with the kubelet"));
+  std::this_thread::sleep_for(600ms);
+  CHECK_FALSE(gcr::test::exists(f.labels_file()));
+
+  auto env = ctk_env(f);
+  env.env["GPU_CONTAINER_RUNTIME_CONFIG"] = f.dir / "broken.json";
+  gcr::test::write_file(
+      f.dir / "broken.json",
+      Json{{"driver", {{"root", f.dir / "none"}, {"dev-root", f.dir / "none"}}}}.dump());
+  const auto r = gcr::test::run(
+      {gcr::test::built("gpu-ctk"), "labels", "--output", f.dir / "nfd/labels"}, env);
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("gpu-ctk labels: NVIDIA driver not found") == 0);
+  CHECK_FALSE(gcr::test::exists(f.dir / "nfd/labels"));
+}

@@ -1,0 +1,284 @@
+// The node's labels from discovery's facts: GFD's names and meanings on each simulated
+// topology, NVLink sets, sharing, MIG, a mixed node, facts NVML has not given yet, and
+// Kubernetes' syntax for every label produced.
+#include <doctest/doctest.h>
+
+#include "labels/labels.h"
+#include "labels/nvlink_sets.h"
+#include "topology_fixtures.h"
+
+using gcr::Labels;
+
+namespace {
+
+gcr::GpuLabelFacts a100(unsigned i) {
+  gcr::GpuLabelFacts g;
+  g.uuid = "GPU-" + std::to_string(i);
+  g.model = "NVIDIA A100-SXM4-40GB";
+  g.arch = "8.0";
+  g.memory_mib = 40960;
+  g.mig_capable = true;
+  return g;
+}
+
+gcr::NodeLabelFacts node_of(const std::string& fixture_name) {
+  const auto& fixture = gcr::test::topology_fixture(fixture_name);
+  gcr::NodeLabelFacts facts;
+  facts.driver_version = "550.54.15";
+  facts.cuda_version = "12.4";
+  facts.machine = "DGX A100";
+  for (unsigned i = 0; i < fixture.gpus; ++i) facts.gpus.push_back(a100(i));
+  facts.topology = gcr::test::topology_of(fixture);
+  return facts;
+}
+
+gcr::MigDevice mig(unsigned index, unsigned slices, unsigned long long memory_mb) {
+  gcr::MigDevice m;
+  m.index = index;
+  m.uuid = "MIG-" + std::to_string(index);
+  m.gpu_instance = index + 1;
+  m.gpu_slices = slices;
+  m.memory_mb = memory_mb;
+  return m;
+}
+
+void check_syntax(const Labels& labels) {
+  for (const auto& [name, value] : labels) {
+    CAPTURE(name);
+    CAPTURE(value);
+    CHECK(gcr::is_label_name(name));
+    CHECK(gcr::is_label_value(value));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("DGX-1 mesh: GFD's labels, and NVLink sets of four, two of them") {
+  const Labels expected = {
+      {"nvidia.com/cuda.driver-version.full", "550.54.15"},
+      {"nvidia.com/cuda.driver-version.major", "550"},
+      {"nvidia.com/cuda.driver-version.minor", "54"},
+      {"nvidia.com/cuda.driver-version.revision", "15"},
+      {"nvidia.com/cuda.runtime-version.full", "12.4"},
+      {"nvidia.com/cuda.runtime-version.major", "12"},
+      {"nvidia.com/cuda.runtime-version.minor", "4"},
+      {"nvidia.com/gpu.compute.major", "8"},
+      {"nvidia.com/gpu.compute.minor", "0"},
+      {"nvidia.com/gpu.count", "8"},
+      {"nvidia.com/gpu.family", "ampere"},
+      {"nvidia.com/gpu.healthy", "8"},
+      {"nvidia.com/gpu.machine", "DGX-A100"},
+      {"nvidia.com/gpu.memory", "40960"},
+      {"nvidia.com/gpu.models", "1"},
+      {"nvidia.com/gpu.nvlink.clique-count", "2"},
+      {"nvidia.com/gpu.nvlink.largest-clique", "4"},
+      {"nvidia.com/gpu.nvswitch", "false"},
+      {"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB"},
+      {"nvidia.com/gpu.replicas", "8"},
+      {"nvidia.com/gpu.sharing-strategy", "none"},
+      {"nvidia.com/mig.capable", "true"},
+      {"nvidia.com/mig.strategy", "none"},
+      {"nvidia.com/mps.capable", "false"},
+  };
+  const auto labels = gcr::node_labels(node_of("dgx1"), gcr::Config::DevicePlugin{});
+  CHECK(labels == expected);
+  check_syntax(labels);
+}
+
+TEST_CASE("NVLink labels on every topology: NVSwitch, PCIe only, sixteen GPUs in a chain") {
+  struct Case {
+    const char* fixture;
+    const char* largest;
+    const char* count;
+    const char* nvswitch;
+  };
+  for (const auto& c : {Case{"dgx1", "4", "2", "false"}, Case{"nvswitch8", "8", "1", "true"},
+                        Case{"pcie4", "0", "0", "false"}, Case{"sixteen", "2", "8", "false"}}) {
+    CAPTURE(c.fixture);
+    const auto labels = gcr::node_labels(node_of(c.fixture), gcr::Config::DevicePlugin{});
+    CHECK(labels.at("nvidia.com/gpu.nvlink.largest-clique") == c.largest);
+    CHECK(labels.at("nvidia.com/gpu.nvlink.clique-count") == c.count);
+    CHECK(labels.at("nvidia.com/gpu.nvswitch") == c.nvswitch);
+    check_syntax(labels);
+  }
+}
+
+TEST_CASE("NVLink sets: the largest cliques, counted without sharing a GPU") {
+  // Fifteen GPUs, every pair linked except within five triangles: 243 largest sets of five,
+  // at most three of them disjoint.
+  gcr::Topology t;
+  t.nvlinks.assign(15, std::vector<int>(15, 0));
+  for (std::size_t i = 0; i < 15; ++i) {
+    for (std::size_t j = 0; j < 15; ++j) t.nvlinks[i][j] = i != j && i / 3 != j / 3 ? 1 : 0;
+  }
+  std::vector<std::size_t> all(15);
+  for (std::size_t i = 0; i < 15; ++i) all[i] = i;
+  const auto sets = gcr::nvlink_sets(t, all);
+  CHECK(sets.largest == 5);
+  CHECK(sets.count == 3);
+  // A triangle and a lone GPU.
+  gcr::Topology small;
+  small.nvlinks = {{0, 1, 1, 0}, {1, 0, 1, 0}, {1, 1, 0, 0}, {0, 0, 0, 0}};
+  const auto tri = gcr::nvlink_sets(small, {0, 1, 2, 3});
+  CHECK(tri.largest == 3);
+  CHECK(tri.count == 1);
+  CHECK(gcr::nvlink_sets(small, {2, 3}).largest == 0);
+  CHECK_FALSE(gcr::all_on_nvswitch(small, {}));
+}
+
+TEST_CASE("an Unhealthy GPU leaves the NVLink sets and the healthy count") {
+  auto facts = node_of("dgx1");
+  facts.gpus[3].healthy = false;
+  const auto labels = gcr::node_labels(facts, gcr::Config::DevicePlugin{});
+  CHECK(labels.at("nvidia.com/gpu.count") == "8");
+  CHECK(labels.at("nvidia.com/gpu.healthy") == "7");
+  CHECK(labels.at("nvidia.com/gpu.nvlink.largest-clique") == "4");
+  CHECK(labels.at("nvidia.com/gpu.nvlink.clique-count") == "1");
+}
+
+TEST_CASE("before NVML answers: what the driver's files say, nothing guessed") {
+  auto facts = node_of("pcie4");
+  facts.cuda_version.reset();
+  facts.topology.reset();
+  facts.machine.reset();
+  for (auto& g : facts.gpus) {
+    g.arch.reset();
+    g.memory_mib.reset();
+    g.mig_capable.reset();
+  }
+  const Labels expected = {
+      {"nvidia.com/cuda.driver-version.full", "550.54.15"},
+      {"nvidia.com/cuda.driver-version.major", "550"},
+      {"nvidia.com/cuda.driver-version.minor", "54"},
+      {"nvidia.com/cuda.driver-version.revision", "15"},
+      {"nvidia.com/gpu.count", "4"},
+      {"nvidia.com/gpu.healthy", "4"},
+      {"nvidia.com/gpu.models", "1"},
+      {"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB"},
+      {"nvidia.com/gpu.replicas", "4"},
+      {"nvidia.com/gpu.sharing-strategy", "none"},
+      {"nvidia.com/mig.strategy", "none"},
+      {"nvidia.com/mps.capable", "false"},
+  };
+  CHECK(gcr::node_labels(facts, gcr::Config::DevicePlugin{}) == expected);
+}
+
+TEST_CASE("time-slicing: -SHARED on the product, replicas are every advertised replica") {
+  gcr::Config::DevicePlugin plugin;
+  plugin.replicas = 4;
+  const auto labels = gcr::node_labels(node_of("pcie4"), plugin);
+  CHECK(labels.at("nvidia.com/gpu.product") == "NVIDIA-A100-SXM4-40GB-SHARED");
+  CHECK(labels.at("nvidia.com/gpu.count") == "4");
+  CHECK(labels.at("nvidia.com/gpu.replicas") == "16");
+  CHECK(labels.at("nvidia.com/gpu.sharing-strategy") == "time-slicing");
+  CHECK(gcr::sharing_strategy(plugin) == "time-slicing");
+}
+
+TEST_CASE("MIG single: the MIG devices are the GPUs; mixed: labels per profile") {
+  auto facts = node_of("pcie4");
+  for (auto& g : facts.gpus) g.migs = {mig(0, 1, 4864), mig(1, 1, 4864)};
+  gcr::Config::DevicePlugin plugin;
+  plugin.mig_strategy = "single";
+  auto labels = gcr::node_labels(facts, plugin);
+  CHECK(labels.at("nvidia.com/mig.strategy") == "single");
+  CHECK(labels.at("nvidia.com/gpu.product") == "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb");
+  CHECK(labels.at("nvidia.com/gpu.count") == "8");
+  CHECK(labels.at("nvidia.com/gpu.memory") == "4864");
+
+  facts.gpus[0].migs = {mig(0, 3, 20096)};
+  facts.gpus[2].migs.clear();
+  facts.gpus[3].migs.clear();
+  plugin.mig_strategy = "mixed";
+  plugin.replicas = 2;
+  labels = gcr::node_labels(facts, plugin);
+  CHECK(labels.at("nvidia.com/gpu.count") == "2");
+  CHECK(labels.at("nvidia.com/gpu.replicas") == "4");
+  CHECK(labels.at("nvidia.com/mig-1g.5gb.count") == "2");
+  CHECK(labels.at("nvidia.com/mig-1g.5gb.replicas") == "4");
+  CHECK(labels.at("nvidia.com/mig-1g.5gb.memory") == "4864");
+  CHECK(labels.at("nvidia.com/mig-1g.5gb.product") == "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb-SHARED");
+  CHECK(labels.at("nvidia.com/mig-3g.20gb.count") == "1");
+  check_syntax(labels);
+
+  // single with GPUs of several profiles: the plugin lists no MIG device; whole GPUs described.
+  plugin.mig_strategy = "single";
+  labels = gcr::node_labels(facts, plugin);
+  CHECK(labels.at("nvidia.com/gpu.count") == "4");
+  CHECK(labels.at("nvidia.com/gpu.memory") == "40960");
+}
+
+TEST_CASE("a mixed node: single-valued labels describe GPU 0, gpu.models says it is mixed") {
+  auto facts = node_of("pcie4");
+  facts.gpus[2].model = "Tesla V100-SXM2-32GB";
+  facts.gpus[2].arch = "7.0";
+  facts.gpus[2].mig_capable = false;
+  const auto labels = gcr::node_labels(facts, gcr::Config::DevicePlugin{});
+  CHECK(labels.at("nvidia.com/gpu.product") == "NVIDIA-A100-SXM4-40GB");
+  CHECK(labels.at("nvidia.com/gpu.family") == "ampere");
+  CHECK(labels.at("nvidia.com/gpu.models") == "2");
+  CHECK(labels.at("nvidia.com/mig.capable") == "true");
+  for (auto& g : facts.gpus) g.mig_capable = false;
+  CHECK(gcr::node_labels(facts, gcr::Config::DevicePlugin{}).at("nvidia.com/mig.capable") ==
+        "false");
+}
+
+TEST_CASE("every value is sanitised to Kubernetes' syntax, whatever the driver reports") {
+  auto facts = node_of("dgx1");
+  facts.driver_version = "550.54.15-custom+build (debug)";
+  facts.cuda_version = "12.4";
+  facts.machine = "  ProLiant DL380 Gen10 (HPE) \t";
+  facts.gpus[0].model = "  NVIDIA GeForce RTX 4090 (TCC) " + std::string(80, 'x') + "!!";
+  for (const auto replicas : {1, 7}) {
+    gcr::Config::DevicePlugin plugin;
+    plugin.replicas = replicas;
+    const auto labels = gcr::node_labels(facts, plugin);
+    check_syntax(labels);
+    CHECK(labels.at("nvidia.com/gpu.machine") == "ProLiant-DL380-Gen10-HPE");
+    CHECK(labels.at("nvidia.com/cuda.driver-version.revision") == "15-custom-build-debug");
+    CHECK(labels.at("nvidia.com/gpu.product").size() <= 63);
+  }
+  facts.machine = "()";  // nothing left: no label rather than an empty one
+  CHECK(gcr::node_labels(facts, gcr::Config::DevicePlugin{}).count("nvidia.com/gpu.machine") == 0);
+  CHECK(gcr::label_value("NVIDIA A100-SXM4-40GB") == "NVIDIA-A100-SXM4-40GB");
+  CHECK(gcr::label_value("-a  b_") == "a-b");
+  CHECK(gcr::label_value("ü") == "");
+  CHECK(gcr::label_value(std::string(70, 'a')) == std::string(63, 'a'));
+}
+
+TEST_CASE("Kubernetes' label syntax") {
+  CHECK(gcr::is_label_name("nvidia.com/gpu.product"));
+  CHECK(gcr::is_label_name("gpu.product"));
+  CHECK(gcr::is_label_name("a"));
+  CHECK(gcr::is_label_name("nvidia.com/" + std::string(63, 'a')));
+  CHECK_FALSE(gcr::is_label_name("nvidia.com/" + std::string(64, 'a')));
+  CHECK_FALSE(gcr::is_label_name(std::string(254, 'a') + "/x"));
+  CHECK_FALSE(gcr::is_label_name("Nvidia.com/gpu"));
+  CHECK_FALSE(gcr::is_label_name("nvidia..com/gpu"));
+  CHECK_FALSE(gcr::is_label_name("nvidia.com/"));
+  CHECK_FALSE(gcr::is_label_name("nvidia.com/-gpu"));
+  CHECK_FALSE(gcr::is_label_name("nvidia.com/gpu count"));
+  CHECK_FALSE(gcr::is_label_name(""));
+  CHECK(gcr::is_label_value(""));
+  CHECK(gcr::is_label_value("NVIDIA-A100_SXM4.40GB"));
+  CHECK_FALSE(gcr::is_label_value("-x"));
+  CHECK_FALSE(gcr::is_label_value("x."));
+  CHECK_FALSE(gcr::is_label_value("a b"));
+  CHECK_FALSE(gcr::is_label_value(std::string(64, 'a')));
+}
+
+TEST_CASE("GFD's architecture families") {
+  CHECK(gcr::gpu_family(3, 7) == "kepler");
+  CHECK(gcr::gpu_family(6, 0) == "pascal");
+  CHECK(gcr::gpu_family(7, 0) == "volta");
+  CHECK(gcr::gpu_family(7, 5) == "turing");
+  CHECK(gcr::gpu_family(8, 6) == "ampere");
+  CHECK(gcr::gpu_family(8, 9) == "ada-lovelace");
+  CHECK(gcr::gpu_family(9, 0) == "hopper");
+  CHECK(gcr::gpu_family(10, 0) == "blackwell");
+  CHECK(gcr::gpu_family(12, 0) == "blackwell");
+  CHECK(gcr::gpu_family(4, 0) == "undefined");
+}
+
+TEST_CASE("the feature file: name=value lines, sorted") {
+  CHECK(gcr::labels_text({{"b/x", "2"}, {"a/y", ""}}) == "a/y=\nb/x=2\n");
+}
