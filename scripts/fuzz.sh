@@ -1,17 +1,35 @@
 #!/bin/sh
 # Builds the libFuzzer targets (clang, AddressSanitizer and UBSan) into build-fuzz/ and runs each
 # for SECONDS (default 20) from its seed corpus (test/fuzz/corpus/<target>/, plus the project's
-# own sample files). A crash, a leak or a failed property stops the script with the input saved
-# under build-fuzz/findings/. Prints each target's executions and coverage.
+# own sample files). A crash, a leak, a failed property or a run past the RSS limit stops the
+# script with the input saved under build-fuzz/findings/. Prints each target's executions and
+# coverage.
+#
+#   scripts/fuzz.sh [SECONDS [TARGET...]]   only the named targets (default: every one)
+#
+# The environment may change the defaults: GCR_FUZZ_DIR (the build directory, build-fuzz),
+# GCR_FUZZ_MAX_LEN (the largest input, 65536 bytes; the loader-cache targets take up to 16 MiB,
+# the cache's own limit) and GCR_FUZZ_RSS_MB (the RSS, and the largest allocation, that fails
+# the run: 2048). For example, the loader cache for 10 minutes with inputs up to 1 MiB:
+#   GCR_FUZZ_MAX_LEN=1048576 GCR_FUZZ_RSS_MB=512 scripts/fuzz.sh 600 ldcache elf_library
 set -eu
 cd "$(dirname "$0")/.."
 SECONDS_EACH=${1:-20}
-B=build-fuzz
+[ $# -gt 0 ] && shift
+B=${GCR_FUZZ_DIR:-build-fuzz}
+MAX_LEN=${GCR_FUZZ_MAX_LEN:-65536}
+RSS_MB=${GCR_FUZZ_RSS_MB:-2048}
 LOG=$(mktemp)
 trap 'rm -f "$LOG"' EXIT
 CC=clang CXX=clang++ cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGCR_FUZZ=ON \
   -DGCR_WERROR=ON -DBUILD_TESTING=OFF >"$LOG" 2>&1 || { cat "$LOG" >&2; exit 1; }
-cmake --build "$B" --target fuzzers >"$LOG" 2>&1 || { cat "$LOG" >&2; exit 1; }
+if [ $# -gt 0 ]; then
+  TARGETS=$(for t in "$@"; do printf 'fuzz-%s ' "$t"; done)
+else
+  TARGETS=fuzzers
+fi
+# shellcheck disable=SC2086 # one word per target
+cmake --build "$B" --target $TARGETS >"$LOG" 2>&1 || { cat "$LOG" >&2; exit 1; }
 
 # Extra seeds: the files the project already has in each format.
 extra_seeds() {
@@ -28,16 +46,19 @@ extra_seeds() {
 
 mkdir -p "$B/findings"
 status=0
-# Every target test/fuzz/CMakeLists.txt builds.
-for exe in "$B"/test/fuzz/fuzz-*; do
-  target=${exe##*/fuzz-}
+# The targets named, or every one test/fuzz/CMakeLists.txt builds.
+if [ $# -eq 0 ]; then
+  # shellcheck disable=SC2046 # one word per target
+  set -- $(for exe in "$B"/test/fuzz/fuzz-*; do echo "${exe##*/fuzz-}"; done)
+fi
+for target in "$@"; do
   work="$B/corpus/$target"
   mkdir -p "$work"
   [ -d "test/fuzz/corpus/$target" ] && cp test/fuzz/corpus/"$target"/* "$work"/
   for seed in $(extra_seeds "$target" || true); do cp "$seed" "$work/"; done
-  if "$B/test/fuzz/fuzz-$target" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
-       -max_len=65536 -print_final_stats=1 -artifact_prefix="$B/findings/$target-" "$work" \
-       >"$LOG" 2>&1; then
+  if "$B/test/fuzz/fuzz-$target" -max_total_time="$SECONDS_EACH" -timeout=10 \
+       -rss_limit_mb="$RSS_MB" -max_len="$MAX_LEN" -print_final_stats=1 \
+       -artifact_prefix="$B/findings/$target-" "$work" >"$LOG" 2>&1; then
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$LOG")
     cov=$(grep -o 'cov: [0-9]*' "$LOG" | tail -1)
     echo "fuzz.sh: ok: $target ($runs runs, $cov)"

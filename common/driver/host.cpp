@@ -519,7 +519,8 @@ const std::set<std::string>& DriverHost::configured_library_dirs() {
   if (configured_dirs_) return *configured_dirs_;
   configured_dirs_.emplace();
   auto root = RootFs::open(roots_.root);
-  auto conf = root ? read_ld_so_conf(*root) : Result<LdSoConf>(root.error());
+  ImageBudget budget;  // the host's own configuration, bounded all the same
+  auto conf = root ? read_ld_so_conf(*root, budget) : Result<LdSoConf>(root.error());
   if (!conf) {
     note("cannot read the driver root's loader configuration: " + conf.error().message);
     return *configured_dirs_;

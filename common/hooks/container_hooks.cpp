@@ -146,15 +146,15 @@ Status write_loader_configuration(const RootFs& root, const std::vector<std::str
 }
 
 Status update_ldcache(const RootFs& root, const std::vector<std::string>& folders,
-                      const std::string& ldconfig_spec) {
+                      const std::string& ldconfig_spec, ImageBudget& budget) {
   auto ldconfig = check_ldcache_request(folders, ldconfig_spec);
   if (!ldconfig) return ldconfig.error();
   // Read and planned before the drop-in and ld.so.conf are written: the plan compares the
   // image's files with its cache.
-  const auto conf = read_ld_so_conf(root);
+  const auto conf = read_ld_so_conf(root, budget);
   const auto declared = folders_to_declare(conf, folders);
   auto plan = folders.empty() ? Result<LdcachePlan>(Error{"no folders"})
-                              : plan_ldcache_update(root, conf, folders, declared);
+                              : plan_ldcache_update(root, conf, folders, declared, budget);
   if (auto s = write_loader_configuration(root, declared); !s) return s;
   if (plan && apply_ldcache_plan(root, *plan)) return {};
   return run_ldconfig_in_rootfs(LdconfigJob{*ldconfig, root.path(), folders});

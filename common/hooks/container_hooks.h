@@ -7,6 +7,7 @@
 #include "base/result.h"
 #include "hooks/ld_so_conf.h"
 #include "hooks/rootfs.h"
+#include "ldcache/image_budget.h"
 
 namespace gcr {
 
@@ -14,10 +15,11 @@ inline constexpr const char* kLdConfigDropIn = "00-gpu-container-runtime.conf";
 
 // Makes `folders` known to the container's loader (a drop-in under /etc/ld.so.conf.d for those
 // the image does not name, and /etc/ld.so.conf with an include when the image has none), then
-// rebuilds
-// /etc/ld.so.cache with the host ldconfig `ldconfig_spec` ("@/sbin/ldconfig").
+// rebuilds /etc/ld.so.cache: in process when that is exactly ldconfig's result and the image is
+// within `budget`, else with the host ldconfig `ldconfig_spec` ("@/sbin/ldconfig") in its
+// sandbox (budget.exceeded() then says which budget the image went over).
 [[nodiscard]] Status update_ldcache(const RootFs& root, const std::vector<std::string>& folders,
-                                    const std::string& ldconfig_spec);
+                                    const std::string& ldconfig_spec, ImageBudget& budget);
 
 // The checks update_ldcache makes before it writes anything (folders absolute without "..",
 // ldconfig "@" and a static host binary only root can replace): the host ldconfig to run.

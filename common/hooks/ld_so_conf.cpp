@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <map>
 
 #include "base/fs.h"
 #include "base/text.h"
@@ -13,7 +14,6 @@ namespace gcr {
 namespace {
 
 constexpr int kMaxIncludeDepth = 8;
-constexpr std::size_t kMaxConfBytes = 1 << 20;
 constexpr std::size_t kMaxFiles = 256;
 
 bool has_glob(std::string_view s) {
@@ -24,27 +24,31 @@ bool is_include(std::string_view line) {
   return line.rfind("include", 0) == 0 && line.size() > 7 && (line[7] == ' ' || line[7] == '\t');
 }
 
-Status parse_line(const std::string& line, const std::string& file,
+Status parse_line(const std::string& line, const std::string& file, ImageBudget& budget,
                   std::vector<LdSoConfLine>& out) {
   if (is_include(line)) {
-    std::string patterns = line.substr(8);
-    std::replace(patterns.begin(), patterns.end(), '\t', ' ');
-    for (auto pattern : split(patterns, ' ')) {
-      std::string p(trim(pattern));
-      if (!p.empty()) out.push_back(LdSoConfLine{true, std::move(p)});
+    for (std::size_t at = line.find_first_not_of(" \t", 8); at != std::string::npos;
+         at = line.find_first_not_of(" \t", at)) {
+      const std::size_t end = std::min(line.find_first_of(" \t", at), line.size());
+      const std::string_view pattern = trim(std::string_view(line).substr(at, end - at));
+      at = end;
+      if (pattern.empty()) continue;
+      if (auto s = budget.charge(Budget::kConfigurationLines, 1, file); !s) return s;
+      out.push_back(LdSoConfLine{true, std::string(pattern)});
     }
     return {};
   }
   if (line.rfind("hwcap", 0) == 0) return Error{"hwcap lines (" + file + ")"};
   if (line.find_first_of(" \t,:=") != std::string::npos)
     return Error{"a line ldconfig splits or types: `" + printable(line) + "` (" + file + ")"};
+  if (auto s = budget.charge(Budget::kConfigurationLines, 1, file); !s) return s;
   out.push_back(LdSoConfLine{false, line});
   return {};
 }
 
 class ConfReader {
  public:
-  explicit ConfReader(const RootFs& root) : root_(root) {}
+  ConfReader(const RootFs& root, ImageBudget& budget) : root_(root), budget_(budget) {}
 
   Status read_file(const std::string& path, int depth) {
     if (depth > kMaxIncludeDepth) return Error{"includes nested too deep (" + path + ")"};
@@ -54,12 +58,16 @@ class ConfReader {
     if (!*fd) return {};  // a name that went away: glob(3) would not have returned it
     struct stat st {};
     if (::fstat((*fd)->get(), &st) != 0) return Error{"cannot stat " + path};
-    auto text = read_fd((*fd)->get(), kMaxConfBytes, st);
+    if (auto s =
+            budget_.charge(Budget::kConfigurationBytes, static_cast<std::size_t>(st.st_size), path);
+        !s)
+      return s;
+    auto text = read_fd((*fd)->get(), kBudgetConfigurationBytes, st);
     if (!text) return text.error();
     const std::size_t index = conf_.files.size();
     conf_.files.push_back(path);
     conf_.file_mtimes.push_back(st.st_mtim);
-    auto lines = parse_ld_so_conf(*text, path);
+    auto lines = parse_ld_so_conf(*text, path, budget_);
     if (!lines) return lines.error();
     for (auto& line : *lines) {
       if (!line.include) {
@@ -83,7 +91,7 @@ class ConfReader {
     const std::string name = full.substr(slash + 1);
     if (has_glob(dir)) return Error{"a glob above the last component (" + file + ")"};
     conf_.includes.push_back(full);
-    auto names = matches(dir, name);
+    auto names = matches(dir, name, file);
     if (!names) return names.error();
     for (const auto& n : *names) {
       if (auto s = read_file((dir == "/" ? "" : dir) + "/" + n, depth + 1); !s) return s;
@@ -92,39 +100,59 @@ class ConfReader {
   }
 
   // Names in `dir` matching `glob` (a plain name matches itself), sorted as glob(3) returns
-  // them; no directory, none.
-  Result<std::vector<std::string>> matches(const std::string& dir, const std::string& glob) {
-    auto fd = root_.open_if_exists(dir, O_RDONLY | O_DIRECTORY);
-    if (!fd) return fd.error();
-    if (!*fd) return std::vector<std::string>{};
-    auto entries = list_directory(std::move(**fd), dir, kMaxImageDirectoryEntries);
-    if (!entries) return entries.error();
+  // them; no directory, none. Each name tried counts against the budget, for `file`.
+  Result<std::vector<std::string>> matches(const std::string& dir, const std::string& glob,
+                                           const std::string& file) {
+    auto names = listing(dir);
+    if (!names) return names.error();
+    if (auto s = budget_.charge(Budget::kIncludeMatches, (*names)->size(), file); !s)
+      return s.error();
     std::vector<std::string> out;
-    for (auto& entry : *entries) {
-      if (::fnmatch(glob.c_str(), entry.name.c_str(), FNM_PERIOD) == 0)
-        out.push_back(std::move(entry.name));
+    for (const auto& name : **names) {
+      if (::fnmatch(glob.c_str(), name.c_str(), FNM_PERIOD) == 0) out.push_back(name);
     }
     return out;
   }
 
+  // The names in `dir`, listed once per plan; none when it does not exist.
+  Result<const std::vector<std::string>*> listing(const std::string& dir) {
+    if (const auto it = listings_.find(dir); it != listings_.end()) return &it->second;
+    auto fd = root_.open_if_exists(dir, O_RDONLY | O_DIRECTORY);
+    if (!fd) return fd.error();
+    std::vector<std::string> names;
+    if (*fd) {
+      auto entries = list_image_directory(std::move(**fd), dir, budget_);
+      if (!entries) return entries.error();
+      names.reserve(entries->size());
+      for (auto& entry : *entries) names.push_back(std::move(entry.name));
+    }
+    return &listings_.emplace(dir, std::move(names)).first->second;
+  }
+
   const RootFs& root_;
+  ImageBudget& budget_;
   LdSoConf conf_;
+  std::map<std::string, std::vector<std::string>> listings_;
 };
 
 }  // namespace
 
-Result<std::vector<LdSoConfLine>> parse_ld_so_conf(std::string_view text, const std::string& file) {
+Result<std::vector<LdSoConfLine>> parse_ld_so_conf(std::string_view text, const std::string& file,
+                                                   ImageBudget& budget) {
   std::vector<LdSoConfLine> out;
-  for (auto raw : split(text, '\n')) {
+  for (std::size_t start = 0; start <= text.size();) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    const std::string_view raw = text.substr(start, end - start);
+    start = end + 1;
     const std::string line(trim(raw.substr(0, std::min(raw.find('#'), raw.size()))));
     if (line.empty()) continue;
-    if (auto s = parse_line(line, file, out); !s) return s.error();
+    if (auto s = parse_line(line, file, budget, out); !s) return s.error();
   }
   return out;
 }
 
-Result<LdSoConf> read_ld_so_conf(const RootFs& root) {
-  ConfReader reader(root);
+Result<LdSoConf> read_ld_so_conf(const RootFs& root, ImageBudget& budget) {
+  ConfReader reader(root, budget);
   auto present = root.open_if_exists("/etc/ld.so.conf", O_PATH);
   if (!present) return present.error();
   if (!*present) return LdSoConf{};

@@ -13,6 +13,7 @@
 
 #include "base/result.h"
 #include "hooks/rootfs.h"
+#include "ldcache/image_budget.h"
 
 namespace gcr {
 
@@ -25,7 +26,9 @@ struct LdSoConf {
   std::vector<std::string> includes;         // every include pattern, made absolute
 };
 
-[[nodiscard]] Result<LdSoConf> read_ld_so_conf(const RootFs& root);
+// Every file and listing is charged to `budget`; a directory is listed once, however many
+// include lines name it.
+[[nodiscard]] Result<LdSoConf> read_ld_so_conf(const RootFs& root, ImageBudget& budget);
 
 // What one line of a configuration file says: a directory, or one pattern of an `include` line.
 struct LdSoConfLine {
@@ -34,8 +37,10 @@ struct LdSoConfLine {
 };
 
 // The lines of one configuration file's text, comments and blank lines left out, an include
-// line's patterns one by one; an error (naming `file`) for the forms this reader refuses.
+// line's patterns one by one, each charged to `budget`; an error (naming `file`) for the forms
+// this reader refuses.
 [[nodiscard]] Result<std::vector<LdSoConfLine>> parse_ld_so_conf(std::string_view text,
-                                                                 const std::string& file);
+                                                                 const std::string& file,
+                                                                 ImageBudget& budget);
 
 }  // namespace gcr

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <deque>
 #include <map>
 #include <optional>
 #include <set>
@@ -19,7 +20,6 @@
 namespace gcr {
 namespace {
 
-constexpr std::size_t kMaxCacheBytes = 16u << 20;
 constexpr std::size_t kMaxLibrariesToIndex = 4096;
 
 // Subdirectories glibc 2.36's ldconfig also scans (legacy hwcaps), which this code does not.
@@ -39,10 +39,15 @@ bool indexed_under_own_name(const std::string& link, const std::string& soname) 
          soname.compare(0, link.size(), link) == 0;
 }
 
+// The directory part of a cache entry's path.
+std::string_view directory_of(std::string_view path) {
+  return path.substr(0, path.rfind('/'));
+}
+
 // The names in a directory (no "." and ".."), sorted, or an error when it cannot be read to the
 // end.
-Result<std::vector<std::string>> names_in(Fd fd, const std::string& path) {
-  auto entries = list_directory(std::move(fd), path, kMaxImageDirectoryEntries);
+Result<std::vector<std::string>> names_in(Fd fd, const std::string& path, ImageBudget& budget) {
+  auto entries = list_image_directory(std::move(fd), path, budget);
   if (!entries) return entries.error();
   std::vector<std::string> names;
   for (auto& e : *entries) names.push_back(std::move(e.name));
@@ -74,6 +79,9 @@ bool looks_like_library(std::string_view name) {
          name.find(".so") != std::string_view::npos;
 }
 
+// The (soname, flags) pairs a folder's entries give, which ldconfig keeps one of.
+using Indexed = std::set<std::pair<std::string_view, std::int32_t>>;
+
 struct DirId {
   dev_t dev;
   ino_t ino;
@@ -90,8 +98,9 @@ Result<Fd> open_host_file(const std::string& in_root, const std::string& host) {
 
 class Planner {
  public:
-  Planner(const RootFs& root, const std::vector<std::string>& folders, const PendingFiles& pending)
-      : root_(root), folders_(folders), pending_(pending) {}
+  Planner(const RootFs& root, const std::vector<std::string>& folders, const PendingFiles& pending,
+          ImageBudget& budget)
+      : root_(root), folders_(folders), pending_(pending), budget_(budget) {}
 
   Result<LdcachePlan> run(const Result<LdSoConf>& conf, const std::vector<std::string>& declared) {
     if (auto s = read_cache(); !s) return s.error();
@@ -106,24 +115,16 @@ class Planner {
     for (const auto& dir : known) {
       if (auto s = check_fresh(dir); !s) return s.error();
     }
-    std::vector<std::vector<LdCacheEntry>> per_folder(folders_.size());
-    std::vector<LdCacheEntry> others;
+    std::vector<std::vector<LdCacheRef>> per_folder(folders_.size());
+    std::vector<LdCacheRef> others;
     if (auto s = split_entries(known, per_folder, others); !s) return s.error();
     LdcachePlan plan;
-    std::vector<LdCacheEntry> merged;
+    std::vector<LdCacheRef> merged;
     for (std::size_t i = 0; i < folders_.size(); ++i) {
       if (auto s = scan_folder(folders_[i], per_folder[i], plan.links); !s) return s.error();
       merged.insert(merged.end(), per_folder[i].begin(), per_folder[i].end());
     }
-    for (const auto& dir : changed_) {
-      std::vector<LdCacheEntry> in_dir;
-      for (const auto& e : others)
-        if (e.path.rfind('/') == dir.size() && e.path.compare(0, dir.size(), dir) == 0)
-          in_dir.push_back(e);
-      may_add_ = false;
-      if (auto s = scan_folder(dir, in_dir, plan.links); !s) return s.error();
-      may_add_ = true;
-    }
+    if (auto s = check_changed(others, plan.links); !s) return s.error();
     merged.insert(merged.end(), others.begin(), others.end());
     sort_ld_cache(merged);
     plan.cache = write_ld_cache(merged);
@@ -136,19 +137,29 @@ class Planner {
   }
 
  private:
+  // The image's cache, read once and kept: the entries are views of it.
   Status read_cache() {
-    auto fd = root_.open_regular("/etc/ld.so.cache");
+    constexpr std::string_view kCache = "/etc/ld.so.cache";
+    auto fd = root_.open_regular(std::string(kCache));
     if (!fd) return fd.error();
     if (!*fd) return Error{"the image has no /etc/ld.so.cache"};
     struct stat st {};
     if (::fstat((*fd)->get(), &st) != 0) return Error{"cannot stat /etc/ld.so.cache"};
     cache_mtime_ = st.st_mtim;
-    auto data = read_fd((*fd)->get(), kMaxCacheBytes, st);
+    if (auto s = budget_.charge(Budget::kCacheBytes, static_cast<std::size_t>(st.st_size), kCache);
+        !s)
+      return s;
+    auto data = read_fd((*fd)->get(), kBudgetCacheBytes, st);
     if (!data) return data.error();
-    auto cache = read_ld_cache(*data);
-    if (!cache) return cache.error().wrap("/etc/ld.so.cache");
+    cache_data_ = std::move(*data);
+    auto cache = read_ld_cache(cache_data_, budget_, kCache);
+    if (!cache) return cache.error();
+    const auto& entries = cache->entries;
+    if (!std::all_of(entries.begin(), entries.end(),
+                     [](const LdCacheRef& e) { return loader_orders(e.soname); }))
+      return unordered("a soname", kCache);
     if (cache->old_section) return Error{"/etc/ld.so.cache has the old format's section"};
-    for (const auto& e : cache->entries) {
+    for (const auto& e : entries) {
       if (e.hwcap != 0 || e.osversion != 0)
         return Error{"/etc/ld.so.cache has hwcap or OS version entries"};
       if (e.path.size() < 2 || e.path.front() != '/')
@@ -156,6 +167,13 @@ class Planner {
     }
     entries_ = std::move(cache->entries);
     return {};
+  }
+
+  // A name the loader's comparison cannot place: the order written would not be the one its
+  // binary search assumes.
+  static Error unordered(std::string_view what, std::string_view file) {
+    return Error{std::string(what) + " with a digit run above 2147483647, which the loader " +
+                 "cannot order (" + std::string(file) + ")"};
   }
 
   // Every configuration file is as old as the cache, but the drop-in about to be written; an
@@ -180,7 +198,7 @@ class Planner {
       auto dir = root_.open_if_exists("/etc/ld.so.conf.d", O_RDONLY | O_DIRECTORY);
       if (!dir) return dir.error();
       if (*dir) {
-        auto names = names_in(std::move(**dir), "/etc/ld.so.conf.d");
+        auto names = names_in(std::move(**dir), "/etc/ld.so.conf.d", budget_);
         if (!names) return names.error();
         for (const auto& name : *names) {
           if (name.size() > 5 && name.compare(name.size() - 5, 5, ".conf") == 0 &&
@@ -217,10 +235,10 @@ class Planner {
   // is /usr/lib on merged-/usr images, is that folder: ldconfig scans it once, by the name
   // first given) and the rest, each in cache order.
   Status split_entries(const std::set<std::string>& known,
-                       std::vector<std::vector<LdCacheEntry>>& per_folder,
-                       std::vector<LdCacheEntry>& others) {
+                       std::vector<std::vector<LdCacheRef>>& per_folder,
+                       std::vector<LdCacheRef>& others) {
     for (auto& e : entries_) {
-      const std::string dir = e.path.substr(0, e.path.rfind('/'));
+      const std::string dir(directory_of(e.path));
       if (dir.empty() || !known.count(dir)) return Error{"a cache entry outside " + dir};
       const auto id = ids_.find(dir);
       if (id == ids_.end()) return Error{"a cache entry in a missing directory " + dir};
@@ -228,42 +246,59 @@ class Planner {
       while (i < folders_.size() && !(ids_.count(folders_[i]) && ids_[folders_[i]] == id->second))
         ++i;
       if (i == folders_.size()) {
-        others.push_back(std::move(e));
+        others.push_back(e);
         continue;
       }
-      e.path = folders_[i] + e.path.substr(dir.size());
-      per_folder[i].push_back(std::move(e));
+      if (dir != folders_[i]) e.path = own(folders_[i] + std::string(e.path.substr(dir.size())));
+      per_folder[i].push_back(e);
     }
+    return {};
+  }
+
+  // The directories scanned that changed after the cache, each with its entries: they may only
+  // hold what the cache indexes.
+  Status check_changed(const std::vector<LdCacheRef>& others, std::vector<std::string>& links) {
+    std::map<std::string, std::vector<LdCacheRef>, std::less<>> by_directory;
+    for (const auto& dir : changed_) by_directory[dir];
+    for (const auto& e : others) {
+      if (const auto it = by_directory.find(directory_of(e.path)); it != by_directory.end())
+        it->second.push_back(e);
+    }
+    may_add_ = false;
+    for (auto& [dir, in_dir] : by_directory) {
+      if (auto s = scan_folder(dir, in_dir, links); !s) return s;
+    }
+    may_add_ = true;
     return {};
   }
 
   // The folder's libraries the cache does not account for (not a cached name, nor the target
   // of one), indexed as ldconfig would: a library gets its soname link and an entry under its
   // soname, a link an entry under its own name.
-  Status scan_folder(const std::string& folder, std::vector<LdCacheEntry>& entries,
+  Status scan_folder(const std::string& folder, std::vector<LdCacheRef>& entries,
                      std::vector<std::string>& links) {
     auto fd = root_.open_at(folder, O_RDONLY | O_DIRECTORY);
     if (!fd) return fd.error();
-    std::set<std::string> accounted;
-    std::set<std::pair<std::string, std::int32_t>> indexed;
+    std::set<std::string_view> accounted;
+    Indexed indexed;
     for (const auto& e : entries) {
-      const std::string name = e.path.substr(folder.size() + 1);
-      accounted.insert(name);
+      const std::string path(e.path);
+      accounted.insert(e.path.substr(folder.size() + 1));
       indexed.insert({e.soname, e.flags});
-      if (!pending_behind(e.path)) {
-        auto present = root_.open_if_exists(e.path, O_PATH);
+      if (!pending_behind(path)) {
+        auto present = root_.open_if_exists(path, O_PATH);
         if (!present) return present.error();
-        if (!*present) return Error{e.path + " is in the cache but gone"};
+        if (!*present) return Error{path + " is in the cache but gone"};
         // An empty file is what runc leaves of a mount no longer made (a library an older
         // driver had): ldconfig would drop the entry.
         struct stat st {};
         if (::fstat((*present)->get(), &st) != 0 || (S_ISREG(st.st_mode) && st.st_size == 0))
-          return Error{e.path + " is in the cache but empty"};
+          return Error{path + " is in the cache but empty"};
       }
-      if (pending_.count(e.path)) continue;  // mounted over: a file, not the image's link
-      if (const auto& target = link_target(e.path)) accounted.insert(*target);
+      if (pending_.count(path)) continue;  // mounted over: a file, not the image's link
+      if (const auto& target = link_target(path)) accounted.insert(*target);
     }
-    auto all = names_in(std::move(*fd), folder);
+    auto all = names_in(std::move(*fd), folder, budget_);
     if (!all) return all.error();
     add_pending_names(folder, *all);
     std::vector<std::string> names;
@@ -280,8 +315,7 @@ class Planner {
   }
 
   Status index_one(const std::string& folder, const std::string& name,
-                   std::vector<LdCacheEntry>& entries,
-                   std::set<std::pair<std::string, std::int32_t>>& indexed,
+                   std::vector<LdCacheRef>& entries, Indexed& indexed,
                    std::vector<std::string>& links) {
     const std::string path = folder + "/" + name;
     auto dir = directory(folder);
@@ -291,17 +325,21 @@ class Planner {
     auto file = open_entry((*dir)->get(), folder, name, is_link);
     if (!file) return file.error();
     if (!*file) return {};  // not a file, or a dangling link: ldconfig passes it by
-    auto lib = read_elf_library((*file)->get());
+    auto lib = read_elf_library((*file)->get(), budget_, path);
     if (!lib && lib.error().message == kNotElf) return {};
-    if (!lib) return lib.error().wrap(path);
+    // A budget's error names the file already.
+    if (!lib) return budget_.exceeded() ? lib.error() : lib.error().wrap(path);
     if (!lib->soname) return Error{path + " has no soname"};
     const std::string& soname = *lib->soname;
     if (!may_add_) return Error{folder + " changed after /etc/ld.so.cache (" + name + ")"};
+    if (!loader_orders(soname)) return unordered("the soname of " + path, path);
     if (is_link) {
       // ldconfig indexes such a link under its own name (libfoo.so -> libfoo.so.1: libfoo.so).
       if (!indexed_under_own_name(name, soname)) return Error{path + ": a link ldconfig reads"};
-      if (!indexed.insert({name, lib->flags}).second) return Error{path + ": another " + name};
-      entries.push_back(LdCacheEntry{name, path, ld_cache_arch(lib->flags), lib->flags, 0});
+      if (!loader_orders(name)) return unordered("the name " + name, path);
+      const std::string_view key = own(name);
+      if (!indexed.insert({key, lib->flags}).second) return Error{path + ": another " + name};
+      entries.push_back(LdCacheRef{key, own(path), ld_cache_arch(lib->flags), lib->flags, 0});
       return {};
     }
     if (indexed.count({soname, lib->flags})) return Error{path + ": another " + soname};
@@ -312,9 +350,10 @@ class Planner {
         return Error{folder + "/" + soname + " exists and is not the cache's"};
       links.push_back(name + "::" + folder + "/" + soname);
     }
-    indexed.insert({soname, lib->flags});
+    const std::string_view key = own(soname);
+    indexed.insert({key, lib->flags});
     entries.push_back(
-        LdCacheEntry{soname, folder + "/" + soname, ld_cache_arch(lib->flags), lib->flags, 0});
+        LdCacheRef{key, own(folder + "/" + soname), ld_cache_arch(lib->flags), lib->flags, 0});
     return {};
   }
 
@@ -387,11 +426,17 @@ class Planner {
     return link_targets_.emplace(path, std::move(target)).first->second;
   }
 
+  // A string the plan's entries view, kept for as long as the plan is made.
+  std::string_view own(std::string s) { return owned_.emplace_back(std::move(s)); }
+
   const RootFs& root_;
   const std::vector<std::string>& folders_;
   const PendingFiles& pending_;
+  ImageBudget& budget_;
   timespec cache_mtime_{};
-  std::vector<LdCacheEntry> entries_;
+  std::string cache_data_;         // the image's /etc/ld.so.cache
+  std::deque<std::string> owned_;  // names the entries view that the cache does not hold
+  std::vector<LdCacheRef> entries_;
   std::map<std::string, DirId> ids_;
   std::map<std::string, std::optional<Fd>> directories_;
   std::map<std::string, std::optional<std::string>> link_targets_;
@@ -404,8 +449,8 @@ class Planner {
 Result<LdcachePlan> plan_ldcache_update(const RootFs& root, const Result<LdSoConf>& conf,
                                         const std::vector<std::string>& folders,
                                         const std::vector<std::string>& declared,
-                                        const PendingFiles& pending) {
-  return Planner(root, folders, pending).run(conf, declared);
+                                        ImageBudget& budget, const PendingFiles& pending) {
+  return Planner(root, folders, pending, budget).run(conf, declared);
 }
 
 bool ldconfig_reads_entry(std::string_view name) {

@@ -15,6 +15,7 @@
 #include "base/result.h"
 #include "hooks/ld_so_conf.h"
 #include "hooks/rootfs.h"
+#include "ldcache/image_budget.h"
 
 namespace gcr {
 
@@ -31,14 +32,16 @@ struct LdcachePlan {
 // Files a folder will hold once runc has mounted them: in-root path -> host path.
 using PendingFiles = std::map<std::string, std::string>;
 
-// Reads only. `conf` is the image's loader configuration, read before anything was written;
-// `declared` the folders our drop-in will list (none: no drop-in is written, and one the image
-// has is its own). `pending` files count as the folders' entries (over any the image has at
-// that name) and are read on the host.
+// Reads only, within `budget` (the one `conf` was read with). `conf` is the image's loader
+// configuration, read before anything was written; `declared` the folders our drop-in will list
+// (none: no drop-in is written, and one the image has is its own). `pending` files count as the
+// folders' entries (over any the image has at that name) and are read on the host. A cache
+// holding a name the loader cannot order (loader_orders) is left to ldconfig.
 [[nodiscard]] Result<LdcachePlan> plan_ldcache_update(const RootFs& root,
                                                       const Result<LdSoConf>& conf,
                                                       const std::vector<std::string>& folders,
                                                       const std::vector<std::string>& declared,
+                                                      ImageBudget& budget,
                                                       const PendingFiles& pending = {});
 
 // Whether ldconfig looks at a directory entry of this name: libraries (lib*.so*, ld-*.so*)

@@ -41,13 +41,14 @@ Result<std::string> in_resolved_directory(const RootFs& root, const std::string&
 
 // The plan's paths as they resolve in the root (an include keeps its pattern's last part),
 // with the paths the library links in its directories lead through among the files read.
-Result<LdcachePlan> resolved_reads(const RootFs& root, const LdcachePlan& plan) {
+Result<LdcachePlan> resolved_reads(const RootFs& root, const LdcachePlan& plan,
+                                   ImageBudget& budget) {
   LdcachePlan out;
   auto files = resolve_all(root, plan.files_read);
   if (!files) return files.error();
   auto dirs = resolve_all(root, plan.directories_scanned);
   if (!dirs) return dirs.error();
-  auto through_links = library_link_paths(root, *dirs);
+  auto through_links = library_link_paths(root, *dirs, budget);
   if (!through_links) return through_links.error();
   out.files_read = std::move(*files);
   out.files_read.insert(out.files_read.end(), through_links->begin(), through_links->end());
@@ -182,11 +183,12 @@ Status update_libraries_at_create(const RootFs& root, const LibrariesRequest& re
     if (auto made = root.make_dirs(folder); !made) return made.error();
   }
   if (auto s = create_symlinks(root, request.links); !s) return s;
-  const auto conf = read_ld_so_conf(root);
+  ImageBudget budget;
+  const auto conf = read_ld_so_conf(root, budget);
   const auto declared = folders_to_declare(conf, request.folders);
-  auto plan = plan_ldcache_update(root, conf, request.folders, declared, *pending);
+  auto plan = plan_ldcache_update(root, conf, request.folders, declared, budget, *pending);
   if (!plan) return plan.error();
-  auto reads = resolved_reads(root, *plan);
+  auto reads = resolved_reads(root, *plan, budget);
   if (!reads) return reads.error();
   for (std::size_t i = 0; i < mounts.size(); ++i) {
     if (!pending_mount[i] && mount_changes_plan((*destinations)[i], *reads))

@@ -25,7 +25,7 @@ std::string joined(const std::string& dir, const std::string& name) {
 
 class LinkWalker {
  public:
-  explicit LinkWalker(const RootFs& root) : root_(root) {}
+  LinkWalker(const RootFs& root, ImageBudget& budget) : root_(root), budget_(budget) {}
 
   Status walk_directory(const std::string& dir) {
     const auto [at, fresh] = links_.try_emplace(dir);
@@ -34,7 +34,7 @@ class LinkWalker {
     auto fd = root_.open_if_exists(dir, O_RDONLY | O_DIRECTORY);
     if (!fd) return fd.error();
     if (!*fd) return {};
-    auto entries = list_directory(std::move(**fd), dir, kMaxImageDirectoryEntries);
+    auto entries = list_image_directory(std::move(**fd), dir, budget_);
     if (!entries) return entries.error();
     for (const auto& e : *entries) {
       if (e.symlink) listed.insert(e.name);
@@ -100,6 +100,7 @@ class LinkWalker {
       auto fd = directory_fd(dir);
       if (!fd) return fd.error();
       if (*fd < 0) return {};
+      if (auto s = budget_.charge(Budget::kLinksFollowed, 1, joined(dir, name)); !s) return s;
       char target[4096];
       const ssize_t n = ::readlinkat(*fd, name.c_str(), target, sizeof target);
       if (n <= 0 || static_cast<std::size_t>(n) == sizeof target) return {};  // not a link
@@ -110,6 +111,7 @@ class LinkWalker {
   }
 
   const RootFs& root_;
+  ImageBudget& budget_;
   std::map<std::string, std::string> resolved_;
   std::map<std::string, Fd> fds_;
   std::map<std::string, std::set<std::string>> links_;  // listed directory -> its symlinks
@@ -119,8 +121,8 @@ class LinkWalker {
 }  // namespace
 
 Result<std::vector<std::string>> library_link_paths(
-    const RootFs& root, const std::vector<std::string>& resolved_directories) {
-  LinkWalker walker(root);
+    const RootFs& root, const std::vector<std::string>& resolved_directories, ImageBudget& budget) {
+  LinkWalker walker(root, budget);
   for (const auto& dir : resolved_directories) {
     if (auto s = walker.walk_directory(dir); !s) return s.error();
   }

@@ -10,13 +10,15 @@
 
 #include "base/result.h"
 #include "hooks/rootfs.h"
+#include "ldcache/image_budget.h"
 
 namespace gcr {
 
 // Every path the library links in `resolved_directories` (RootFs::canonical names) lead
 // through, the last one the file or where the chain breaks, each with its directory resolved
-// in the root and its last part kept: the form mount destinations take. Reads links only.
+// in the root and its last part kept: the form mount destinations take. Reads links only, each
+// listing and link charged to `budget`.
 [[nodiscard]] Result<std::vector<std::string>> library_link_paths(
-    const RootFs& root, const std::vector<std::string>& resolved_directories);
+    const RootFs& root, const std::vector<std::string>& resolved_directories, ImageBudget& budget);
 
 }  // namespace gcr

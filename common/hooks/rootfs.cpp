@@ -263,4 +263,13 @@ Result<Fd> RootFs::make_dirs(const std::string& path, int budget) const {
   return dir;
 }
 
+Result<std::vector<DirEntry>> list_image_directory(Fd fd, const std::string& path,
+                                                   ImageBudget& budget) {
+  if (auto s = budget.charge(Budget::kListings, 1, path); !s) return s.error();
+  auto entries = list_directory(std::move(fd), path, kBudgetListingEntries);
+  if (!entries) return entries.error();
+  if (auto s = budget.charge(Budget::kListedEntries, entries->size(), path); !s) return s.error();
+  return entries;
+}
+
 }  // namespace gcr

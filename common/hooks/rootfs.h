@@ -6,21 +6,17 @@
 // walk (O_PATH|O_NOFOLLOW, readlinkat, ".." clamped at the root, the root's device only).
 #pragma once
 
-#include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/fs.h"
 #include "base/result.h"
+#include "ldcache/image_budget.h"
 
 namespace gcr {
 
 enum class Resolver { kAuto, kFallback };
-
-// The most entries a directory of an image may have for the hooks to list it in process: more
-// than ldconfig is ever asked to look at here. A larger one is left to ldconfig (in the hook,
-// under runc's timeout).
-inline constexpr std::size_t kMaxImageDirectoryEntries = 65536;
 
 class RootFs {
  public:
@@ -67,5 +63,10 @@ class RootFs {
   std::string path_;
   Resolver resolver_;
 };
+
+// Lists the image's directory open at `fd` (at most kBudgetListingEntries entries), charged to
+// `budget` as one listing and its entries.
+[[nodiscard]] Result<std::vector<DirEntry>> list_image_directory(Fd fd, const std::string& path,
+                                                                 ImageBudget& budget);
 
 }  // namespace gcr

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "base/result.h"
+#include "ldcache/image_budget.h"
 
 namespace gcr {
 
@@ -18,8 +19,11 @@ struct ElfLibrary {
   std::int32_t flags = 0;             // kLdFlag* as ldconfig would set them
 };
 
-// Reads the library open at `fd`. "not an ELF file" for anything without the ELF magic.
-[[nodiscard]] Result<ElfLibrary> read_elf_library(int fd);
+// Reads the library `file` open at `fd`, charging `budget` for the bytes read and the names
+// looked up (the string table is read once, the part holding the names; a budget's error names
+// `file`, the others do not). "not an ELF file" for anything without the ELF magic.
+[[nodiscard]] Result<ElfLibrary> read_elf_library(int fd, ImageBudget& budget,
+                                                  std::string_view file);
 
 inline constexpr std::string_view kNotElf = "not an ELF file";
 

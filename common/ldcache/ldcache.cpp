@@ -1,8 +1,10 @@
 #include "ldcache/ldcache.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 
 namespace gcr {
 namespace {
@@ -26,18 +28,42 @@ T load(std::string_view data, std::size_t at) {
   return v;
 }
 
-// No soname or path is longer; strings shared by many entries cannot add up past a bound.
-constexpr std::size_t kMaxString = 4096;
-
-// The NUL-terminated string at `offset` from `base`, or nullopt when it runs off the end or
-// past kMaxString.
-std::optional<std::string> string_at(std::string_view data, std::size_t base,
-                                     std::uint32_t offset) {
+// The NUL-terminated string at `offset` from `base`, a view of `data`: nothing when it runs off
+// the end or is PATH_MAX bytes or longer (no path is).
+std::optional<std::string_view> string_at(std::string_view data, std::size_t base,
+                                          std::uint32_t offset) {
   const std::size_t at = base + offset;
   if (at >= data.size()) return std::nullopt;
-  const auto end = data.find('\0', at);
-  if (end == std::string_view::npos || end - at > kMaxString) return std::nullopt;
-  return std::string(data.substr(at, end - at));
+  const std::string_view rest = data.substr(at, PATH_MAX);
+  const auto end = rest.find('\0');
+  if (end == std::string_view::npos) return std::nullopt;
+  return rest.substr(0, end);
+}
+
+Error failure(const std::string& why, std::string_view file) {
+  return Error{file.empty() ? why : why + " (" + std::string(file) + ")"};
+}
+
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+
+char char_at(std::string_view s, std::size_t i) {
+  return i < s.size() ? s[i] : '\0';
+}
+
+// The digit run at `i` without its leading zeros; `i` moves past the run.
+std::string_view digit_run(std::string_view s, std::size_t& i) {
+  while (char_at(s, i) == '0') ++i;
+  const std::size_t start = i;
+  while (is_digit(char_at(s, i))) ++i;
+  return s.substr(start, i - start);
+}
+
+// Two digit runs without leading zeros as the numbers they write.
+int compare_numbers(std::string_view x, std::string_view y) {
+  if (x.size() != y.size()) return x.size() < y.size() ? -1 : 1;
+  return x.compare(y);
 }
 
 LibArch arch_of_flags(std::int32_t flags) {
@@ -63,15 +89,16 @@ LibArch ld_cache_arch(std::int32_t flags) {
   return arch_of_flags(flags);
 }
 
-Result<LdCache> read_ld_cache(std::string_view data) {
+Result<LdCache> read_ld_cache(std::string_view data, ImageBudget& budget, std::string_view file) {
   auto base = new_format_offset(data);
-  if (!base) return base.error();
+  if (!base) return failure(base.error().message, file);
   if (data.size() < *base + kNewHeader || data.substr(*base, kNewMagic.size()) != kNewMagic) {
-    return Error{"not a glibc ld.so.cache (new format)"};
+    return failure("not a glibc ld.so.cache (new format)", file);
   }
   const auto nlibs = load<std::uint32_t>(data, *base + 20);
   if (nlibs > (data.size() - *base - kNewHeader) / kNewEntry)
-    return Error{"entry count exceeds the file"};
+    return failure("entry count exceeds the file", file);
+  if (auto s = budget.charge(Budget::kCacheEntries, nlibs, file); !s) return s.error();
   LdCache cache;
   cache.old_section = *base != 0;
   cache.entries.reserve(nlibs);
@@ -80,83 +107,105 @@ Result<LdCache> read_ld_cache(std::string_view data) {
     const auto flags = load<std::int32_t>(data, at);
     const auto key = string_at(data, *base, load<std::uint32_t>(data, at + 4));
     const auto value = string_at(data, *base, load<std::uint32_t>(data, at + 8));
-    if (!key || !value) return Error{"string offset outside the file, or too long"};
-    cache.entries.push_back(LdCacheEntry{*key, *value, arch_of_flags(flags), flags,
-                                         load<std::uint64_t>(data, at + 16),
-                                         load<std::uint32_t>(data, at + 12)});
+    if (!key || !value) return failure("string offset outside the file, or too long", file);
+    if (auto s = budget.charge(Budget::kCacheStringBytes, key->size() + value->size(), file); !s)
+      return s.error();
+    cache.entries.push_back(LdCacheRef{*key, *value, arch_of_flags(flags), flags,
+                                       load<std::uint64_t>(data, at + 16),
+                                       load<std::uint32_t>(data, at + 12)});
   }
   return cache;
 }
 
 Result<std::vector<LdCacheEntry>> parse_ld_cache(std::string_view data) {
-  auto cache = read_ld_cache(data);
+  ImageBudget budget;
+  auto cache = read_ld_cache(data, budget, "");
   if (!cache) return cache.error();
-  return std::move(cache->entries);
+  std::vector<LdCacheEntry> entries;
+  entries.reserve(cache->entries.size());
+  for (const auto& e : cache->entries) {
+    entries.push_back(LdCacheEntry{std::string(e.soname), std::string(e.path), e.arch, e.flags,
+                                   e.hwcap, e.osversion});
+  }
+  return entries;
 }
 
-// As the loader compares: bytes as (signed) char, digit runs as an int that wraps.
+// The loader's order (_dl_cache_libcmp) with digit runs compared exactly: where the loader's
+// 32-bit sums do not wrap (loader_orders), the same.
 int compare_sonames(std::string_view a, std::string_view b) {
-  const auto digit = [](char c) { return c >= '0' && c <= '9'; };
-  const auto at = [](std::string_view s, std::size_t i) { return i < s.size() ? s[i] : '\0'; };
   std::size_t i = 0;
   std::size_t j = 0;
-  while (at(a, i) != '\0') {
-    if (digit(at(a, i)) && digit(at(b, j))) {
-      std::uint32_t x = 0;
-      std::uint32_t y = 0;
-      while (digit(at(a, i))) x = x * 10 + static_cast<std::uint32_t>(a[i++] - '0');
-      while (digit(at(b, j))) y = y * 10 + static_cast<std::uint32_t>(b[j++] - '0');
-      const auto diff = static_cast<std::int32_t>(x - y);
-      if (diff != 0) return diff < 0 ? -1 : 1;
-    } else if (digit(at(a, i))) {
+  while (char_at(a, i) != '\0') {
+    const bool digit_a = is_digit(char_at(a, i));
+    const bool digit_b = is_digit(char_at(b, j));
+    if (digit_a && digit_b) {
+      const int by_value = compare_numbers(digit_run(a, i), digit_run(b, j));
+      if (by_value != 0) return by_value;
+    } else if (digit_a) {
       return 1;
-    } else if (digit(at(b, j))) {
+    } else if (digit_b) {
       return -1;
-    } else if (at(a, i) != at(b, j)) {
-      return static_cast<signed char>(at(a, i)) - static_cast<signed char>(at(b, j));
+    } else if (char_at(a, i) != char_at(b, j)) {
+      return static_cast<signed char>(char_at(a, i)) - static_cast<signed char>(char_at(b, j));
     } else {
       ++i;
       ++j;
     }
   }
-  return -static_cast<signed char>(at(b, j));
+  return -static_cast<signed char>(char_at(b, j));
 }
 
-void sort_ld_cache(std::vector<LdCacheEntry>& entries) {
-  std::stable_sort(entries.begin(), entries.end(),
-                   [](const LdCacheEntry& a, const LdCacheEntry& b) {
-                     const int by_name = compare_sonames(a.soname, b.soname);
-                     if (by_name != 0) return by_name > 0;
-                     return a.flags > b.flags;
-                   });
+bool loader_orders(std::string_view soname) {
+  constexpr std::string_view kIntMax = "2147483647";
+  for (std::size_t i = 0; i < soname.size();) {
+    if (!is_digit(soname[i])) {
+      ++i;
+      continue;
+    }
+    if (compare_numbers(digit_run(soname, i), kIntMax) > 0) return false;
+  }
+  return true;
 }
 
-std::string write_ld_cache(const std::vector<LdCacheEntry>& entries) {
+void sort_ld_cache(std::vector<LdCacheRef>& entries) {
+  std::stable_sort(entries.begin(), entries.end(), [](const LdCacheRef& a, const LdCacheRef& b) {
+    const int by_name = compare_sonames(a.soname, b.soname);
+    if (by_name != 0) return by_name > 0;
+    return a.flags > b.flags;
+  });
+}
+
+std::string write_ld_cache(const std::vector<LdCacheRef>& entries) {
+  std::size_t strings = 0;
+  for (const auto& e : entries) strings += e.soname.size() + e.path.size() + 2;
   const std::size_t strings_at = kNewHeader + entries.size() * kNewEntry;
-  std::string strings;
-  std::string table;
-  const auto put32 = [](std::string& out, std::uint32_t v) {
+  std::string out;
+  out.reserve(strings_at + strings);
+  const auto put32 = [&out](std::uint32_t v) {
     out.append(reinterpret_cast<const char*>(&v), sizeof v);
   };
-  const auto add_string = [&](const std::string& s) {
-    const auto at = static_cast<std::uint32_t>(strings_at + strings.size());
-    strings += s;
-    strings.push_back('\0');
-    return at;
-  };
-  for (const auto& e : entries) {
-    put32(table, static_cast<std::uint32_t>(e.flags));
-    put32(table, add_string(e.soname));
-    put32(table, add_string(e.path));
-    put32(table, e.osversion);
-    table.append(reinterpret_cast<const char*>(&e.hwcap), sizeof e.hwcap);
-  }
-  std::string out(kNewMagic);
-  put32(out, static_cast<std::uint32_t>(entries.size()));
-  put32(out, static_cast<std::uint32_t>(strings.size()));
+  out += kNewMagic;
+  put32(static_cast<std::uint32_t>(entries.size()));
+  put32(static_cast<std::uint32_t>(strings));
   out.push_back(static_cast<char>(kLittleEndian));
   out.append(3 + 4 + 12, '\0');  // padding, extension offset (none), unused
-  return out + table + strings;
+  std::size_t next = strings_at;
+  for (const auto& e : entries) {
+    put32(static_cast<std::uint32_t>(e.flags));
+    put32(static_cast<std::uint32_t>(next));
+    next += e.soname.size() + 1;
+    put32(static_cast<std::uint32_t>(next));
+    next += e.path.size() + 1;
+    put32(e.osversion);
+    out.append(reinterpret_cast<const char*>(&e.hwcap), sizeof e.hwcap);
+  }
+  for (const auto& e : entries) {
+    out += e.soname;
+    out.push_back('\0');
+    out += e.path;
+    out.push_back('\0');
+  }
+  return out;
 }
 
 }  // namespace gcr

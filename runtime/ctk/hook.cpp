@@ -10,6 +10,7 @@
 #include "ctk/ctk.h"
 #include "hooks/container_hooks.h"
 #include "hooks/libraries_request.h"
+#include "ldcache/image_budget.h"
 #include "oci/container_state.h"
 
 namespace po = boost::program_options;
@@ -73,11 +74,17 @@ bool is_hook(const std::string& name) {
   return name == "update-ldcache" || name == "create-symlinks" || name == "update-libraries";
 }
 
+// An image over its budget gets ldconfig, which is said (runc shows a hook's stderr only when
+// the hook fails; run by hand, it is there).
 Status run_hook(const std::string& name, const RootFs& root, const LibrariesRequest& flags) {
   if (name != "update-ldcache") {
     if (auto s = create_symlinks(root, flags.links); !s || name == "create-symlinks") return s;
   }
-  return update_ldcache(root, flags.folders, flags.ldconfig);
+  ImageBudget budget;
+  const Status done = update_ldcache(root, flags.folders, flags.ldconfig, budget);
+  if (const auto& over = budget.exceeded())
+    warn("the loader cache is left to ldconfig: " + over->message);
+  return done;
 }
 
 }  // namespace

@@ -12,6 +12,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       ::pwrite(fd, data, size, 0) != static_cast<ssize_t>(size)) {
     return 0;
   }
-  (void)gcr::read_elf_library(fd);
+  gcr::ImageBudget budget;
+  (void)gcr::read_elf_library(fd, budget, "elf");
   return 0;
 }

@@ -19,13 +19,15 @@ std::string written_back(const std::vector<gcr::LdSoConfLine>& lines) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  auto lines = gcr::parse_ld_so_conf(gcr::fuzz::text_of(data, size), "/etc/ld.so.conf");
+  gcr::ImageBudget budget;
+  auto lines = gcr::parse_ld_so_conf(gcr::fuzz::text_of(data, size), "/etc/ld.so.conf", budget);
   if (!lines) return 0;
   for (const auto& line : *lines) {
     gcr::fuzz::require(is_plain(line.value, line.include ? " \t#" : " \t#,:="));
     gcr::fuzz::require(line.include || line.value.rfind("hwcap", 0) != 0);
   }
-  auto again = gcr::parse_ld_so_conf(written_back(*lines), "/etc/ld.so.conf");
+  gcr::ImageBudget again_budget;
+  auto again = gcr::parse_ld_so_conf(written_back(*lines), "/etc/ld.so.conf", again_budget);
   gcr::fuzz::require(again && again->size() == lines->size());
   for (std::size_t i = 0; i < lines->size(); ++i) {
     gcr::fuzz::require((*again)[i].include == (*lines)[i].include &&

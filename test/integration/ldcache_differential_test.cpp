@@ -122,8 +122,10 @@ struct Image {
   [[nodiscard]] gcr::Result<gcr::LdcachePlan> plan(const std::vector<std::string>& folders) const {
     auto root = gcr::RootFs::open(rootfs);
     REQUIRE(root.ok());
-    const auto conf = gcr::read_ld_so_conf(*root);
-    return gcr::plan_ldcache_update(*root, conf, folders, gcr::folders_to_declare(conf, folders));
+    gcr::ImageBudget budget;
+    const auto conf = gcr::read_ld_so_conf(*root, budget);
+    return gcr::plan_ldcache_update(*root, conf, folders, gcr::folders_to_declare(conf, folders),
+                                    budget);
   }
 };
 

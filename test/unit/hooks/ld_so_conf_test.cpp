@@ -11,13 +11,15 @@ namespace {
 using Lines = std::vector<gcr::LdSoConfLine>;
 
 Lines lines_of(std::string_view text) {
-  auto lines = gcr::parse_ld_so_conf(text, "/etc/ld.so.conf");
+  gcr::ImageBudget budget;
+  auto lines = gcr::parse_ld_so_conf(text, "/etc/ld.so.conf", budget);
   REQUIRE(lines.ok());
   return *lines;
 }
 
 std::string error_of(std::string_view text) {
-  auto lines = gcr::parse_ld_so_conf(text, "/etc/ld.so.conf.d/x.conf");
+  gcr::ImageBudget budget;
+  auto lines = gcr::parse_ld_so_conf(text, "/etc/ld.so.conf.d/x.conf", budget);
   REQUIRE_FALSE(lines.ok());
   return lines.error().message;
 }
@@ -78,7 +80,8 @@ TEST_CASE("the drop-in declares only the folders no other configuration file nam
                         "# ours\n/usr/lib/i386-linux-gnu\n");
   auto root = gcr::RootFs::open(r);
   REQUIRE(root.ok());
-  const auto conf = gcr::read_ld_so_conf(*root);
+  gcr::ImageBudget budget;
+  const auto conf = gcr::read_ld_so_conf(*root, budget);
   REQUIRE(conf.ok());
   CHECK(conf->directories == std::vector<std::string>{"/usr/lib/i386-linux-gnu",
                                                       "/lib/x86_64-linux-gnu",
@@ -92,7 +95,56 @@ TEST_CASE("the drop-in declares only the folders no other configuration file nam
         std::vector<std::string>{"/usr/lib/i386-linux-gnu", "/usr/local/nvidia/lib"});
   // Unreadable configuration (a form this code does not read): every folder is declared.
   gcr::test::write_file(r + "/etc/ld.so.conf.d/hw.conf", "hwcap 1 tls\n");
-  const auto unread = gcr::read_ld_so_conf(*root);
+  gcr::ImageBudget again;
+  const auto unread = gcr::read_ld_so_conf(*root, again);
   REQUIRE_FALSE(unread.ok());
   CHECK(gcr::folders_to_declare(unread, folders) == folders);
+}
+
+TEST_CASE("ld.so.conf: a directory is listed once however many include lines name it") {
+  gcr::test::TempDir t;
+  const std::string r = t / "rootfs";
+  std::string conf;
+  for (int i = 0; i < 300; ++i) conf += "include /etc/few/*.nomatch\n";
+  gcr::test::write_file(r + "/etc/ld.so.conf", conf + "include /etc/few/*.conf\n");
+  for (const char* name : {"a.conf", "b.conf", "c.txt"})
+    gcr::test::write_file(r + "/etc/few/" + name, "/opt/lib\n");
+  auto root = gcr::RootFs::open(r);
+  REQUIRE(root.ok());
+  gcr::ImageBudget budget;
+  const auto read = gcr::read_ld_so_conf(*root, budget);
+  REQUIRE_MESSAGE(read.ok(), (read.ok() ? "" : read.error().message));
+  CHECK(read->files ==
+        std::vector<std::string>{"/etc/ld.so.conf", "/etc/few/a.conf", "/etc/few/b.conf"});
+  // 300 listings would be over the budget of listings: the directory was listed once.
+  CHECK_FALSE(budget.exceeded());
+}
+
+TEST_CASE("ld.so.conf: names matched against include patterns count against the budget") {
+  gcr::test::TempDir t;
+  const std::string r = t / "rootfs";
+  gcr::test::make_dirs(r + "/etc/big");
+  for (int i = 0; i < 2000; ++i) gcr::test::write_file(r + "/etc/big/f" + std::to_string(i), "");
+  std::string conf;
+  for (int i = 0; i < 200; ++i) conf += "include /etc/big/*.nomatch\n";
+  gcr::test::write_file(r + "/etc/ld.so.conf", conf);
+  auto root = gcr::RootFs::open(r);
+  REQUIRE(root.ok());
+  gcr::ImageBudget budget;
+  const auto read = gcr::read_ld_so_conf(*root, budget);
+  REQUIRE_FALSE(read.ok());
+  CHECK(read.error().message ==
+        "over the image budget of 262144 names matched against include patterns "
+        "(/etc/ld.so.conf)");
+}
+
+TEST_CASE("ld.so.conf: configuration lines count against the budget") {
+  std::string conf;
+  for (std::size_t i = 0; i <= gcr::kBudgetConfigurationLines; ++i)
+    conf += "/opt/lib" + std::to_string(i) + "\n";
+  gcr::ImageBudget budget;
+  const auto lines = gcr::parse_ld_so_conf(conf, "/etc/ld.so.conf", budget);
+  REQUIRE_FALSE(lines.ok());
+  CHECK(lines.error().message ==
+        "over the image budget of 4096 configuration lines (/etc/ld.so.conf)");
 }

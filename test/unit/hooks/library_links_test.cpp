@@ -17,7 +17,8 @@ std::vector<std::string> paths_from(const std::string& rootfs,
                                     const std::vector<std::string>& dirs) {
   auto root = gcr::RootFs::open(rootfs);
   REQUIRE(root.ok());
-  auto paths = gcr::library_link_paths(*root, dirs);
+  gcr::ImageBudget budget;
+  auto paths = gcr::library_link_paths(*root, dirs, budget);
   REQUIRE_MESSAGE(paths.ok(), (paths.ok() ? "" : paths.error().message));
   return *paths;
 }
@@ -83,7 +84,8 @@ TEST_CASE("a dangling directory link on a chain is an error: a mount could make 
   make_symlink("/opt/nv/libnv.so.1", r + "/usr/lib/libnv.so.1");
   auto root = gcr::RootFs::open(r);
   REQUIRE(root.ok());
-  const auto paths = gcr::library_link_paths(*root, {"/usr/lib"});
+  gcr::ImageBudget budget;
+  const auto paths = gcr::library_link_paths(*root, {"/usr/lib"}, budget);
   REQUIRE_FALSE(paths.ok());
   CHECK(paths.error().message.find("dangling symlink") != std::string::npos);
 }

@@ -1,11 +1,13 @@
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <string>
 
 #include "base/fs.h"
+#include "hostile_image.h"
 #include "ldcache/elf_library.h"
 #include "ldcache/ldcache.h"
 #include "test_support.h"
@@ -15,7 +17,8 @@ namespace {
 gcr::Result<gcr::ElfLibrary> read(const std::string& path) {
   gcr::Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   REQUIRE(fd.valid());
-  return gcr::read_elf_library(fd.get());
+  gcr::ImageBudget budget;
+  return gcr::read_elf_library(fd.get(), budget, path);
 }
 
 const std::string kStubs = GCR_STUB_DIR;
@@ -56,4 +59,49 @@ TEST_CASE("what the in-process update leaves to ldconfig is an error") {
   auto truncated = read(t / "truncated.so");
   REQUIRE_FALSE(truncated.ok());
   CHECK(truncated.error().message != gcr::kNotElf);
+}
+
+namespace {
+
+// `image` as a file to read, in memory.
+gcr::Fd memory_file(const std::string& image) {
+  gcr::Fd fd(::memfd_create("elf", MFD_CLOEXEC));
+  REQUIRE(fd.valid());
+  REQUIRE(::pwrite(fd.get(), image.data(), image.size(), 0) == static_cast<ssize_t>(image.size()));
+  return fd;
+}
+
+}  // namespace
+
+TEST_CASE("needed entries: looked up in one read of the string table, within the budget") {
+  const auto few = memory_file(gcr::test::elf_with_needed("libfew.so.1", 10, 4000));
+  gcr::ImageBudget budget;
+  auto lib = gcr::read_elf_library(few.get(), budget, "libfew.so.1");
+  REQUIRE_MESSAGE(lib.ok(), (lib.ok() ? "" : lib.error().message));
+  CHECK(lib->soname == "libfew.so.1");
+  CHECK(lib->flags == (gcr::kLdFlagElfLibc6 | gcr::kLdFlagX8664Lib64));
+  // 4,093 needed entries naming one 4,000-byte string: over the budget of one library.
+  const auto many = memory_file(gcr::test::elf_with_needed("libmany.so.1", 4093, 4000));
+  gcr::ImageBudget fresh;
+  auto refused = gcr::read_elf_library(many.get(), fresh, "/lib/libmany.so.1");
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().message ==
+        "over the image budget of 1024 string lookups in one library (/lib/libmany.so.1)");
+  // Within it each, libraries add up to the plan's budget.
+  const auto most = memory_file(gcr::test::elf_with_needed("libmost.so.1", 1000, 4000));
+  gcr::ImageBudget plan;
+  std::size_t read = 0;
+  while (gcr::read_elf_library(most.get(), plan, "libmost.so.1").ok()) ++read;
+  CHECK(read == gcr::kBudgetLookups / 1001);
+  REQUIRE(plan.exceeded());
+  CHECK(plan.exceeded()->message ==
+        "over the image budget of 65536 string lookups in libraries (libmost.so.1)");
+}
+
+TEST_CASE("a soname longer than a file name is left to ldconfig") {
+  const auto fd = memory_file(gcr::test::elf_with_needed("lib" + std::string(300, 'x'), 1, 10));
+  gcr::ImageBudget budget;
+  auto lib = gcr::read_elf_library(fd.get(), budget, "libx");
+  REQUIRE_FALSE(lib.ok());
+  CHECK(lib.error().message == "a soname that is not a file name");
 }

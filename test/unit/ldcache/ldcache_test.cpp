@@ -2,7 +2,10 @@
 
 #include <cstring>
 
+#include <algorithm>
+
 #include "base/fs.h"
+#include "hostile_image.h"
 #include "ldcache/ldcache.h"
 #include "test_support.h"
 
@@ -113,15 +116,119 @@ TEST_CASE("the loader's soname order: digit runs as numbers, then bytes") {
   CHECK(gcr::compare_sonames("lib\xe9.so", "libz.so") < 0);
 }
 
-TEST_CASE("a cache string longer than any path is refused, so shared strings cannot add up") {
+TEST_CASE("a cache string of PATH_MAX bytes or more is refused") {
   const std::string long_path = "/" + std::string(5000, 'x');
   CHECK_FALSE(gcr::parse_ld_cache(make_cache({{0x0303, "libx.so.1", long_path}}, false)).ok());
-  CHECK(gcr::parse_ld_cache(make_cache({{0x0303, "libx.so.1", long_path.substr(0, 4000)}}, false))
+  CHECK_FALSE(
+      gcr::parse_ld_cache(make_cache({{0x0303, "libx.so.1", long_path.substr(0, 4096)}}, false))
+          .ok());
+  CHECK(gcr::parse_ld_cache(make_cache({{0x0303, "libx.so.1", long_path.substr(0, 4095)}}, false))
             .ok());
 }
 
+TEST_CASE("a cache over the image budget is refused before its entries are copied") {
+  // 16 MiB: about 699,000 entries, all naming one string of 4,095 bytes.
+  const std::size_t most = (gcr::kBudgetCacheBytes - 48 - 4096) / 24;
+  const std::string huge = gcr::test::ld_cache_sharing_one_string(most, 4095);
+  REQUIRE(huge.size() <= gcr::kBudgetCacheBytes);
+  gcr::ImageBudget budget;
+  auto read = gcr::read_ld_cache(huge, budget, "/etc/ld.so.cache");
+  REQUIRE_FALSE(read.ok());
+  CHECK(read.error().message ==
+        "over the image budget of 65536 loader-cache entries (/etc/ld.so.cache)");
+  REQUIRE(budget.exceeded());
+  CHECK(budget.exceeded()->message == read.error().message);
+  // Within the entry budget, the names the entries give add up: refused at 8 MiB of them.
+  gcr::ImageBudget names;
+  auto shared =
+      gcr::read_ld_cache(gcr::test::ld_cache_sharing_one_string(gcr::kBudgetCacheEntries, 4095),
+                         names, "/etc/ld.so.cache");
+  REQUIRE_FALSE(shared.ok());
+  CHECK(shared.error().message ==
+        "over the image budget of 8388608 bytes of loader-cache names and paths "
+        "(/etc/ld.so.cache)");
+  // A cache as big as the budgets allow is read, its strings views of the data.
+  gcr::ImageBudget fits;
+  const std::string data = gcr::test::ld_cache_sharing_one_string(1000, 4095);
+  auto ok = gcr::read_ld_cache(data, fits, "/etc/ld.so.cache");
+  REQUIRE(ok.ok());
+  REQUIRE(ok->entries.size() == 1000);
+  CHECK(ok->entries[999].path.data() == ok->entries[0].path.data());
+  CHECK(ok->entries[0].path.data() >= data.data());
+  CHECK(ok->entries[0].path.size() == 4095);
+  CHECK_FALSE(fits.exceeded());
+}
+
+namespace {
+
+// Names whose digit runs the loader adds up past INT_MAX, and ordinary ones around them.
+std::vector<std::string> names_with_long_runs() {
+  std::vector<std::string> names{"lib.so",           "libx.so",          "lib\xe9.so",
+                                 "lib0.so",          "lib007.so",        "lib7.so.1",
+                                 "lib7a.so",         "lib2147483647.so", "lib2147483648.so",
+                                 "lib4294967296.so", "lib4294967303.so"};
+  for (std::size_t run = 1; run <= 24; ++run) {
+    names.push_back("lib" + std::string(run, '7') + ".so");
+    names.push_back("libfoo.so." + std::string(run, '7'));
+  }
+  return names;
+}
+
+}  // namespace
+
+TEST_CASE("compare_sonames is a strict weak order, also on names with long runs of 7s") {
+  const auto names = names_with_long_runs();
+  const auto less = [](const std::string& a, const std::string& b) {
+    return gcr::compare_sonames(a, b) < 0;
+  };
+  for (const auto& a : names) {
+    CAPTURE(a);
+    CHECK_FALSE(less(a, a));
+    for (const auto& b : names) {
+      CAPTURE(b);
+      CHECK_FALSE((less(a, b) && less(b, a)));
+      for (const auto& c : names) {
+        CAPTURE(c);
+        if (less(a, b) && less(b, c)) CHECK(less(a, c));
+        const bool ab = !less(a, b) && !less(b, a);
+        const bool bc = !less(b, c) && !less(c, b);
+        if (ab && bc) CHECK((!less(a, c) && !less(c, a)));
+      }
+    }
+  }
+  // Digit runs compare as the numbers they write, however long.
+  CHECK(gcr::compare_sonames("lib77777777777.so", "lib7777777777.so") > 0);
+  CHECK(gcr::compare_sonames("lib4294967296.so", "lib0.so") > 0);
+  CHECK(gcr::compare_sonames("lib0004294967296.so", "lib4294967296.so") == 0);
+}
+
+TEST_CASE("loader_orders: a digit run above INT_MAX is one the loader cannot order") {
+  CHECK(gcr::loader_orders("libfoo.so.1.2.3"));
+  CHECK(gcr::loader_orders("libx.so.2147483647"));
+  CHECK(gcr::loader_orders("libx.so.000000000000000002147483647"));
+  CHECK_FALSE(gcr::loader_orders("libx.so.2147483648"));
+  CHECK_FALSE(gcr::loader_orders("lib" + std::string(10, '7') + ".so"));
+  CHECK(gcr::loader_orders("lib" + std::string(9, '7') + ".so"));
+}
+
+TEST_CASE("the fuzz target's crash (names with long runs of 7s) sorts in a consistent order") {
+  const std::string data =
+      gcr::test::read_file(gcr::test::test_source("data/ldcache/order-crash.bin"));
+  gcr::ImageBudget budget;
+  auto cache = gcr::read_ld_cache(data, budget, "ld.so.cache");
+  REQUIRE(cache.ok());
+  REQUIRE(cache->entries.size() > 1);
+  CHECK(std::any_of(cache->entries.begin(), cache->entries.end(),
+                    [](const gcr::LdCacheRef& e) { return !gcr::loader_orders(e.soname); }));
+  gcr::sort_ld_cache(cache->entries);
+  for (std::size_t i = 1; i < cache->entries.size(); ++i) {
+    CAPTURE(i);
+    CHECK(gcr::compare_sonames(cache->entries[i - 1].soname, cache->entries[i].soname) >= 0);
+  }
+}
+
 TEST_CASE("sort_ld_cache: sonames descending, then flags descending, ties kept in order") {
-  std::vector<gcr::LdCacheEntry> entries{
+  std::vector<gcr::LdCacheRef> entries{
       {"liba.so.1", "/first/liba.so.1", gcr::LibArch::k64, 0x0303, 0},
       {"libb.so.1", "/x/libb.so.1", gcr::LibArch::k64, 0x0303, 0},
       {"liba.so.1", "/y/liba.so.1", gcr::LibArch::k32, 0x0003, 0},
@@ -129,17 +236,18 @@ TEST_CASE("sort_ld_cache: sonames descending, then flags descending, ties kept i
       {"liba.so.10", "/x/liba.so.10", gcr::LibArch::k64, 0x0303, 0}};
   gcr::sort_ld_cache(entries);
   std::vector<std::string> paths;
-  for (const auto& e : entries) paths.push_back(e.path);
+  for (const auto& e : entries) paths.emplace_back(e.path);
   CHECK(paths == std::vector<std::string>{"/x/libb.so.1", "/x/liba.so.10", "/first/liba.so.1",
                                           "/second/liba.so.1", "/y/liba.so.1"});
 }
 
 TEST_CASE("write_ld_cache: what ldconfig -p and our reader read back") {
-  const std::vector<gcr::LdCacheEntry> entries{
+  const std::vector<gcr::LdCacheRef> entries{
       {"libcuda.so.1", "/usr/lib64/libcuda.so.1", gcr::LibArch::k64, 0x0303, 0},
       {"libcuda.so.1", "/usr/lib/libcuda.so.1", gcr::LibArch::k32, 0x0001, 0}};
   const std::string data = gcr::write_ld_cache(entries);
-  auto back = gcr::read_ld_cache(data);
+  gcr::ImageBudget budget;
+  auto back = gcr::read_ld_cache(data, budget, "ld.so.cache");
   REQUIRE(back.ok());
   CHECK_FALSE(back->old_section);
   REQUIRE(back->entries.size() == 2);

@@ -1,0 +1,164 @@
+// Hostile images against the loader-cache readers (issue 25, items 1 to 3), each built here on
+// the simulated GPU host. One GPU `create` through the shim (before the recording fake runc) and
+// one run of the update-libraries hook on the same image each stay under 64 MB of RSS and 1 s
+// of CPU and name the budget the image went over; run through the shim and real runc, the
+// container still starts with its GPU, ldconfig writing its loader cache in the sandbox. Needs
+// root.
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "gpu_fixture.h"
+#include "hostile_image.h"
+#include "ldcache/image_budget.h"
+
+using gcr::Json;
+
+namespace {
+
+constexpr long kMaxRssKb = 64 * 1024;
+constexpr double kMaxCpuSeconds = 1.0;
+const std::string kFolder = "/usr/lib/x86_64-linux-gnu";
+
+struct BudgetFixture : gcr::test::GpuFixture {
+  std::string rootfs = bundle() + "/rootfs";
+
+  BudgetFixture() {
+    REQUIRE_MESSAGE(gcr::test::is_root(), "the simulated GPU host and runc need root");
+    gcr::test::make_glibc_rootfs(bundle());
+    use_runtime(gcr::test::built("fake-runc"));
+  }
+
+  void use_runtime(const std::string& runtime) const {
+    configure(
+        {{"runtime",
+          {{"runtimes", {runtime}}, {"log-file", path("shim.log")}, {"log-level", "debug"}}}});
+  }
+
+  // Everything in the image a minute older than its cache, as in an image built before its
+  // last ldconfig run: the in-process update has nothing but the budget to decline for.
+  void age() const {
+    const std::string cache = rootfs + "/etc/ld.so.cache";
+    REQUIRE(gcr::test::run({"/bin/sh", "-c",
+                            "t=$(($(stat -c %Y " + cache + ") - 60)); find " + rootfs +
+                                " ! -path " + cache + " -exec touch -h -d @$t {} +"})
+                .exit_code == 0);
+  }
+
+  // One `create` through the shim, measured; the loader cache is left to the hook, saying why.
+  void check_create(const std::string& budget) const {
+    write_spec(gpu_spec({"/bin/sh"}).dump());
+    const auto m = gcr::test::run_measured(
+        {gcr::test::built("gpu-container-runtime"), "create", "--bundle", bundle(), "ctr"},
+        {{"GPU_CONTAINER_RUNTIME_CONFIG", config_path()},
+         {"FAKE_RUNC_RECORD", path("record.json")},
+         {"FAKE_RUNC_SPEC", spec_path()}});
+    MESSAGE("shim create: " << m.max_rss_kb << " KB peak RSS, " << m.cpu_seconds << " s CPU");
+    CHECK(m.exit_code == 0);
+    CHECK(m.err == "");
+    CHECK(m.max_rss_kb < kMaxRssKb);
+    CHECK(m.cpu_seconds < kMaxCpuSeconds);
+    CHECK(logged("the loader cache is left to the hook: ", budget));
+    CHECK(spec()["hooks"]["createContainer"].size() == 1);
+  }
+
+  // The update-libraries hook on the image, measured (its RSS with ldconfig's, its CPU alone).
+  void check_hook(const std::string& budget) const {
+    const std::string state =
+        Json{{"ociVersion", "1.0.2"}, {"id", "c"}, {"pid", 1}, {"bundle", bundle()}}.dump();
+    const auto m =
+        gcr::test::run_measured({gcr::test::built("gpu-ctk"), "hook", "update-libraries",
+                                 "--folder", kFolder, "--ldconfig-path", "@/sbin/ldconfig"},
+                                {}, state);
+    MESSAGE("hook: " << m.max_rss_kb << " KB peak RSS (with ldconfig's), " << m.cpu_seconds
+                     << " s CPU (without)");
+    CHECK(m.exit_code == 0);
+    CHECK(m.err == "gpu-ctk hook: warning: the loader cache is left to ldconfig: " + budget + "\n");
+    CHECK(m.max_rss_kb < kMaxRssKb);
+    CHECK(m.cpu_seconds < kMaxCpuSeconds);
+  }
+
+  // The container, through the shim and real runc: its one GPU, and libcuda through the loader.
+  void check_container_starts() const {
+    use_runtime(gcr::test::runc_path());
+    write_spec(
+        gpu_spec({"/bin/sh", "-c", "ls /dev | grep -c '^nvidia[0-9][0-9]*$'; /probe"}).dump());
+    const auto r = shim({"--root", path("runc-root"), "run", "--bundle", bundle(), "budget"});
+    CHECK(r.err == "");
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == "1\ncuDriverGetVersion: 12040\n");
+  }
+
+ private:
+  static Json gpu_spec(const std::vector<std::string>& args) {
+    Json spec = gcr::test::busybox_spec(args);
+    spec["process"]["env"].push_back("NVIDIA_VISIBLE_DEVICES=0");
+    return spec;
+  }
+
+  // Whether the shim logged a line holding both parts.
+  [[nodiscard]] bool logged(const std::string& first, const std::string& second) const {
+    std::ifstream in(path("shim.log"));
+    for (std::string line; std::getline(in, line);) {
+      const std::string msg = Json::parse(line)["msg"];
+      const auto at = msg.find(first);
+      if (at != std::string::npos && msg.find(second, at) != std::string::npos) return true;
+    }
+    return false;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("image budget: a 16 MiB ld.so.cache of 699,000 entries naming one 4,095-byte string") {
+  BudgetFixture f;
+  const std::size_t entries = (gcr::kBudgetCacheBytes - 48 - 4096) / 24;
+  const std::string cache = gcr::test::ld_cache_sharing_one_string(entries, 4095);
+  const auto plant = [&] { gcr::test::write_file(f.rootfs + "/etc/ld.so.cache", cache); };
+  const std::string budget =
+      "over the image budget of 65536 loader-cache entries (/etc/ld.so.cache)";
+  plant();
+  f.check_create(budget);
+  plant();
+  f.check_hook(budget);
+  plant();
+  f.check_container_starts();
+}
+
+TEST_CASE("image budget: include lines that each match a big directory again") {
+  BudgetFixture f;
+  gcr::test::make_dirs(f.rootfs + "/etc/big");
+  for (int i = 0; i < 20000; ++i) {
+    const std::string name = f.rootfs + "/etc/big/f" + std::to_string(i);
+    const int fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    REQUIRE(fd >= 0);
+    ::close(fd);
+  }
+  std::string conf = "include /etc/ld.so.conf.d/*.conf\n";
+  for (int i = 0; i < 100; ++i) conf += "include /etc/big/*.nomatch\n";
+  gcr::test::write_file(f.rootfs + "/etc/ld.so.conf", conf);
+  const std::string budget =
+      "over the image budget of 262144 names matched against include patterns (/etc/ld.so.conf)";
+  f.check_create(budget);
+  f.check_hook(budget);
+  f.check_container_starts();
+}
+
+TEST_CASE("image budget: libraries with 4,093 needed entries naming one 4,000-byte string") {
+  BudgetFixture f;
+  f.age();
+  // 64 libraries (the issue's 256 cost the old reader 19.5 s; these are enough to show it).
+  for (int i = 0; i < 64; ++i) {
+    const std::string name = "libneedy" + std::to_string(i) + ".so.1";
+    gcr::test::write_file(f.rootfs + kFolder + "/" + name,
+                          gcr::test::elf_with_needed(name, 4093, 4000));
+  }
+  const std::string budget = "over the image budget of 1024 string lookups in one library (" +
+                             kFolder + "/libneedy0.so.1)";
+  f.check_create(budget);
+  f.check_hook(budget);
+  f.check_container_starts();
+}

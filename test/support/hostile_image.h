@@ -1,0 +1,39 @@
+// Files a hostile image may hold to make the loader-cache readers work or allocate: built in
+// memory by the tests, small where the attack allows.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace gcr::test {
+
+// A new-format ld.so.cache of `entries` entries (x86-64 flags) whose keys and values all point
+// at one string of `length` bytes ("/" then 'a's), after the entry table: the file stays small
+// while the entries name entries x length x 2 bytes.
+[[nodiscard]] std::string ld_cache_sharing_one_string(std::size_t entries, std::size_t length);
+
+// A minimal x86-64 shared object (one PT_LOAD, a dynamic section) with soname `soname` and
+// `needed` DT_NEEDED entries that all name one string of `length` bytes.
+[[nodiscard]] std::string elf_with_needed(const std::string& soname, std::size_t needed,
+                                          std::size_t length);
+
+// A program's exit, output and cost: `cpu_seconds` its own user and system time (not its
+// children's), `max_rss_kb` the peak RSS of it or of any child it waited for, whichever is
+// higher (wait4's ru_maxrss).
+struct Measured {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+  double cpu_seconds = 0;
+  long max_rss_kb = 0;
+};
+
+// Runs argv[0] (a path) with argv[1..], `env` set on top of the test's environment and
+// `stdin_text` on its stdin, and measures it.
+[[nodiscard]] Measured run_measured(const std::vector<std::string>& argv,
+                                    const std::map<std::string, std::string>& env,
+                                    const std::string& stdin_text = "");
+
+}  // namespace gcr::test
