@@ -7,7 +7,9 @@
 #   3. every libFuzzer target for FUZZ_SECONDS (default 20) from its seed corpus;
 #   4. build the .deb (Debian's flags) and the .rpm (a Release build, -O3), both with warnings
 #      as errors, and exercise them (scripts/test-packages.sh: the .rpm in a throw-away root;
-#      the .deb upgraded, removed and purged on this machine).
+#      the .deb upgraded, removed and purged on this machine);
+#   5. every `sh` block of README.md as a user types it, in a fresh clone, with nothing of ours
+#      in the environment (scripts/test-readme.sh; blocks README marks are listed as skipped).
 # Each stage says how long it took.
 set -eu
 cd "$(dirname "$0")/.."
@@ -40,4 +42,7 @@ scripts/fuzz.sh "${FUZZ_SECONDS:-20}"
 
 stage "the packages"
 scripts/test-packages.sh
+
+stage "README's commands as a user types them"
+scripts/test-readme.sh
 stage "all passed"

@@ -1,0 +1,65 @@
+#!/bin/sh
+# Runs README's commands as a user types them: every fenced `sh` block, in README's order, in a
+# fresh clone of this checkout (no build output), each under `sh -eu` with nothing of ours in
+# its environment (env -i: a plain PATH, a HOME of its own). A block whose line above is
+# `<!-- readme-test: skip: REASON -->` is not run; usage synopses are fenced `text`, not `sh`.
+# Prints each block it ran or skipped (and why) with its README line; fails on the first block
+# that fails, showing what it printed. What the blocks install (the .deb, `cmake --install`) is
+# removed afterwards. Needs root: the blocks install packages and run containers.
+set -eu
+cd "$(dirname "$0")/.."
+README=$(pwd)/README.md
+WORK=$(mktemp -d /tmp/gcr-readme-XXXXXX)
+SRC=$WORK/gpu-container-runtime
+cleanup() {
+  if dpkg -s gpu-container-runtime >/dev/null 2>&1; then
+    DEBIAN_FRONTEND=noninteractive apt-get purge -y gpu-container-runtime >/dev/null 2>&1 || true
+  fi
+  if [ -f "$SRC/build/install_manifest.txt" ]; then
+    xargs rm -f <"$SRC/build/install_manifest.txt"
+  fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+git clone -q "$(pwd)" "$SRC"
+mkdir -p "$WORK/blocks" "$WORK/home"
+
+# One file per block, named by the README line of its opening fence; a skipped block's file
+# holds the reason. A fenced block's indentation (inside a list item) is taken off its lines.
+awk -v dir="$WORK/blocks" '
+  function name(n) { return sprintf("%s/%05d", dir, n) }
+  in_block && $0 ~ "^" indent "```[ \t]*$" { in_block = 0; close(file); next }
+  in_block { sub("^" indent, ""); print > file; next }
+  /^[ \t]*```sh[ \t]*$/ {
+    indent = $0; sub(/```sh[ \t]*$/, "", indent)
+    if (skip != "") { print skip > (name(NR) ".skip"); close(name(NR) ".skip") }
+    file = name(NR) ".sh"; printf "" > file; in_block = 1; skip = ""; next
+  }
+  /<!-- readme-test: skip: .* -->/ {
+    skip = $0; sub(/.*<!-- readme-test: skip: /, "", skip); sub(/ -->.*/, "", skip); next
+  }
+  NF { skip = "" }
+' "$README"
+
+ran=0
+skipped=0
+for block in "$WORK"/blocks/*.sh; do
+  line=$(basename "$block" .sh | sed 's/^0*//')
+  if [ -f "${block%.sh}.skip" ]; then
+    echo "test-readme: skipped README line $line: $(cat "${block%.sh}.skip")"
+    skipped=$((skipped + 1))
+    continue
+  fi
+  started=$(date +%s)
+  if ! (cd "$SRC" && env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    HOME="$WORK/home" LANG=C.UTF-8 sh -eu "$block" </dev/null >"$WORK/out" 2>&1); then
+    cat "$WORK/out" >&2
+    echo "test-readme: FAIL: README line $line:" >&2
+    sed 's/^/  /' "$block" >&2
+    exit 1
+  fi
+  echo "test-readme: ran README line $line in $(($(date +%s) - started)) s: $(head -n 1 "$block")"
+  ran=$((ran + 1))
+done
+[ "$ran" -gt 0 ] || { echo "test-readme: FAIL: no sh block found in README.md" >&2; exit 1; }
+echo "test-readme: $ran README blocks ran, $skipped skipped (reasons above)"
