@@ -30,6 +30,17 @@ std::vector<std::string> ancestors(const std::string& path) {
   return out;
 }
 
+// A symlink someone other than root could replace: not root's, in a directory group or others
+// may write (a sticky one such as /tmp, where only an entry's owner can replace it; any other
+// such directory is refused by itself).
+Status replaceable_link(const std::string& link, const struct stat& st) {
+  if (st.st_uid == 0) return {};
+  struct stat dir {};
+  if (::stat(dirname_of(link).c_str(), &dir) == 0 && (dir.st_mode & (S_IWGRP | S_IWOTH)) == 0)
+    return {};
+  return Error{"a symlink not owned by root in a directory others can write (" + link + ")"};
+}
+
 }  // namespace
 
 Status owned_by_root_only(const struct stat& st, uid_t also_owner) {
@@ -66,7 +77,10 @@ Status TrustCheck::directory(const std::string& path) {
     verdict = Error{errno_text(errno) + " (" + path + ")"};
   } else if (S_ISLNK(st.st_mode) || (path != "/" && clean_path(path) != path)) {
     const std::string real = real_path(path);
-    verdict = real.empty() ? Error{errno_text(errno) + " (" + path + ")"} : real_chain(real, true);
+    verdict = S_ISLNK(st.st_mode) ? replaceable_link(path, st) : Status{};
+    if (verdict)
+      verdict =
+          real.empty() ? Error{errno_text(errno) + " (" + path + ")"} : real_chain(real, true);
     if (verdict) real_names_[path] = real;
   } else if (!S_ISDIR(st.st_mode)) {
     verdict = Error{"not a directory (" + path + ")"};
@@ -91,7 +105,10 @@ Status TrustCheck::file(const std::string& path, struct stat& st) {
   }
   // A name that is no symlink, in its directory's real name, is its real path.
   const std::string in_real = in_directory(real_names_.at(dirname_of(cleaned)), cleaned);
-  if (::lstat(in_real.c_str(), &st) == 0 && !S_ISLNK(st.st_mode)) return entry(in_real, st);
+  if (::lstat(in_real.c_str(), &st) == 0) {
+    if (!S_ISLNK(st.st_mode)) return entry(in_real, st);
+    if (auto s = replaceable_link(in_real, st); !s) return s;
+  }
   const std::string real = real_path(cleaned);
   if (real.empty()) return Error{errno_text(errno) + " (" + path + ")"};
   if (real != cleaned) {

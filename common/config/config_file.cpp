@@ -43,9 +43,15 @@ Result<Config> load_config_file(const std::string& path) {
     return Error{"config: " + e.message + " (" + path + ")"};
   };
   struct stat st {};
+  // The configuration decides what runs as root: as root, only root may write it or replace it
+  // on its way (every directory and symlink of the path, as for the programs we run); else root
+  // or whoever runs us may write the file.
+  if (::geteuid() == 0) {
+    if (auto s = TrustCheck().file(path, st); !s)
+      return Error{"config: refused: " + s.error().message};
+  }
   auto text = read_regular_file(path, kMaxConfigBytes, st);
   if (!text) return fail(text.error());
-  // The configuration decides what runs as root: only root (or whoever runs us) may write it.
   if (auto s = owned_by_root_only(st, ::geteuid()); !s) return fail(s.error().wrap("refused"));
   auto doc = parse_config_text(path, *text);
   if (!doc) return fail(doc.error());

@@ -1,8 +1,12 @@
 #include "injection/policy.h"
 
 #include <algorithm>
+#include <set>
+#include <utility>
 
+#include "base/text.h"
 #include "driver/files.h"
+#include "hooks/container_hooks.h"
 #include "vocabulary/capabilities.h"
 
 namespace gcr {
@@ -13,6 +17,43 @@ bool allowed(const std::string& container_path, const CapabilitySet& supported) 
   if (!needs) return true;
   return std::any_of(kAllCapabilities.begin(), kAllCapabilities.end(),
                      [&](Capability c) { return needs->has(c) && supported.has(c); });
+}
+
+// "libGLX_nvidia.so.550.54.15" -> "libGLX_nvidia.so": the library a file or a link names,
+// whatever version suffix it carries.
+std::string library_stem(const std::string& name) {
+  const auto at = name.find(".so");
+  return at == std::string::npos ? name : name.substr(0, at + 3);
+}
+
+// A withheld file's directory and library: the links hooks would make to it (or to its
+// soname) there would dangle.
+using WithheldLibrary = std::pair<std::string, std::string>;
+
+bool links_to_withheld(const std::string& spec, const std::set<WithheldLibrary>& withheld) {
+  auto link = parse_link_spec(spec);
+  if (!link) return false;
+  const std::string target =
+      link->target.front() == '/' ? link->target : dirname_of(link->link) + "/" + link->target;
+  return withheld.count({dirname_of(target), library_stem(basename_of(target))}) != 0;
+}
+
+// Takes `--link TARGET::LINK` pairs whose target is a withheld file out of every hook.
+void drop_links_to_withheld(std::vector<Hook>& hooks, const std::vector<std::string>& paths) {
+  std::set<WithheldLibrary> withheld;
+  for (const auto& p : paths) withheld.insert({dirname_of(p), library_stem(basename_of(p))});
+  for (auto& hook : hooks) {
+    std::vector<std::string> kept;
+    for (std::size_t i = 0; i < hook.args.size(); ++i) {
+      if (hook.args[i] == "--link" && i + 1 < hook.args.size() &&
+          links_to_withheld(hook.args[i + 1], withheld)) {
+        ++i;
+        continue;
+      }
+      kept.push_back(hook.args[i]);
+    }
+    hook.args = std::move(kept);
+  }
 }
 
 }  // namespace
@@ -36,6 +77,7 @@ void withhold_unsupported_capabilities(ContainerEdits& edits,
     return drop;
   });
   if (withheld.empty()) return;
+  drop_links_to_withheld(edits.hooks, withheld);
   std::string list;
   for (const auto& w : withheld) list += (list.empty() ? "" : ", ") + w;
   logger.warning(

@@ -16,7 +16,8 @@
 namespace gcr {
 
 // Removes the mounts and device nodes that only capabilities outside `supported` bring
-// (driver/files.h decides which file belongs to which); says what it withheld in the log.
+// (driver/files.h decides which file belongs to which), and the hooks' links to them, which
+// would dangle; says what it withheld in the log.
 void withhold_unsupported_capabilities(ContainerEdits& edits,
                                        const std::vector<std::string>& supported,
                                        const Logger& logger);

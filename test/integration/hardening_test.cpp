@@ -265,6 +265,15 @@ TEST_CASE("supported-capabilities holds for CDI names as it does for IDs") {
     }
   }
   CHECK(has(f.mount_destinations(), kLib + "libcuda.so." + kVersion));
+  // The spec's hook makes no link to a withheld library (libGLX_indirect.so.0 would dangle),
+  // and keeps the others.
+  std::string links;
+  const Json spec = f.spec();
+  for (const auto& hook : spec["hooks"]["createContainer"]) {
+    for (const auto& arg : hook["args"]) links += arg.get<std::string>() + " ";
+  }
+  CHECK(links.find("libGLX") == std::string::npos);
+  CHECK(links.find("libcuda.so.1::" + kLib + "libcuda.so ") != std::string::npos);
 }
 
 TEST_CASE(
@@ -320,6 +329,30 @@ TEST_CASE(
   CHECK(open.exit_code == 1);
   CHECK(open.err ==
         "gpu-ctk: config: refused: writable by group or others (" + f.path("open.toml") + ")\n");
+  // A root-owned configuration whose directory others can write, or reached through a symlink
+  // someone else owns in a sticky directory: whoever can replace it there would decide.
+  const auto check = [](const std::string& file) {
+    return gcr::test::run({gcr::test::built("gpu-ctk"), "config", "check", file});
+  };
+  gcr::test::make_dirs(f.path("shared"));
+  REQUIRE(::chmod(f.path("shared").c_str(), 0777) == 0);
+  gcr::test::write_file(f.path("shared/c.toml"), "[runtime]\nlog-level = \"info\"\n");
+  const auto shared = check(f.path("shared/c.toml"));
+  CHECK(shared.exit_code == 1);
+  CHECK(shared.err ==
+        "gpu-ctk: config: refused: writable by group or others (" + f.path("shared") + ")\n");
+  gcr::test::make_dirs(f.path("sticky"));
+  REQUIRE(::chmod(f.path("sticky").c_str(), 01777) == 0);
+  gcr::test::make_symlink(f.path("rt.toml"), f.path("sticky/theirs.toml"));
+  REQUIRE(::lchown(f.path("sticky/theirs.toml").c_str(), 1000, 1000) == 0);
+  const auto theirs = check(f.path("sticky/theirs.toml"));
+  CHECK(theirs.exit_code == 1);
+  CHECK(theirs.err ==
+        "gpu-ctk: config: refused: a symlink not owned by root in a directory "
+        "others can write (" +
+            f.path("sticky/theirs.toml") + ")\n");
+  gcr::test::make_symlink(f.path("rt.toml"), f.path("sticky/roots.toml"));
+  CHECK(check(f.path("sticky/roots.toml")).exit_code == 0);
 }
 
 TEST_CASE("destinations: the container's own mount wins over the driver's file") {
