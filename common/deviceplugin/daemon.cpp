@@ -157,6 +157,10 @@ class ResourcePlugin {
                   ? std::optional<std::pair<dev_t, ino_t>>({st.st_dev, st.st_ino})
                   : std::nullopt;
     logger_.info("serving " + dir_ + "/" + socket_);
+    // Served now (SIGHUP, or a removal long after the last serve): a serve or registration
+    // retry still due would serve or register a second time.
+    pending_serve_ = false;
+    next_due_.reset();
     backoff_ = kFirstRetry;
     try_register();
   }
@@ -356,7 +360,8 @@ class Plugin {
       if (at && (!next || *at < *next)) next = at;
     }
     if (!next) return -1;
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*next - Clock::now());
+    // Rounded up: a timeout rounded down to 0 would poll again and again until the time comes.
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(*next - Clock::now());
     return static_cast<int>(std::max<std::int64_t>(0, left.count()));
   }
 

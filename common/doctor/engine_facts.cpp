@@ -67,7 +67,7 @@ std::string kubelet_lacks_cdi_devices(const Release& kubelet, const std::string&
   const Json* gate = gates != nullptr ? member(*gates, "DevicePluginCDIDevices") : nullptr;
   if (gate != nullptr && gate->is_boolean() && gate->get<bool>()) return "";
   return "kubelet 1.28 passes CDI devices only with the DevicePluginCDIDevices feature gate, "
-         "which its configuration does not turn on";
+         "which its configuration file does not turn on (a --feature-gates flag is not seen)";
 }
 
 Result<EngineFacts> docker_facts(const std::string& daemon_json) {

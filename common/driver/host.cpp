@@ -90,8 +90,9 @@ bool is_library_directory(const std::string& dir) {
 // Where no library the driver root's loader configuration names is taken from, whatever it
 // says: configuration, pseudo filesystems, homes, temporary and boot files.
 bool is_system_directory(const std::string& dir) {
+  if (dir == "/") return true;
   for (const char* base : {"/etc", "/proc", "/sys", "/dev", "/root", "/home", "/tmp", "/var/tmp",
-                           "/boot", "/run/user"}) {
+                           "/boot", "/run", "/bin", "/sbin", "/usr/bin", "/usr/sbin"}) {
     if (path_is_under(dir, base)) return true;
   }
   return false;
@@ -382,7 +383,8 @@ Result<std::vector<DriverLibrary>> DriverHost::libraries_from_cache(
         note("refused " + driver_path(*resolved) +
              " from the driver root's ld.so.cache: not in a library directory (/lib, /usr/lib, "
              "/usr/local/lib and their variants, or one the root's etc/ld.so.conf names outside "
-             "/etc, /proc, /sys, /dev, /root, /home, /tmp and /boot)");
+             "/ itself, /etc, /proc, /sys, /dev, /root, /home, /tmp, /var/tmp, /boot, /run and "
+             "the bin and sbin directories)");
         continue;
       }
       if (!vet(driver_path(*resolved), S_IFREG)) continue;
@@ -478,7 +480,8 @@ std::vector<HostFile> DriverHost::binaries(const CapabilitySet& caps) {
     // A wrapper script (Ubuntu's /usr/bin/nvidia-smi running /usr/local/nvidia/bin/nvidia-smi)
     // would fail in the container: the driver's own program is looked for beside its libraries.
     if (!found || elf_arch(found->host_path) == LibArch::kOther) {
-      if (auto beside = find_program(name, driver_binary_directories())) found = beside;
+      auto beside = find_program(name, driver_binary_directories());
+      if (beside && (!found || elf_arch(beside->host_path) != LibArch::kOther)) found = beside;
     }
     if (found) out.push_back(std::move(*found));
   }
