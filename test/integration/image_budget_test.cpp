@@ -21,6 +21,14 @@ namespace {
 
 constexpr long kMaxRssKb = 64 * 1024;
 constexpr double kMaxCpuSeconds = 1.0;
+// Peak RSS is the budget's measure in a plain build. Under AddressSanitizer it is mostly the
+// sanitizer's own shadow memory and quarantine (about 450 MB for any of these runs), so only
+// the plain build checks it; the sanitizer build still runs every path for memory errors.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kRssIsTheImages = false;
+#else
+constexpr bool kRssIsTheImages = true;
+#endif
 const std::string kFolder = "/usr/lib/x86_64-linux-gnu";
 
 struct BudgetFixture : gcr::test::GpuFixture {
@@ -59,7 +67,7 @@ struct BudgetFixture : gcr::test::GpuFixture {
     MESSAGE("shim create: " << m.max_rss_kb << " KB peak RSS, " << m.cpu_seconds << " s CPU");
     CHECK(m.exit_code == 0);
     CHECK(m.err == "");
-    CHECK(m.max_rss_kb < kMaxRssKb);
+    if (kRssIsTheImages) CHECK(m.max_rss_kb < kMaxRssKb);
     CHECK(m.cpu_seconds < kMaxCpuSeconds);
     CHECK(logged("the loader cache is left to the hook: ", budget));
     CHECK(spec()["hooks"]["createContainer"].size() == 1);
@@ -77,7 +85,7 @@ struct BudgetFixture : gcr::test::GpuFixture {
                      << " s CPU (without)");
     CHECK(m.exit_code == 0);
     CHECK(m.err == "gpu-ctk hook: warning: the loader cache is left to ldconfig: " + budget + "\n");
-    CHECK(m.max_rss_kb < kMaxRssKb);
+    if (kRssIsTheImages) CHECK(m.max_rss_kb < kMaxRssKb);
     CHECK(m.cpu_seconds < kMaxCpuSeconds);
   }
 
