@@ -8,7 +8,6 @@
 # removed afterwards. Needs root: the blocks install packages and run containers.
 set -eu
 cd "$(dirname "$0")/.."
-README=$(pwd)/README.md
 WORK=$(mktemp -d /tmp/gcr-readme-XXXXXX)
 SRC=$WORK/gpu-container-runtime
 cleanup() {
@@ -22,6 +21,7 @@ cleanup() {
 }
 trap cleanup EXIT
 git clone -q "$(pwd)" "$SRC"
+README=$SRC/README.md  # the blocks of the clone they run in
 mkdir -p "$WORK/blocks" "$WORK/home"
 
 # One file per block, named by the README line of its opening fence; a skipped block's file

@@ -70,6 +70,12 @@ std::string kubelet_lacks_cdi_devices(const Release& kubelet, const std::string&
          "which its configuration file does not turn on (a --feature-gates flag is not seen)";
 }
 
+std::string containerd_lacks_cdi_devices(const Release& containerd) {
+  if (containerd >= Release{1, 7}) return "";
+  return "containerd " + std::to_string(containerd.major) + "." + std::to_string(containerd.minor) +
+         " does not apply CDI devices (1.7 does, with enable_cdi = true)";
+}
+
 Result<EngineFacts> docker_facts(const std::string& daemon_json) {
   auto doc = parse_json_strict(daemon_json);
   if (!doc) return doc.error();

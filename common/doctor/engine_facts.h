@@ -56,5 +56,8 @@ struct Release {
 // (`featureGates`), never before. "" when it does, else why not.
 [[nodiscard]] std::string kubelet_lacks_cdi_devices(const Release& kubelet,
                                                     const std::string& kubelet_yaml);
+// Whether containerd applies CDI devices from the CRI: from 1.7 on (with enable_cdi). "" when
+// it does, else why not.
+[[nodiscard]] std::string containerd_lacks_cdi_devices(const Release& containerd);
 
 }  // namespace gcr

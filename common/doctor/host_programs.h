@@ -10,4 +10,8 @@ namespace gcr {
 
 [[nodiscard]] Result<std::string> program_in_path(const std::string& name);
 
+// What `program --version` prints (minimal environment, 10 s, 64 KiB at most); an error when it
+// does not run or exits non-zero.
+[[nodiscard]] Result<std::string> program_version(const std::string& program);
+
 }  // namespace gcr

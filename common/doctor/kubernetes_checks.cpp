@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "base/child_process.h"
 #include "base/fs.h"
 #include "base/text.h"
 #include "doctor/engine_facts.h"
@@ -63,17 +62,13 @@ bool has_prefix_for(const std::vector<std::string>& prefixes, const std::string&
                      [&](const std::string& p) { return key.rfind(p, 0) == 0; });
 }
 
-constexpr std::size_t kMaxVersionOutput = 64 * 1024;
 constexpr std::size_t kMaxKubeletConfig = 1 << 20;
 
 // What `<name> --version` prints; an error when it is not installed here or does not answer.
 Result<std::string> version_output(const std::string& name) {
   auto program = program_in_path(name);
   if (!program) return program.error();
-  auto out = run_child({*program, "--version"}, minimal_environment(), 10, kMaxVersionOutput);
-  if (!out) return out.error();
-  if (out->exit_code != 0) return Error{*program + " --version failed"};
-  return out->out;
+  return program_version(*program);
 }
 
 // Why the node's kubelet or containerd would drop the cdi_devices the plugin hands out: a
@@ -88,11 +83,8 @@ std::string cdi_cri_gap(const DoctorOptions& options) {
     if (!why.empty()) return why;
   }
   if (auto containerd = version_output("containerd")) {
-    auto release = containerd_release(*containerd);
-    if (release && *release < Release{1, 7}) {
-      return "containerd " + std::to_string(release->major) + "." + std::to_string(release->minor) +
-             " does not apply CDI devices (1.7 does, with enable_cdi = true)";
-    }
+    if (auto release = containerd_release(*containerd))
+      return containerd_lacks_cdi_devices(*release);
   }
   return "";
 }

@@ -2,11 +2,11 @@
 
 #include <cstdlib>
 
-#include "base/child_process.h"
 #include "base/fs.h"
 #include "base/text.h"
 #include "base/trust.h"
 #include "config/config_file.h"
+#include "doctor/host_programs.h"
 #include "hooks/container_hooks.h"
 #include "oci/runtime_lookup.h"
 
@@ -28,13 +28,13 @@ std::optional<std::string> check_low_level_runtime(const Config& config, Finding
                   "apt install runc (or name its path in [runtime] runtimes)");
     return std::nullopt;
   }
-  auto version = run_child({*runtime, "--version"}, minimal_environment(), 10, 64 * 1024);
-  if (!version || version->exit_code != 0) {
+  auto version = program_version(*runtime);
+  if (!version) {
     findings.fail(kArea, "the low-level runtime does not run `--version`", *runtime,
                   "reinstall it, or name another in [runtime] runtimes");
     return std::nullopt;
   }
-  findings.ok(kArea, "low-level runtime " + first_line(version->out), *runtime);
+  findings.ok(kArea, "low-level runtime " + first_line(*version), *runtime);
   return *runtime;
 }
 

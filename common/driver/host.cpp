@@ -54,6 +54,17 @@ std::vector<std::string> list_dir(const std::string& path) {
   return names;
 }
 
+// Whether a file starts with the ELF magic: a program, not a script.
+bool is_elf(const std::string& host_path) {
+  Fd fd(::open(host_path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+  char magic[4] = {};
+  return fd.valid() && ::read(fd.get(), magic, sizeof magic) == 4 &&
+         std::memcmp(magic,
+                     "\x7f"
+                     "ELF",
+                     4) == 0;
+}
+
 // The ELF class and machine of a file: x86_64 -> k64, i386 -> k32.
 LibArch elf_arch(const std::string& host_path) {
   Fd fd(::open(host_path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
@@ -380,14 +391,13 @@ Result<std::vector<DriverLibrary>> DriverHost::libraries_from_cache(
       auto resolved = resolve_in_root(roots_.root, entry.path);
       if (!resolved || basename_of(*resolved) != prefix + "." + version) continue;
       if (!accepted_library_directory(dirname_of(*resolved))) {
-        note("refused " + driver_path(*resolved) +
-             " from the driver root's ld.so.cache: not in a library directory (/lib, /usr/lib, "
-             "/usr/local/lib and their variants, or one the root's etc/ld.so.conf names outside "
-             "/ itself, /etc, /proc, /sys, /dev, /root, /home, /tmp, /var/tmp, /boot, /run and "
-             "the bin and sbin directories)");
+        refuse_library(prefix, driver_path(*resolved) +
+                                   " from the driver root's ld.so.cache: not in a library "
+                                   "directory (a standard one, or one the root's "
+                                   "etc/ld.so.conf names outside the system directories)");
         continue;
       }
-      if (!vet(driver_path(*resolved), S_IFREG)) continue;
+      if (!vet_library(prefix, driver_path(*resolved))) continue;
       chosen[prefix] = DriverLibrary{{*resolved, driver_path(*resolved)}, prefix};
     }
   }
@@ -429,7 +439,7 @@ std::vector<DriverLibrary> DriverHost::libraries_from_dirs(const std::vector<std
                                           : std::span<const std::string_view>(kLibDirs32)) {
       struct stat st {};
       auto found = find_file(std::string(dir), prefix + "." + version, st);
-      if (!found || !vet(driver_path(*found), S_IFREG)) continue;
+      if (!found || !vet_library(prefix, driver_path(*found))) continue;
       // /usr/lib and /lib hold either word size; the other directories hold one.
       if ((dir == "/usr/lib" || dir == "/lib") && elf_arch(driver_path(*found)) != arch) continue;
       out.push_back(DriverLibrary{{*found, driver_path(*found)}, prefix});
@@ -456,16 +466,17 @@ Result<std::vector<DriverLibrary>> DriverHost::libraries(const CapabilitySet& ca
   return libs;
 }
 
-std::optional<HostFile> DriverHost::find_program(const std::string& name,
-                                                 const std::vector<BinaryDirectory>& dirs) {
-  std::optional<HostFile> script;
+std::optional<DriverHost::Program> DriverHost::find_program(
+    const std::string& name, const std::vector<BinaryDirectory>& dirs) {
+  std::optional<Program> script;
   for (const auto& d : dirs) {
     struct stat st {};
     auto found = find_file(d.dir, name, st);
     if (!found || !vet(driver_path(*found), S_IFREG) || (st.st_mode & 0111) == 0) continue;
-    HostFile file{d.container_dir + "/" + name, driver_path(*found)};
-    if (elf_arch(file.host_path) != LibArch::kOther) return file;
-    if (!script) script = std::move(file);
+    Program program{{d.container_dir + "/" + name, driver_path(*found)}, false};
+    program.elf = is_elf(program.file.host_path);
+    if (program.elf) return program;
+    if (!script) script = std::move(program);
   }
   return script;
 }
@@ -478,12 +489,13 @@ std::vector<HostFile> DriverHost::binaries(const CapabilitySet& caps) {
   for (const auto& name : binary_names(caps)) {
     auto found = find_program(name, standard);
     // A wrapper script (Ubuntu's /usr/bin/nvidia-smi running /usr/local/nvidia/bin/nvidia-smi)
-    // would fail in the container: the driver's own program is looked for beside its libraries.
-    if (!found || elf_arch(found->host_path) == LibArch::kOther) {
+    // would fail in the container: the driver's own program beside its libraries replaces it.
+    // Only then is the driver root's loader configuration read.
+    if (found && !found->elf) {
       auto beside = find_program(name, driver_binary_directories());
-      if (beside && (!found || elf_arch(beside->host_path) != LibArch::kOther)) found = beside;
+      if (beside && beside->elf) found = beside;
     }
-    if (found) out.push_back(std::move(*found));
+    if (found) out.push_back(std::move(found->file));
   }
   return out;
 }
@@ -550,14 +562,35 @@ std::vector<DriverHost::BinaryDirectory> DriverHost::driver_binary_directories()
   return dirs;
 }
 
-bool DriverHost::vet(const std::string& host_path, mode_t type) {
+Status DriverHost::verdict(const std::string& host_path, mode_t type) {
   struct stat st {};
   Status verdict = trust_.file(host_path, st);
   if (verdict && (st.st_mode & S_IFMT) != type) verdict = Error{"not of the expected type"};
   if (verdict && S_ISREG(st.st_mode)) verdict = check_regular_source(host_path, st);
-  if (verdict) return true;
-  note("refused " + host_path + ": " + verdict.error().message);
-  return false;
+  return verdict;
+}
+
+bool DriverHost::vet(const std::string& host_path, mode_t type) {
+  auto v = verdict(host_path, type);
+  if (!v) note("refused " + host_path + ": " + v.error().message);
+  return v.ok();
+}
+
+bool DriverHost::vet_library(const std::string& prefix, const std::string& host_path) {
+  auto v = verdict(host_path, S_IFREG);
+  if (!v) refuse_library(prefix, host_path + ": " + v.error().message);
+  return v.ok();
+}
+
+void DriverHost::refuse_library(const std::string& prefix, const std::string& why) {
+  const std::string line = "refused " + why;
+  note(line);
+  refusals_[prefix] = line;
+}
+
+std::optional<std::string> DriverHost::refusal(const std::string& prefix) const {
+  const auto it = refusals_.find(prefix);
+  return it == refusals_.end() ? std::nullopt : std::optional<std::string>(it->second);
 }
 
 void DriverHost::note(std::string what) {

@@ -99,7 +99,8 @@ class DriverHost {
   // a device the driver does not list): one line each, for the caller to log.
   void note(std::string what);
   [[nodiscard]] std::vector<std::string> take_notes();
-  [[nodiscard]] const std::vector<std::string>& notes() const { return notes_; }
+  // Why discovery refused a library of `prefix` ("libcuda.so") it found, if it did.
+  [[nodiscard]] std::optional<std::string> refusal(const std::string& prefix) const;
 
   // Where dev-root's files are, for messages and for tools that read them directly.
   [[nodiscard]] std::string dev_path(const std::string& in_root) const;
@@ -111,6 +112,10 @@ class DriverHost {
   // (base/trust.h), it has `type`, and a regular file is of sane size and not a hard link. A
   // refusal is noted.
   bool vet(const std::string& host_path, mode_t type);
+  Status verdict(const std::string& host_path, mode_t type);
+  // vet() for a library of `prefix`, the refusal kept for refusal().
+  bool vet_library(const std::string& prefix, const std::string& host_path);
+  void refuse_library(const std::string& prefix, const std::string& why);
   // An in-root directory resolved inside the root and listed, once.
   struct Listing {
     std::string resolved;  // in-root path without symlinks; "" for the root
@@ -140,9 +145,13 @@ class DriverHost {
   // The `bin` beside each configured library directory outside the usual ones
   // (/usr/local/nvidia/bin beside /usr/local/nvidia/lib64), injected under /usr/bin.
   std::vector<BinaryDirectory> driver_binary_directories();
+  struct Program {
+    HostFile file;
+    bool elf = false;  // a program, not a script
+  };
   // The first executable `name` in `dirs` that is a program (ELF); else the first script.
-  std::optional<HostFile> find_program(const std::string& name,
-                                       const std::vector<BinaryDirectory>& dirs);
+  std::optional<Program> find_program(const std::string& name,
+                                      const std::vector<BinaryDirectory>& dirs);
   Result<std::vector<DriverLibrary>> libraries_from_cache(const std::vector<std::string>& prefixes,
                                                           LibArch arch, const std::string& version);
   std::vector<DriverLibrary> libraries_from_dirs(const std::vector<std::string>& prefixes,
@@ -158,6 +167,7 @@ class DriverHost {
   std::map<std::string, Listing> listings_;
   TrustCheck trust_;
   std::vector<std::string> notes_;
+  std::map<std::string, std::string> refusals_;  // by library prefix
 };
 
 }  // namespace gcr

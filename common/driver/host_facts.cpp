@@ -22,11 +22,9 @@ namespace {
 // one if it noted any.
 std::string missing_library(const DriverHost& host, const std::string& prefix,
                             const std::string& version) {
-  std::string why = "no " + prefix + "." + version + " in the driver root";
-  for (const auto& note : host.notes()) {
-    if (note.find("/" + prefix + ".") != std::string::npos) return why + ": " + note;
-  }
-  return why;
+  const std::string why = "no " + prefix + "." + version + " in the driver root";
+  const auto refused = host.refusal(prefix);
+  return refused ? why + ": " + *refused : why;
 }
 
 }  // namespace

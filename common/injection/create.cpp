@@ -20,8 +20,7 @@ std::size_t array_size(const Json& spec, const Json::json_pointer& at) {
 // What was asked: the driver capabilities apply to GPUs named by ID (and to `none`); a CDI
 // device brings whatever its spec's edits hold, which the capabilities do not filter.
 std::string requested(const GpuRequest& request) {
-  const bool by_id = request.all || !request.device_ids.empty() || request.no_gpu();
-  std::string what = by_id ? request.capabilities.to_string() : "";
+  std::string what = request.live() ? request.capabilities.to_string() : "";
   if (!request.cdi_names.empty()) {
     what += (what.empty() ? "" : "; ") + std::string("CDI devices ") +
             join(request.cdi_names, ",") + ", with their specs' edits";

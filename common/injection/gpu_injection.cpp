@@ -69,8 +69,7 @@ Status check_cdi_only_requirements(const GpuRequest& request, const InjectionSou
 Result<Json> inject_gpus(const Json& spec, const GpuRequest& request, const Config& config,
                          const InjectionSources& sources) {
   ContainerEdits edits;
-  const bool live = request.all || !request.device_ids.empty() || request.no_gpu();
-  if (live) {
+  if (request.live()) {
     auto part = live_part(request, config, sources);
     if (!part) return part.error();
     edits.append(*part);

@@ -37,6 +37,8 @@ struct GpuRequest {
 
   // "none": the driver's files but no GPU.
   [[nodiscard]] bool no_gpu() const { return !all && device_ids.empty() && cdi_names.empty(); }
+  // Something resolved from the live driver, to which the capabilities apply: all, IDs or none.
+  [[nodiscard]] bool live() const { return all || !device_ids.empty() || no_gpu(); }
 };
 
 // nullopt when the container asks for nothing (runc then runs as if the shim were absent).

@@ -265,15 +265,18 @@ TEST_CASE("supported-capabilities holds for CDI names as it does for IDs") {
     }
   }
   CHECK(has(f.mount_destinations(), kLib + "libcuda.so." + kVersion));
-  // The spec's hook makes no link to a withheld library (libGLX_indirect.so.0 would dangle),
-  // and keeps the others.
-  std::string links;
+  // The spec's hook makes no link to a withheld library (the GLX and optical-flow links would
+  // dangle), and keeps exactly the others: libcuda's, in both library folders.
+  std::vector<std::string> links;
   const Json spec = f.spec();
   for (const auto& hook : spec["hooks"]["createContainer"]) {
-    for (const auto& arg : hook["args"]) links += arg.get<std::string>() + " ";
+    const Json& args = hook["args"];
+    for (std::size_t i = 0; i + 1 < args.size(); ++i) {
+      if (args[i] == "--link") links.push_back(args[i + 1].get<std::string>());
+    }
   }
-  CHECK(links.find("libGLX") == std::string::npos);
-  CHECK(links.find("libcuda.so.1::" + kLib + "libcuda.so ") != std::string::npos);
+  CHECK(links == std::vector<std::string>{"libcuda.so.1::" + kLib + "libcuda.so",
+                                          "libcuda.so.1::/usr/lib/i386-linux-gnu/libcuda.so"});
 }
 
 TEST_CASE(

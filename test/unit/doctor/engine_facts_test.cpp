@@ -107,4 +107,8 @@ TEST_CASE("kubelet and containerd releases; which kubelets pass CDI devices") {
   CHECK(gcr::kubelet_lacks_cdi_devices({1, 28}, "a: [\n") != "");
   CHECK(gcr::kubelet_lacks_cdi_devices({1, 29}, "") == "");
   CHECK(gcr::kubelet_lacks_cdi_devices({2, 0}, "") == "");
+  CHECK(gcr::containerd_lacks_cdi_devices({1, 6}) ==
+        "containerd 1.6 does not apply CDI devices (1.7 does, with enable_cdi = true)");
+  CHECK(gcr::containerd_lacks_cdi_devices({1, 7}) == "");
+  CHECK(gcr::containerd_lacks_cdi_devices({2, 1}) == "");
 }

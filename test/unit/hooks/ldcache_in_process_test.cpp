@@ -41,8 +41,8 @@ TEST_CASE("a cache whose names the loader cannot order is left to ldconfig") {
 }
 
 TEST_CASE("the crashing input of the ldcache fuzz target is left to ldconfig") {
-  auto plan =
-      plan_with_cache(gcr::test::read_file(gcr::test::test_source("data/ldcache/order-crash.bin")));
+  auto plan = plan_with_cache(
+      gcr::test::read_file(gcr::test::test_source("fuzz/corpus/ldcache/order-crash.bin")));
   REQUIRE_FALSE(plan.ok());
   CHECK(plan.error().message.find("cannot order") != std::string::npos);
 }

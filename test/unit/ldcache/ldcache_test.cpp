@@ -213,7 +213,7 @@ TEST_CASE("loader_orders: a digit run above INT_MAX is one the loader cannot ord
 
 TEST_CASE("the fuzz target's crash (names with long runs of 7s) sorts in a consistent order") {
   const std::string data =
-      gcr::test::read_file(gcr::test::test_source("data/ldcache/order-crash.bin"));
+      gcr::test::read_file(gcr::test::test_source("fuzz/corpus/ldcache/order-crash.bin"));
   gcr::ImageBudget budget;
   auto cache = gcr::read_ld_cache(data, budget, "ld.so.cache");
   REQUIRE(cache.ok());
