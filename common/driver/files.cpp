@@ -16,20 +16,21 @@ constexpr std::string_view kComputeLibs[] = {"libcuda.so",
                                              "libnvidia-gpucomp.so",
                                              "libnvidia-ptxjitcompiler.so",
                                              "libnvidia-fatbinaryloader.so",
-                                             "libnvidia-allocator.so",
                                              "libnvidia-compiler.so",
                                              "libnvidia-pkcs11.so",
                                              "libnvidia-pkcs11-openssl3.so",
                                              "libnvidia-nvvm.so",
                                              "libnvidia-tileiras.so"};
-constexpr std::string_view kVideoLibs[] = {"libvdpau_nvidia.so", "libnvidia-encode.so",
-                                           "libnvidia-opticalflow.so", "libnvcuvid.so"};
+// GBM's allocator serves CUDA interop and the GBM backend (gbm/nvidia-drm_gbm.so) alike.
+constexpr std::string_view kComputeAndGraphicsLibs[] = {"libnvidia-allocator.so"};
+constexpr std::string_view kVideoLibs[] = {"libnvidia-encode.so", "libnvidia-opticalflow.so",
+                                           "libnvcuvid.so"};
 constexpr std::string_view kGraphicsLibs[] = {
     "libnvidia-eglcore.so",   "libnvidia-glcore.so", "libnvidia-tls.so",
     "libnvidia-glsi.so",      "libnvidia-fbc.so",    "libnvidia-ifr.so",
     "libnvidia-rtcore.so",    "libnvoptix.so",       "libGLX_nvidia.so",
     "libEGL_nvidia.so",       "libGLESv2_nvidia.so", "libGLESv1_CM_nvidia.so",
-    "libnvidia-glvkspirv.so", "libnvidia-cbl.so"};
+    "libnvidia-glvkspirv.so", "libnvidia-cbl.so",    "libnvidia-vulkan-producer.so"};
 constexpr std::string_view kNgxLibs[] = {"libnvidia-ngx.so"};
 constexpr std::string_view kUtilityBinaries[] = {"nvidia-smi", "nvidia-debugdump",
                                                  "nvidia-persistenced", "nv-fabricmanager"};
@@ -56,6 +57,8 @@ std::optional<CapabilitySet> library_capabilities(const std::string& file) {
   using C = Capability;
   if (names_library(file, kUtilityLibs)) return set_of({C::kUtility});
   if (names_library(file, kComputeLibs)) return set_of({C::kCompute, C::kVideo});
+  if (names_library(file, kComputeAndGraphicsLibs))
+    return set_of({C::kCompute, C::kVideo, C::kGraphics, C::kDisplay});
   if (names_library(file, kVideoLibs)) return set_of({C::kVideo});
   if (names_library(file, kGraphicsLibs)) return set_of({C::kGraphics, C::kDisplay});
   if (names_library(file, kNgxLibs)) return set_of({C::kNgx});
@@ -71,6 +74,12 @@ std::optional<CapabilitySet> capabilities_bringing(const std::string& container_
   if (container_path == "/dev/nvidia-modeset") return set_of({C::kDisplay});
   if (container_path == "/dev/nvidia-uvm" || container_path == "/dev/nvidia-uvm-tools")
     return set_of({C::kCompute, C::kVideo});
+  const std::string dir = container_path.substr(0, container_path.rfind('/'));
+  if (is_nvidia_module(file)) {
+    for (const auto& m : module_dirs()) {
+      if (m.dir.front() == '/' ? dir == m.dir : dir.ends_with("/" + m.dir)) return m.caps;
+    }
+  }
   if (auto caps = library_capabilities(file)) return caps;
   for (Capability cap : {C::kUtility, C::kCompute}) {
     const auto names = binary_names(set_of({cap}));
@@ -79,8 +88,8 @@ std::optional<CapabilitySet> capabilities_bringing(const std::string& container_
       if (ipc.path == container_path) return set_of({cap});
     }
   }
-  for (const auto& name : graphics_config_names()) {
-    if (container_path.ends_with("/" + name)) return set_of({C::kGraphics, C::kDisplay});
+  for (const auto& config : config_files()) {
+    if (container_path.ends_with("/" + config.name)) return config.caps;
   }
   return std::nullopt;
 }
@@ -97,6 +106,8 @@ std::vector<std::string> library_prefixes(const CapabilitySet& caps) {
   std::vector<std::string> out;
   if (caps.has(Capability::kUtility)) add(out, kUtilityLibs);
   if (needs_compute_libraries(caps)) add(out, kComputeLibs);
+  if (needs_compute_libraries(caps) || needs_graphics_libraries(caps))
+    add(out, kComputeAndGraphicsLibs);
   if (caps.has(Capability::kVideo)) add(out, kVideoLibs);
   if (needs_graphics_libraries(caps)) add(out, kGraphicsLibs);
   if (caps.has(Capability::kNgx)) add(out, kNgxLibs);
@@ -123,36 +134,59 @@ std::vector<IpcPath> ipc_paths(const CapabilitySet& caps) {
   return out;
 }
 
-const std::vector<std::string>& graphics_config_names() {
-  static const std::vector<std::string> names = {
-      "glvnd/egl_vendor.d/10_nvidia.json",
-      "egl/egl_external_platform.d/09_nvidia_wayland2.json",
-      "egl/egl_external_platform.d/10_nvidia_wayland.json",
-      "egl/egl_external_platform.d/15_nvidia_gbm.json",
-      "egl/egl_external_platform.d/20_nvidia_xcb.json",
-      "egl/egl_external_platform.d/20_nvidia_xlib.json",
-      "vulkan/icd.d/nvidia_icd.json",
-      "vulkan/icd.d/nvidia_icd.x86_64.json",
-      "vulkan/icd.d/nvidia_layers.json",
-      "vulkan/implicit_layer.d/nvidia_layers.json",
-      "OpenCL/vendors/nvidia.icd",
-      "X11/xorg.conf.d/10-nvidia.conf",
-      "X11/xorg.conf.d/nvidia-drm-outputclass.conf",
-      "nvidia/nvoptix.bin",
+const std::vector<ConfigFile>& config_files() {
+  using C = Capability;
+  static const CapabilitySet graphics = set_of({C::kGraphics, C::kDisplay});
+  static const std::vector<ConfigFile> files = {
+      {"glvnd/egl_vendor.d/10_nvidia.json", graphics},
+      {"egl/egl_external_platform.d/09_nvidia_wayland2.json", graphics},
+      {"egl/egl_external_platform.d/10_nvidia_wayland.json", graphics},
+      {"egl/egl_external_platform.d/15_nvidia_gbm.json", graphics},
+      {"egl/egl_external_platform.d/20_nvidia_xcb.json", graphics},
+      {"egl/egl_external_platform.d/20_nvidia_xlib.json", graphics},
+      {"vulkan/icd.d/nvidia_icd.json", graphics},
+      {"vulkan/icd.d/nvidia_icd.x86_64.json", graphics},
+      {"vulkan/icd.d/nvidia_layers.json", graphics},
+      {"vulkan/implicit_layer.d/nvidia_layers.json", graphics},
+      {"OpenCL/vendors/nvidia.icd", set_of({C::kCompute, C::kVideo})},
+      {"X11/xorg.conf.d/10-nvidia.conf", graphics},
+      {"X11/xorg.conf.d/nvidia-drm-outputclass.conf", graphics},
+      {"nvidia/nvoptix.bin", graphics},
   };
-  return names;
+  return files;
 }
 
-const std::vector<std::string>& graphics_config_dirs() {
+const std::vector<std::string>& config_dirs() {
   static const std::vector<std::string> dirs = {"/etc", "/usr/local/share", "/usr/share"};
   return dirs;
+}
+
+const std::vector<ModuleDir>& module_dirs() {
+  using C = Capability;
+  static const std::vector<ModuleDir> dirs = {
+      {"vdpau", set_of({C::kVideo})},
+      {"gbm", set_of({C::kGraphics, C::kDisplay})},
+      {"/usr/lib/xorg/modules/drivers", set_of({C::kDisplay})},
+      {"/usr/lib/xorg/modules/extensions", set_of({C::kDisplay})},
+      {"/usr/lib64/xorg/modules/drivers", set_of({C::kDisplay})},
+      {"/usr/lib64/xorg/modules/extensions", set_of({C::kDisplay})},
+      {"/usr/lib/x86_64-linux-gnu/nvidia/xorg", set_of({C::kDisplay})},
+  };
+  return dirs;
+}
+
+bool is_nvidia_module(const std::string& name) {
+  return name.find("nvidia") != std::string::npos && name.find(".so") != std::string::npos;
 }
 
 const std::vector<LibraryLink>& library_links() {
   static const std::vector<LibraryLink> links = {
       {"libcuda.so", "libcuda.so.1", "libcuda.so"},
       {"libnvidia-opticalflow.so", "libnvidia-opticalflow.so.1", "libnvidia-opticalflow.so"},
-      {"libGLX_nvidia.so", "libGLX_nvidia.so.@VERSION@", "libGLX_indirect.so.0"},
+      // libnvidia-glcore opens it by this name; the file has no SONAME to link by.
+      {"libnvidia-vulkan-producer.so", "libnvidia-vulkan-producer.so.@VERSION@",
+       "libnvidia-vulkan-producer.so"},
+      {"libGLX_nvidia.so", "libGLX_nvidia.so.@VERSION@", "libGLX_indirect.so.0", true},
   };
   return links;
 }

@@ -22,18 +22,38 @@ struct IpcPath {
 };
 [[nodiscard]] std::vector<IpcPath> ipc_paths(const CapabilitySet& caps);
 
-// Graphics configuration files (graphics or display: EGL vendor and platform files, Vulkan ICD
-// and layers, the OpenCL ICD, Xorg snippets, OptiX data), relative to the directories they are
-// searched in, graphics_config_dirs(): the first copy found is injected.
-[[nodiscard]] const std::vector<std::string>& graphics_config_names();
-[[nodiscard]] const std::vector<std::string>& graphics_config_dirs();
+// Configuration files a capability brings, relative to the directories they are searched in,
+// config_dirs() (the first copy found is injected): EGL vendor and platform files, Vulkan ICDs
+// and layers, Xorg snippets and OptiX data with graphics or display; the OpenCL ICD with compute,
+// as the library it names is a compute one.
+struct ConfigFile {
+  std::string name;
+  CapabilitySet caps;
+};
+[[nodiscard]] const std::vector<ConfigFile>& config_files();
+[[nodiscard]] const std::vector<std::string>& config_dirs();
 
-// Links the create-symlinks hook makes beside an injected library: prefix -> (target, link
-// name); "@VERSION@" in the target stands for the driver version.
+// Directories of modules other loaders open by path, not by soname: libvdpau's drivers and
+// GBM's backends (`vdpau/`, `gbm/` below each library directory), the X server's drivers and
+// extensions. Their NVIDIA files (names containing "nvidia") are injected where they are found,
+// whatever they are called.
+struct ModuleDir {
+  std::string dir;  // below a library directory when relative, else an in-root path
+  CapabilitySet caps;
+};
+[[nodiscard]] const std::vector<ModuleDir>& module_dirs();
+[[nodiscard]] bool is_nvidia_module(const std::string& name);
+
+// Links the create-symlinks hook makes for an injected library: prefix -> (target, link
+// name); "@VERSION@" in the target stands for the driver version. The link goes beside the
+// library, or with `loader_dir` in the directory the driver root's loader finds the library
+// in (libGLX_indirect.so.0 is opened by that name, and the loader finds a link that is not
+// a SONAME only in the directories it searches itself).
 struct LibraryLink {
   std::string prefix;
   std::string target;
   std::string link;
+  bool loader_dir = false;
 };
 [[nodiscard]] const std::vector<LibraryLink>& library_links();
 

@@ -22,6 +22,7 @@
 #include "driver/root_path.h"
 #include "hooks/ld_so_conf.h"
 #include "hooks/rootfs.h"
+#include "json/strict_json.h"
 
 namespace gcr {
 namespace {
@@ -42,6 +43,36 @@ constexpr std::string_view kLibDirs64[] = {"/usr/lib/x86_64-linux-gnu",
                                            "/lib"};
 constexpr std::string_view kLibDirs32[] = {
     "/usr/lib/i386-linux-gnu", "/usr/lib32", "/lib/i386-linux-gnu", "/lib32", "/usr/lib", "/lib"};
+// Where module directories (vdpau/, gbm/) are looked for.
+constexpr std::string_view kModuleBases64[] = {"/usr/lib/x86_64-linux-gnu", "/usr/lib64",
+                                               "/usr/lib"};
+constexpr std::string_view kModuleBases32[] = {"/usr/lib/i386-linux-gnu", "/usr/lib32", "/usr/lib"};
+// A configuration file naming a library is a few hundred bytes; more is not one of the driver's.
+constexpr std::size_t kMaxConfigFileBytes = 64 * 1024;
+
+std::span<const std::string_view> library_dirs(LibArch arch) {
+  return arch == LibArch::k64 ? std::span<const std::string_view>(kLibDirs64)
+                              : std::span<const std::string_view>(kLibDirs32);
+}
+
+// The library names a JSON file gives in "library_path" (EGL vendor and platform files, Vulkan
+// ICDs and layers: {"ICD": {...}}, {"layer": {...}}, {"layers": [...]}).
+std::vector<std::string> json_library_paths(const Json& json) {
+  std::vector<std::string> out;
+  auto take = [&](const Json& object) {
+    if (!object.is_object()) return;
+    const auto it = object.find("library_path");
+    if (it != object.end() && it->is_string()) out.push_back(it->get<std::string>());
+  };
+  if (!json.is_object()) return out;
+  for (const char* key : {"ICD", "layer"}) {
+    if (json.contains(key)) take(json[key]);
+  }
+  if (json.contains("layers") && json["layers"].is_array()) {
+    for (const auto& layer : json["layers"]) take(layer);
+  }
+  return out;
+}
 
 // The names in a directory of the driver or dev root, sorted; none when it cannot be listed.
 std::vector<std::string> list_dir(const std::string& path) {
@@ -398,7 +429,10 @@ Result<std::vector<DriverLibrary>> DriverHost::libraries_from_cache(
         continue;
       }
       if (!vet_library(prefix, driver_path(*resolved))) continue;
-      chosen[prefix] = DriverLibrary{{*resolved, driver_path(*resolved)}, prefix};
+      auto loader_dir = resolve_in_root(roots_.root, dirname_of(entry.path));
+      chosen[prefix] = DriverLibrary{{*resolved, driver_path(*resolved)},
+                                     prefix,
+                                     loader_dir ? *loader_dir : dirname_of(*resolved)};
     }
   }
   std::vector<DriverLibrary> out;
@@ -434,19 +468,94 @@ std::vector<DriverLibrary> DriverHost::libraries_from_dirs(const std::vector<std
                                                            const std::string& version) {
   std::vector<DriverLibrary> out;
   for (const auto& prefix : prefixes) {
-    for (const std::string_view dir : arch == LibArch::k64
-                                          ? std::span<const std::string_view>(kLibDirs64)
-                                          : std::span<const std::string_view>(kLibDirs32)) {
+    for (const std::string_view dir : library_dirs(arch)) {
       struct stat st {};
       auto found = find_file(std::string(dir), prefix + "." + version, st);
       if (!found || !vet_library(prefix, driver_path(*found))) continue;
       // /usr/lib and /lib hold either word size; the other directories hold one.
       if ((dir == "/usr/lib" || dir == "/lib") && elf_arch(driver_path(*found)) != arch) continue;
-      out.push_back(DriverLibrary{{*found, driver_path(*found)}, prefix});
+      const std::string& in = listing(std::string(dir)).resolved;
+      out.push_back(DriverLibrary{
+          {*found, driver_path(*found)}, prefix, in.empty() ? dirname_of(*found) : in});
       break;
     }
   }
   return out;
+}
+
+void DriverHost::add_beside_found(std::vector<DriverLibrary>& found,
+                                  const std::vector<std::string>& prefixes,
+                                  const std::string& version) {
+  std::set<std::string> dirs;
+  std::set<std::string> have;
+  for (const auto& lib : found) {
+    dirs.insert(dirname_of(lib.path));
+    have.insert(lib.prefix);
+  }
+  const LibArch arch = found.empty() ? LibArch::kOther : elf_arch(found.front().host_path);
+  for (const auto& prefix : prefixes) {
+    if (have.count(prefix) != 0) continue;
+    for (const auto& dir : dirs) {
+      struct stat st {};
+      auto file = find_file(dir, prefix + "." + version, st);
+      if (!file || !S_ISREG(st.st_mode) || elf_arch(driver_path(*file)) != arch ||
+          !vet_library(prefix, driver_path(*file)))
+        continue;
+      found.push_back(DriverLibrary{{*file, driver_path(*file)}, prefix, dir});
+      break;
+    }
+  }
+}
+
+std::vector<std::string> DriverHost::names_in_config(const HostFile& config) {
+  auto text = read_regular_file(config.host_path, kMaxConfigFileBytes);
+  if (!text) return {};
+  std::vector<std::string> names;
+  if (config.path.ends_with(".icd")) {
+    const std::string first_line = text->substr(0, text->find('\n'));
+    names.emplace_back(trim(first_line));
+  } else if (config.path.ends_with(".json")) {
+    if (auto json = parse_json_strict(*text)) names = json_library_paths(*json);
+  }
+  std::erase_if(names, [](const std::string& n) {
+    return n.empty() || n.size() > 255 || n.find('\0') != std::string::npos;
+  });
+  return names;
+}
+
+std::optional<DriverLibrary> DriverHost::named_library(const std::string& name, LibArch arch) {
+  auto accept = [&](const std::string& in_root,
+                    const std::string& loader_dir) -> std::optional<DriverLibrary> {
+    if (!is_file_type(driver_path(in_root), S_IFREG) || elf_arch(driver_path(in_root)) != arch ||
+        !vet_library(name, driver_path(in_root)))
+      return std::nullopt;
+    return DriverLibrary{{in_root, driver_path(in_root)}, name, loader_dir};
+  };
+  if (name.find('/') != std::string::npos) {
+    auto resolved = name.front() == '/' ? resolve_in_root(roots_.root, name)
+                                        : Result<std::string>(Error{"relative"});
+    if (!resolved || !accepted_library_directory(dirname_of(*resolved))) return std::nullopt;
+    return accept(*resolved, dirname_of(*resolved));
+  }
+  auto cache = ld_cache();
+  if (cache && *cache != nullptr) {
+    for (const auto& entry : **cache) {
+      if (entry.arch != arch || entry.soname != name) continue;
+      auto resolved = resolve_in_root(roots_.root, entry.path);
+      if (!resolved || !accepted_library_directory(dirname_of(*resolved))) continue;
+      auto loader_dir = resolve_in_root(roots_.root, dirname_of(entry.path));
+      return accept(*resolved, loader_dir ? *loader_dir : dirname_of(*resolved));
+    }
+    return std::nullopt;
+  }
+  for (const std::string_view dir : library_dirs(arch)) {
+    struct stat st {};
+    if (auto found = find_file(std::string(dir), name, st)) {
+      const std::string& in = listing(std::string(dir)).resolved;
+      if (auto lib = accept(*found, in.empty() ? dirname_of(*found) : in)) return lib;
+    }
+  }
+  return std::nullopt;
 }
 
 Result<std::vector<DriverLibrary>> DriverHost::libraries(const CapabilitySet& caps, LibArch arch) {
@@ -459,6 +568,12 @@ Result<std::vector<DriverLibrary>> DriverHost::libraries(const CapabilitySet& ca
                   ? libraries_from_cache(prefixes, arch, *v)
                   : Result<std::vector<DriverLibrary>>(libraries_from_dirs(prefixes, arch, *v));
   if (!libs) return libs;
+  if (*cache != nullptr) add_beside_found(*libs, prefixes, *v);
+  for (const auto& config : config_files(caps)) {
+    for (const auto& name : names_in_config(config)) {
+      if (auto lib = named_library(name, arch)) libs->push_back(std::move(*lib));
+    }
+  }
   std::set<std::string> seen;
   std::erase_if(*libs, [&](const DriverLibrary& l) { return !seen.insert(l.path).second; });
   std::sort(libs->begin(), libs->end(),
@@ -510,13 +625,45 @@ std::vector<HostFile> DriverHost::ipc_endpoints(const CapabilitySet& caps) {
   return out;
 }
 
-std::vector<HostFile> DriverHost::graphics_configs() {
+std::vector<HostFile> DriverHost::config_files(const CapabilitySet& caps) {
   std::vector<HostFile> out;
-  for (const auto& name : graphics_config_names()) {
-    for (const auto& dir : graphics_config_dirs()) {
-      if (auto file = driver_file(dir + "/" + name, S_IFREG)) {
+  for (const auto& config : gcr::config_files()) {
+    if (!config.caps.overlaps(caps)) continue;
+    for (const auto& dir : config_dirs()) {
+      if (auto file = driver_file(dir + "/" + config.name, S_IFREG)) {
         out.push_back(std::move(*file));
         break;
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<HostFile> DriverHost::modules(const CapabilitySet& caps, LibArch arch) {
+  std::vector<HostFile> out;
+  std::set<std::string> seen;
+  const auto bases = arch == LibArch::k64 ? std::span<const std::string_view>(kModuleBases64)
+                                          : std::span<const std::string_view>(kModuleBases32);
+  for (const auto& module_dir : module_dirs()) {
+    if (!module_dir.caps.overlaps(caps)) continue;
+    std::vector<std::string> dirs;
+    if (module_dir.dir.front() == '/') {
+      if (arch == LibArch::k64) dirs.push_back(module_dir.dir);
+    } else {
+      for (const auto base : bases) dirs.push_back(std::string(base) + "/" + module_dir.dir);
+      for (const auto& base : configured_library_dirs()) {
+        if (!is_library_directory(base)) dirs.push_back(base + "/" + module_dir.dir);
+      }
+    }
+    for (const auto& dir : dirs) {
+      const Listing& listed = listing(dir);
+      for (const auto& name : listed.names) {
+        struct stat st {};
+        auto file = is_nvidia_module(name) ? find_file(dir, name, st) : std::nullopt;
+        if (!file || !S_ISREG(st.st_mode) || elf_arch(driver_path(*file)) != arch) continue;
+        const std::string path = listed.resolved + "/" + name;
+        if (seen.insert(path).second && vet(driver_path(*file), S_IFREG))
+          out.push_back(HostFile{path, driver_path(*file)});
       }
     }
   }

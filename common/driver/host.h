@@ -44,7 +44,12 @@ struct HostFile {
 };
 
 struct DriverLibrary : HostFile {
-  std::string prefix;  // the capability list entry it satisfies ("libcuda.so")
+  // The capability list entry it satisfies ("libcuda.so"), or the name a configuration file
+  // gives it ("libnvidia-egl-wayland.so.1").
+  std::string prefix;
+  // The in-root directory the driver root's loader finds it in: `path`'s own, or the one
+  // holding the link the loader follows (Debian's /usr/lib/<triplet> for nvidia/current).
+  std::string loader_dir;
 };
 
 class DriverHost {
@@ -83,14 +88,21 @@ class DriverHost {
   [[nodiscard]] std::vector<DeviceNode> char_nodes(const std::string& dir,
                                                    const std::string& pattern);
 
+  // The driver's libraries of `caps` for `arch`: each capability library of the driver's
+  // version (through the root's ld.so.cache, and in the directories the libraries found there
+  // live in; without a cache, in the usual directories), and each library a configuration file
+  // of `caps` names (an EGL platform's libnvidia-egl-wayland.so.1), whatever its version.
   [[nodiscard]] Result<std::vector<DriverLibrary>> libraries(const CapabilitySet& caps,
                                                              LibArch arch);
   [[nodiscard]] std::vector<HostFile> binaries(const CapabilitySet& caps);
   [[nodiscard]] std::vector<HostFile> ipc_endpoints(const CapabilitySet& caps);
   [[nodiscard]] std::vector<HostFile> firmware();
-  // The graphics configuration files: each name's first copy in the driver root's
-  // graphics_config_dirs().
-  [[nodiscard]] std::vector<HostFile> graphics_configs();
+  // The configuration files of `caps`: each name's first copy in the driver root's
+  // config_dirs().
+  [[nodiscard]] std::vector<HostFile> config_files(const CapabilitySet& caps);
+  // The NVIDIA modules of `caps` in module_dirs() (below the library directories of `arch`),
+  // each injected at the path it is opened by, from the file its links lead to.
+  [[nodiscard]] std::vector<HostFile> modules(const CapabilitySet& caps, LibArch arch);
   // A file of `type` (S_IFREG, S_IFDIR, S_IFSOCK) at `path` in the driver root, if there is
   // one: injected at `path`, from the host file its symlinks (resolved inside the root) lead to.
   [[nodiscard]] std::optional<HostFile> driver_file(const std::string& path, mode_t type);
@@ -156,6 +168,14 @@ class DriverHost {
                                                           LibArch arch, const std::string& version);
   std::vector<DriverLibrary> libraries_from_dirs(const std::vector<std::string>& prefixes,
                                                  LibArch arch, const std::string& version);
+  // Prefixes the cache lacks, looked for beside the libraries it gave (Debian's nvidia/current
+  // holds files no alternative links into the cache's directories).
+  void add_beside_found(std::vector<DriverLibrary>& found, const std::vector<std::string>& prefixes,
+                        const std::string& version);
+  // The library a configuration file names, by SONAME in the root's cache or in the usual
+  // directories; by path when the name is one.
+  std::optional<DriverLibrary> named_library(const std::string& name, LibArch arch);
+  std::vector<std::string> names_in_config(const HostFile& config);
 
   Config::Driver roots_;
   NodeStatFn stat_;

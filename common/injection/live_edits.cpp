@@ -86,6 +86,17 @@ Status add_mig_devices(ContainerEdits& edits, const GpuRequest& request, const S
   return {};
 }
 
+// "<target>::<link>" for a link rule of `lib`: beside it, or in the directory the driver
+// root's loader finds it in, pointing at where it is mounted.
+std::string link_spec(const LibraryLink& rule, const DriverLibrary& lib,
+                      const std::string& version) {
+  const std::string dir = dirname_of(lib.path);
+  const std::string target = replace_version(rule.target, version);
+  if (!rule.loader_dir || lib.loader_dir.empty() || lib.loader_dir == dir)
+    return target + "::" + dir + "/" + rule.link;
+  return dir + "/" + target + "::" + lib.loader_dir + "/" + rule.link;
+}
+
 // Library mounts plus the folders and links the hooks need.
 Status add_libraries(ContainerEdits& edits, const CapabilitySet& caps, DriverHost& host,
                      const Config& config) {
@@ -112,8 +123,7 @@ Status add_libraries(ContainerEdits& edits, const CapabilitySet& caps, DriverHos
     const std::string dir = dirname_of(lib.path);
     if (seen.insert(dir).second) folders.push_back(dir);
     for (const auto& rule : library_links()) {
-      if (rule.prefix == lib.prefix)
-        links.push_back(replace_version(rule.target, *version) + "::" + dir + "/" + rule.link);
+      if (rule.prefix == lib.prefix) links.push_back(link_spec(rule, lib, *version));
     }
   }
   edits.hooks.push_back(update_libraries_hook(config.hooks, folders, links));
@@ -143,8 +153,10 @@ Result<ContainerEdits> driver_edits(const CapabilitySet& caps, DriverHost& host,
   for (const auto& bin : host.binaries(caps)) add_read_only_bind(edits, bin);
   for (const auto& ipc : host.ipc_endpoints(caps)) add_bind(edits, ipc, kIpcBind);
   for (const auto& fw : host.firmware()) add_read_only_bind(edits, fw);
-  if (needs_graphics_libraries(caps)) {
-    for (const auto& config_file : host.graphics_configs()) add_read_only_bind(edits, config_file);
+  for (const auto& config_file : host.config_files(caps)) add_read_only_bind(edits, config_file);
+  for (LibArch arch : {LibArch::k64, LibArch::k32}) {
+    if (arch == LibArch::k32 && !caps.has(Capability::kCompat32)) continue;
+    for (const auto& module : host.modules(caps, arch)) add_read_only_bind(edits, module);
   }
   return edits;
 }

@@ -32,6 +32,9 @@ class CapabilitySet {
   void add(Capability cap) { bits_ |= bit(cap); }
   [[nodiscard]] bool has(Capability cap) const { return (bits_ & bit(cap)) != 0; }
   [[nodiscard]] bool empty() const { return bits_ == 0; }
+  [[nodiscard]] bool overlaps(const CapabilitySet& other) const {
+    return (bits_ & other.bits_) != 0;
+  }
   bool operator==(const CapabilitySet&) const = default;
 
   // Every capability there is.

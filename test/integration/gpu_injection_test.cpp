@@ -203,9 +203,10 @@ TEST_CASE("capabilities choose the files: all, video, graphics+display, compat32
   auto mounts = f.mount_destinations();
   for (const char* lib : {"libcuda.so.", "libnvidia-encode.so.", "libnvcuvid.so.",
                           "libGLX_nvidia.so.", "libEGL_nvidia.so.", "libnvidia-glcore.so.",
-                          "libnvidia-tls.so.", "libnvidia-ngx.so.", "libvdpau_nvidia.so."}) {
+                          "libnvidia-tls.so.", "libnvidia-ngx.so.", "vdpau/libvdpau_nvidia.so."}) {
     CHECK_MESSAGE(has(mounts, kLib + lib + kVersion), lib);
   }
+  CHECK(has(mounts, kLib + "vdpau/libvdpau_nvidia.so.1"));  // the name libvdpau opens
   CHECK(has(mounts, kLib32 + "libcuda.so." + kVersion));
   CHECK(has(mounts, kLib32 + "libGLX_nvidia.so." + kVersion));
   CHECK_FALSE(has(mounts, kLib + "libnvidia-gtk3.so." + kVersion));

@@ -155,7 +155,8 @@ void SimHost::write_proc_files() const {
   const std::string proc = dev_root_ + "/proc";
   write_file(
       proc + "/driver/nvidia/version",
-      "NVRM version: NVIDIA UNIX x86_64 Kernel Module  " + version() +
+      "NVRM version: NVIDIA UNIX x86_64 Kernel Module  " +
+          (options_.driver_version.empty() ? version() : options_.driver_version) +
           "  Thu Feb 22 01:44:30 UTC 2024\nGCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n");
   for (const auto& gpu : gpus_)
     write_file(proc + "/driver/nvidia/gpus/" + gpu.bus + "/information", gpu_information(gpu));
@@ -248,8 +249,10 @@ void SimHost::make_device_nodes() const {
 void SimHost::install_libraries() const {
   const std::string stubs = GCR_STUB_DIR;
   for (const auto& lib : kStubLibs) {
-    install_lib(stubs + "/lib64", driver_root_ + lib_dir(), lib, version());
-    install_lib(stubs + "/lib32", driver_root_ + lib32_dir(), lib, version());
+    // libvdpau opens its drivers by path in vdpau/, where the driver installs them.
+    const std::string sub = std::string(lib.name) == "libvdpau_nvidia.so" ? "/vdpau" : "";
+    install_lib(stubs + "/lib64", driver_root_ + lib_dir() + sub, lib, version());
+    install_lib(stubs + "/lib32", driver_root_ + lib32_dir() + sub, lib, version());
   }
   make_symlink("libcuda.so.1", driver_root_ + lib_dir() + "/libcuda.so");
   const StubLib decoy{"libcuda.so", "1"};

@@ -42,6 +42,9 @@ struct SimHostOptions {
   std::vector<int> pcie_switch;
   LibLayout layout = LibLayout::kMultiarch;
   bool device_nodes = true;  // real char nodes need root
+  // The version /proc/driver/nvidia/version reports; empty: the stub libraries' version (a
+  // real driver's files in another driver root need their own).
+  std::string driver_version;
 };
 
 class SimHost {

@@ -1,0 +1,256 @@
+// Real containers on NVIDIA's real userspace driver files (Debian 12's non-free packages,
+// test/real-driver.sh) in Debian's layout and the .run installer's, with our simulated /dev
+// and /proc around them: per capability, what a user of that capability finds inside. Needs
+// root; the driver files are downloaded once and cached.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+#include "gpu_fixture.h"
+
+using gcr::Json;
+using gcr::test::GpuFixture;
+
+namespace {
+
+// The directory holding the debian/ and flat/ driver roots: $GCR_REAL_DRIVER, or what
+// test/real-driver.sh builds (or finds in its cache).
+const std::string& layouts() {
+  static const std::string dir = [] {
+    if (const char* set = std::getenv("GCR_REAL_DRIVER"); set != nullptr && *set != '\0')
+      return std::string(set);
+    const auto r = gcr::test::run({GCR_TEST_SOURCE_DIR "/test/real-driver.sh"});
+    if (r.exit_code != 0) throw std::runtime_error("test/real-driver.sh failed: " + r.err);
+    MESSAGE(r.err);
+    std::string out = r.out;
+    while (!out.empty() && out.back() == '\n') out.pop_back();
+    return out.substr(out.rfind('\n') + 1);
+  }();
+  return dir;
+}
+
+std::string driver_version() {
+  return gcr::test::read_file(layouts() + "/../ready").substr(0, 10);
+}
+
+// Every file and link name in a driver root: a missing dependency or a failed dlopen that
+// names one of these is the runtime's fault; any other (libX11.so.6) is the image's to have.
+std::set<std::string> driver_file_names(const std::string& root) {
+  std::set<std::string> names;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(root)) {
+    if (e.is_regular_file() || e.is_symlink()) names.insert(e.path().filename());
+  }
+  return names;
+}
+
+// The glibc rootfs plus the C library parts the driver's libraries and programs need.
+void make_rootfs(const GpuFixture& f) {
+  gcr::test::make_glibc_rootfs(f.bundle());
+  const std::string lib = f.bundle() + "/rootfs/lib/x86_64-linux-gnu/";
+  for (const char* name : {"libm.so.6", "libdl.so.2", "libpthread.so.0", "librt.so.1"}) {
+    if (gcr::test::run({"/bin/cp", "-L", std::string("/lib/x86_64-linux-gnu/") + name, lib + name})
+            .exit_code != 0)
+      throw std::runtime_error(std::string("cannot copy ") + name);
+  }
+  if (gcr::test::run({"/sbin/ldconfig", "-r", f.bundle() + "/rootfs"}).exit_code != 0)
+    throw std::runtime_error("ldconfig -r");
+}
+
+// What the container script prints, one fact per line:
+//   "missing <lib>: <needed>"   a dependency the loader cannot find (ldd's way)
+//   "dangling <link>"           a link to nothing
+//   "named <file>: <result>"    dlopen of a library a JSON/ICD file names
+//   "module <path>: <result>"   dlopen of a module another loader opens by path
+//   "has <path>"                for the existence checks
+//   the output of nvidia-smi and the probe.
+constexpr const char* kInspect = R"SH(
+ldso=/lib64/ld-linux-x86-64.so.2
+for f in $(find /usr/lib /usr/share /etc -name '*.so*' 2>/dev/null | grep -v i386 | sort); do
+  [ -e "$f" ] || { echo "dangling $f"; continue; }
+  LD_TRACE_LOADED_OBJECTS=1 $ldso "$f" 2>&1 | grep 'not found' | sed "s|^[[:space:]]*\([^ ]*\) => not found|missing $f: \1|"
+done
+for j in $(find /usr/share/glvnd /usr/share/egl /usr/share/vulkan /etc/vulkan -name '*.json' 2>/dev/null | sort); do
+  for l in $(sed -n 's/.*"library_path" *: *"\([^"]*\)".*/\1/p' "$j"); do /probe "$l" | sed "s|^|named |"; done
+done
+[ -f /etc/OpenCL/vendors/nvidia.icd ] && /probe "$(cat /etc/OpenCL/vendors/nvidia.icd)" | sed "s|^|named |"
+for m in /usr/lib/x86_64-linux-gnu/vdpau/libvdpau_nvidia.so.1 /usr/lib/x86_64-linux-gnu/gbm/nvidia-drm_gbm.so /usr/lib/xorg/modules/drivers/nvidia_drv.so /usr/lib/xorg/modules/extensions/libglxserver_nvidia.so; do
+  [ -e "$m" ] && echo "has $m"
+done
+[ -e /usr/lib/x86_64-linux-gnu/gbm/nvidia-drm_gbm.so ] && /probe /usr/lib/x86_64-linux-gnu/gbm/nvidia-drm_gbm.so | sed "s|^|module |"
+[ -e /usr/lib/x86_64-linux-gnu/vdpau/libvdpau_nvidia.so.1 ] && /probe /usr/lib/x86_64-linux-gnu/vdpau/libvdpau_nvidia.so.1 | sed "s|^|module |"
+[ -e /usr/share/glvnd/egl_vendor.d/10_nvidia.json ] && for n in libGLX_indirect.so.0 libnvidia-vulkan-producer.so; do
+  /probe "$n" | sed "s|^|named |"
+done
+[ -e /usr/lib/x86_64-linux-gnu/libcuda.so.1 ] || ls /usr/lib/x86_64-linux-gnu/nvidia/current/libcuda.so.1 >/dev/null 2>&1 && /probe --cuinit
+command -v nvidia-smi >/dev/null && nvidia-smi 2>&1 | head -n 1
+true
+)SH";
+
+struct Inspection {
+  std::vector<std::string> lines;
+  std::string err;
+  int exit_code = 0;
+  std::vector<std::string> destinations;
+
+  [[nodiscard]] bool has(const std::string& line) const {
+    return std::find(lines.begin(), lines.end(), line) != lines.end();
+  }
+  // Lines starting with `prefix` that blame a driver file (the runtime's fault).
+  [[nodiscard]] std::vector<std::string> driver_faults(const std::string& prefix,
+                                                       const std::set<std::string>& names) const {
+    std::vector<std::string> out;
+    for (const auto& line : lines) {
+      if (line.rfind(prefix, 0) != 0) continue;
+      if (prefix == "dangling ") {
+        out.push_back(line);
+        continue;
+      }
+      // "missing <lib>: <needed>" or "named <name>: <dlerror>" ("X: cannot open shared ...")
+      const auto colon = line.find(": ");
+      const std::string rest = line.substr(colon + 2);
+      if (rest == "ok") continue;
+      const std::string blamed = rest.substr(0, rest.find(':'));
+      if (names.count(blamed.substr(blamed.rfind('/') + 1)) != 0) out.push_back(line);
+    }
+    return out;
+  }
+};
+
+Inspection inspect(const std::string& layout, const std::string& caps) {
+  gcr::test::SimHostOptions options;
+  options.driver_version = driver_version();
+  GpuFixture f(options);
+  f.configure({{"driver", {{"root", layouts() + "/" + layout}}},
+               {"runtime", {{"runtimes", {gcr::test::runc_path()}}}}});
+  make_rootfs(f);
+  Json spec = gcr::test::busybox_spec({"/bin/sh", "-c", kInspect});
+  spec["process"]["env"].push_back("NVIDIA_VISIBLE_DEVICES=0");
+  spec["process"]["env"].push_back("NVIDIA_DRIVER_CAPABILITIES=" + caps);
+  f.write_spec(spec.dump(2));
+  const auto r =
+      f.shim({"--root", f.path("runc-root"), "run", "--bundle", f.bundle(), "gcr-real-driver"});
+  Inspection out;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) out.lines.push_back(line);
+  out.err = r.err;
+  out.exit_code = r.exit_code;
+  out.destinations = f.mount_destinations();
+  return out;
+}
+
+void check_clean(const Inspection& in, const std::string& layout) {
+  static std::map<std::string, std::set<std::string>> names;
+  if (!names.count(layout)) names[layout] = driver_file_names(layouts() + "/" + layout);
+  CHECK(in.err == "");
+  CHECK(in.exit_code == 0);
+  CHECK(in.driver_faults("dangling ", names[layout]) == std::vector<std::string>{});
+  CHECK(in.driver_faults("missing ", names[layout]) == std::vector<std::string>{});
+  CHECK(in.driver_faults("named ", names[layout]) == std::vector<std::string>{});
+  CHECK(in.driver_faults("module ", names[layout]) == std::vector<std::string>{});
+  std::set<std::string> unique(in.destinations.begin(), in.destinations.end());
+  CHECK(unique.size() == in.destinations.size());
+}
+
+bool mounts_file(const Inspection& in, const std::string& name) {
+  return std::any_of(in.destinations.begin(), in.destinations.end(),
+                     [&](const std::string& d) { return d.ends_with("/" + name); });
+}
+
+const char* const kLayouts[] = {"debian", "flat"};
+
+}  // namespace
+
+TEST_SUITE("real driver") {
+  TEST_CASE("compute and utility: the real libcuda and nvidia-smi stop only at the kernel driver") {
+    REQUIRE_MESSAGE(gcr::test::is_root(), "running containers needs root");
+    for (const char* layout : kLayouts) {
+      CAPTURE(layout);
+      const auto in = inspect(layout, "compute,utility");
+      check_clean(in, layout);
+      CHECK(in.has("cuDriverGetVersion: 12020"));
+      CHECK(!in.has("cuInit: 0"));
+      CHECK(std::any_of(in.lines.begin(), in.lines.end(), [](const std::string& l) {
+        return l.find("couldn't communicate with the NVIDIA driver") != std::string::npos;
+      }));
+      CHECK(in.has("named libnvidia-opencl.so.1: ok"));  // item 6: the ICD with its library
+      CHECK(!mounts_file(in, "libGLX_nvidia.so." + driver_version()));
+    }
+  }
+
+  TEST_CASE("graphics: EGL platform libraries, GBM, Vulkan producer and GLX indirect") {
+    REQUIRE_MESSAGE(gcr::test::is_root(), "running containers needs root");
+    for (const char* layout : kLayouts) {
+      CAPTURE(layout);
+      const auto in = inspect(layout, "graphics");
+      check_clean(in, layout);
+      CHECK(mounts_file(in, "libnvidia-egl-wayland.so.1.1.10"));  // item 1
+      CHECK(mounts_file(in, "libnvidia-egl-gbm.so.1.1.0"));
+      CHECK(in.has("has /usr/lib/x86_64-linux-gnu/gbm/nvidia-drm_gbm.so"));  // item 2
+      CHECK(in.has("module /usr/lib/x86_64-linux-gnu/gbm/nvidia-drm_gbm.so: ok"));
+      CHECK(mounts_file(in, "libnvidia-allocator.so." + driver_version()));
+      CHECK(mounts_file(in, "libnvidia-vulkan-producer.so." + driver_version()));  // item 5
+      CHECK(!mounts_file(in, "nvidia.icd"));  // item 6: no OpenCL ICD without its library
+      CHECK(!mounts_file(in, "libcuda.so." + driver_version()));
+      // item 7: the loader finds libGLX_indirect.so.0 (dlopen then stops only at libX11,
+      // which is the image's to have).
+      const auto indirect = std::find_if(
+          in.lines.begin(), in.lines.end(),
+          [](const std::string& l) { return l.rfind("named libGLX_indirect.so.0: ", 0) == 0; });
+      REQUIRE(indirect != in.lines.end());
+      CHECK(indirect->find("libGLX_indirect.so.0: cannot open") == std::string::npos);
+    }
+  }
+
+  TEST_CASE("video: the VDPAU driver where libvdpau looks, and the codec libraries") {
+    REQUIRE_MESSAGE(gcr::test::is_root(), "running containers needs root");
+    for (const char* layout : kLayouts) {
+      CAPTURE(layout);
+      const auto in = inspect(layout, "video");
+      check_clean(in, layout);
+      CHECK(in.has("has /usr/lib/x86_64-linux-gnu/vdpau/libvdpau_nvidia.so.1"));  // item 3
+      CHECK(mounts_file(in, "libnvcuvid.so." + driver_version()));
+      CHECK(mounts_file(in, "libnvidia-encode.so." + driver_version()));
+      CHECK(in.has("cuDriverGetVersion: 12020"));
+    }
+  }
+
+  TEST_CASE("display: the Xorg driver and GLX server module the Xorg configuration loads") {
+    REQUIRE_MESSAGE(gcr::test::is_root(), "running containers needs root");
+    for (const char* layout : kLayouts) {
+      CAPTURE(layout);
+      const auto in = inspect(layout, "display");
+      check_clean(in, layout);
+      CHECK(mounts_file(in, "nvidia-drm-outputclass.conf"));
+      CHECK(in.has("has /usr/lib/xorg/modules/drivers/nvidia_drv.so"));  // item 4
+      CHECK(in.has("has /usr/lib/xorg/modules/extensions/libglxserver_nvidia.so"));
+    }
+  }
+
+  TEST_CASE("compat32 and all: the 32-bit libraries, and every family at once") {
+    REQUIRE_MESSAGE(gcr::test::is_root(), "running containers needs root");
+    for (const char* layout : kLayouts) {
+      CAPTURE(layout);
+      const auto compat = inspect(layout, "compute,compat32");
+      check_clean(compat, layout);
+      CHECK(mounts_file(compat, "libcuda.so." + driver_version()));
+      CHECK(std::count_if(compat.destinations.begin(), compat.destinations.end(),
+                          [](const std::string& d) {
+                            return d.find("i386-linux-gnu") != std::string::npos &&
+                                   d.find("libcuda.so.") != std::string::npos;
+                          }) == 1);
+      const auto all = inspect(layout, "all");
+      check_clean(all, layout);
+      CHECK(all.has("cuDriverGetVersion: 12020"));
+      CHECK(all.has("has /usr/lib/x86_64-linux-gnu/vdpau/libvdpau_nvidia.so.1"));
+      CHECK(all.has("has /usr/lib/xorg/modules/drivers/nvidia_drv.so"));
+      const bool wayland_found =
+          all.has("named libnvidia-egl-wayland.so.1: ok") ||
+          std::any_of(all.lines.begin(), all.lines.end(), [](const std::string& l) {
+            return l.rfind("named libnvidia-egl-wayland.so.1: libwayland", 0) == 0;
+          });
+      CHECK(wayland_found);
+    }
+  }
+}
