@@ -78,6 +78,14 @@ void check_nvml(DriverHost& host, const std::vector<Gpu>& gpus, const std::strin
   if (nvml.answer)
     findings.ok(kArea, "NVML answers for " + std::to_string(nvml.answer->size()) + " GPUs",
                 nvml.path);
+  else if (nvml.kernel_driver)
+    findings.fail(kArea,
+                  "the NVIDIA kernel module is not loaded or does not match the libraries (" +
+                      version + "): " + nvml.answer.error().message,
+                  nvml.path,
+                  "load the module of version " + version +
+                      " (modprobe nvidia), or reboot after a driver upgrade so that the running "
+                      "module is the one the libraries belong to");
   else if (nvml.path.empty())
     findings.fail(kArea,
                   nvml.answer.error().message +

@@ -1,6 +1,7 @@
 #include "driver/host_facts.h"
 
 #include "driver/libs.h"
+#include "driver/nvml.h"
 
 namespace gcr {
 
@@ -40,7 +41,9 @@ LibraryAnswer<std::map<std::string, GpuFacts>> ask_nvml(DriverHost& host,
                                                         const std::string& version) {
   const auto path = driver_library_path(host, Capability::kUtility, "libnvidia-ml.so");
   if (!path) return {"", Error{missing_library(host, "libnvidia-ml.so", version)}};
-  return {*path, nvml_gpu_facts(*path, gpus)};
+  int init_status = 0;
+  auto facts = nvml_gpu_facts(*path, gpus, &init_status);
+  return {*path, std::move(facts), nvml_kernel_driver_failure(init_status)};
 }
 
 Result<HostFacts> gather_host_facts(DriverHost& host, const HostFactsQuery& query) {

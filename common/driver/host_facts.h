@@ -41,6 +41,8 @@ template <typename T>
 struct LibraryAnswer {
   std::string path;
   Result<T> answer;
+  // The library loaded but says the kernel module is missing or of another version.
+  bool kernel_driver = false;
 };
 
 // libcuda's CUDA version / NVML's per-GPU facts, from the driver of `version`; an error says

@@ -43,14 +43,20 @@ Result<std::string> cuda_driver_version(const std::string& libcuda_path) {
   if (get_version == nullptr)
     return Error{"libcuda has no cuDriverGetVersion (" + libcuda_path + ")"};
   int version = 0;
-  if (get_version(&version) != 0 || version <= 0)
-    return Error{"cuDriverGetVersion failed (" + libcuda_path + ")"};
+  if (const int status = get_version(&version); status != 0 || version <= 0) {
+    const auto error_string = lib.symbol<int (*)(int, const char**)>("cuGetErrorString");
+    const char* words = nullptr;
+    if (error_string == nullptr || error_string(status, &words) != 0) words = nullptr;
+    return Error{"cuDriverGetVersion failed: " + std::string(words != nullptr ? words : "error") +
+                 ", CUDA status " + std::to_string(status) + " (" + libcuda_path + ")"};
+  }
   return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
 }
 
 Result<std::map<std::string, GpuFacts>> nvml_gpu_facts(const std::string& nvml_path,
-                                                       const std::vector<Gpu>& gpus) {
-  auto nvml = Nvml::open(nvml_path);
+                                                       const std::vector<Gpu>& gpus,
+                                                       int* init_status) {
+  auto nvml = Nvml::open(nvml_path, init_status);
   if (!nvml) return nvml.error();
   std::map<std::string, GpuFacts> out;
   for (const auto& gpu : gpus) {

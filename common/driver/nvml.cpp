@@ -86,7 +86,13 @@ std::string nvml_bus_id(const PciAddress& bus) {
   return id;
 }
 
-Result<std::unique_ptr<Nvml>> Nvml::open(const std::string& library_path) {
+bool nvml_kernel_driver_failure(int status) {
+  constexpr int kDriverNotLoaded = 9;
+  constexpr int kLibRmVersionMismatch = 18;
+  return status == kDriverNotLoaded || status == kLibRmVersionMismatch;
+}
+
+Result<std::unique_ptr<Nvml>> Nvml::open(const std::string& library_path, int* init_status) {
   auto api = std::make_unique<Api>();
   api->library = ::dlopen(library_path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (api->library == nullptr) {
@@ -102,9 +108,15 @@ Result<std::unique_ptr<Nvml>> Nvml::open(const std::string& library_path) {
     return Error{"NVML lacks nvmlInit_v2 or nvmlDeviceGetHandleByPciBusId_v2 (" + library_path +
                  ")"};
   }
-  if (init() != kSuccess) {
+  if (const int status = init(); status != kSuccess) {
+    const char* (*error_string)(int) = nullptr;
+    api->bind(error_string, "nvmlErrorString");
+    const char* words = error_string != nullptr ? error_string(status) : nullptr;
+    const std::string why = (words != nullptr ? std::string(words) : std::string("error")) +
+                            ", NVML status " + std::to_string(status);
     ::dlclose(api->library);
-    return Error{"nvmlInit failed (" + library_path + ")"};
+    if (init_status != nullptr) *init_status = status;
+    return Error{"nvmlInit failed: " + why + " (" + library_path + ")"};
   }
   api->bind(api->capability, "nvmlDeviceGetCudaComputeCapability");
   api->bind(api->brand, "nvmlDeviceGetBrand");

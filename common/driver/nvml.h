@@ -39,9 +39,16 @@ struct XidEvent {
   std::optional<unsigned> compute_instance;
 };
 
+// Whether an nvmlInit status says the kernel module is missing or not the libraries' version
+// (NVML_ERROR_DRIVER_NOT_LOADED, NVML_ERROR_LIB_RM_VERSION_MISMATCH), not the libraries.
+[[nodiscard]] bool nvml_kernel_driver_failure(int status);
+
 class Nvml {
  public:
-  [[nodiscard]] static Result<std::unique_ptr<Nvml>> open(const std::string& library_path);
+  // Loads and initialises NVML. A failed nvmlInit is reported with NVML's own words, and its
+  // status stored in `init_status` when given.
+  [[nodiscard]] static Result<std::unique_ptr<Nvml>> open(const std::string& library_path,
+                                                          int* init_status = nullptr);
   ~Nvml();
   Nvml(const Nvml&) = delete;
   Nvml& operator=(const Nvml&) = delete;

@@ -88,6 +88,7 @@ void print_json(const HostFacts& facts) {
                         {"mig", migs}});
   }
   out["gpus"] = gpus;
+  out["warnings"] = facts.warnings;  // why libcuda or NVML answered nothing, in their words
   std::printf("%s\n", json_text(out, 2).c_str());
 }
 

@@ -253,4 +253,34 @@ TEST_SUITE("real driver") {
       CHECK(wayland_found);
     }
   }
+
+  TEST_CASE(
+      "info and doctor: the real libcuda and NVML in their own words, the kernel module blamed") {
+    REQUIRE_MESSAGE(gcr::test::is_root(), "the driver files are root's");
+    for (const char* layout : kLayouts) {
+      CAPTURE(layout);
+      gcr::test::SimHostOptions options;
+      options.driver_version = driver_version();
+      GpuFixture f(options);
+      f.configure({{"driver", {{"root", layouts() + "/" + layout}}}});
+      gcr::test::RunOptions env;
+      env.env["GPU_CONTAINER_RUNTIME_CONFIG"] = f.config_path();
+      const auto info = gcr::test::run({gcr::test::built("gpu-ctk"), "info", "--json"}, env);
+      REQUIRE_MESSAGE(info.exit_code == 0, info.err);
+      const Json facts = Json::parse(info.out);
+      CHECK(facts["driver_version"] == driver_version());
+      CHECK(facts["cuda_version"] == "12.2");
+      REQUIRE(facts["warnings"].size() == 1);
+      CHECK(facts["warnings"][0].get<std::string>().find(
+                "nvmlInit failed: Driver Not Loaded, NVML status 9") == 0);
+      const auto doctor = gcr::test::run({gcr::test::built("gpu-ctk"), "doctor"}, env);
+      CHECK(doctor.exit_code != 0);
+      CHECK(doctor.out.find("ok    driver: libcuda answers: CUDA 12.2") != std::string::npos);
+      CHECK(doctor.out.find("the NVIDIA kernel module is not loaded or does not match the "
+                            "libraries (" +
+                            driver_version() + "): nvmlInit failed: Driver Not Loaded") !=
+            std::string::npos);
+      CHECK(doctor.out.find("reinstall") == std::string::npos);
+    }
+  }
 }
