@@ -1,6 +1,8 @@
 #!/bin/sh
 # The whole test suite from a clean build, as root (real containers and engines run):
-#   1. install dependencies, build, run the unit and integration tests;
+#   1. install dependencies, fetch NVIDIA's real userspace driver from Debian's non-free archive
+#      (test/real-driver.sh: cached outside the checkout, says whether the cache was used; fails
+#      when neither cache nor archive is there), build, run the unit and integration tests;
 #   2. the same tests built with AddressSanitizer and UBSan, but for those that start containers
 #      through an engine (dockerd, containerd's ctr): inside the engine's shim the sanitizer
 #      runtime of our hooks sometimes cannot map its memory (ENOMEM); the first stage runs them;
@@ -25,6 +27,9 @@ quiet() {
   rm -f "$log"
 }
 scripts/install-deps.sh
+stage "NVIDIA's real driver files"
+GCR_REAL_DRIVER=$(test/real-driver.sh)
+export GCR_REAL_DRIVER
 stage "build and test"
 BUILD_DIR=${BUILD_DIR:-build} scripts/build.sh --clean
 ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure
