@@ -283,4 +283,31 @@ TEST_SUITE("real driver") {
       CHECK(doctor.out.find("reinstall") == std::string::npos);
     }
   }
+
+  TEST_CASE("cdi generate: the spec holds the modules and configuration-named libraries") {
+    REQUIRE_MESSAGE(gcr::test::is_root(), "the driver files are root's");
+    for (const char* layout : kLayouts) {
+      CAPTURE(layout);
+      gcr::test::SimHostOptions options;
+      options.driver_version = driver_version();
+      GpuFixture f(options);
+      f.configure({{"driver", {{"root", layouts() + "/" + layout}}}});
+      gcr::test::RunOptions env;
+      env.env["GPU_CONTAINER_RUNTIME_CONFIG"] = f.config_path();
+      const std::string out = f.path("nvidia.json");
+      const auto r =
+          gcr::test::run({gcr::test::built("gpu-ctk"), "cdi", "generate", "--output", out}, env);
+      REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+      const std::string spec = gcr::test::read_file(out);
+      for (const char* path : {"/usr/lib/x86_64-linux-gnu/vdpau/libvdpau_nvidia.so.1",
+                               "/usr/lib/x86_64-linux-gnu/gbm/nvidia-drm_gbm.so",
+                               "/usr/lib/xorg/modules/drivers/nvidia_drv.so",
+                               "/usr/lib/x86_64-linux-gnu/libnvidia-egl-wayland.so.1.1.10",
+                               "/etc/OpenCL/vendors/nvidia.icd"}) {
+        CHECK_MESSAGE(
+            spec.find("\"containerPath\": \"" + std::string(path) + "\"") != std::string::npos,
+            path);
+      }
+    }
+  }
 }
