@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <climits>
+#include <optional>
 
 #include "base/fs.h"
 
@@ -94,13 +96,35 @@ std::vector<std::string> hook_environment(const std::vector<std::string>& env) {
 Result<ChildOutput> run_child(const std::vector<std::string>& argv,
                               const std::vector<std::string>& env, int timeout_seconds,
                               std::size_t max_output_bytes) {
+  return run_child_with_input(argv, env, "", timeout_seconds, max_output_bytes);
+}
+
+Result<ChildOutput> run_child_with_input(const std::vector<std::string>& argv,
+                                         const std::vector<std::string>& env,
+                                         std::string_view input, int timeout_seconds,
+                                         std::size_t max_output_bytes) {
+  if (input.size() > PIPE_BUF) return Error{"more input than a pipe takes at once"};
   auto out = make_pipe();
   auto err = make_pipe();
   if (!out) return out.error();
   if (!err) return err.error();
+  std::optional<Pipe> in;
+  if (!input.empty()) {
+    auto made = make_pipe();
+    if (!made) return made.error();
+    // Within PIPE_BUF the write is whole and does not block; the child reads it, then EOF.
+    if (::write(made->write.get(), input.data(), input.size()) !=
+        static_cast<ssize_t>(input.size()))
+      return Error{"cannot write a child's input: " + errno_text(errno)};
+    made->write = Fd();
+    in = std::move(*made);
+  }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  if (in)
+    posix_spawn_file_actions_adddup2(&actions, in->read.get(), 0);
+  else
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, out->write.get(), 1);
   posix_spawn_file_actions_adddup2(&actions, err->write.get(), 2);
   auto args = c_strings(argv);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/result.h"
@@ -38,5 +39,10 @@ inline constexpr const char* kStandardSearchPath =
 [[nodiscard]] Result<ChildOutput> run_child(const std::vector<std::string>& argv,
                                             const std::vector<std::string>& env,
                                             int timeout_seconds, std::size_t max_output_bytes);
+// run_child with `input` (at most PIPE_BUF bytes) on the child's standard input.
+[[nodiscard]] Result<ChildOutput> run_child_with_input(const std::vector<std::string>& argv,
+                                                       const std::vector<std::string>& env,
+                                                       std::string_view input, int timeout_seconds,
+                                                       std::size_t max_output_bytes);
 
 }  // namespace gcr

@@ -117,6 +117,24 @@ Status check_device_ids(const std::string& v) {
 Status check_mig_strategy(const std::string& v) {
   return check_choice(v, {"none", "single", "mixed"});
 }
+Status check_sharing(const std::string& v) {
+  return check_choice(v, {"none", "time-slicing", "mps"});
+}
+
+// What one key cannot say alone: MPS shares a whole GPU among its replicas.
+Status check_sharing_fits(const Config& c) {
+  if (!c.mps()) return {};
+  if (c.device_plugin.replicas < 2)
+    return Error{
+        "`device-plugin.sharing` mps needs `device-plugin.replicas` of 2 or more (the "
+        "shares of each GPU)"};
+  if (c.device_plugin.mig_strategy != "none")
+    return Error{
+        "`device-plugin.sharing` mps is not supported on MIG devices: set "
+        "`device-plugin.mig-strategy` to none"};
+  return {};
+}
+
 Status check_allocation(const std::string& v) {
   return check_choice(v, {"topology", "packed", "distributed"});
 }
@@ -264,6 +282,10 @@ const std::vector<Key>& keys() {
       {"device-plugin", "replicas", Type::kInteger, check_replicas},
       {"device-plugin", "replicas-on-distinct-gpus", Type::kBool,
        assign(&C::device_plugin, &C::DevicePlugin::replicas_on_distinct_gpus)},
+      {"device-plugin", "sharing", Type::kString,
+       assign(&C::device_plugin, &C::DevicePlugin::sharing, check_sharing)},
+      {"device-plugin", "mps-root", Type::kString,
+       assign(&C::device_plugin, &C::DevicePlugin::mps_root, require_absolute)},
       {"device-plugin", "labels-file", Type::kString,
        assign(&C::device_plugin, &C::DevicePlugin::labels_file, check_labels_file)},
       {"device-plugin", "mig-strategy", Type::kString,
@@ -340,6 +362,7 @@ Result<Config> config_from_json(const Json& doc) {
     if (!is_table(table)) return Error{"unknown table `" + table + "`"};
     if (auto s = apply_table(config, table, values); !s) return s.error();
   }
+  if (auto s = check_sharing_fits(config); !s) return s.error();
   return config;
 }
 

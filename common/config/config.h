@@ -49,6 +49,10 @@ struct Config {
     std::vector<std::string> device_list{"envvar"};  // envvar | volume-mounts | cdi-*
     std::int64_t replicas = 1;
     bool replicas_on_distinct_gpus = true;
+    // none | time-slicing | mps; with none, replicas > 1 is time-slicing (the older keys).
+    std::string sharing = "none";
+    // MPS: each resource's control-daemon pipe, log and shared-memory directories below it.
+    std::string mps_root = "/run/gpu-container-runtime/mps";
     // The node's labels in NFD's local feature-file format; "" = none written.
     std::string labels_file =
         "/etc/kubernetes/node-feature-discovery/features.d/gpu-container-runtime";
@@ -59,6 +63,9 @@ struct Config {
   } device_plugin;
 
   std::string source;  // the file it was read from; "" for built-in defaults
+
+  // Whether GPUs are shared through NVIDIA's MPS ([device-plugin] sharing = "mps").
+  [[nodiscard]] bool mps() const { return device_plugin.sharing == "mps"; }
 };
 
 // An extended resource name the kubelet accepts: <DNS subdomain>/<name>, not in kubernetes.io.

@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "base/text.h"
+#include "deviceplugin/mps_supervisor.h"
+#include "mps/mps_daemon.h"
 
 namespace gcr {
 namespace {
@@ -20,8 +22,8 @@ bool uses(const Config& config, const char* strategy) {
 Result<std::vector<const PluginDevice*>> chosen_gpus(const std::vector<std::string>& ids,
                                                      const std::vector<PluginDevice>& devices,
                                                      const Config& config) {
-  const bool distinct =
-      config.device_plugin.replicas > 1 && config.device_plugin.replicas_on_distinct_gpus;
+  const bool distinct = config.device_plugin.replicas > 1 &&
+                        config.device_plugin.replicas_on_distinct_gpus && !config.mps();
   const auto table = by_id(devices);
   std::vector<std::pair<std::string, const PluginDevice*>> out;
   for (const auto& id : ids) {
@@ -43,6 +45,29 @@ Result<std::vector<const PluginDevice*>> chosen_gpus(const std::vector<std::stri
   std::vector<const PluginDevice*> gpus;
   for (const auto& o : out) gpus.push_back(o.second);
   return gpus;
+}
+
+// sharing = mps: the control daemon's pipe and shared memory, and the limits of k shares of the
+// one GPU every ID names (a request spread over GPUs is refused, never split silently).
+Status add_mps(ContainerAllocation& out, const std::vector<std::string>& ids,
+               const std::vector<const PluginDevice*>& gpus, const Config& config) {
+  if (gpus.size() != 1)
+    return Error{"MPS shares of one request come from one GPU: " + std::to_string(ids.size()) +
+                 " shares span " + std::to_string(gpus.size()) + " GPUs (" + gpus[0]->gpu_id +
+                 ", " + gpus[1]->gpu_id + ", ...); each GPU has " +
+                 std::to_string(config.device_plugin.replicas) + " shares"};
+  const auto k = static_cast<std::int64_t>(ids.size());
+  const unsigned pct = std::min<unsigned>(
+      100, static_cast<unsigned>(k) * share_percentage(config.device_plugin.replicas));
+  const MpsDirs dirs = mps_dirs(config, gpus[0]->resource);
+  out.mounts.emplace_back(dirs.pipe, kMpsContainerPipeDir);
+  out.mounts.emplace_back(dirs.shm, "/dev/shm");
+  out.envs["CUDA_MPS_PIPE_DIRECTORY"] = kMpsContainerPipeDir;
+  out.envs["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = std::to_string(pct);
+  if (gpus[0]->mps_share_mib)
+    out.envs["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] =
+        "0=" + std::to_string(static_cast<std::uint64_t>(k) * *gpus[0]->mps_share_mib) + "M";
+  return {};
 }
 
 }  // namespace
@@ -71,6 +96,9 @@ Result<ContainerAllocation> allocate_container(const std::vector<std::string>& i
     out.annotations[plugin_cdi_annotation_key(config.device_plugin.resource_name)] =
         join(cdi_names, ",");
   if (uses(config, "cdi-cri")) out.cdi_devices = cdi_names;
+  if (config.mps()) {
+    if (auto s = add_mps(out, ids, *gpus, config); !s) return s.error();
+  }
   return out;
 }
 

@@ -25,6 +25,7 @@
 #include "deviceplugin/device_state.h"
 #include "deviceplugin/health.h"
 #include "deviceplugin/inventory.h"
+#include "deviceplugin/mps_supervisor.h"
 #include "deviceplugin/server.h"
 #include "deviceplugin/xid_watch.h"
 #include "driver/host_facts.h"
@@ -256,6 +257,7 @@ class Plugin {
     while (!stopping_) wait_and_handle(signals, ticks->get());
     xids_.reset();
     for (auto& [resource, plugin] : plugins_) plugin->stop();
+    for (auto& [resource, mps] : mps_) mps->stop();
     logger_.info("stopped; removed our sockets from " + dir_);
     return 0;
   }
@@ -323,11 +325,45 @@ class Plugin {
       const bool fresh = plugin == nullptr;
       if (fresh) plugin = std::make_unique<ResourcePlugin>(resource, config_, logger_);
       if (fresh || change.devices_changed)
-        plugin->state().publish(of_resource(inventory_.devices(), resource), topology);
+        plugin->state().publish(devices_of_resource(resource), topology);
       else if (change.topology_changed)
         plugin->state().set_topology(topology);
       if (fresh) plugin->restart();
     }
+  }
+
+  // The inventory's devices of `resource`, with MPS's say on their health and shares.
+  std::vector<PluginDevice> devices_of_resource(const std::string& resource) const {
+    auto devices = of_resource(inventory_.devices(), resource);
+    const auto it = mps_.find(resource);
+    if (it == mps_.end()) return devices;
+    for (auto& d : devices) {
+      d.mps_share_mib = it->second->share_mib(d.uuid);
+      if (d.healthy && !it->second->problem().empty()) {
+        d.healthy = false;
+        d.unhealthy_because = it->second->problem();
+      }
+    }
+    return devices;
+  }
+
+  // sharing = mps: one control daemon per resource, for the resource's GPUs; true when one's
+  // health changed.
+  bool keep_mps() {
+    if (!config_.mps()) return false;
+    bool changed = false;
+    for (const auto& resource : inventory_.resources()) {
+      auto& mps = mps_[resource];
+      if (!mps) mps = std::make_unique<MpsSupervisor>(config_, resource, logger_);
+      std::vector<Gpu> gpus;
+      std::set<std::string> uuids;
+      for (const auto& d : of_resource(inventory_.devices(), resource)) uuids.insert(d.uuid);
+      for (const auto& gpu : inventory_.gpus()) {
+        if (uuids.count(gpu.uuid) != 0) gpus.push_back(gpu);
+      }
+      changed = mps->tick(gpus, nvml_.get()) || changed;
+    }
+    return changed;
   }
 
   void refresh() {
@@ -341,6 +377,11 @@ class Plugin {
     publish(change);
     // NVML opened on this tick: the topology and the MIG devices are read again with it.
     if (!had_nvml && nvml_) publish(inventory_.use_nvml(*nvml_));
+    if (keep_mps()) {
+      InventoryChange health;
+      health.devices_changed = true;
+      publish(health);
+    }
     keep_labels();
   }
 
@@ -460,6 +501,7 @@ class Plugin {
   Clock::time_point nvml_retry_at_;
   std::unique_ptr<XidWatch> xids_;
   std::map<std::string, std::unique_ptr<ResourcePlugin>> plugins_;
+  std::map<std::string, std::unique_ptr<MpsSupervisor>> mps_;
   bool stopping_ = false;
 };
 

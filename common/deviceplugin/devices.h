@@ -25,6 +25,8 @@ struct PluginDevice {
   std::optional<std::int64_t> numa;  // its GPU's, from the topology; none when sysfs has none
   bool healthy = true;
   std::string unhealthy_because;  // "" when healthy
+  // sharing = mps: one share's pinned device memory on its GPU; none when not known (no NVML).
+  std::optional<std::uint64_t> mps_share_mib;
 };
 
 // The devices of `gpus` (in index order; `migs` by GPU UUID) as [device-plugin] advertises

@@ -66,7 +66,8 @@ class Chooser {
 
   [[nodiscard]] const std::vector<Candidate>& candidates() const { return candidates_; }
   [[nodiscard]] bool distinct() const {
-    return config_.device_plugin.replicas > 1 && config_.device_plugin.replicas_on_distinct_gpus;
+    return config_.device_plugin.replicas > 1 && config_.device_plugin.replicas_on_distinct_gpus &&
+           !config_.mps();
   }
   [[nodiscard]] std::optional<std::size_t> find(const std::string& id) const {
     for (std::size_t i = 0; i < candidates_.size(); ++i) {
@@ -107,7 +108,8 @@ class Chooser {
 
   [[nodiscard]] Worth worth(const Partial& p) const {
     const auto& policy = config_.device_plugin.allocation;
-    if (policy == "packed") return {-p.gpus, p.usage, p.links};
+    // MPS shares of one request come from one GPU (Allocate refuses more): always packed.
+    if (policy == "packed" || config_.mps()) return {-p.gpus, p.usage, p.links};
     if (policy == "distributed") return {p.gpus, -p.usage, p.links};
     return {p.links, p.gpus, -p.usage};
   }

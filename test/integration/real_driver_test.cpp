@@ -9,30 +9,19 @@
 #include <sstream>
 
 #include "gpu_fixture.h"
+#include "real_driver.h"
 
 using gcr::Json;
 using gcr::test::GpuFixture;
 
 namespace {
 
-// The directory holding the debian/ and flat/ driver roots: $GCR_REAL_DRIVER, or what
-// test/real-driver.sh builds (or finds in its cache).
 const std::string& layouts() {
-  static const std::string dir = [] {
-    if (const char* set = std::getenv("GCR_REAL_DRIVER"); set != nullptr && *set != '\0')
-      return std::string(set);
-    const auto r = gcr::test::run({GCR_TEST_SOURCE_DIR "/test/real-driver.sh"});
-    if (r.exit_code != 0) throw std::runtime_error("test/real-driver.sh failed: " + r.err);
-    MESSAGE(r.err);
-    std::string out = r.out;
-    while (!out.empty() && out.back() == '\n') out.pop_back();
-    return out.substr(out.rfind('\n') + 1);
-  }();
-  return dir;
+  return gcr::test::real_driver_layouts();
 }
 
 std::string driver_version() {
-  return gcr::test::read_file(layouts() + "/../ready").substr(0, 10);
+  return gcr::test::real_driver_version();
 }
 
 // Every file and link name in a driver root: a missing dependency or a failed dlopen that

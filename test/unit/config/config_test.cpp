@@ -86,6 +86,14 @@ TEST_CASE("[device-plugin] keys are validated like every other key") {
       {"[device-plugin]\nlabels-file = \"/etc/kubernetes/features.d/\"\n",
        "`device-plugin.labels-file` must name a file, not a directory"},
       {"[device-plugin]\nsocket = \"x\"\n", "unknown key `device-plugin.socket`"},
+      {"[device-plugin]\nsharing = \"slices\"\n",
+       "`device-plugin.sharing` must be one of none, time-slicing, mps"},
+      {"[device-plugin]\nsharing = \"mps\"\n",
+       "`device-plugin.sharing` mps needs `device-plugin.replicas` of 2 or more"},
+      {"[device-plugin]\nsharing = \"mps\"\nreplicas = 4\nmig-strategy = \"single\"\n",
+       "`device-plugin.sharing` mps is not supported on MIG devices"},
+      {"[device-plugin]\nmps-root = \"mps\"\n",
+       "`device-plugin.mps-root` must be an absolute path"},
   };
   expect_refusals(dir, cases);
   write_file(dir / "ok.toml",
@@ -96,6 +104,12 @@ TEST_CASE("[device-plugin] keys are validated like every other key") {
   CHECK(ok->device_plugin.replicas == 4);
   CHECK(ok->device_plugin.resource_name == "example.com/mig-1g.5gb");
   CHECK(ok->device_plugin.labels_file.empty());
+  CHECK_FALSE(ok->mps());
+  write_file(dir / "mps.toml", "[device-plugin]\nsharing = \"mps\"\nreplicas = 8\n");
+  auto mps = gcr::load_config_file(dir / "mps.toml");
+  REQUIRE(mps.ok());
+  CHECK(mps->mps());
+  CHECK(mps->device_plugin.mps_root == "/run/gpu-container-runtime/mps");
 }
 
 TEST_CASE("TOML and JSON files carry the same keys") {

@@ -87,3 +87,38 @@ TEST_CASE("unknown and unhealthy IDs are refused by name; replicas name their GP
   REQUIRE(a.ok());
   CHECK(a->envs.at("NVIDIA_VISIBLE_DEVICES") == "GPU-1,GPU-0");  // each physical GPU once
 }
+
+TEST_CASE("mps: k shares of one GPU get k shares' limits; shares of two GPUs are refused") {
+  Config mps = with({"envvar"});
+  mps.device_plugin.sharing = "mps";
+  mps.device_plugin.replicas = 8;
+  mps.device_plugin.mps_root = "/run/mps";
+  auto shares = devices(mps, 2);
+  for (auto& d : shares) d.mps_share_mib = 5120;
+  auto two = gcr::allocate_container({"GPU-1::3", "GPU-1::5"}, shares, mps);
+  REQUIRE(two.ok());
+  CHECK(two->envs ==
+        std::map<std::string, std::string>{{"NVIDIA_VISIBLE_DEVICES", "GPU-1"},
+                                           {"CUDA_MPS_PIPE_DIRECTORY", "/tmp/nvidia-mps"},
+                                           {"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "24"},
+                                           {"CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", "0=10240M"}});
+  CHECK(two->mounts == std::vector<std::pair<std::string, std::string>>{
+                           {"/run/mps/nvidia.com-gpu/pipe", "/tmp/nvidia-mps"},
+                           {"/run/mps/nvidia.com-gpu/shm", "/dev/shm"}});
+  // Every share: at most 100 %.
+  std::vector<std::string> all;
+  for (int i = 0; i < 8; ++i) all.push_back("GPU-0::" + std::to_string(i));
+  auto whole = gcr::allocate_container(all, shares, mps);
+  REQUIRE(whole.ok());
+  CHECK(whole->envs.at("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE") == "96");
+  // No NVML memory figure: no memory limit, the thread share still.
+  shares[0].mps_share_mib.reset();
+  auto unknown = gcr::allocate_container({"GPU-0::0"}, shares, mps);
+  REQUIRE(unknown.ok());
+  CHECK(unknown->envs.count("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT") == 0);
+  auto spread = gcr::allocate_container({"GPU-0::0", "GPU-1::0"}, shares, mps);
+  REQUIRE_FALSE(spread.ok());
+  CHECK(spread.error().message ==
+        "MPS shares of one request come from one GPU: 2 shares span 2 GPUs (GPU-0, GPU-1, ...); "
+        "each GPU has 8 shares");
+}

@@ -1,0 +1,282 @@
+#include "mps/mps_daemon.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+#include "base/child_process.h"
+#include "base/fs.h"
+#include "base/text.h"
+
+namespace gcr {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr auto kStartTimeout = std::chrono::seconds(5);
+constexpr auto kStopTimeout = std::chrono::seconds(5);
+constexpr auto kPollInterval = std::chrono::milliseconds(20);
+constexpr int kAskSeconds = 5;
+constexpr std::size_t kMaxAnswerBytes = 64 * 1024;
+// The child's exit statuses before exec: no private /dev/shm (needs CAP_SYS_ADMIN), no exec.
+constexpr int kNoNamespace = 126;
+constexpr int kNoExec = 127;
+
+std::string first_line(const std::string& text) {
+  std::string line = text.substr(0, text.find('\n'));
+  return std::string(trim(line));
+}
+
+std::string exit_text(int status) {
+  if (WIFEXITED(status)) {
+    const int code = WEXITSTATUS(status);
+    if (code == kNoNamespace)
+      return "exited before starting: cannot give it its own /dev/shm (a mount namespace needs "
+             "CAP_SYS_ADMIN)";
+    if (code == kNoExec) return "exited before starting: cannot execute it";
+    return "exited with status " + std::to_string(code);
+  }
+  if (WIFSIGNALED(status)) return "was killed by signal " + std::to_string(WTERMSIG(status));
+  return "stopped";
+}
+
+}  // namespace
+
+unsigned share_percentage(std::int64_t replicas) {
+  return static_cast<unsigned>(
+      std::max<std::int64_t>(1, 100 / std::max<std::int64_t>(1, replicas)));
+}
+
+std::uint64_t share_mib(std::uint64_t memory_mib, std::int64_t replicas) {
+  return memory_mib / static_cast<std::uint64_t>(std::max<std::int64_t>(1, replicas));
+}
+
+std::optional<double> parse_mps_percentage(std::string_view text) {
+  const std::string value(trim(text));
+  if (value.empty() || value.size() > 16) return std::nullopt;
+  char* end = nullptr;
+  const double pct = std::strtod(value.c_str(), &end);
+  if (end != value.c_str() + value.size() || !(pct >= 0.0 && pct <= 100.0)) return std::nullopt;
+  return pct;
+}
+
+std::optional<std::uint64_t> parse_mps_memory_mib(std::string_view text) {
+  const std::string value(trim(text));
+  if (value.size() < 2 || value.size() > 24) return std::nullopt;
+  const char unit = value.back();
+  const std::string number = value.substr(0, value.size() - 1);
+  char* end = nullptr;
+  const double amount = std::strtod(number.c_str(), &end);
+  if (end != number.c_str() + number.size() || !(amount >= 0.0 && amount < 1e12))
+    return std::nullopt;
+  double mib = 0;
+  switch (unit) {
+    case 'K':
+      mib = amount / 1024;
+      break;
+    case 'M':
+      mib = amount;
+      break;
+    case 'G':
+      mib = amount * 1024;
+      break;
+    case 'T':
+      mib = amount * 1024 * 1024;
+      break;
+    default:
+      return std::nullopt;
+  }
+  return static_cast<std::uint64_t>(std::llround(mib));
+}
+
+MpsDaemon::MpsDaemon(MpsPlan plan) : plan_(std::move(plan)) {
+  std::string devices;
+  for (const auto& gpu : plan_.gpus) devices += (devices.empty() ? "" : ",") + gpu.uuid;
+  env_ = minimal_environment();
+  env_.push_back("CUDA_MPS_PIPE_DIRECTORY=" + plan_.pipe_dir());
+  env_.push_back("CUDA_MPS_LOG_DIRECTORY=" + plan_.log_dir());
+  env_.push_back("CUDA_VISIBLE_DEVICES=" + devices);
+}
+
+MpsDaemon::~MpsDaemon() {
+  if (child_ > 0) stop();
+}
+
+Result<std::string> MpsDaemon::ask(const std::string& command) const {
+  auto run =
+      run_child_with_input({plan_.program}, env_, command + "\n", kAskSeconds, kMaxAnswerBytes);
+  if (!run) return run.error().wrap("cannot ask the MPS control daemon `" + command + "`");
+  std::string answer = run->out;
+  while (!answer.empty() && answer.back() == '\n') answer.pop_back();
+  if (run->exit_code != 0) {
+    const std::string why = first_line(run->out.empty() ? run->err : run->out);
+    return Error{"the MPS control daemon does not answer `" + command +
+                 "`: " + (why.empty() ? "status " + std::to_string(run->exit_code) : why) + " (" +
+                 plan_.pipe_dir() + ")"};
+  }
+  if (answer.rfind("Unknown command", 0) == 0)
+    return Error{"the MPS control daemon refuses `" + command + "`: " + first_line(answer)};
+  return answer;
+}
+
+void MpsDaemon::reap(bool wait) {
+  if (child_ <= 0) return;
+  int status = 0;
+  pid_t got = 0;
+  while ((got = ::waitpid(child_, &status, wait ? 0 : WNOHANG)) < 0 && errno == EINTR) {
+  }
+  if (got == child_ || (got < 0 && errno == ECHILD)) child_ = -1;
+}
+
+void MpsDaemon::clear_pipe_dir() const {
+  auto dir = open_directory(plan_.pipe_dir());
+  if (!dir) return;
+  auto entries = list_directory(std::move(*dir), plan_.pipe_dir(), 4096);
+  if (!entries) return;
+  for (const auto& e : *entries) ::unlink((plan_.pipe_dir() + "/" + e.name).c_str());
+}
+
+Status MpsDaemon::spawn() {
+  const std::vector<std::string> argv = {plan_.program, "-f"};
+  auto args = c_strings(argv);
+  auto envp = c_strings(env_);
+  const std::string shm = plan_.shm_dir();
+  const pid_t pid = ::fork();
+  if (pid < 0) return Error{"cannot start the MPS control daemon: fork: " + errno_text(errno)};
+  if (pid == 0) {
+    // Only async-signal-safe calls from here: the plugin has threads.
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    if (::unshare(CLONE_NEWNS) != 0 ||
+        ::mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0 ||
+        ::mount(shm.c_str(), "/dev/shm", nullptr, MS_BIND, nullptr) != 0)
+      ::_exit(kNoNamespace);
+    const int null = ::open("/dev/null", O_RDWR);
+    if (null >= 0) {
+      ::dup2(null, 0);
+      ::dup2(null, 1);
+      ::dup2(null, 2);
+    }
+    ::execve(args[0], args.data(), envp.data());
+    ::_exit(kNoExec);
+  }
+  child_ = pid;
+  return {};
+}
+
+Status MpsDaemon::wait_until_answering() {
+  const auto deadline = Clock::now() + kStartTimeout;
+  while (true) {
+    int status = 0;
+    const pid_t got = ::waitpid(child_, &status, WNOHANG);
+    if (got == child_) {
+      child_ = -1;
+      return Error{"the MPS control daemon " + exit_text(status) + " (" + plan_.program + ")"};
+    }
+    struct stat st {};
+    if (::stat((plan_.pipe_dir() + "/control").c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) {
+      auto answer = ask("get_server_list");
+      if (answer) return {};
+      if (Clock::now() >= deadline) return answer.error();
+    }
+    if (Clock::now() >= deadline)
+      return Error{"the MPS control daemon made no control socket in 5 s (" + plan_.pipe_dir() +
+                   ")"};
+    std::this_thread::sleep_for(kPollInterval);
+  }
+}
+
+Status MpsDaemon::set_limits() {
+  const std::string pct = std::to_string(plan_.thread_percentage);
+  if (auto s = ask("set_default_active_thread_percentage " + pct); !s) return s.error();
+  auto got = ask("get_default_active_thread_percentage");
+  if (!got) return got.error();
+  const auto read_back = parse_mps_percentage(*got);
+  if (!read_back || std::lround(*read_back) != plan_.thread_percentage)
+    return Error{"the MPS control daemon reports a thread percentage of `" + *got + "`, not the " +
+                 pct + " set"};
+  // By position in the daemon's CUDA_VISIBLE_DEVICES, the device ordinal its clients and its
+  // server use (a UUID is resolved only where the daemon sees a GPU).
+  for (std::size_t i = 0; i < plan_.gpus.size(); ++i) {
+    const auto& gpu = plan_.gpus[i];
+    if (!gpu.pinned_mib) continue;
+    const std::string limit = std::to_string(*gpu.pinned_mib) + "M";
+    const std::string ordinal = std::to_string(i);
+    if (auto s = ask("set_default_device_pinned_mem_limit " + ordinal + " " + limit); !s)
+      return s.error();
+    auto mem = ask("get_default_device_pinned_mem_limit " + ordinal);
+    if (!mem) return mem.error();
+    if (parse_mps_memory_mib(*mem) != gpu.pinned_mib)
+      return Error{"the MPS control daemon reports a pinned-memory limit of `" + *mem + "` for " +
+                   gpu.uuid + ", not the " + limit + " set"};
+  }
+  return {};
+}
+
+Status MpsDaemon::start() {
+  for (const auto& dir : {plan_.pipe_dir(), plan_.log_dir(), plan_.shm_dir()}) {
+    if (auto s = make_directories(dir); !s) return s;
+  }
+  // Clients of any user share the server's /dev/shm, as they would the host's.
+  if (::chmod(plan_.shm_dir().c_str(), 01777) != 0)
+    return Error{"cannot open " + plan_.shm_dir() + " to the clients: " + errno_text(errno)};
+  if (child_ <= 0 && ask("get_server_list")) {
+    // A daemon an earlier plugin left (killed before it could stop it): ours replaces it.
+    (void)ask("quit");
+    const auto deadline = Clock::now() + kStopTimeout;
+    while (ask("get_server_list") && Clock::now() < deadline)
+      std::this_thread::sleep_for(kPollInterval);
+  }
+  if (child_ <= 0) {
+    clear_pipe_dir();
+    if (auto s = spawn(); !s) return s;
+    if (auto s = wait_until_answering(); !s) {
+      stop();
+      return s;
+    }
+  }
+  return set_limits();
+}
+
+Status MpsDaemon::check(bool ask_it) {
+  if (child_ > 0) {
+    int status = 0;
+    const pid_t got = ::waitpid(child_, &status, WNOHANG);
+    if (got == child_) {
+      child_ = -1;
+      return Error{"the MPS control daemon " + exit_text(status) + " (" + plan_.program + ")"};
+    }
+  } else {
+    return Error{"the MPS control daemon is not running (" + plan_.pipe_dir() + ")"};
+  }
+  if (!ask_it) return {};
+  auto answer = ask("get_server_list");
+  if (!answer) return answer.error();
+  return {};
+}
+
+void MpsDaemon::stop() {
+  (void)ask("quit");
+  const auto deadline = Clock::now() + kStopTimeout;
+  while (child_ > 0 && Clock::now() < deadline) {
+    reap(false);
+    if (child_ > 0) std::this_thread::sleep_for(kPollInterval);
+  }
+  if (child_ > 0) {
+    ::kill(child_, SIGKILL);
+    reap(true);
+  }
+  clear_pipe_dir();
+}
+
+}  // namespace gcr

@@ -1,0 +1,80 @@
+// NVIDIA's MPS control daemon (nvidia-cuda-mps-control) for the GPUs of one advertised
+// resource: started by gpu-device-plugin with an explicit environment, told each GPU's
+// per-client defaults through its control pipe and asked them back, watched, and stopped.
+// The limits are the server's defaults: a client can lower its own, not raise them.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+
+namespace gcr {
+
+struct MpsGpu {
+  std::string uuid;
+  std::optional<std::uint64_t> pinned_mib;  // one share's device memory; none: not limited
+};
+
+struct MpsPlan {
+  std::string program;  // host path of nvidia-cuda-mps-control
+  // <mps-root>/<resource>: pipe/ (CUDA_MPS_PIPE_DIRECTORY), log/, and shm/, the daemon's
+  // /dev/shm and its clients'.
+  std::string dir;
+  unsigned thread_percentage = 100;  // one share's active threads
+  std::vector<MpsGpu> gpus;
+
+  [[nodiscard]] std::string pipe_dir() const { return dir + "/pipe"; }
+  [[nodiscard]] std::string log_dir() const { return dir + "/log"; }
+  [[nodiscard]] std::string shm_dir() const { return dir + "/shm"; }
+};
+
+// One share of a GPU of `memory_mib` split `replicas` ways: its threads (at least 1 %) and
+// its pinned memory.
+[[nodiscard]] unsigned share_percentage(std::int64_t replicas);
+[[nodiscard]] std::uint64_t share_mib(std::uint64_t memory_mib, std::int64_t replicas);
+
+// The control client's answers: "25.0" -> 25.0; "2G", "2048M" -> 2048.
+[[nodiscard]] std::optional<double> parse_mps_percentage(std::string_view text);
+[[nodiscard]] std::optional<std::uint64_t> parse_mps_memory_mib(std::string_view text);
+
+class MpsDaemon {
+ public:
+  explicit MpsDaemon(MpsPlan plan);
+  ~MpsDaemon();
+  MpsDaemon(const MpsDaemon&) = delete;
+  MpsDaemon& operator=(const MpsDaemon&) = delete;
+
+  // Starts the daemon in a private mount namespace with shm/ as its /dev/shm (one a killed
+  // plugin left answering on the pipe is stopped first), sets the thread percentage and each
+  // GPU's pinned-memory limit, and reads both back.
+  [[nodiscard]] Status start();
+  // Whether it is still running (a cheap wait on the child) and, with `ask_it`, answering its
+  // pipe: an error says why not.
+  [[nodiscard]] Status check(bool ask_it);
+  // Asks it to quit, kills it after 5 s, and empties the pipe directory.
+  void stop();
+  // One command through the control client; its answer without the trailing newline.
+  [[nodiscard]] Result<std::string> ask(const std::string& command) const;
+
+  [[nodiscard]] const MpsPlan& plan() const { return plan_; }
+  [[nodiscard]] pid_t pid() const { return child_; }
+
+ private:
+  Status spawn();
+  Status wait_until_answering();
+  Status set_limits();
+  void reap(bool wait);
+  void clear_pipe_dir() const;
+
+  MpsPlan plan_;
+  std::vector<std::string> env_;
+  pid_t child_ = -1;
+};
+
+}  // namespace gcr

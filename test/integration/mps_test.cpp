@@ -1,0 +1,224 @@
+// sharing = "mps" against NVIDIA's real MPS control daemon (nvidia-cuda-mps-control from
+// Debian's non-free nvidia-cuda-mps, test/real-driver.sh) placed in the simulated driver root,
+// with the fake kubelet: the daemon's pipe and defaults, Allocate's limits per share, packing,
+// a request larger than one GPU, the daemon killed and restarted, SIGTERM. What needs a GPU (a
+// CUDA client held to the limits) is not tested here. Needs root.
+#include <doctest/doctest.h>
+
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "base/child_process.h"
+#include "fake_kubelet.h"
+#include "plugin_fixture.h"
+#include "real_driver.h"
+
+using gcr::Json;
+using gcr::test::Devices;
+using gcr::test::health_of;
+using gcr::test::PluginFixture;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr auto kWait = 15s;
+
+bool all_health(const Devices& devices, const std::string& health) {
+  return !devices.empty() && std::all_of(devices.begin(), devices.end(),
+                                         [&](const auto& d) { return d.health() == health; });
+}
+
+// A plugin sharing each GPU 4 ways through MPS, the real control daemon in its driver root.
+struct MpsNode {
+  PluginFixture f;
+  std::string mps_root;
+  std::string program;
+
+  MpsNode()
+      : f(Json{{"sharing", "mps"}, {"replicas", 4}}),
+        mps_root(f.dir / "mps"),
+        program(f.host.driver_root() + "/usr/bin/nvidia-cuda-mps-control") {
+    const std::string real =
+        gcr::test::real_driver_layouts() + "/flat/usr/bin/nvidia-cuda-mps-control";
+    std::filesystem::remove(program);
+    std::filesystem::copy_file(real, program);
+    Json config = gcr::parse_json_strict(gcr::test::read_file(f.dir / "config.json")).value();
+    config["device-plugin"]["mps-root"] = mps_root;
+    gcr::test::write_file(f.dir / "config.json", config.dump(2));
+  }
+
+  [[nodiscard]] std::string pipe() const { return mps_root + "/nvidia.com-gpu/pipe"; }
+
+  // One command to the daemon through NVIDIA's own client, as an operator would.
+  [[nodiscard]] std::string ask(const std::string& command) const {
+    auto r = gcr::run_child_with_input({program}, {"CUDA_MPS_PIPE_DIRECTORY=" + pipe()},
+                                       command + "\n", 5, 65536);
+    return r && r->exit_code == 0 ? r->out.substr(0, r->out.find('\n')) : "(no answer)";
+  }
+
+  // The daemon's pid: the plugin's child running the control program.
+  [[nodiscard]] int daemon_pid() const {
+    for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+      const std::string name = e.path().filename();
+      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+      std::error_code ec;
+      const auto exe = std::filesystem::read_symlink(e.path() / "exe", ec);
+      if (!ec && exe == program) return std::stoi(name);
+    }
+    return -1;
+  }
+
+  // The plugin started and registered, its daemon serving, every share Healthy.
+  void start_serving() {
+    f.start();
+    REQUIRE_MESSAGE(f.logged("MPS control daemon serving"), f.log());
+    REQUIRE(f.kubelet->wait_for_devices([](const Devices& d) { return all_health(d, "Healthy"); },
+                                        kWait));
+  }
+
+  // The IDs of the 4 shares of GPU `index`, as the kubelet sees them.
+  [[nodiscard]] std::vector<std::string> shares_of(unsigned index) const {
+    std::vector<std::string> out;
+    for (const auto& d : f.kubelet->devices()) {
+      if (d.id().rfind(f.host.gpus()[index].uuid, 0) == 0) out.push_back(d.id());
+    }
+    return out;
+  }
+};
+
+void require_root() {
+  REQUIRE_MESSAGE(gcr::test::is_root(), "the simulated GPU host needs root (mknod)");
+}
+
+}  // namespace
+
+TEST_SUITE("mps") {
+  TEST_CASE("the daemon serves every GPU with one share's threads and memory as its defaults") {
+    require_root();
+    MpsNode node;
+    node.f.start();
+    REQUIRE_MESSAGE(node.f.logged("MPS control daemon serving 4 GPUs of nvidia.com/gpu"),
+                    node.f.log());
+    CHECK(node.ask("get_default_active_thread_percentage") == "25.0");
+    // By ordinal in the daemon's CUDA_VISIBLE_DEVICES (index order); 40 GiB GPUs below bus
+    // 0x80 and 32 GiB above (the stub NVML): a quarter each.
+    for (const auto& gpu : node.f.host.gpus()) {
+      CAPTURE(gpu.uuid);
+      const std::string expected = gpu.bus < "0000:80" ? "10G" : "8G";
+      CHECK(node.ask("get_default_device_pinned_mem_limit " + std::to_string(gpu.index)) ==
+            expected);
+    }
+    const Devices devices = node.f.kubelet->devices();
+    CHECK(devices.size() == 16);
+    CHECK(all_health(devices, "Healthy"));
+    struct stat st {};
+    CHECK(::stat((node.pipe() + "/control").c_str(), &st) == 0);
+    // Its /dev/shm is the directory containers get as theirs.
+    const int pid = node.daemon_pid();
+    REQUIRE(pid > 0);
+    const std::string mounts = gcr::test::read_file("/proc/" + std::to_string(pid) + "/mountinfo");
+    CHECK(mounts.find(" /dev/shm ") != std::string::npos);
+    struct stat shm {};
+    REQUIRE(::stat((node.mps_root + "/nvidia.com-gpu/shm").c_str(), &shm) == 0);
+    CHECK((shm.st_mode & 07777) == 01777);
+  }
+
+  TEST_CASE("Allocate: k shares of one GPU get k shares' limits, the pipe and the shared memory") {
+    require_root();
+    MpsNode node;
+    node.start_serving();
+    const auto shares = node.shares_of(0);
+    REQUIRE(shares.size() == 4);
+    v1beta1::AllocateResponse one;
+    REQUIRE(node.f.kubelet->allocate({shares[0]}, one).ok());
+    const auto& a = one.container_responses(0);
+    CHECK(a.envs().at("NVIDIA_VISIBLE_DEVICES") == node.f.host.gpus()[0].uuid);
+    CHECK(a.envs().at("CUDA_MPS_PIPE_DIRECTORY") == "/tmp/nvidia-mps");
+    CHECK(a.envs().at("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE") == "25");
+    CHECK(a.envs().at("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT") == "0=10240M");
+    REQUIRE(a.mounts_size() == 2);
+    CHECK(a.mounts(0).host_path() == node.pipe());
+    CHECK(a.mounts(0).container_path() == "/tmp/nvidia-mps");
+    CHECK(a.mounts(1).host_path() == node.mps_root + "/nvidia.com-gpu/shm");
+    CHECK(a.mounts(1).container_path() == "/dev/shm");
+
+    v1beta1::AllocateResponse three;
+    REQUIRE(node.f.kubelet->allocate({shares[1], shares[2], shares[3]}, three).ok());
+    const auto& b = three.container_responses(0);
+    CHECK(b.envs().at("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE") == "75");
+    CHECK(b.envs().at("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT") == "0=30720M");
+
+    // Shares of two GPUs in one request: refused, never split silently.
+    v1beta1::AllocateResponse spread;
+    const auto other = node.shares_of(1);
+    const auto status = node.f.kubelet->allocate({shares[0], other[0]}, spread);
+    CHECK(status.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+    CHECK(status.error_message().find("MPS shares of one request come from one GPU: 2 shares "
+                                      "span 2 GPUs") == 0);
+    CHECK(status.error_message().find("each GPU has 4 shares") != std::string::npos);
+  }
+
+  TEST_CASE("GetPreferredAllocation packs a request's shares onto one GPU") {
+    require_root();
+    MpsNode node;
+    node.f.start();
+    std::vector<std::string> available;
+    for (const auto& d : node.f.kubelet->devices()) available.push_back(d.id());
+    v1beta1::PreferredAllocationResponse response;
+    REQUIRE(node.f.kubelet->preferred(available, {}, 3, response).ok());
+    const auto& ids = response.container_responses(0).deviceids();
+    REQUIRE(ids.size() == 3);
+    const std::string gpu = ids[0].substr(0, ids[0].find("::"));
+    for (const auto& id : ids) CHECK(id.substr(0, id.find("::")) == gpu);
+  }
+
+  TEST_CASE("the daemon killed: its GPUs Unhealthy, the daemon started again, Healthy again") {
+    require_root();
+    MpsNode node;
+    node.start_serving();
+    const int first = node.daemon_pid();
+    REQUIRE(first > 0);
+    REQUIRE(::kill(first, SIGKILL) == 0);
+    REQUIRE_MESSAGE(node.f.kubelet->wait_for_devices(
+                        [](const Devices& d) { return all_health(d, "Unhealthy"); }, kWait),
+                    node.f.log());
+    REQUIRE_MESSAGE(node.f.kubelet->wait_for_devices(
+                        [](const Devices& d) { return all_health(d, "Healthy"); }, kWait),
+                    node.f.log());
+    const int second = node.daemon_pid();
+    CHECK(second > 0);
+    CHECK(second != first);
+    CHECK(node.ask("get_default_active_thread_percentage") == "25.0");
+    CHECK(node.f.logged("the MPS control daemon was killed by signal 9"));
+  }
+
+  TEST_CASE(
+      "SIGTERM stops the daemon and leaves no pipe; a daemon a killed plugin left is "
+      "replaced") {
+    require_root();
+    MpsNode node;
+    node.f.start();
+    REQUIRE(node.f.logged("MPS control daemon serving"));
+    // kill -9 of the plugin leaves its daemon; the next plugin replaces it with its own.
+    const int orphan = node.daemon_pid();
+    REQUIRE(orphan > 0);
+    node.f.plugin->kill();
+    node.f.start_plugin();  // its log starts afresh
+    bool replaced = false;
+    for (int i = 0; i < 150 && !replaced; ++i) {
+      std::this_thread::sleep_for(100ms);
+      const int now = node.daemon_pid();
+      replaced = now > 0 && now != orphan &&
+                 node.f.log().find("MPS control daemon serving") != std::string::npos;
+    }
+    REQUIRE_MESSAGE(replaced, node.f.log());
+    CHECK(node.f.plugin->stop() == 0);
+    CHECK(node.daemon_pid() == -1);
+    CHECK(std::filesystem::is_empty(node.pipe()));
+    CHECK(node.f.logged("stopped the MPS control daemon of nvidia.com/gpu"));
+  }
+}

@@ -1,0 +1,27 @@
+#include <doctest/doctest.h>
+
+#include "mps/mps_daemon.h"
+
+TEST_CASE("one share: 1/replicas of the threads (at least 1 %) and of the memory") {
+  CHECK(gcr::share_percentage(4) == 25);
+  CHECK(gcr::share_percentage(3) == 33);
+  CHECK(gcr::share_percentage(1000) == 1);
+  CHECK(gcr::share_mib(40960, 4) == 10240);
+  CHECK(gcr::share_mib(32768, 3) == 10922);
+}
+
+TEST_CASE("the control client's answers, as nvidia-cuda-mps-control prints them") {
+  CHECK(gcr::parse_mps_percentage("25.0") == 25.0);
+  CHECK(gcr::parse_mps_percentage("100.0\n") == 100.0);
+  CHECK(gcr::parse_mps_percentage("") == std::nullopt);
+  CHECK(gcr::parse_mps_percentage("101") == std::nullopt);
+  CHECK(gcr::parse_mps_percentage("25%") == std::nullopt);
+  CHECK(gcr::parse_mps_memory_mib("2G") == 2048u);
+  CHECK(gcr::parse_mps_memory_mib("10240M") == 10240u);
+  CHECK(gcr::parse_mps_memory_mib("1T") == 1048576u);
+  CHECK(gcr::parse_mps_memory_mib("1.5G") == 1536u);
+  CHECK(gcr::parse_mps_memory_mib("") == std::nullopt);  // no limit set
+  CHECK(gcr::parse_mps_memory_mib("2") == std::nullopt);
+  CHECK(gcr::parse_mps_memory_mib("2X") == std::nullopt);
+  CHECK(gcr::parse_mps_memory_mib("-1G") == std::nullopt);
+}
