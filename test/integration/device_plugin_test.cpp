@@ -273,29 +273,6 @@ TEST_CASE("a broken configuration is one line and a wait, not a crash loop") {
   CHECK(f.plugin->stop() == 0);
 }
 
-namespace {
-
-// What the kubelet and containerd's CRI would make of an Allocate answer, as ctr arguments:
-// env, mounts, annotations, and the CDI devices as CDI annotations (as the 1.28 kubelet also
-// did; Debian 12's containerd 1.6 has no CDI of its own).
-std::vector<std::string> ctr_arguments(const v1beta1::ContainerAllocateResponse& answer) {
-  std::vector<std::string> args;
-  for (const auto& [name, value] : answer.envs())
-    args.insert(args.end(), {"--env", name + "=" + value});
-  for (const auto& m : answer.mounts()) {
-    args.insert(args.end(), {"--mount", "type=bind,src=" + m.host_path() +
-                                            ",dst=" + m.container_path() + ",options=rbind:rw"});
-  }
-  for (const auto& [key, value] : answer.annotations())
-    args.insert(args.end(), {"--annotation", key + "=" + value});
-  std::string cdi;
-  for (const auto& d : answer.cdi_devices()) cdi += (cdi.empty() ? "" : ",") + d.name();
-  if (!cdi.empty()) args.insert(args.end(), {"--annotation", "cdi.k8s.io/cri-devices=" + cdi});
-  return args;
-}
-
-}  // namespace
-
 TEST_CASE("end to end: Allocate's answer through containerd, the shim and runc, per strategy") {
   require_root();
   REQUIRE_MESSAGE(gcr::test::exists("/usr/bin/containerd"), "containerd is not installed");
@@ -321,7 +298,7 @@ TEST_CASE("end to end: Allocate's answer through containerd, the shim and runc, 
     std::vector<std::string> args{"run",           "--rm",
                                   "--runc-binary", gcr::test::built("gpu-container-runtime"),
                                   "--env",         "NVIDIA_DRIVER_CAPABILITIES=utility"};
-    const auto extra = ctr_arguments(response.container_responses(0));
+    const auto extra = gcr::test::ctr_arguments(response.container_responses(0));
     args.insert(args.end(), extra.begin(), extra.end());
     args.insert(args.end(),
                 {"--rootfs", runtime.path("ctr/rootfs"), "gcr-plugin-" + std::to_string(n++),

@@ -13,6 +13,8 @@
 #include <thread>
 
 #include "base/child_process.h"
+#include "cdi_fixture.h"
+#include "containerd.h"
 #include "fake_kubelet.h"
 #include "plugin_fixture.h"
 #include "real_driver.h"
@@ -220,5 +222,37 @@ TEST_SUITE("mps") {
     CHECK(node.daemon_pid() == -1);
     CHECK(std::filesystem::is_empty(node.pipe()));
     CHECK(node.f.logged("stopped the MPS control daemon of nvidia.com/gpu"));
+  }
+
+  TEST_CASE(
+      "end to end: a pod's container through containerd and the shim sees the daemon's "
+      "pipe, its shared memory and its limits") {
+    require_root();
+    REQUIRE_MESSAGE(gcr::test::exists("/usr/bin/containerd"), "containerd is not installed");
+    gcr::test::CdiFixture runtime(Json{{"runtime", {{"runtimes", {gcr::test::runc_path()}}}}});
+    gcr::test::RunOptions env;
+    env.env["GPU_CONTAINER_RUNTIME_CONFIG"] = runtime.config_path();
+    const gcr::test::Containerd containerd(runtime.path("containerd"), env);
+    gcr::test::make_busybox_rootfs(runtime.path("ctr"));
+    MpsNode node;
+    node.start_serving();
+    const auto shares = node.shares_of(1);
+    v1beta1::AllocateResponse response;
+    REQUIRE(node.f.kubelet->allocate({shares[0], shares[1]}, response).ok());
+    std::vector<std::string> args{"run",           "--rm",
+                                  "--runc-binary", gcr::test::built("gpu-container-runtime"),
+                                  "--env",         "NVIDIA_DRIVER_CAPABILITIES=compute,utility"};
+    const auto extra = gcr::test::ctr_arguments(response.container_responses(0));
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.insert(args.end(),
+                {"--rootfs", runtime.path("ctr/rootfs"), "gcr-mps", "/bin/sh", "-c",
+                 "ls /tmp/nvidia-mps | tr '\\n' ' '; echo; echo $CUDA_MPS_PIPE_DIRECTORY "
+                 "$CUDA_MPS_ACTIVE_THREAD_PERCENTAGE $CUDA_MPS_PINNED_DEVICE_MEM_LIMIT; "
+                 "echo from-the-pod > /dev/shm/gcr-mps-test"});
+    const auto r = containerd.ctr(args);
+    CHECK(r.err == "");
+    CHECK(r.out == "control control_lock control_privileged log \n/tmp/nvidia-mps 50 0=20480M\n");
+    CHECK(gcr::test::read_file(node.mps_root + "/nvidia.com-gpu/shm/gcr-mps-test") ==
+          "from-the-pod\n");
   }
 }

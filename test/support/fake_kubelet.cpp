@@ -203,6 +203,22 @@ grpc::Status FakeKubelet::preferred(const std::vector<std::string>& available,
   return plugin->GetPreferredAllocation(&context, request, &response);
 }
 
+std::vector<std::string> ctr_arguments(const v1beta1::ContainerAllocateResponse& answer) {
+  std::vector<std::string> args;
+  for (const auto& [name, value] : answer.envs())
+    args.insert(args.end(), {"--env", name + "=" + value});
+  for (const auto& m : answer.mounts()) {
+    args.insert(args.end(), {"--mount", "type=bind,src=" + m.host_path() +
+                                            ",dst=" + m.container_path() + ",options=rbind:rw"});
+  }
+  for (const auto& [key, value] : answer.annotations())
+    args.insert(args.end(), {"--annotation", key + "=" + value});
+  std::string cdi;
+  for (const auto& d : answer.cdi_devices()) cdi += (cdi.empty() ? "" : ",") + d.name();
+  if (!cdi.empty()) args.insert(args.end(), {"--annotation", "cdi.k8s.io/cri-devices=" + cdi});
+  return args;
+}
+
 std::vector<std::string> ids_of(const Devices& devices) {
   std::vector<std::string> ids;
   for (const auto& d : devices) ids.push_back(d.id());

@@ -27,6 +27,12 @@ using Devices = std::vector<v1beta1::Device>;
 [[nodiscard]] std::vector<std::string> ids_of(const Devices& devices);
 [[nodiscard]] std::string health_of(const Devices& devices, const std::string& id);
 
+// What the kubelet and containerd's CRI would make of an Allocate answer, as `ctr run`
+// arguments: envs, bind mounts, annotations, and the CDI devices as CDI annotations (as the
+// 1.28 kubelet also did; Debian 12's containerd 1.6 has no CDI of its own).
+[[nodiscard]] std::vector<std::string> ctr_arguments(
+    const v1beta1::ContainerAllocateResponse& answer);
+
 class FakeKubelet {
  public:
   explicit FakeKubelet(std::string dir);
