@@ -11,7 +11,6 @@ namespace {
 
 constexpr auto kAskEvery = std::chrono::seconds(5);
 constexpr auto kLastBackoff = std::chrono::seconds(30);
-constexpr const char* kControlProgram = "nvidia-cuda-mps-control";
 
 // What the daemon's plan depends on: the GPUs, and whether NVML can tell their memory (once it
 // can, the daemon is started again with memory limits).
@@ -24,9 +23,7 @@ std::string plan_key(const std::vector<Gpu>& gpus, const Nvml* nvml) {
 }  // namespace
 
 MpsDirs mps_dirs(const Config& config, const std::string& resource) {
-  std::string name = resource;
-  std::replace(name.begin(), name.end(), '/', '-');
-  const std::string root = config.device_plugin.mps_root + "/" + name;
+  const std::string root = mps_resource_dir(config.device_plugin.mps_root, resource);
   return MpsDirs{root, root + "/pipe", root + "/shm"};
 }
 
@@ -44,17 +41,12 @@ std::optional<std::uint64_t> MpsSupervisor::share_mib(const std::string& uuid) c
 
 Result<MpsPlan> MpsSupervisor::plan_for(const std::vector<Gpu>& gpus, Nvml* nvml) const {
   DriverHost host(config_.driver, lstat_node);
-  CapabilitySet compute;
-  compute.add(Capability::kCompute);
-  std::string program;
-  for (const auto& file : host.binaries(compute)) {
-    if (file.path.ends_with(std::string("/") + kControlProgram)) program = file.host_path;
-  }
-  if (program.empty())
-    return Error{std::string("no ") + kControlProgram + " in the driver root (" +
-                 host.driver_path("/") + "): install NVIDIA's MPS (nvidia-cuda-mps)"};
+  const auto program = mps_control_program(host);
+  if (!program)
+    return Error{"no nvidia-cuda-mps-control in the driver root (" + host.driver_path("/") +
+                 "): install NVIDIA's MPS (nvidia-cuda-mps)"};
   MpsPlan plan;
-  plan.program = program;
+  plan.program = *program;
   plan.dir = mps_dirs(config_, resource_).root;
   plan.thread_percentage = share_percentage(config_.device_plugin.replicas);
   for (const auto& gpu : gpus) {

@@ -4,6 +4,7 @@
 #include "doctor/driver_checks.h"
 #include "doctor/engine_checks.h"
 #include "doctor/kubernetes_checks.h"
+#include "doctor/mps_checks.h"
 #include "doctor/run_check.h"
 #include "doctor/runtime_checks.h"
 
@@ -23,6 +24,7 @@ Findings run_doctor(const DoctorOptions& options) {
   }
   check_cdi(config, registry, driver_version, findings);
   check_kubernetes(config, options, findings);
+  check_mps(config, findings);
   if (options.run) check_run(config, runtime, options.shim_path, findings);
   return findings;
 }

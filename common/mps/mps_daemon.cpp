@@ -98,6 +98,66 @@ std::optional<std::uint64_t> parse_mps_memory_mib(std::string_view text) {
   return static_cast<std::uint64_t>(std::llround(mib));
 }
 
+std::string mps_resource_dir(const std::string& mps_root, const std::string& resource) {
+  std::string name = resource;
+  std::replace(name.begin(), name.end(), '/', '-');
+  return mps_root + "/" + name;
+}
+
+std::optional<std::string> mps_control_program(DriverHost& host) {
+  CapabilitySet compute;
+  compute.add(Capability::kCompute);
+  for (const auto& file : host.binaries(compute)) {
+    if (file.path.ends_with("/nvidia-cuda-mps-control")) return file.host_path;
+  }
+  return std::nullopt;
+}
+
+Result<std::string> ask_mps(const std::string& program, const std::string& pipe_dir,
+                            const std::string& command) {
+  const std::vector<std::string> env = {std::string("PATH=") + kStandardSearchPath,
+                                        "CUDA_MPS_PIPE_DIRECTORY=" + pipe_dir};
+  auto run = run_child_with_input({program}, env, command + "\n", kAskSeconds, kMaxAnswerBytes);
+  if (!run) return run.error().wrap("cannot ask the MPS control daemon `" + command + "`");
+  std::string answer = run->out;
+  while (!answer.empty() && answer.back() == '\n') answer.pop_back();
+  if (run->exit_code != 0) {
+    const std::string why = first_line(run->out.empty() ? run->err : run->out);
+    return Error{"the MPS control daemon does not answer `" + command +
+                 "`: " + (why.empty() ? "status " + std::to_string(run->exit_code) : why) + " (" +
+                 pipe_dir + ")"};
+  }
+  if (answer.rfind("Unknown command", 0) == 0)
+    return Error{"the MPS control daemon refuses `" + command + "`: " + first_line(answer)};
+  return answer;
+}
+
+Result<MpsState> read_mps_state(const std::string& program, const std::string& pipe_dir,
+                                std::size_t gpus) {
+  MpsState state;
+  auto servers = ask_mps(program, pipe_dir, "get_server_list");
+  if (!servers) return servers.error();
+  auto pct = ask_mps(program, pipe_dir, "get_default_active_thread_percentage");
+  if (!pct) return pct.error();
+  state.thread_percentage = parse_mps_percentage(*pct);
+  for (std::size_t i = 0; i < gpus; ++i) {
+    auto mem =
+        ask_mps(program, pipe_dir, "get_default_device_pinned_mem_limit " + std::to_string(i));
+    if (!mem) return mem.error();
+    state.pinned_mib.push_back(parse_mps_memory_mib(*mem));
+  }
+  for (const auto& pid : split(*servers, '\n')) {
+    if (trim(pid).empty()) continue;
+    ++state.servers;
+    auto clients = ask_mps(program, pipe_dir, "get_client_list " + std::string(trim(pid)));
+    if (!clients) continue;
+    for (const auto& client : split(*clients, '\n')) {
+      if (!trim(client).empty()) ++state.clients;
+    }
+  }
+  return state;
+}
+
 MpsDaemon::MpsDaemon(MpsPlan plan) : plan_(std::move(plan)) {
   std::string devices;
   for (const auto& gpu : plan_.gpus) devices += (devices.empty() ? "" : ",") + gpu.uuid;
@@ -112,20 +172,7 @@ MpsDaemon::~MpsDaemon() {
 }
 
 Result<std::string> MpsDaemon::ask(const std::string& command) const {
-  auto run =
-      run_child_with_input({plan_.program}, env_, command + "\n", kAskSeconds, kMaxAnswerBytes);
-  if (!run) return run.error().wrap("cannot ask the MPS control daemon `" + command + "`");
-  std::string answer = run->out;
-  while (!answer.empty() && answer.back() == '\n') answer.pop_back();
-  if (run->exit_code != 0) {
-    const std::string why = first_line(run->out.empty() ? run->err : run->out);
-    return Error{"the MPS control daemon does not answer `" + command +
-                 "`: " + (why.empty() ? "status " + std::to_string(run->exit_code) : why) + " (" +
-                 plan_.pipe_dir() + ")"};
-  }
-  if (answer.rfind("Unknown command", 0) == 0)
-    return Error{"the MPS control daemon refuses `" + command + "`: " + first_line(answer)};
-  return answer;
+  return ask_mps(plan_.program, plan_.pipe_dir(), command);
 }
 
 void MpsDaemon::reap(bool wait) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "driver/host.h"
 
 namespace gcr {
 
@@ -42,6 +43,28 @@ struct MpsPlan {
 // The control client's answers: "25.0" -> 25.0; "2G", "2048M" -> 2048.
 [[nodiscard]] std::optional<double> parse_mps_percentage(std::string_view text);
 [[nodiscard]] std::optional<std::uint64_t> parse_mps_memory_mib(std::string_view text);
+
+// <mps-root>/<resource with '/' as '-'>: where a resource's daemon keeps its directories.
+[[nodiscard]] std::string mps_resource_dir(const std::string& mps_root,
+                                           const std::string& resource);
+
+// The host path of the driver root's nvidia-cuda-mps-control, where the driver has one.
+[[nodiscard]] std::optional<std::string> mps_control_program(DriverHost& host);
+
+// One command to the daemon listening in `pipe_dir`, through NVIDIA's control client `program`;
+// its answer without the trailing newline.
+[[nodiscard]] Result<std::string> ask_mps(const std::string& program, const std::string& pipe_dir,
+                                          const std::string& command);
+
+// What a running daemon says of itself, for gpu-ctk info and doctor.
+struct MpsState {
+  std::optional<double> thread_percentage;               // each client's default
+  std::vector<std::optional<std::uint64_t>> pinned_mib;  // by ordinal; none: not limited
+  unsigned servers = 0;
+  unsigned clients = 0;
+};
+[[nodiscard]] Result<MpsState> read_mps_state(const std::string& program,
+                                              const std::string& pipe_dir, std::size_t gpus);
 
 class MpsDaemon {
  public:

@@ -6,6 +6,7 @@
 #include "base/node_stat.h"
 #include "config/config_file.h"
 #include "ctk/ctk.h"
+#include "doctor/mps_checks.h"
 #include "driver/host.h"
 #include "driver/host_facts.h"
 #include "driver/nvml.h"
@@ -63,7 +64,7 @@ Json optional_json(const std::optional<std::string>& v) {
   return v ? Json(*v) : Json(nullptr);
 }
 
-void print_json(const HostFacts& facts) {
+void print_json(const HostFacts& facts, const std::optional<Check>& mps) {
   Json out = Json::object();
   out["driver_version"] = facts.version;
   out["cuda_version"] = optional_json(facts.cuda);
@@ -89,12 +90,16 @@ void print_json(const HostFacts& facts) {
   }
   out["gpus"] = gpus;
   out["warnings"] = facts.warnings;  // why libcuda or NVML answered nothing, in their words
+  if (mps)
+    out["mps"] = Json{
+        {"ok", mps->level == CheckLevel::kOk}, {"state", mps->message}, {"pipe", mps->evidence}};
   std::printf("%s\n", json_text(out, 2).c_str());
 }
 
-void print_text(const HostFacts& facts) {
+void print_text(const HostFacts& facts, const std::optional<Check>& mps) {
   std::printf("%-16s%s\n%-16s%s\n", "Driver version:", facts.version.c_str(),
               "CUDA version:", facts.cuda.value_or("unknown").c_str());
+  if (mps) std::printf("%-16s%s (%s)\n", "MPS:", mps->message.c_str(), mps->evidence.c_str());
   for (const auto& gpu : facts.gpus) {
     const auto it = facts.per_gpu.find(gpu.uuid);
     const GpuFacts g = it == facts.per_gpu.end() ? GpuFacts{} : it->second;
@@ -142,10 +147,17 @@ int ctk_info(const std::vector<std::string>& args) {
     std::fprintf(stderr, "gpu-ctk: %s\n", facts.error().message.c_str());
     return 1;
   }
+  // With sharing = "mps": what doctor finds of the daemon.
+  std::optional<Check> mps;
+  if (config->mps()) {
+    Findings findings;
+    check_mps(*config, findings);
+    if (!findings.all().empty()) mps = findings.all().front();
+  }
   if (options.json) {
-    print_json(*facts);
+    print_json(*facts, mps);
   } else {
-    print_text(*facts);
+    print_text(*facts, mps);
   }
   return 0;
 }

@@ -255,4 +255,30 @@ TEST_SUITE("mps") {
     CHECK(gcr::test::read_file(node.mps_root + "/nvidia.com-gpu/shm/gcr-mps-test") ==
           "from-the-pod\n");
   }
+
+  TEST_CASE("doctor and info show the daemon's state; doctor fails when it does not answer") {
+    require_root();
+    MpsNode node;
+    node.start_serving();
+    gcr::test::RunOptions env;
+    env.env["GPU_CONTAINER_RUNTIME_CONFIG"] = node.f.dir / "config.json";
+    const auto doctor = gcr::test::run({gcr::test::built("gpu-ctk"), "doctor"}, env);
+    CHECK_MESSAGE(doctor.out.find("ok    mps: the MPS control daemon answers: each share 25% of "
+                                  "the threads, pinned memory GPU 0 10240 MiB, GPU 1 10240 MiB, "
+                                  "GPU 2 8192 MiB, GPU 3 8192 MiB; 0 servers, 0 clients (" +
+                                  node.pipe() + ")") != std::string::npos,
+                  doctor.out);
+    const auto info = gcr::test::run({gcr::test::built("gpu-ctk"), "info", "--json"}, env);
+    REQUIRE(info.exit_code == 0);
+    const Json facts = Json::parse(info.out);
+    CHECK(facts["mps"]["ok"] == true);
+    CHECK(facts["mps"]["pipe"] == node.pipe());
+    CHECK(node.f.plugin->stop() == 0);
+    const auto stopped = gcr::test::run({gcr::test::built("gpu-ctk"), "doctor"}, env);
+    CHECK(stopped.exit_code != 0);
+    CHECK_MESSAGE(stopped.out.find("FAIL  mps: the MPS control daemon does not answer "
+                                   "`get_server_list`: Cannot find MPS control daemon process") !=
+                      std::string::npos,
+                  stopped.out);
+  }
 }
