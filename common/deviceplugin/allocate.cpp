@@ -51,6 +51,7 @@ Result<std::vector<const PluginDevice*>> chosen_gpus(const std::vector<std::stri
 // one GPU every ID names (a request spread over GPUs is refused, never split silently).
 Status add_mps(ContainerAllocation& out, const std::vector<std::string>& ids,
                const std::vector<const PluginDevice*>& gpus, const Config& config) {
+  if (gpus.empty()) return {};  // a container that asked for none gets none
   if (gpus.size() != 1)
     return Error{"MPS shares of one request come from one GPU: " + std::to_string(ids.size()) +
                  " shares span " + std::to_string(gpus.size()) + " GPUs (" + gpus[0]->gpu_id +

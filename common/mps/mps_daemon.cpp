@@ -30,6 +30,8 @@ constexpr std::size_t kMaxAnswerBytes = 64 * 1024;
 // The child's exit statuses before exec: no private /dev/shm (needs CAP_SYS_ADMIN), no exec.
 constexpr int kNoNamespace = 126;
 constexpr int kNoExec = 127;
+// More device memory than any GPU has (a zebibyte): past it an answer is not a limit.
+constexpr double kMaxMemoryMib = 1e12;
 
 std::string first_line(const std::string& text) {
   std::string line = text.substr(0, text.find('\n'));
@@ -62,7 +64,9 @@ std::uint64_t share_mib(std::uint64_t memory_mib, std::int64_t replicas) {
 
 std::optional<double> parse_mps_percentage(std::string_view text) {
   const std::string value(trim(text));
-  if (value.empty() || value.size() > 16) return std::nullopt;
+  if (value.empty() || value.size() > 16 ||
+      value.find_first_not_of("0123456789.") != std::string::npos)
+    return std::nullopt;
   char* end = nullptr;
   const double pct = std::strtod(value.c_str(), &end);
   if (end != value.c_str() + value.size() || !(pct >= 0.0 && pct <= 100.0)) return std::nullopt;
@@ -74,10 +78,13 @@ std::optional<std::uint64_t> parse_mps_memory_mib(std::string_view text) {
   if (value.size() < 2 || value.size() > 24) return std::nullopt;
   const char unit = value.back();
   const std::string number = value.substr(0, value.size() - 1);
+  // What the client prints: digits, perhaps a fraction; nothing strtod would also take.
+  if (number.empty() || number.find_first_not_of("0123456789.") != std::string::npos ||
+      std::count(number.begin(), number.end(), '.') > 1)
+    return std::nullopt;
   char* end = nullptr;
   const double amount = std::strtod(number.c_str(), &end);
-  if (end != number.c_str() + number.size() || !(amount >= 0.0 && amount < 1e12))
-    return std::nullopt;
+  if (end != number.c_str() + number.size()) return std::nullopt;
   double mib = 0;
   switch (unit) {
     case 'K':
@@ -95,6 +102,7 @@ std::optional<std::uint64_t> parse_mps_memory_mib(std::string_view text) {
     default:
       return std::nullopt;
   }
+  if (!(mib < kMaxMemoryMib)) return std::nullopt;
   return static_cast<std::uint64_t>(std::llround(mib));
 }
 

@@ -64,15 +64,25 @@ const char* policy_of(std::size_t size) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   gcr::Config config;
   config.device_plugin.device_list = {"envvar", "volume-mounts", "cdi-annotations", "cdi-cri"};
+  gcr::Config mps = config;
+  mps.device_plugin.sharing = "mps";
   v1beta1::AllocateRequest allocate;
   if (allocate.ParseFromArray(data, static_cast<int>(size))) {
     for (const auto& c : allocate.container_requests()) {
-      (void)gcr::allocate_container({c.devices_ids().begin(), c.devices_ids().end()}, devices(),
-                                    config);
+      const std::vector<std::string> ids(c.devices_ids().begin(), c.devices_ids().end());
+      (void)gcr::allocate_container(ids, devices(), config);
+      // MPS: an answer names one GPU and never more than all of its threads.
+      if (auto shared = gcr::allocate_container(ids, devices(), mps); shared && !ids.empty()) {
+        const auto& pct = shared->envs.at("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
+        gcr::fuzz::require(std::stoi(pct) >= 1 && std::stoi(pct) <= 100);
+        gcr::fuzz::require(shared->envs.at("NVIDIA_VISIBLE_DEVICES").find(',') ==
+                           std::string::npos);
+      }
     }
   }
   config.device_plugin.allocation = policy_of(size);
   config.device_plugin.replicas_on_distinct_gpus = size % 2 == 0;
+  if (size % 5 == 0) config.device_plugin.sharing = "mps";
   v1beta1::PreferredAllocationRequest preferred;
   if (preferred.ParseFromArray(data, static_cast<int>(size))) {
     for (const auto& c : preferred.container_requests()) {

@@ -116,6 +116,10 @@ TEST_CASE("mps: k shares of one GPU get k shares' limits; shares of two GPUs are
   auto unknown = gcr::allocate_container({"GPU-0::0"}, shares, mps);
   REQUIRE(unknown.ok());
   CHECK(unknown->envs.count("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT") == 0);
+  // No IDs (found by the fuzzer): nothing to hand over, and no crash.
+  auto none = gcr::allocate_container({}, shares, mps);
+  REQUIRE(none.ok());
+  CHECK(none->mounts.empty());
   auto spread = gcr::allocate_container({"GPU-0::0", "GPU-1::0"}, shares, mps);
   REQUIRE_FALSE(spread.ok());
   CHECK(spread.error().message ==

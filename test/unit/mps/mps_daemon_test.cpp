@@ -24,4 +24,10 @@ TEST_CASE("the control client's answers, as nvidia-cuda-mps-control prints them"
   CHECK(gcr::parse_mps_memory_mib("2") == std::nullopt);
   CHECK(gcr::parse_mps_memory_mib("2X") == std::nullopt);
   CHECK(gcr::parse_mps_memory_mib("-1G") == std::nullopt);
+  // strtod's other forms, found by the fuzzer: not what the client prints.
+  CHECK(gcr::parse_mps_memory_mib("5555555555E2G") == std::nullopt);
+  CHECK(gcr::parse_mps_memory_mib("0x10M") == std::nullopt);
+  CHECK(gcr::parse_mps_memory_mib("1.2.3M") == std::nullopt);
+  CHECK(gcr::parse_mps_memory_mib("99999999999999T") == std::nullopt);
+  CHECK(gcr::parse_mps_percentage("2e1") == std::nullopt);
 }
