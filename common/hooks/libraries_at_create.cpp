@@ -163,6 +163,7 @@ bool mount_changes_plan(const std::string& destination, const LdcachePlan& plan)
 Status update_libraries_at_create(const RootFs& root, const LibrariesRequest& request,
                                   const std::vector<MountToCome>& mounts) {
   if (request.folders.empty()) return Error{"no folders"};
+  ImageBudget budget;  // its time runs from here: the whole in-process update
   // Without a cache of its own the image needs ldconfig, which runs in the hook.
   auto cache = root.open_if_exists("/etc/ld.so.cache", O_PATH);
   if (!cache) return cache.error();
@@ -183,7 +184,6 @@ Status update_libraries_at_create(const RootFs& root, const LibrariesRequest& re
     if (auto made = root.make_dirs(folder); !made) return made.error();
   }
   if (auto s = create_symlinks(root, request.links); !s) return s;
-  ImageBudget budget;
   const auto conf = read_ld_so_conf(root, budget);
   const auto declared = folders_to_declare(conf, request.folders);
   auto plan = plan_ldcache_update(root, conf, request.folders, declared, budget, *pending);

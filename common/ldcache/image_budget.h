@@ -8,6 +8,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <optional>
 #include <string_view>
@@ -31,6 +32,9 @@ inline constexpr std::size_t kBudgetLinksFollowed = 65536;        // library lin
 inline constexpr std::size_t kBudgetListings = 256;
 inline constexpr std::size_t kBudgetListedEntries = 131072;  // in all listings
 inline constexpr std::size_t kBudgetListingEntries = 65536;  // one listing: more is an error
+// Time: one plan's work, from its budget's making; past it every charge fails, so a plan that
+// is slow for any reason is deferred (to ldconfig in its sandbox), never waited on.
+inline constexpr std::chrono::milliseconds kBudgetTime{1000};
 // ELF string lookups (DT_SONAME, DT_NEEDED).
 inline constexpr std::size_t kBudgetLookupsPerLibrary = 1024;
 inline constexpr std::size_t kBudgetLookups = 65536;
@@ -76,14 +80,20 @@ inline constexpr std::array<BudgetLimit, 13> kImageBudget{{
 // What one plan has used. Not thread-safe; one per plan.
 class ImageBudget {
  public:
+  using Clock = std::chrono::steady_clock;
+  ImageBudget() : deadline_(Clock::now() + kBudgetTime) {}
+  explicit ImageBudget(Clock::time_point deadline) : deadline_(deadline) {}
+
   // Counts `n` more of `budget` (or, for a per-item budget, an item of size `n`); past the
-  // limit, "over the image budget of N <what> (<file>)", which exceeded() keeps.
+  // limit, "over the image budget of N <what> (<file>)", and past the deadline "over the image
+  // budget of 1000 ms of work (<file>)", which exceeded() keeps.
   [[nodiscard]] Status charge(Budget budget, std::size_t n, std::string_view file);
   // The first budget exceeded; nothing while every budget holds.
   [[nodiscard]] const std::optional<Error>& exceeded() const { return exceeded_; }
 
  private:
   std::array<std::size_t, kImageBudget.size()> used_{};
+  Clock::time_point deadline_;
   std::optional<Error> exceeded_;
 };
 

@@ -148,3 +148,14 @@ TEST_CASE("ld.so.conf: configuration lines count against the budget") {
   CHECK(lines.error().message ==
         "over the image budget of 4096 configuration lines (/etc/ld.so.conf)");
 }
+
+TEST_CASE("a plan past its deadline stops at the next charge, whatever it reads") {
+  gcr::ImageBudget late(gcr::ImageBudget::Clock::now() - std::chrono::milliseconds(1));
+  const auto lines = gcr::parse_ld_so_conf("/opt/lib\n", "/etc/ld.so.conf", late);
+  REQUIRE_FALSE(lines.ok());
+  CHECK(lines.error().message == "over the image budget of 1000 ms of work (/etc/ld.so.conf)");
+  REQUIRE(late.exceeded().has_value());
+  CHECK(late.exceeded()->message == lines.error().message);
+  gcr::ImageBudget fresh;
+  CHECK(gcr::parse_ld_so_conf("/opt/lib\n", "/etc/ld.so.conf", fresh).ok());
+}
