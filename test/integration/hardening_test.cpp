@@ -192,8 +192,11 @@ TEST_CASE("driver root: files others could change, hard links and absurd sizes a
   // A 2 GiB sparse "library".
   const std::string cfg = root + kLib + "libnvidia-cfg.so." + kVersion;
   REQUIRE(::truncate(cfg.c_str(), off_t{2} << 30) == 0);
-  // A binary directory others can write.
+  // A binary directory others can write, and a library a user owns (either could be swapped
+  // by that user between our check and runc's mount).
   REQUIRE(::chmod((root + "/usr/bin").c_str(), 0777) == 0);
+  const std::string jit = root + kLib + "libnvidia-ptxjitcompiler.so." + kVersion;
+  REQUIRE(::chown(jit.c_str(), 1000, 1000) == 0);
   const auto r = f.create({"NVIDIA_VISIBLE_DEVICES=0"});
   CHECK(r.err == "");
   REQUIRE(r.exit_code == 0);
@@ -201,10 +204,12 @@ TEST_CASE("driver root: files others could change, hard links and absurd sizes a
   CHECK_FALSE(has(mounts, kLib + "libnvidia-ml.so." + kVersion));
   CHECK_FALSE(has(mounts, kLib + "libnvidia-cfg.so." + kVersion));
   CHECK_FALSE(has(mounts, "/usr/bin/nvidia-smi"));
+  CHECK_FALSE(has(mounts, kLib + "libnvidia-ptxjitcompiler.so." + kVersion));
   CHECK(has(mounts, kLib + "libcuda.so." + kVersion));
   CHECK(f.warned("refused " + ml + ": a hard link (2 names) on a writable filesystem"));
   CHECK(f.warned("refused " + cfg + ": larger than 1 GiB"));
   CHECK(f.warned("writable by group or others (" + root + "/usr/bin)"));
+  CHECK(f.warned("refused " + jit + ": not owned by root"));
 }
 
 TEST_CASE("driver root: a missing libcuda and a /proc/devices without nvidia-uvm are said") {
