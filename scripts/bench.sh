@@ -198,6 +198,18 @@ echo "the shim's own work, 8 GPUs (create with runc replaced by /bin/true, again
 "$B/test/bench-pairs" "$N" /bin/sh -c "cp $WORK/gpu/original.json $WORK/gpu/config.json && /bin/true" -- \
   /bin/sh -c "cp $WORK/gpu/original.json $WORK/gpu/config.json && $SHIM create --bundle $WORK/gpu x"
 
+# The hostile images of issue 25 (a 16 MiB loader cache of 699,000 entries naming one long
+# string; 100 include lines over a 20,000-file directory; 64 libraries of 4,093 needed entries
+# each): what one GPU create costs the shim on each, once (runc replaced by /bin/true), and the
+# budget it declines the in-process update for (the hook's ldconfig does the work, sandboxed).
+for kind in cache includes needed; do
+  fresh hostile
+  budget=$("$B/test/gcr-fixture" hostile "$kind" "$WORK/hostile")
+  # shellcheck disable=SC2046
+  set -- $("$B/test/gcr-fixture" measure -- "$SHIM" create --bundle "$WORK/hostile" gcr-bench-hostile)
+  echo "hostile image ($kind): one GPU create, exit $1, peak RSS $(($2 / 1024)) MB, CPU $3 s (in 10 ms ticks); $budget"
+done
+
 # The device plugin: admission calls from the kubelet's side, and its memory when idle, on
 # 8-GPU topologies and a 16-GPU one (NVML describes each).
 for fixture in dgx1 nvswitch8 sixteen; do

@@ -6,9 +6,6 @@
 // root.
 #include <doctest/doctest.h>
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <fstream>
 
 #include "gpu_fixture.h"
@@ -44,16 +41,6 @@ struct BudgetFixture : gcr::test::GpuFixture {
     configure(
         {{"runtime",
           {{"runtimes", {runtime}}, {"log-file", path("shim.log")}, {"log-level", "debug"}}}});
-  }
-
-  // Everything in the image a minute older than its cache, as in an image built before its
-  // last ldconfig run: the in-process update has nothing but the budget to decline for.
-  void age() const {
-    const std::string cache = rootfs + "/etc/ld.so.cache";
-    REQUIRE(gcr::test::run({"/bin/sh", "-c",
-                            "t=$(($(stat -c %Y " + cache + ") - 60)); find " + rootfs +
-                                " ! -path " + cache + " -exec touch -h -d @$t {} +"})
-                .exit_code == 0);
   }
 
   // One `create` through the shim, measured; the loader cache is left to the hook, saying why.
@@ -123,33 +110,18 @@ struct BudgetFixture : gcr::test::GpuFixture {
 
 TEST_CASE("image budget: a 16 MiB ld.so.cache of 699,000 entries naming one 4,095-byte string") {
   BudgetFixture f;
-  const std::size_t entries = (gcr::kBudgetCacheBytes - 48 - 4096) / 24;
-  const std::string cache = gcr::test::ld_cache_sharing_one_string(entries, 4095);
-  const auto plant = [&] { gcr::test::write_file(f.rootfs + "/etc/ld.so.cache", cache); };
-  const std::string budget =
-      "over the image budget of 65536 loader-cache entries (/etc/ld.so.cache)";
-  plant();
+  // The cache is planted again before each run: the one before wrote a real one over it.
+  const std::string budget = gcr::test::plant_hostile_image("cache", f.rootfs);
   f.check_create(budget);
-  plant();
+  gcr::test::plant_hostile_image("cache", f.rootfs);
   f.check_hook(budget);
-  plant();
+  gcr::test::plant_hostile_image("cache", f.rootfs);
   f.check_container_starts();
 }
 
 TEST_CASE("image budget: include lines that each match a big directory again") {
   BudgetFixture f;
-  gcr::test::make_dirs(f.rootfs + "/etc/big");
-  for (int i = 0; i < 20000; ++i) {
-    const std::string name = f.rootfs + "/etc/big/f" + std::to_string(i);
-    const int fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-    REQUIRE(fd >= 0);
-    ::close(fd);
-  }
-  std::string conf = "include /etc/ld.so.conf.d/*.conf\n";
-  for (int i = 0; i < 100; ++i) conf += "include /etc/big/*.nomatch\n";
-  gcr::test::write_file(f.rootfs + "/etc/ld.so.conf", conf);
-  const std::string budget =
-      "over the image budget of 262144 names matched against include patterns (/etc/ld.so.conf)";
+  const std::string budget = gcr::test::plant_hostile_image("includes", f.rootfs);
   f.check_create(budget);
   f.check_hook(budget);
   f.check_container_starts();
@@ -157,15 +129,7 @@ TEST_CASE("image budget: include lines that each match a big directory again") {
 
 TEST_CASE("image budget: libraries with 4,093 needed entries naming one 4,000-byte string") {
   BudgetFixture f;
-  f.age();
-  // 64 libraries (the issue's 256 cost the old reader 19.5 s; these are enough to show it).
-  for (int i = 0; i < 64; ++i) {
-    const std::string name = "libneedy" + std::to_string(i) + ".so.1";
-    gcr::test::write_file(f.rootfs + kFolder + "/" + name,
-                          gcr::test::elf_with_needed(name, 4093, 4000));
-  }
-  const std::string budget = "over the image budget of 1024 string lookups in one library (" +
-                             kFolder + "/libneedy0.so.1)";
+  const std::string budget = gcr::test::plant_hostile_image("needed", f.rootfs);
   f.check_create(budget);
   f.check_hook(budget);
   f.check_container_starts();

@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "ldcache/image_budget.h"
 #include "test_support.h"
 
 extern char** environ;
@@ -155,6 +156,60 @@ std::string elf_with_needed(const std::string& soname, std::size_t needed, std::
   put(out, dyn);
   for (const auto& d : dynamic) put(out, d);
   return out + strings;
+}
+
+namespace {
+
+const std::string kHostileFolder = "/usr/lib/x86_64-linux-gnu";
+
+void make_empty_files(const std::string& dir, int count) {
+  make_dirs(dir);
+  for (int i = 0; i < count; ++i) {
+    const std::string name = dir + "/f" + std::to_string(i);
+    const int fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) throw std::runtime_error("cannot create " + name);
+    ::close(fd);
+  }
+}
+
+// Everything in the image a minute older than its cache, as in an image built before its last
+// ldconfig run.
+void age_image(const std::string& rootfs) {
+  const std::string cache = rootfs + "/etc/ld.so.cache";
+  if (run({"/bin/sh", "-c",
+           "t=$(($(stat -c %Y " + cache + ") - 60)); find " + rootfs + " ! -path " + cache +
+               " -exec touch -h -d @$t {} +"})
+          .exit_code != 0)
+    throw std::runtime_error("cannot date " + rootfs);
+}
+
+}  // namespace
+
+std::string plant_hostile_image(const std::string& kind, const std::string& rootfs) {
+  if (kind == "cache") {
+    const std::size_t entries = (kBudgetCacheBytes - 48 - 4096) / 24;
+    write_file(rootfs + "/etc/ld.so.cache", ld_cache_sharing_one_string(entries, 4095));
+    return "over the image budget of 65536 loader-cache entries (/etc/ld.so.cache)";
+  }
+  if (kind == "includes") {
+    make_empty_files(rootfs + "/etc/big", 20000);
+    std::string conf = "include /etc/ld.so.conf.d/*.conf\n";
+    for (int i = 0; i < 100; ++i) conf += "include /etc/big/*.nomatch\n";
+    write_file(rootfs + "/etc/ld.so.conf", conf);
+    return "over the image budget of 262144 names matched against include patterns "
+           "(/etc/ld.so.conf)";
+  }
+  if (kind == "needed") {
+    age_image(rootfs);
+    // 64 libraries (the issue's 256 cost the old reader 19.5 s; these are enough to show it).
+    for (int i = 0; i < 64; ++i) {
+      const std::string name = "libneedy" + std::to_string(i) + ".so.1";
+      write_file(rootfs + kHostileFolder + "/" + name, elf_with_needed(name, 4093, 4000));
+    }
+    return "over the image budget of 1024 string lookups in one library (" + kHostileFolder +
+           "/libneedy0.so.1)";
+  }
+  throw std::runtime_error("no hostile image `" + kind + "`: cache, includes or needed");
 }
 
 }  // namespace gcr::test

@@ -19,6 +19,15 @@ namespace gcr::test {
 [[nodiscard]] std::string elf_with_needed(const std::string& soname, std::size_t needed,
                                           std::size_t length);
 
+// The three images of issue 25 that made one `create` cost gigabytes or seconds, planted in a
+// glibc rootfs (whose /usr/lib/x86_64-linux-gnu is the injected folder):
+//   cache     a 16 MiB ld.so.cache of about 699,000 entries naming one 4,095-byte string;
+//   includes  100 `include /etc/big/*.nomatch` lines over a directory of 20,000 files;
+//   needed    64 libraries with 4,093 DT_NEEDED entries naming one 4,000-byte string, the image
+//             dated a minute before its cache (so that only the budget declines it).
+// Returns the budget line the shim logs for it; throws for an unknown kind.
+std::string plant_hostile_image(const std::string& kind, const std::string& rootfs);
+
 // A program's exit, output and cost: `cpu_seconds` its own user and system time (not its
 // children's), `max_rss_kb` the peak RSS of it or of any child it waited for, whichever is
 // higher (wait4's ru_maxrss).

@@ -3,10 +3,18 @@
 //   gcr-fixture glibc BUNDLE [NAME=VALUE...] -- CMD...     the same plus glibc and /probe
 //   gcr-fixture gpu-host DIR [GPUS] [lib64]                a simulated GPU host (needs root);
 //                                                          prints the [driver] keys for it
+//   gcr-fixture hostile cache|includes|needed BUNDLE        a glibc bundle asking for GPU 0
+//                                                          whose image is one of issue 25's
+//                                                          hostile ones; prints its budget
+//   gcr-fixture measure [NAME=VALUE...] -- CMD...          runs CMD; prints its exit status,
+//                                                          peak RSS (KB) and CPU seconds
+#include <algorithm>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "hostile_image.h"
 #include "shim_fixture.h"
 #include "sim_host.h"
 #include "test_support.h"
@@ -37,6 +45,26 @@ int gpu_host(const std::vector<std::string>& args) {
   return 0;
 }
 
+int hostile(const std::vector<std::string>& args) {
+  gcr::test::make_glibc_rootfs(args[2]);
+  gcr::Json spec = gcr::test::busybox_spec({"/bin/sh", "-c", "true"});
+  spec["process"]["env"].push_back("NVIDIA_VISIBLE_DEVICES=0");
+  gcr::test::write_file(args[2] + "/config.json", spec.dump(2));
+  std::printf("%s\n", gcr::test::plant_hostile_image(args[1], args[2] + "/rootfs").c_str());
+  return 0;
+}
+
+int measure(const std::vector<std::string>& args) {
+  const auto dash = std::find(args.begin(), args.end(), "--");
+  if (dash == args.end() || dash + 1 == args.end()) return 2;
+  std::map<std::string, std::string> env;
+  for (auto it = args.begin() + 1; it != dash; ++it)
+    env[it->substr(0, it->find('='))] = it->substr(it->find('=') + 1);
+  const auto m = gcr::test::run_measured(std::vector<std::string>(dash + 1, args.end()), env);
+  std::printf("%d %ld %.3f\n", m.exit_code, m.max_rss_kb, m.cpu_seconds);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -44,10 +72,14 @@ int main(int argc, char** argv) {
   int status = 2;
   if (!args.empty() && (args[0] == "busybox" || args[0] == "glibc")) status = bundle(args);
   if (args.size() >= 2 && args[0] == "gpu-host") status = gpu_host(args);
+  if (args.size() == 3 && args[0] == "hostile") status = hostile(args);
+  if (!args.empty() && args[0] == "measure") status = measure(args);
   if (status == 2) {
     std::fprintf(stderr,
                  "usage: gcr-fixture busybox|glibc BUNDLE [NAME=VALUE...] -- CMD...\n"
-                 "       gcr-fixture gpu-host DIR [GPUS] [lib64]\n");
+                 "       gcr-fixture gpu-host DIR [GPUS] [lib64]\n"
+                 "       gcr-fixture hostile cache|includes|needed BUNDLE\n"
+                 "       gcr-fixture measure [NAME=VALUE...] -- CMD...\n");
   }
   return status;
 }
