@@ -129,9 +129,22 @@ Result<ChildOutput> run_child_with_input(const std::vector<std::string>& argv,
   posix_spawn_file_actions_adddup2(&actions, err->write.get(), 2);
   auto args = c_strings(argv);
   auto envp = c_strings(env);
+  // The child starts with no signal blocked and the default for those its caller set aside
+  // (the device plugin takes SIGTERM on a signalfd and ignores SIGPIPE).
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  sigset_t none;
+  sigset_t defaults;
+  sigemptyset(&none);
+  sigemptyset(&defaults);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGPIPE}) sigaddset(&defaults, sig);
+  posix_spawnattr_setsigmask(&attributes, &none);
+  posix_spawnattr_setsigdefault(&attributes, &defaults);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   pid_t pid = 0;
   const int rc =
-      ::posix_spawn(&pid, argv.front().c_str(), &actions, nullptr, args.data(), envp.data());
+      ::posix_spawn(&pid, argv.front().c_str(), &actions, &attributes, args.data(), envp.data());
+  posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) return Error{"cannot run " + argv.front() + ": " + errno_text(rc)};
   out->write = Fd();

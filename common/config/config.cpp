@@ -11,7 +11,7 @@
 namespace gcr {
 namespace {
 
-enum class Type { kString, kBool, kStringList, kInteger, kIntegerList };
+enum class Type { kString, kBool, kStringList, kInteger, kIntegerList, kIntegerTable };
 
 struct Key {
   const char* table;
@@ -32,6 +32,8 @@ const char* type_phrase(Type type) {
       return "an integer";
     case Type::kIntegerList:
       return "a list of integers";
+    case Type::kIntegerTable:
+      return "a table of integers";
   }
   return "";
 }
@@ -49,6 +51,9 @@ bool has_type(const Json& v, Type type) {
       return v.is_number_integer();
     case Type::kIntegerList:
       return v.is_array() &&
+             std::all_of(v.begin(), v.end(), [](const Json& e) { return e.is_number_integer(); });
+    case Type::kIntegerTable:
+      return v.is_object() &&
              std::all_of(v.begin(), v.end(), [](const Json& e) { return e.is_number_integer(); });
   }
   return false;
@@ -124,10 +129,12 @@ Status check_sharing(const std::string& v) {
 // What one key cannot say alone: MPS shares a whole GPU among its replicas.
 Status check_sharing_fits(const Config& c) {
   if (!c.mps()) return {};
-  if (c.device_plugin.replicas < 2)
+  const auto& by_gpu = c.device_plugin.replicas_by_gpu;
+  if (c.device_plugin.replicas < 2 ||
+      std::any_of(by_gpu.begin(), by_gpu.end(), [](const auto& g) { return g.second < 2; }))
     return Error{
-        "`device-plugin.sharing` mps needs `device-plugin.replicas` of 2 or more (the "
-        "shares of each GPU)"};
+        "`device-plugin.sharing` mps needs `device-plugin.replicas` (and each of "
+        "`device-plugin.replicas-by-gpu`) of 2 or more (the shares of each GPU)"};
   if (c.device_plugin.mig_strategy != "none")
     return Error{
         "`device-plugin.sharing` mps is not supported on MIG devices: set "
@@ -159,10 +166,28 @@ Status check_resource_name(const std::string& name) {
   return {};
 }
 
+Status check_replica_count(std::int64_t n) {
+  if (n < 1 || n > 1024) return Error{"must be from 1 to 1024"};
+  return {};
+}
+
 Status check_replicas(Config& c, const Json& v) {
   const auto n = v.get<std::int64_t>();
-  if (n < 1 || n > 1024) return Error{"must be from 1 to 1024"};
+  if (auto s = check_replica_count(n); !s) return s;
   c.device_plugin.replicas = n;
+  return {};
+}
+
+// {"NVIDIA A100-SXM4-40GB" = 8, "0" = 2}: a GPU model or index, and its count.
+Status check_replicas_by_gpu(Config& c, const Json& v) {
+  std::map<std::string, std::int64_t> counts;
+  for (const auto& [gpu, count] : v.items()) {
+    if (gpu.empty() || gpu.size() > 256) return Error{"must name GPUs by model or index"};
+    if (auto s = check_replica_count(count.get<std::int64_t>()); !s)
+      return Error{"`" + gpu + "` " + s.error().message};
+    counts[gpu] = count.get<std::int64_t>();
+  }
+  c.device_plugin.replicas_by_gpu = std::move(counts);
   return {};
 }
 
@@ -280,6 +305,7 @@ const std::vector<Key>& keys() {
       {"device-plugin", "device-list", Type::kStringList,
        assign(&C::device_plugin, &C::DevicePlugin::device_list, check_device_list)},
       {"device-plugin", "replicas", Type::kInteger, check_replicas},
+      {"device-plugin", "replicas-by-gpu", Type::kIntegerTable, check_replicas_by_gpu},
       {"device-plugin", "replicas-on-distinct-gpus", Type::kBool,
        assign(&C::device_plugin, &C::DevicePlugin::replicas_on_distinct_gpus)},
       {"device-plugin", "sharing", Type::kString,
@@ -364,6 +390,19 @@ Result<Config> config_from_json(const Json& doc) {
   }
   if (auto s = check_sharing_fits(config); !s) return s.error();
   return config;
+}
+
+std::int64_t Config::DevicePlugin::replicas_for(unsigned index, const std::string& model) const {
+  for (const std::string& key : {std::to_string(index), model}) {
+    const auto it = replicas_by_gpu.find(key);
+    if (it != replicas_by_gpu.end()) return it->second;
+  }
+  return replicas;
+}
+
+bool Config::DevicePlugin::shares_gpus() const {
+  return replicas > 1 || std::any_of(replicas_by_gpu.begin(), replicas_by_gpu.end(),
+                                     [](const auto& g) { return g.second > 1; });
 }
 
 std::string plugin_socket_name(const std::string& resource_name) {

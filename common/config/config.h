@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,11 +49,20 @@ struct Config {
     std::string device_ids = "uuid";                 // uuid | index
     std::vector<std::string> device_list{"envvar"};  // envvar | volume-mounts | cdi-*
     std::int64_t replicas = 1;
+    // Per GPU, over `replicas`: by index ("0"), else by model as the driver names it
+    // ("NVIDIA A100-SXM4-40GB").
+    std::map<std::string, std::int64_t> replicas_by_gpu;
     bool replicas_on_distinct_gpus = true;
     // none | time-slicing | mps; with none, replicas > 1 is time-slicing (the older keys).
     std::string sharing = "none";
     // MPS: each resource's control-daemon pipe, log and shared-memory directories below it.
     std::string mps_root = "/run/gpu-container-runtime/mps";
+
+    // How many times the GPU of `index` and `model` is advertised: replicas-by-gpu by its
+    // index, else by its model, else replicas.
+    [[nodiscard]] std::int64_t replicas_for(unsigned index, const std::string& model) const;
+    // Whether any GPU may be advertised more than once.
+    [[nodiscard]] bool shares_gpus() const;
     // The node's labels in NFD's local feature-file format; "" = none written.
     std::string labels_file =
         "/etc/kubernetes/node-feature-discovery/features.d/gpu-container-runtime";
@@ -66,6 +76,9 @@ struct Config {
 
   // Whether GPUs are shared through NVIDIA's MPS ([device-plugin] sharing = "mps").
   [[nodiscard]] bool mps() const { return device_plugin.sharing == "mps"; }
+  [[nodiscard]] std::int64_t replicas_for(unsigned index, const std::string& model) const {
+    return device_plugin.replicas_for(index, model);
+  }
 };
 
 // An extended resource name the kubelet accepts: <DNS subdomain>/<name>, not in kubernetes.io.

@@ -22,8 +22,8 @@ bool uses(const Config& config, const char* strategy) {
 Result<std::vector<const PluginDevice*>> chosen_gpus(const std::vector<std::string>& ids,
                                                      const std::vector<PluginDevice>& devices,
                                                      const Config& config) {
-  const bool distinct = config.device_plugin.replicas > 1 &&
-                        config.device_plugin.replicas_on_distinct_gpus && !config.mps();
+  // Two IDs of one GPU exist only where it has replicas.
+  const bool distinct = config.device_plugin.replicas_on_distinct_gpus && !config.mps();
   const auto table = by_id(devices);
   std::vector<std::pair<std::string, const PluginDevice*>> out;
   for (const auto& id : ids) {
@@ -47,27 +47,28 @@ Result<std::vector<const PluginDevice*>> chosen_gpus(const std::vector<std::stri
   return gpus;
 }
 
-// sharing = mps: the control daemon's pipe and shared memory, and the limits of k shares of the
-// one GPU every ID names (a request spread over GPUs is refused, never split silently).
+// sharing = mps: the control daemon's pipe and shared memory, and the limits of one share of
+// the GPU. A container gets one share: the MPS server holds every client to its defaults (a
+// client can lower its limits, not raise them), so k shares could not be enforced as k.
 Status add_mps(ContainerAllocation& out, const std::vector<std::string>& ids,
                const std::vector<const PluginDevice*>& gpus, const Config& config) {
   if (gpus.empty()) return {};  // a container that asked for none gets none
-  if (gpus.size() != 1)
-    return Error{"MPS shares of one request come from one GPU: " + std::to_string(ids.size()) +
-                 " shares span " + std::to_string(gpus.size()) + " GPUs (" + gpus[0]->gpu_id +
-                 ", " + gpus[1]->gpu_id + ", ...); each GPU has " +
-                 std::to_string(config.device_plugin.replicas) + " shares"};
-  const auto k = static_cast<std::int64_t>(ids.size());
-  const unsigned pct = std::min<unsigned>(
-      100, static_cast<unsigned>(k) * share_percentage(config.device_plugin.replicas));
-  const MpsDirs dirs = mps_dirs(config, gpus[0]->resource);
+  const PluginDevice& gpu = *gpus[0];
+  if (ids.size() > 1)
+    return Error{
+        "MPS holds a container to one share of a GPU (the server's limits, which a "
+        "container can lower but not raise): asked for " +
+        std::to_string(ids.size()) + " (" + gpu.gpu_id + " has " + std::to_string(gpu.replicas) +
+        " shares); ask for 1 " + gpu.resource +
+        ", or give the GPU fewer replicas ([device-plugin] replicas-by-gpu) for a "
+        "larger share"};
+  const MpsDirs dirs = mps_dirs(config, gpu.resource, gpu.replicas);
   out.mounts.emplace_back(dirs.pipe, kMpsContainerPipeDir);
   out.mounts.emplace_back(dirs.shm, "/dev/shm");
   out.envs["CUDA_MPS_PIPE_DIRECTORY"] = kMpsContainerPipeDir;
-  out.envs["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = std::to_string(pct);
-  if (gpus[0]->mps_share_mib)
-    out.envs["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] =
-        "0=" + std::to_string(static_cast<std::uint64_t>(k) * *gpus[0]->mps_share_mib) + "M";
+  out.envs["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = std::to_string(share_percentage(gpu.replicas));
+  if (gpu.mps_share_mib)
+    out.envs["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] = "0=" + std::to_string(*gpu.mps_share_mib) + "M";
   return {};
 }
 

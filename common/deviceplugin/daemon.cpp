@@ -335,9 +335,9 @@ class Plugin {
   // The inventory's devices of `resource`, with MPS's say on their health and shares.
   std::vector<PluginDevice> devices_of_resource(const std::string& resource) const {
     auto devices = of_resource(inventory_.devices(), resource);
-    const auto it = mps_.find(resource);
-    if (it == mps_.end()) return devices;
     for (auto& d : devices) {
+      const auto it = mps_.find({resource, d.replicas});
+      if (it == mps_.end()) continue;
       d.mps_share_mib = it->second->share_mib(d.uuid);
       if (d.healthy && !it->second->problem().empty()) {
         d.healthy = false;
@@ -347,20 +347,24 @@ class Plugin {
     return devices;
   }
 
-  // sharing = mps: one control daemon per resource, for the resource's GPUs; true when one's
-  // health changed.
+  // sharing = mps: one control daemon per resource and share size, for those GPUs; true when
+  // one's health changed.
   bool keep_mps() {
     if (!config_.mps()) return false;
-    bool changed = false;
+    std::map<std::pair<std::string, std::int64_t>, std::vector<Gpu>> groups;
     for (const auto& resource : inventory_.resources()) {
-      auto& mps = mps_[resource];
-      if (!mps) mps = std::make_unique<MpsSupervisor>(config_, resource, logger_);
-      std::vector<Gpu> gpus;
       std::set<std::string> uuids;
       for (const auto& d : of_resource(inventory_.devices(), resource)) uuids.insert(d.uuid);
       for (const auto& gpu : inventory_.gpus()) {
-        if (uuids.count(gpu.uuid) != 0) gpus.push_back(gpu);
+        if (uuids.count(gpu.uuid) != 0)
+          groups[{resource, config_.replicas_for(gpu.index, gpu.model)}].push_back(gpu);
       }
+    }
+    for (const auto& [group, mps] : mps_) groups.try_emplace(group);  // gone: stopped
+    bool changed = false;
+    for (const auto& [group, gpus] : groups) {
+      auto& mps = mps_[group];
+      if (!mps) mps = std::make_unique<MpsSupervisor>(config_, group.first, group.second, logger_);
       changed = mps->tick(gpus, nvml_.get()) || changed;
     }
     return changed;
@@ -501,7 +505,8 @@ class Plugin {
   Clock::time_point nvml_retry_at_;
   std::unique_ptr<XidWatch> xids_;
   std::map<std::string, std::unique_ptr<ResourcePlugin>> plugins_;
-  std::map<std::string, std::unique_ptr<MpsSupervisor>> mps_;
+  // By resource and share count.
+  std::map<std::pair<std::string, std::int64_t>, std::unique_ptr<MpsSupervisor>> mps_;
   bool stopping_ = false;
 };
 

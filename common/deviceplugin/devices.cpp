@@ -7,9 +7,11 @@
 namespace gcr {
 namespace {
 
-// Each replica of a device (one when time-slicing is off).
-void add_replicas(std::vector<PluginDevice>& out, PluginDevice device, const Config& config) {
-  const auto replicas = config.device_plugin.replicas;
+// Each replica of a device of `gpu` (one when time-slicing is off).
+void add_replicas(std::vector<PluginDevice>& out, PluginDevice device, const Gpu& gpu,
+                  const Config& config) {
+  const auto replicas = config.replicas_for(gpu.index, gpu.model);
+  device.replicas = replicas;
   for (std::int64_t replica = 0; replica < replicas; ++replica) {
     device.id = replicas == 1 ? device.gpu_id : device.gpu_id + "::" + std::to_string(replica);
     out.push_back(device);
@@ -79,14 +81,14 @@ Result<std::vector<PluginDevice>> devices_of(
   for (const auto& gpu : gpus) {
     const auto& list = migs_of(gpu, migs);
     if (strategy == "none" || list.empty()) {
-      add_replicas(out, whole_gpu(gpu, config), config);
+      add_replicas(out, whole_gpu(gpu, config), gpu, config);
       continue;
     }
     for (const auto& mig : list) {
       const std::string resource = strategy == "single"
                                        ? config.device_plugin.resource_name
                                        : mig_resource(config.device_plugin.resource_name, mig);
-      add_replicas(out, mig_device(gpu, mig, resource, config), config);
+      add_replicas(out, mig_device(gpu, mig, resource, config), gpu, config);
     }
   }
   return out;

@@ -23,6 +23,7 @@ struct PluginDevice {
   std::string uuid;      // the physical GPU's UUID (a MIG device's parent)
   std::optional<MigInstance> mig;    // the MIG instance, for a MIG device
   std::optional<std::int64_t> numa;  // its GPU's, from the topology; none when sysfs has none
+  std::int64_t replicas = 1;         // how many times its GPU is advertised (replicas_for)
   bool healthy = true;
   std::string unhealthy_because;  // "" when healthy
   // sharing = mps: one share's pinned device memory on its GPU; none when not known (no NVML).

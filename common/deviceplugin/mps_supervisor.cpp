@@ -12,23 +12,23 @@ namespace {
 constexpr auto kAskEvery = std::chrono::seconds(5);
 constexpr auto kLastBackoff = std::chrono::seconds(30);
 
-// What the daemon's plan depends on: the GPUs, and whether NVML can tell their memory (once it
-// can, the daemon is started again with memory limits).
-std::string plan_key(const std::vector<Gpu>& gpus, const Nvml* nvml) {
+// The GPUs a daemon serves (its CUDA_VISIBLE_DEVICES): another set needs another daemon.
+std::string uuids_of(const std::vector<Gpu>& gpus) {
   std::vector<std::string> uuids;
   for (const auto& gpu : gpus) uuids.push_back(gpu.uuid);
-  return join(uuids, ",") + (nvml != nullptr ? "" : " without NVML");
+  return join(uuids, ",");
 }
 
 }  // namespace
 
-MpsDirs mps_dirs(const Config& config, const std::string& resource) {
-  const std::string root = mps_resource_dir(config.device_plugin.mps_root, resource);
+MpsDirs mps_dirs(const Config& config, const std::string& resource, std::int64_t replicas) {
+  const std::string root = mps_dir(config.device_plugin.mps_root, resource, replicas);
   return MpsDirs{root, root + "/pipe", root + "/shm"};
 }
 
-MpsSupervisor::MpsSupervisor(const Config& config, std::string resource, Logger& logger)
-    : config_(config), resource_(std::move(resource)), logger_(logger) {}
+MpsSupervisor::MpsSupervisor(const Config& config, std::string resource, std::int64_t replicas,
+                             Logger& logger)
+    : config_(config), resource_(std::move(resource)), replicas_(replicas), logger_(logger) {}
 
 MpsSupervisor::~MpsSupervisor() {
   stop();
@@ -47,17 +47,38 @@ Result<MpsPlan> MpsSupervisor::plan_for(const std::vector<Gpu>& gpus, Nvml* nvml
                  "): install NVIDIA's MPS (nvidia-cuda-mps)"};
   MpsPlan plan;
   plan.program = *program;
-  plan.dir = mps_dirs(config_, resource_).root;
-  plan.thread_percentage = share_percentage(config_.device_plugin.replicas);
+  plan.dir = mps_dirs(config_, resource_, replicas_).root;
+  plan.thread_percentage = share_percentage(replicas_);
   for (const auto& gpu : gpus) {
     MpsGpu share{gpu.uuid, std::nullopt};
     if (nvml != nullptr) {
       if (const auto memory = nvml->memory_mib(gpu.bus))
-        share.pinned_mib = gcr::share_mib(*memory, config_.device_plugin.replicas);
+        share.pinned_mib = gcr::share_mib(*memory, replicas_);
     }
     plan.gpus.push_back(share);
   }
   return plan;
+}
+
+std::string MpsSupervisor::keep_shares(const std::vector<MpsGpu>& gpus) {
+  share_mib_.clear();
+  std::string memory = "memory not limited (NVML does not say how much there is)";
+  for (const auto& gpu : gpus) {
+    if (!gpu.pinned_mib) continue;
+    share_mib_[gpu.uuid] = *gpu.pinned_mib;
+    memory = std::to_string(*gpu.pinned_mib) + " MiB of pinned memory";
+  }
+  return memory;
+}
+
+// NVML came after the daemon: the same daemon, its clients running, gets memory limits.
+void MpsSupervisor::limit_memory(const std::vector<Gpu>& gpus, Nvml* nvml) {
+  with_nvml_ = true;
+  auto plan = plan_for(gpus, nvml);
+  if (!plan) return failed(plan.error().message);
+  if (auto s = daemon_->update_limits(plan->gpus); !s) return failed(s.error().message);
+  logger_.info("MPS control daemon of " + resource_ + ": each share now " +
+               keep_shares(plan->gpus));
 }
 
 void MpsSupervisor::failed(const std::string& why) {
@@ -77,18 +98,13 @@ void MpsSupervisor::start(const std::vector<Gpu>& gpus, Nvml* nvml) {
   if (!plan) return failed(plan.error().message);
   daemon_ = std::make_unique<MpsDaemon>(*plan);
   if (auto s = daemon_->start(); !s) return failed(s.error().message);
-  serving_ = plan_key(gpus, nvml);
-  share_mib_.clear();
-  std::string memory = "memory not limited (NVML does not say how much there is)";
-  for (const auto& gpu : plan->gpus) {
-    if (!gpu.pinned_mib) continue;
-    share_mib_[gpu.uuid] = *gpu.pinned_mib;
-    memory = std::to_string(*gpu.pinned_mib) + " MiB of pinned memory";
-  }
+  serving_ = uuids_of(gpus);
+  with_nvml_ = nvml != nullptr;
+  const std::string memory = keep_shares(plan->gpus);
   logger_.info("MPS control daemon serving " + std::to_string(gpus.size()) + " GPUs of " +
-               resource_ + ": each of " + std::to_string(config_.device_plugin.replicas) +
-               " shares gets " + std::to_string(plan->thread_percentage) + "% of the threads and " +
-               memory + " (" + plan->pipe_dir() + ")");
+               resource_ + ": each of " + std::to_string(replicas_) + " shares gets " +
+               std::to_string(plan->thread_percentage) + "% of the threads and " + memory + " (" +
+               plan->pipe_dir() + ")");
   problem_.clear();
   backoff_ = std::chrono::seconds(1);
   next_ask_ = Clock::now() + kAskEvery;
@@ -96,22 +112,27 @@ void MpsSupervisor::start(const std::vector<Gpu>& gpus, Nvml* nvml) {
 
 bool MpsSupervisor::tick(const std::vector<Gpu>& gpus, Nvml* nvml) {
   const std::string before = problem_;
+  const auto shares_before = share_mib_;
   const auto now = Clock::now();
-  if (daemon_ && serving_ != plan_key(gpus, nvml)) {
-    logger_.info("the GPUs of " + resource_ +
-                 " or what NVML tells of them changed: restarting the MPS control daemon");
+  if (daemon_ && !gpus.empty() && serving_ != uuids_of(gpus)) {
+    logger_.info("the GPUs of " + resource_ + " changed: restarting the MPS control daemon");
     daemon_->stop();
     daemon_.reset();
     next_start_ = now;
+  } else if (daemon_ && nvml != nullptr && !with_nvml_) {
+    limit_memory(gpus, nvml);
   }
-  if (!daemon_) {
-    if (!gpus.empty() && now >= next_start_) start(gpus, nvml);
+  if (gpus.empty()) {
+    stop();
+    problem_.clear();
+  } else if (!daemon_) {
+    if (now >= next_start_) start(gpus, nvml);
   } else if (auto s = daemon_->check(now >= next_ask_); !s) {
     failed(s.error().message);
   } else if (now >= next_ask_) {
     next_ask_ = now + kAskEvery;
   }
-  return problem_ != before;
+  return problem_ != before || share_mib_ != shares_before;
 }
 
 void MpsSupervisor::stop() {

@@ -19,27 +19,28 @@
 namespace gcr {
 
 // Where a container finds the daemon's pipe (MPS clients' default), and the host directories of
-// a resource's daemon: <mps-root>/<resource with '/' as '-'>.
+// the daemon of a resource's GPUs of `replicas` shares (mps_dir).
 inline constexpr const char* kMpsContainerPipeDir = "/tmp/nvidia-mps";
 struct MpsDirs {
   std::string root;
   std::string pipe;
   std::string shm;
 };
-[[nodiscard]] MpsDirs mps_dirs(const Config& config, const std::string& resource);
+[[nodiscard]] MpsDirs mps_dirs(const Config& config, const std::string& resource,
+                               std::int64_t replicas);
 
-// Started once the resource has GPUs (one share: 1/replicas of the threads, and of each GPU's
-// memory where NVML says how much), asked every 5 s whether it answers and watched every tick,
-// restarted after it dies with a backoff from 1 s doubling to 30 s, restarted for a changed set
-// of GPUs, stopped by stop().
+// The daemon of a resource's GPUs of `replicas` shares each. Started once there are such GPUs
+// (one share: 1/replicas of the threads, and of each GPU's memory where NVML says how much), asked
+// every 5 s whether it answers and watched every tick, restarted after it dies with a backoff from
+// 1 s doubling to 30 s, restarted for a changed set of GPUs, stopped by stop().
 class MpsSupervisor {
  public:
-  MpsSupervisor(const Config& config, std::string resource, Logger& logger);
+  MpsSupervisor(const Config& config, std::string resource, std::int64_t replicas, Logger& logger);
   ~MpsSupervisor();
   MpsSupervisor(const MpsSupervisor&) = delete;
   MpsSupervisor& operator=(const MpsSupervisor&) = delete;
 
-  // Keeps the daemon serving `gpus`; true when problem() changed.
+  // Keeps the daemon serving `gpus`; true when problem() or a share_mib() changed.
   bool tick(const std::vector<Gpu>& gpus, Nvml* nvml);
   // Why the daemon does not serve ("" while it does): its GPUs are Unhealthy meanwhile.
   [[nodiscard]] const std::string& problem() const { return problem_; }
@@ -52,12 +53,17 @@ class MpsSupervisor {
   Result<MpsPlan> plan_for(const std::vector<Gpu>& gpus, Nvml* nvml) const;
   void start(const std::vector<Gpu>& gpus, Nvml* nvml);
   void failed(const std::string& why);
+  void limit_memory(const std::vector<Gpu>& gpus, Nvml* nvml);
+  // Remembers each GPU's share of memory; says what a share gets, for the log.
+  std::string keep_shares(const std::vector<MpsGpu>& gpus);
 
   const Config& config_;
   std::string resource_;
+  std::int64_t replicas_;
   Logger& logger_;
   std::unique_ptr<MpsDaemon> daemon_;
-  std::string serving_;  // what the running daemon's plan was made from
+  std::string serving_;     // the UUIDs the running daemon serves
+  bool with_nvml_ = false;  // its limits include memory (NVML told how much there is)
   std::map<std::string, std::uint64_t> share_mib_;
   std::string problem_ = "the MPS control daemon is not started yet";
   Clock::time_point next_start_{};

@@ -66,8 +66,7 @@ class Chooser {
 
   [[nodiscard]] const std::vector<Candidate>& candidates() const { return candidates_; }
   [[nodiscard]] bool distinct() const {
-    return config_.device_plugin.replicas > 1 && config_.device_plugin.replicas_on_distinct_gpus &&
-           !config_.mps();
+    return config_.device_plugin.replicas_on_distinct_gpus && !config_.mps();
   }
   [[nodiscard]] std::optional<std::size_t> find(const std::string& id) const {
     for (std::size_t i = 0; i < candidates_.size(); ++i) {

@@ -83,9 +83,11 @@ void check_nvml(DriverHost& host, const std::vector<Gpu>& gpus, const std::strin
                   "the NVIDIA kernel module is not loaded or does not match the libraries (" +
                       version + "): " + nvml.answer.error().message,
                   nvml.path,
-                  "load the module of version " + version +
-                      " (modprobe nvidia), or reboot after a driver upgrade so that the running "
-                      "module is the one the libraries belong to");
+                  "check that /dev/nvidiactl exists and opens, and that the running module is "
+                  "the libraries' version " +
+                      version +
+                      " (cat /proc/driver/nvidia/version): load it (modprobe nvidia), or reboot "
+                      "after a driver upgrade");
   else if (nvml.path.empty())
     findings.fail(kArea,
                   nvml.answer.error().message +

@@ -1,6 +1,7 @@
 #include "doctor/mps_checks.h"
 
 #include <cmath>
+#include <map>
 
 #include "base/node_stat.h"
 #include "driver/host.h"
@@ -20,6 +21,34 @@ std::string limits_text(const MpsState& state) {
   return text;
 }
 
+// The daemon of the resource's GPUs of `replicas` shares, `gpus` of them.
+void check_group(const Config& config, const std::string& program, std::int64_t replicas,
+                 std::size_t gpus, Findings& findings) {
+  const std::string pipe =
+      mps_dir(config.device_plugin.mps_root, config.device_plugin.resource_name, replicas) +
+      "/pipe";
+  auto state = read_mps_state(program, pipe, gpus);
+  if (!state) {
+    findings.fail(kArea, state.error().message + ": the shared GPUs are Unhealthy", pipe,
+                  "systemctl restart gpu-device-plugin (it runs the daemon)");
+    return;
+  }
+  const unsigned share = share_percentage(replicas);
+  if (!state->thread_percentage || std::lround(*state->thread_percentage) != share) {
+    findings.fail(kArea,
+                  "the MPS control daemon's thread percentage is not one share's " +
+                      std::to_string(share) + "%: another daemon answers on the pipe",
+                  pipe, "systemctl restart gpu-device-plugin");
+    return;
+  }
+  findings.ok(kArea,
+              "the MPS control daemon answers: each of " + std::to_string(replicas) + " shares " +
+                  std::to_string(share) + "% of the threads, pinned memory " + limits_text(*state) +
+                  "; " + std::to_string(state->servers) + " servers, " +
+                  std::to_string(state->clients) + " clients",
+              pipe);
+}
+
 }  // namespace
 
 void check_mps(const Config& config, Findings& findings) {
@@ -31,29 +60,13 @@ void check_mps(const Config& config, Findings& findings) {
                   host.driver_path("/"), "install NVIDIA's MPS (Debian: nvidia-cuda-mps)");
     return;
   }
-  const std::string pipe =
-      mps_resource_dir(config.device_plugin.mps_root, config.device_plugin.resource_name) + "/pipe";
-  const auto gpus = host.gpus();
-  auto state = read_mps_state(*program, pipe, gpus ? gpus->size() : 0);
-  if (!state) {
-    findings.fail(kArea, state.error().message + ": the shared GPUs are Unhealthy", pipe,
-                  "systemctl restart gpu-device-plugin (it runs the daemon)");
-    return;
+  // One daemon per share count, serving the GPUs of that count.
+  std::map<std::int64_t, std::size_t> groups;
+  if (const auto gpus = host.gpus()) {
+    for (const auto& gpu : *gpus) ++groups[config.replicas_for(gpu.index, gpu.model)];
   }
-  const unsigned share = share_percentage(config.device_plugin.replicas);
-  if (!state->thread_percentage || std::lround(*state->thread_percentage) != share) {
-    findings.fail(kArea,
-                  "the MPS control daemon's thread percentage is not one share's " +
-                      std::to_string(share) + "%: another daemon answers on the pipe",
-                  pipe, "systemctl restart gpu-device-plugin");
-    return;
-  }
-  findings.ok(kArea,
-              "the MPS control daemon answers: each share " + std::to_string(share) +
-                  "% of the threads, pinned memory " + limits_text(*state) + "; " +
-                  std::to_string(state->servers) + " servers, " + std::to_string(state->clients) +
-                  " clients",
-              pipe);
+  for (const auto& [replicas, count] : groups)
+    check_group(config, *program, replicas, count, findings);
 }
 
 }  // namespace gcr

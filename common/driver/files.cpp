@@ -61,6 +61,10 @@ std::optional<CapabilitySet> library_capabilities(const std::string& file) {
     return set_of({C::kCompute, C::kVideo, C::kGraphics, C::kDisplay});
   if (names_library(file, kVideoLibs)) return set_of({C::kVideo});
   if (names_library(file, kGraphicsLibs)) return set_of({C::kGraphics, C::kDisplay});
+  // The EGL platform libraries the EGL external-platform files name (libnvidia-egl-wayland,
+  // -gbm, -xcb, -xlib, and whatever the next one is called): found through those files, and
+  // withheld with them.
+  if (file.starts_with("libnvidia-egl-")) return set_of({C::kGraphics, C::kDisplay});
   if (names_library(file, kNgxLibs)) return set_of({C::kNgx});
   return std::nullopt;
 }

@@ -432,7 +432,9 @@ Result<std::vector<DriverLibrary>> DriverHost::libraries_from_cache(
       auto loader_dir = resolve_in_root(roots_.root, dirname_of(entry.path));
       chosen[prefix] = DriverLibrary{{*resolved, driver_path(*resolved)},
                                      prefix,
-                                     loader_dir ? *loader_dir : dirname_of(*resolved)};
+                                     loader_dir && accepted_library_directory(*loader_dir)
+                                         ? *loader_dir
+                                         : dirname_of(*resolved)};
     }
   }
   std::vector<DriverLibrary> out;
@@ -544,7 +546,9 @@ std::optional<DriverLibrary> DriverHost::named_library(const std::string& name, 
       auto resolved = resolve_in_root(roots_.root, entry.path);
       if (!resolved || !accepted_library_directory(dirname_of(*resolved))) continue;
       auto loader_dir = resolve_in_root(roots_.root, dirname_of(entry.path));
-      return accept(*resolved, loader_dir ? *loader_dir : dirname_of(*resolved));
+      return accept(*resolved, loader_dir && accepted_library_directory(*loader_dir)
+                                   ? *loader_dir
+                                   : dirname_of(*resolved));
     }
     return std::nullopt;
   }
@@ -604,9 +608,9 @@ std::vector<HostFile> DriverHost::binaries(const CapabilitySet& caps) {
   for (const auto& name : binary_names(caps)) {
     auto found = find_program(name, standard);
     // A wrapper script (Ubuntu's /usr/bin/nvidia-smi running /usr/local/nvidia/bin/nvidia-smi)
-    // would fail in the container: the driver's own program beside its libraries replaces it.
-    // Only then is the driver root's loader configuration read.
-    if (found && !found->elf) {
+    // would fail in the container: the driver's own program beside its libraries replaces it,
+    // and is taken where the standard path has none (a driver only in /usr/local/nvidia).
+    if (!found || !found->elf) {
       auto beside = find_program(name, driver_binary_directories());
       if (beside && beside->elf) found = beside;
     }
@@ -681,7 +685,8 @@ const std::set<std::string>& DriverHost::configured_library_dirs() {
   if (configured_dirs_) return *configured_dirs_;
   configured_dirs_.emplace();
   auto root = RootFs::open(roots_.root);
-  ImageBudget budget;  // the host's own configuration, bounded all the same
+  // The host's own configuration, bounded all the same (but for time: it is not an image's).
+  ImageBudget budget = ImageBudget::untimed();
   auto conf = root ? read_ld_so_conf(*root, budget) : Result<LdSoConf>(root.error());
   if (!conf) {
     note("cannot read the driver root's loader configuration: " + conf.error().message);

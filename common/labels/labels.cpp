@@ -89,7 +89,7 @@ void add_driver_labels(Labels& out, const NodeLabelFacts& facts) {
 void add_sharing_labels(Labels& out, const Config::DevicePlugin& plugin) {
   out["nvidia.com/mig.strategy"] = plugin.mig_strategy;
   out["nvidia.com/gpu.sharing-strategy"] = sharing_strategy(plugin);
-  out["nvidia.com/mps.capable"] = "false";
+  out["nvidia.com/mps.capable"] = plugin.sharing == "mps" ? "true" : "false";
 }
 
 // mig-strategy single as the plugin advertises it: every GPU in MIG mode, one profile.
@@ -128,14 +128,27 @@ GpuResource gpu_resource(const NodeLabelFacts& facts, const Config::DevicePlugin
   return r;
 }
 
+// Every device advertised as nvidia.com/gpu, each GPU's replicas counted (replicas-by-gpu).
+unsigned long long advertised(const NodeLabelFacts& facts, const Config::DevicePlugin& plugin) {
+  const bool single = plugin.mig_strategy == "single" && single_profile(facts.gpus).has_value();
+  unsigned long long total = 0;
+  for (std::size_t i = 0; i < facts.gpus.size(); ++i) {
+    const auto& gpu = facts.gpus[i];
+    const unsigned long long devices =
+        single ? gpu.migs.size() : (plugin.mig_strategy != "mixed" || gpu.migs.empty() ? 1 : 0);
+    total += devices * static_cast<unsigned long long>(
+                           plugin.replicas_for(static_cast<unsigned>(i), gpu.model));
+  }
+  return total;
+}
+
 void add_gpu_labels(Labels& out, const NodeLabelFacts& facts, const Config::DevicePlugin& plugin) {
   const auto& first = facts.gpus.front();
-  const bool shared = plugin.replicas > 1;
+  const bool shared = plugin.shares_gpus();
   const auto r = gpu_resource(facts, plugin);
-  const auto replicas = static_cast<unsigned long long>(plugin.replicas);
   out["nvidia.com/gpu.product"] = product_value(first.model, r.mig_profile, shared);
   out["nvidia.com/gpu.count"] = number(r.count);
-  out["nvidia.com/gpu.replicas"] = number(r.count * replicas);
+  out["nvidia.com/gpu.replicas"] = number(advertised(facts, plugin));
   if (r.memory_mib) out["nvidia.com/gpu.memory"] = number(*r.memory_mib);
   if (first.arch) {
     const auto parts = split(*first.arch, '.');
@@ -201,7 +214,8 @@ void add_nvlink_labels(Labels& out, const NodeLabelFacts& facts) {
 }  // namespace
 
 std::string sharing_strategy(const Config::DevicePlugin& plugin) {
-  return plugin.replicas > 1 ? "time-slicing" : "none";
+  if (plugin.sharing == "mps") return "mps";
+  return plugin.shares_gpus() ? "time-slicing" : "none";
 }
 
 Labels node_labels(const NodeLabelFacts& facts, const Config::DevicePlugin& plugin) {

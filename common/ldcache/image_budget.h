@@ -33,7 +33,8 @@ inline constexpr std::size_t kBudgetListings = 256;
 inline constexpr std::size_t kBudgetListedEntries = 131072;  // in all listings
 inline constexpr std::size_t kBudgetListingEntries = 65536;  // one listing: more is an error
 // Time: one plan's work, from its budget's making; past it every charge fails, so a plan that
-// is slow for any reason is deferred (to ldconfig in its sandbox), never waited on.
+// is slow for any reason is deferred (to ldconfig in its sandbox) at its next read or entry.
+// The host's own files (the driver root's cache and configuration) have no deadline.
 inline constexpr std::chrono::milliseconds kBudgetTime{1000};
 // ELF string lookups (DT_SONAME, DT_NEEDED).
 inline constexpr std::size_t kBudgetLookupsPerLibrary = 1024;
@@ -83,6 +84,8 @@ class ImageBudget {
   using Clock = std::chrono::steady_clock;
   ImageBudget() : deadline_(Clock::now() + kBudgetTime) {}
   explicit ImageBudget(Clock::time_point deadline) : deadline_(deadline) {}
+  // The counts without the deadline, for the host's own files.
+  [[nodiscard]] static ImageBudget untimed() { return ImageBudget(Clock::time_point::max()); }
 
   // Counts `n` more of `budget` (or, for a per-item budget, an item of size `n`); past the
   // limit, "over the image budget of N <what> (<file>)", and past the deadline "over the image

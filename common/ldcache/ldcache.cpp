@@ -118,7 +118,7 @@ Result<LdCache> read_ld_cache(std::string_view data, ImageBudget& budget, std::s
 }
 
 Result<std::vector<LdCacheEntry>> parse_ld_cache(std::string_view data) {
-  ImageBudget budget;
+  ImageBudget budget = ImageBudget::untimed();
   auto cache = read_ld_cache(data, budget, "");
   if (!cache) return cache.error();
   std::vector<LdCacheEntry> entries;

@@ -32,6 +32,8 @@ constexpr int kNoNamespace = 126;
 constexpr int kNoExec = 127;
 // More device memory than any GPU has (a zebibyte): past it an answer is not a limit.
 constexpr double kMaxMemoryMib = 1e12;
+// Servers asked about: each is one more question to the daemon.
+constexpr unsigned kMaxServers = 64;
 
 std::string first_line(const std::string& text) {
   std::string line = text.substr(0, text.find('\n'));
@@ -106,10 +108,11 @@ std::optional<std::uint64_t> parse_mps_memory_mib(std::string_view text) {
   return static_cast<std::uint64_t>(std::llround(mib));
 }
 
-std::string mps_resource_dir(const std::string& mps_root, const std::string& resource) {
+std::string mps_dir(const std::string& mps_root, const std::string& resource,
+                    std::int64_t replicas) {
   std::string name = resource;
   std::replace(name.begin(), name.end(), '/', '-');
-  return mps_root + "/" + name;
+  return mps_root + "/" + name + "/" + std::to_string(replicas) + "-shares";
 }
 
 std::optional<std::string> mps_control_program(DriverHost& host) {
@@ -156,6 +159,7 @@ Result<MpsState> read_mps_state(const std::string& program, const std::string& p
   }
   for (const auto& pid : split(*servers, '\n')) {
     if (trim(pid).empty()) continue;
+    if (state.servers == kMaxServers) break;  // one server per user ID; more is not an answer
     ++state.servers;
     auto clients = ask_mps(program, pipe_dir, "get_client_list " + std::string(trim(pid)));
     if (!clients) continue;
@@ -176,7 +180,7 @@ MpsDaemon::MpsDaemon(MpsPlan plan) : plan_(std::move(plan)) {
 }
 
 MpsDaemon::~MpsDaemon() {
-  if (child_ > 0) stop();
+  if (child_ > 0 || adopted_) stop();
 }
 
 Result<std::string> MpsDaemon::ask(const std::string& command) const {
@@ -222,6 +226,8 @@ Status MpsDaemon::spawn() {
       ::dup2(null, 1);
       ::dup2(null, 2);
     }
+    // Nothing of the plugin's (its sockets, NVML's files) outlives it in the daemon.
+    ::close_range(3, ~0U, 0);
     ::execve(args[0], args.data(), envp.data());
     ::_exit(kNoExec);
   }
@@ -285,14 +291,10 @@ Status MpsDaemon::start() {
   // Clients of any user share the server's /dev/shm, as they would the host's.
   if (::chmod(plan_.shm_dir().c_str(), 01777) != 0)
     return Error{"cannot open " + plan_.shm_dir() + " to the clients: " + errno_text(errno)};
-  if (child_ <= 0 && ask("get_server_list")) {
-    // A daemon an earlier plugin left (killed before it could stop it): ours replaces it.
-    (void)ask("quit");
-    const auto deadline = Clock::now() + kStopTimeout;
-    while (ask("get_server_list") && Clock::now() < deadline)
-      std::this_thread::sleep_for(kPollInterval);
-  }
-  if (child_ <= 0) {
+  // A daemon an earlier plugin left (killed before it could stop it) is kept, with its clients:
+  // watched through its pipe, its limits set again.
+  adopted_ = child_ <= 0 && ask("get_server_list").ok();
+  if (child_ <= 0 && !adopted_) {
     clear_pipe_dir();
     if (auto s = spawn(); !s) return s;
     if (auto s = wait_until_answering(); !s) {
@@ -311,13 +313,18 @@ Status MpsDaemon::check(bool ask_it) {
       child_ = -1;
       return Error{"the MPS control daemon " + exit_text(status) + " (" + plan_.program + ")"};
     }
-  } else {
+  } else if (!adopted_) {
     return Error{"the MPS control daemon is not running (" + plan_.pipe_dir() + ")"};
   }
   if (!ask_it) return {};
   auto answer = ask("get_server_list");
   if (!answer) return answer.error();
   return {};
+}
+
+Status MpsDaemon::update_limits(std::vector<MpsGpu> gpus) {
+  plan_.gpus = std::move(gpus);
+  return set_limits();
 }
 
 void MpsDaemon::stop() {
@@ -327,6 +334,10 @@ void MpsDaemon::stop() {
     reap(false);
     if (child_ > 0) std::this_thread::sleep_for(kPollInterval);
   }
+  // An adopted daemon is not our child: gone once it no longer answers.
+  while (adopted_ && ask("get_server_list") && Clock::now() < deadline)
+    std::this_thread::sleep_for(kPollInterval);
+  adopted_ = false;
   if (child_ > 0) {
     ::kill(child_, SIGKILL);
     reap(true);

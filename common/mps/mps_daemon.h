@@ -44,9 +44,11 @@ struct MpsPlan {
 [[nodiscard]] std::optional<double> parse_mps_percentage(std::string_view text);
 [[nodiscard]] std::optional<std::uint64_t> parse_mps_memory_mib(std::string_view text);
 
-// <mps-root>/<resource with '/' as '-'>: where a resource's daemon keeps its directories.
-[[nodiscard]] std::string mps_resource_dir(const std::string& mps_root,
-                                           const std::string& resource);
+// <mps-root>/<resource with '/' as '-'>/<replicas>-shares: where the daemon of a resource's
+// GPUs of `replicas` shares each keeps its directories (one daemon per share size, as a
+// daemon's thread percentage holds for all its clients).
+[[nodiscard]] std::string mps_dir(const std::string& mps_root, const std::string& resource,
+                                  std::int64_t replicas);
 
 // The host path of the driver root's nvidia-cuda-mps-control, where the driver has one.
 [[nodiscard]] std::optional<std::string> mps_control_program(DriverHost& host);
@@ -73,10 +75,13 @@ class MpsDaemon {
   MpsDaemon(const MpsDaemon&) = delete;
   MpsDaemon& operator=(const MpsDaemon&) = delete;
 
-  // Starts the daemon in a private mount namespace with shm/ as its /dev/shm (one a killed
-  // plugin left answering on the pipe is stopped first), sets the thread percentage and each
-  // GPU's pinned-memory limit, and reads both back.
+  // Starts the daemon in a private mount namespace with shm/ as its /dev/shm, or adopts one a
+  // killed plugin left answering on the pipe (its clients keep running), then sets the thread
+  // percentage and each GPU's pinned-memory limit, and reads both back.
   [[nodiscard]] Status start();
+  // The same GPUs with other pinned-memory limits (NVML came to tell the memory): set and read
+  // back, the daemon and its clients left running.
+  [[nodiscard]] Status update_limits(std::vector<MpsGpu> gpus);
   // Whether it is still running (a cheap wait on the child) and, with `ask_it`, answering its
   // pipe: an error says why not.
   [[nodiscard]] Status check(bool ask_it);
@@ -98,6 +103,7 @@ class MpsDaemon {
   MpsPlan plan_;
   std::vector<std::string> env_;
   pid_t child_ = -1;
+  bool adopted_ = false;  // running, but not our child: watched through the pipe only
 };
 
 }  // namespace gcr

@@ -196,6 +196,19 @@ TEST_CASE("none: driver files and control nodes, no GPU") {
   CHECK(has(f.mount_destinations(), kLib + "libcuda.so." + kVersion));
 }
 
+TEST_CASE("a driver only in /usr/local/nvidia: its programs, with no wrapper in /usr/bin") {
+  require_root();
+  gcr::test::SimHostOptions options;
+  options.layout = gcr::test::LibLayout::kUsrLocalNvidia;
+  GpuFixture f(options);
+  const std::string root = f.host().driver_root();
+  REQUIRE(::unlink((root + "/usr/bin/nvidia-smi").c_str()) == 0);
+  REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=0"}).exit_code == 0);
+  const Json smi = f.mount_at("/usr/bin/nvidia-smi");
+  REQUIRE(smi.is_object());
+  CHECK(smi["source"] == root + "/usr/local/nvidia/bin/nvidia-smi");
+}
+
 TEST_CASE("capabilities choose the files: all, video, graphics+display, compat32") {
   require_root();
   GpuFixture f;

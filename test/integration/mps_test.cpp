@@ -53,11 +53,15 @@ struct MpsNode {
     gcr::test::write_file(f.dir / "config.json", config.dump(2));
   }
 
-  [[nodiscard]] std::string pipe() const { return mps_root + "/nvidia.com-gpu/pipe"; }
+  // The daemon of the GPUs of 4 shares (each share count has its own).
+  [[nodiscard]] std::string dir(int shares = 4) const {
+    return mps_root + "/nvidia.com-gpu/" + std::to_string(shares) + "-shares";
+  }
+  [[nodiscard]] std::string pipe(int shares = 4) const { return dir(shares) + "/pipe"; }
 
   // One command to the daemon through NVIDIA's own client, as an operator would.
-  [[nodiscard]] std::string ask(const std::string& command) const {
-    auto r = gcr::run_child_with_input({program}, {"CUDA_MPS_PIPE_DIRECTORY=" + pipe()},
+  [[nodiscard]] std::string ask(const std::string& command, int shares = 4) const {
+    auto r = gcr::run_child_with_input({program}, {"CUDA_MPS_PIPE_DIRECTORY=" + pipe(shares)},
                                        command + "\n", 5, 65536);
     return r && r->exit_code == 0 ? r->out.substr(0, r->out.find('\n')) : "(no answer)";
   }
@@ -125,11 +129,11 @@ TEST_SUITE("mps") {
     const std::string mounts = gcr::test::read_file("/proc/" + std::to_string(pid) + "/mountinfo");
     CHECK(mounts.find(" /dev/shm ") != std::string::npos);
     struct stat shm {};
-    REQUIRE(::stat((node.mps_root + "/nvidia.com-gpu/shm").c_str(), &shm) == 0);
+    REQUIRE(::stat((node.dir() + "/shm").c_str(), &shm) == 0);
     CHECK((shm.st_mode & 07777) == 01777);
   }
 
-  TEST_CASE("Allocate: k shares of one GPU get k shares' limits, the pipe and the shared memory") {
+  TEST_CASE("Allocate: one share's limits, the pipe and the shared memory; more is refused") {
     require_root();
     MpsNode node;
     node.start_serving();
@@ -145,23 +149,38 @@ TEST_SUITE("mps") {
     REQUIRE(a.mounts_size() == 2);
     CHECK(a.mounts(0).host_path() == node.pipe());
     CHECK(a.mounts(0).container_path() == "/tmp/nvidia-mps");
-    CHECK(a.mounts(1).host_path() == node.mps_root + "/nvidia.com-gpu/shm");
+    CHECK(a.mounts(1).host_path() == node.dir() + "/shm");
     CHECK(a.mounts(1).container_path() == "/dev/shm");
 
-    v1beta1::AllocateResponse three;
-    REQUIRE(node.f.kubelet->allocate({shares[1], shares[2], shares[3]}, three).ok());
-    const auto& b = three.container_responses(0);
-    CHECK(b.envs().at("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE") == "75");
-    CHECK(b.envs().at("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT") == "0=30720M");
+    // Three shares of one GPU, or shares of two: refused (the server would hold them to one).
+    for (const std::vector<std::string>& ids :
+         {std::vector<std::string>{shares[1], shares[2], shares[3]},
+          std::vector<std::string>{shares[0], node.shares_of(1)[0]}}) {
+      v1beta1::AllocateResponse refused;
+      const auto status = node.f.kubelet->allocate(ids, refused);
+      CHECK(status.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+      CHECK(status.error_message().find("MPS holds a container to one share of a GPU") == 0);
+    }
+  }
 
-    // Shares of two GPUs in one request: refused, never split silently.
-    v1beta1::AllocateResponse spread;
-    const auto other = node.shares_of(1);
-    const auto status = node.f.kubelet->allocate({shares[0], other[0]}, spread);
-    CHECK(status.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
-    CHECK(status.error_message().find("MPS shares of one request come from one GPU: 2 shares "
-                                      "span 2 GPUs") == 0);
-    CHECK(status.error_message().find("each GPU has 4 shares") != std::string::npos);
+  TEST_CASE("replicas-by-gpu: a GPU in 2 shares gets a daemon of its own, half of it each") {
+    require_root();
+    MpsNode node;
+    Json config = gcr::parse_json_strict(gcr::test::read_file(node.f.dir / "config.json")).value();
+    config["device-plugin"]["replicas-by-gpu"] = {{"1", 2}};
+    gcr::test::write_file(node.f.dir / "config.json", config.dump(2));
+    node.start_serving();
+    CHECK(node.f.kubelet->devices().size() == 14);  // 3 GPUs in 4 shares, one in 2
+    CHECK(node.ask("get_default_active_thread_percentage") == "25.0");
+    CHECK(node.ask("get_default_active_thread_percentage", 2) == "50.0");
+    // GPU 1 (40 GiB) is ordinal 0 of its daemon: half its memory.
+    CHECK(node.ask("get_default_device_pinned_mem_limit 0", 2) == "20G");
+    v1beta1::AllocateResponse half;
+    REQUIRE(node.f.kubelet->allocate({node.shares_of(1)[1]}, half).ok());
+    const auto& h = half.container_responses(0);
+    CHECK(h.envs().at("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE") == "50");
+    CHECK(h.envs().at("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT") == "0=20480M");
+    CHECK(h.mounts(0).host_path() == node.pipe(2));
   }
 
   TEST_CASE("GetPreferredAllocation packs a request's shares onto one GPU") {
@@ -199,25 +218,27 @@ TEST_SUITE("mps") {
   }
 
   TEST_CASE(
-      "SIGTERM stops the daemon and leaves no pipe; a daemon a killed plugin left is "
-      "replaced") {
+      "a daemon a killed plugin left is kept with its clients; SIGTERM stops it and leaves no "
+      "pipe") {
     require_root();
     MpsNode node;
     node.f.start();
     REQUIRE(node.f.logged("MPS control daemon serving"));
-    // kill -9 of the plugin leaves its daemon; the next plugin replaces it with its own.
+    // kill -9 of the plugin leaves its daemon; the next plugin keeps it and sets its limits.
     const int orphan = node.daemon_pid();
     REQUIRE(orphan > 0);
     node.f.plugin->kill();
     node.f.start_plugin();  // its log starts afresh
-    bool replaced = false;
-    for (int i = 0; i < 150 && !replaced; ++i) {
+    bool serving = false;
+    for (int i = 0; i < 150 && !serving; ++i) {
       std::this_thread::sleep_for(100ms);
-      const int now = node.daemon_pid();
-      replaced = now > 0 && now != orphan &&
-                 node.f.log().find("MPS control daemon serving") != std::string::npos;
+      serving = node.f.log().find("MPS control daemon serving") != std::string::npos;
     }
-    REQUIRE_MESSAGE(replaced, node.f.log());
+    REQUIRE_MESSAGE(serving, node.f.log());
+    CHECK(node.daemon_pid() == orphan);
+    CHECK(node.ask("get_default_active_thread_percentage") == "25.0");
+    REQUIRE(node.f.kubelet->wait_for_devices(
+        [](const Devices& d) { return all_health(d, "Healthy"); }, kWait));
     CHECK(node.f.plugin->stop() == 0);
     CHECK(node.daemon_pid() == -1);
     CHECK(std::filesystem::is_empty(node.pipe()));
@@ -238,7 +259,7 @@ TEST_SUITE("mps") {
     node.start_serving();
     const auto shares = node.shares_of(1);
     v1beta1::AllocateResponse response;
-    REQUIRE(node.f.kubelet->allocate({shares[0], shares[1]}, response).ok());
+    REQUIRE(node.f.kubelet->allocate({shares[2]}, response).ok());
     std::vector<std::string> args{"run",           "--rm",
                                   "--runc-binary", gcr::test::built("gpu-container-runtime"),
                                   "--env",         "NVIDIA_DRIVER_CAPABILITIES=compute,utility"};
@@ -251,9 +272,8 @@ TEST_SUITE("mps") {
                  "echo from-the-pod > /dev/shm/gcr-mps-test"});
     const auto r = containerd.ctr(args);
     CHECK(r.err == "");
-    CHECK(r.out == "control control_lock control_privileged log \n/tmp/nvidia-mps 50 0=20480M\n");
-    CHECK(gcr::test::read_file(node.mps_root + "/nvidia.com-gpu/shm/gcr-mps-test") ==
-          "from-the-pod\n");
+    CHECK(r.out == "control control_lock control_privileged log \n/tmp/nvidia-mps 25 0=10240M\n");
+    CHECK(gcr::test::read_file(node.dir() + "/shm/gcr-mps-test") == "from-the-pod\n");
   }
 
   TEST_CASE("doctor and info show the daemon's state; doctor fails when it does not answer") {
@@ -263,11 +283,12 @@ TEST_SUITE("mps") {
     gcr::test::RunOptions env;
     env.env["GPU_CONTAINER_RUNTIME_CONFIG"] = node.f.dir / "config.json";
     const auto doctor = gcr::test::run({gcr::test::built("gpu-ctk"), "doctor"}, env);
-    CHECK_MESSAGE(doctor.out.find("ok    mps: the MPS control daemon answers: each share 25% of "
-                                  "the threads, pinned memory GPU 0 10240 MiB, GPU 1 10240 MiB, "
-                                  "GPU 2 8192 MiB, GPU 3 8192 MiB; 0 servers, 0 clients (" +
-                                  node.pipe() + ")") != std::string::npos,
-                  doctor.out);
+    CHECK_MESSAGE(
+        doctor.out.find("ok    mps: the MPS control daemon answers: each of 4 shares "
+                        "25% of the threads, pinned memory GPU 0 10240 MiB, GPU 1 10240 MiB, "
+                        "GPU 2 8192 MiB, GPU 3 8192 MiB; 0 servers, 0 clients (" +
+                        node.pipe() + ")") != std::string::npos,
+        doctor.out);
     const auto info = gcr::test::run({gcr::test::built("gpu-ctk"), "info", "--json"}, env);
     REQUIRE(info.exit_code == 0);
     const Json facts = Json::parse(info.out);

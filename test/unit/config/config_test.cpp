@@ -89,7 +89,14 @@ TEST_CASE("[device-plugin] keys are validated like every other key") {
       {"[device-plugin]\nsharing = \"slices\"\n",
        "`device-plugin.sharing` must be one of none, time-slicing, mps"},
       {"[device-plugin]\nsharing = \"mps\"\n",
-       "`device-plugin.sharing` mps needs `device-plugin.replicas` of 2 or more"},
+       "`device-plugin.sharing` mps needs `device-plugin.replicas` (and each of "
+       "`device-plugin.replicas-by-gpu`) of 2 or more"},
+      {"[device-plugin]\nsharing = \"mps\"\nreplicas = 4\nreplicas-by-gpu = {\"0\" = 1}\n",
+       "of 2 or more (the shares of each GPU)"},
+      {"[device-plugin]\nreplicas-by-gpu = {\"Tesla T4\" = 0}\n",
+       "`device-plugin.replicas-by-gpu` `Tesla T4` must be from 1 to 1024"},
+      {"[device-plugin]\nreplicas-by-gpu = [2]\n",
+       "`device-plugin.replicas-by-gpu` must be a table of integers"},
       {"[device-plugin]\nsharing = \"mps\"\nreplicas = 4\nmig-strategy = \"single\"\n",
        "`device-plugin.sharing` mps is not supported on MIG devices"},
       {"[device-plugin]\nmps-root = \"mps\"\n",
@@ -105,11 +112,15 @@ TEST_CASE("[device-plugin] keys are validated like every other key") {
   CHECK(ok->device_plugin.resource_name == "example.com/mig-1g.5gb");
   CHECK(ok->device_plugin.labels_file.empty());
   CHECK_FALSE(ok->mps());
-  write_file(dir / "mps.toml", "[device-plugin]\nsharing = \"mps\"\nreplicas = 8\n");
+  write_file(dir / "mps.toml",
+             "[device-plugin]\nsharing = \"mps\"\nreplicas = 8\n"
+             "[device-plugin.replicas-by-gpu]\n\"Tesla T4\" = 2\n\"3\" = 4\n");
   auto mps = gcr::load_config_file(dir / "mps.toml");
   REQUIRE(mps.ok());
   CHECK(mps->mps());
   CHECK(mps->device_plugin.mps_root == "/run/gpu-container-runtime/mps");
+  CHECK(mps->device_plugin.replicas_by_gpu ==
+        std::map<std::string, std::int64_t>{{"3", 4}, {"Tesla T4", 2}});
 }
 
 TEST_CASE("TOML and JSON files carry the same keys") {

@@ -88,29 +88,31 @@ TEST_CASE("unknown and unhealthy IDs are refused by name; replicas name their GP
   CHECK(a->envs.at("NVIDIA_VISIBLE_DEVICES") == "GPU-1,GPU-0");  // each physical GPU once
 }
 
-TEST_CASE("mps: k shares of one GPU get k shares' limits; shares of two GPUs are refused") {
+TEST_CASE("mps: one share of a GPU, its limits, pipe and shared memory; more is refused") {
   Config mps = with({"envvar"});
   mps.device_plugin.sharing = "mps";
   mps.device_plugin.replicas = 8;
+  mps.device_plugin.replicas_by_gpu = {{"1", 2}};
   mps.device_plugin.mps_root = "/run/mps";
   auto shares = devices(mps, 2);
-  for (auto& d : shares) d.mps_share_mib = 5120;
-  auto two = gcr::allocate_container({"GPU-1::3", "GPU-1::5"}, shares, mps);
-  REQUIRE(two.ok());
-  CHECK(two->envs ==
-        std::map<std::string, std::string>{{"NVIDIA_VISIBLE_DEVICES", "GPU-1"},
+  REQUIRE(shares.size() == 10);  // GPU 0 in 8 shares, GPU 1 in 2
+  for (auto& d : shares) d.mps_share_mib = d.uuid == "GPU-0" ? 5120 : 20480;
+  auto one = gcr::allocate_container({"GPU-0::3"}, shares, mps);
+  REQUIRE(one.ok());
+  CHECK(one->envs ==
+        std::map<std::string, std::string>{{"NVIDIA_VISIBLE_DEVICES", "GPU-0"},
                                            {"CUDA_MPS_PIPE_DIRECTORY", "/tmp/nvidia-mps"},
-                                           {"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "24"},
-                                           {"CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", "0=10240M"}});
-  CHECK(two->mounts == std::vector<std::pair<std::string, std::string>>{
-                           {"/run/mps/nvidia.com-gpu/pipe", "/tmp/nvidia-mps"},
-                           {"/run/mps/nvidia.com-gpu/shm", "/dev/shm"}});
-  // Every share: at most 100 %.
-  std::vector<std::string> all;
-  for (int i = 0; i < 8; ++i) all.push_back("GPU-0::" + std::to_string(i));
-  auto whole = gcr::allocate_container(all, shares, mps);
-  REQUIRE(whole.ok());
-  CHECK(whole->envs.at("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE") == "96");
+                                           {"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "12"},
+                                           {"CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", "0=5120M"}});
+  CHECK(one->mounts == std::vector<std::pair<std::string, std::string>>{
+                           {"/run/mps/nvidia.com-gpu/8-shares/pipe", "/tmp/nvidia-mps"},
+                           {"/run/mps/nvidia.com-gpu/8-shares/shm", "/dev/shm"}});
+  // A GPU of 2 shares: its own daemon, half of it.
+  auto half = gcr::allocate_container({"GPU-1::1"}, shares, mps);
+  REQUIRE(half.ok());
+  CHECK(half->envs.at("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE") == "50");
+  CHECK(half->envs.at("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT") == "0=20480M");
+  CHECK(half->mounts[0].first == "/run/mps/nvidia.com-gpu/2-shares/pipe");
   // No NVML memory figure: no memory limit, the thread share still.
   shares[0].mps_share_mib.reset();
   auto unknown = gcr::allocate_container({"GPU-0::0"}, shares, mps);
@@ -120,9 +122,28 @@ TEST_CASE("mps: k shares of one GPU get k shares' limits; shares of two GPUs are
   auto none = gcr::allocate_container({}, shares, mps);
   REQUIRE(none.ok());
   CHECK(none->mounts.empty());
-  auto spread = gcr::allocate_container({"GPU-0::0", "GPU-1::0"}, shares, mps);
-  REQUIRE_FALSE(spread.ok());
-  CHECK(spread.error().message ==
-        "MPS shares of one request come from one GPU: 2 shares span 2 GPUs (GPU-0, GPU-1, ...); "
-        "each GPU has 8 shares");
+  // Two shares, of one GPU or of two: refused, as the server would hold them to one.
+  for (const std::vector<std::string>& ids : {std::vector<std::string>{"GPU-0::3", "GPU-0::5"},
+                                              std::vector<std::string>{"GPU-0::0", "GPU-1::0"}}) {
+    auto more = gcr::allocate_container(ids, shares, mps);
+    REQUIRE_FALSE(more.ok());
+    CHECK(more.error().message ==
+          "MPS holds a container to one share of a GPU (the server's limits, which a container "
+          "can lower but not raise): asked for 2 (GPU-0 has 8 shares); ask for 1 nvidia.com/gpu, "
+          "or give the GPU fewer replicas ([device-plugin] replicas-by-gpu) for a larger share");
+  }
+}
+
+TEST_CASE("replicas-by-gpu: a GPU's index wins over its model, the model over replicas") {
+  Config c = with({"envvar"});
+  c.device_plugin.replicas = 4;
+  c.device_plugin.replicas_by_gpu = {{"Tesla T4", 2}, {"2", 1}};
+  CHECK(c.replicas_for(0, "NVIDIA A100-SXM4-40GB") == 4);
+  CHECK(c.replicas_for(1, "Tesla T4") == 2);
+  CHECK(c.replicas_for(2, "Tesla T4") == 1);
+  auto listed = devices(c, 3);
+  REQUIRE(listed.size() == 9);  // the test's GPUs have no model: 4 + 4 + 1
+  CHECK(listed[8].id == "GPU-2");
+  CHECK(listed[8].replicas == 1);
+  CHECK(listed[0].id == "GPU-0::0");
 }

@@ -43,6 +43,11 @@ TEST_CASE("the OpenCL ICD comes with compute, whose library it names, not with g
         caps_of({C::kCompute, C::kVideo}));
   CHECK(gcr::capabilities_bringing("/usr/share/egl/egl_external_platform.d/15_nvidia_gbm.json") ==
         caps_of({C::kGraphics, C::kDisplay}));
+  // The libraries those files name go (and are withheld) with them.
+  CHECK(gcr::capabilities_bringing("/usr/lib/x86_64-linux-gnu/libnvidia-egl-wayland.so.1.1.10") ==
+        caps_of({C::kGraphics, C::kDisplay}));
+  CHECK(gcr::capabilities_bringing("/usr/lib/x86_64-linux-gnu/libnvidia-eglcore.so.535.261.03") ==
+        caps_of({C::kGraphics, C::kDisplay}));
 }
 
 TEST_CASE("GBM's allocator serves graphics as well as compute; the Vulkan producer graphics") {
@@ -60,9 +65,8 @@ TEST_CASE("GBM's allocator serves graphics as well as compute; the Vulkan produc
 
 TEST_CASE("libGLX_indirect.so.0 is linked where the loader finds libGLX_nvidia.so.0") {
   const auto& links = gcr::library_links();
-  const auto indirect = std::find_if(links.begin(), links.end(), [](const auto& l) {
-    return l.link == "libGLX_indirect.so.0";
-  });
+  const auto indirect = std::find_if(
+      links.begin(), links.end(), [](const auto& l) { return l.link == "libGLX_indirect.so.0"; });
   REQUIRE(indirect != links.end());
   CHECK(indirect->loader_dir);
   CHECK(std::none_of(links.begin(), links.end(), [](const auto& l) {
