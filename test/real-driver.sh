@@ -3,8 +3,9 @@
 # the tests that run containers on real driver files (test/integration/real_driver_test.cpp).
 #
 # The .debs of one driver version (amd64, and i386 for compat32) are fetched with
-# `apt-get download` through a private sources list naming non-free (the machine's own apt
-# configuration is not read or changed), unpacked with `dpkg-deb -x` (never installed) and
+# `apt-get download` through a private sources list naming non-free, with private lists, cache,
+# preferences and package status (the machine's sources, preferences and installed packages
+# are not used, and nothing of its apt state is changed), unpacked with `dpkg-deb -x` (never installed) and
 # laid out twice, with the links the packages' maintainer scripts make on a real system:
 #   debian/  Debian's own layout: libraries in <triplet>/nvidia/current, reached through
 #            /etc/alternatives links (nvidia-alternative, glx-alternative-nvidia);
@@ -21,7 +22,7 @@ set -eu
 CACHE=${GCR_TEST_CACHE:-/var/cache/gpu-container-runtime-tests}/nvidia-driver
 ARCHIVE=${GCR_DEBIAN_ARCHIVE:-http://deb.debian.org/debian}
 # Bump when the layouts built below change: a cache built by another revision is rebuilt.
-LAYOUT_REVISION=1
+LAYOUT_REVISION=2
 
 PACKAGES="libcuda1 libcudadebugger1 libnvidia-ml1 libnvidia-cfg1 libnvidia-api1
 libnvidia-ptxjitcompiler1 libnvidia-nvvm4 libnvidia-allocator1 libnvidia-pkcs11-openssl3
@@ -43,6 +44,9 @@ die() {
 
 [ "$(id -u)" = 0 ] || die "needs root: a driver's files are root's"
 mkdir -p "$CACHE"
+# One builder at a time (test binaries run in parallel may all find the cache cold).
+exec 9>"$CACHE/.lock"
+flock 9
 KEY="revision $LAYOUT_REVISION; packages $(echo "$PACKAGES" | tr '\n' ' ')"
 
 if [ -f "$CACHE/ready" ] && [ "$(sed -n 2p "$CACHE/ready")" = "$KEY" ]; then
@@ -59,6 +63,8 @@ deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $ARCHIVE bookworm
 EOF
 APT="-o Dir::Etc::SourceList=$CACHE/apt/sources.list -o Dir::Etc::SourceParts=/dev/null
   -o Dir::State::Lists=$CACHE/apt/lists -o Dir::Cache=$CACHE/apt/cache
+  -o Dir::Etc::Preferences=/dev/null -o Dir::Etc::PreferencesParts=/dev/null
+  -o Dir::State::status=/dev/null
   -o APT::Architectures::=amd64 -o APT::Architectures::=i386 -o Debug::NoLocking=1
   -o APT::Sandbox::User=root"
 # shellcheck disable=SC2086
@@ -78,6 +84,14 @@ mkdir -p "$STAGE/debian" "$STAGE/flat"
 D=$STAGE/debian
 for deb in "$CACHE"/debs/*.deb; do dpkg-deb -x "$deb" "$D"; done
 rm -rf "$D/usr/share/doc" "$D/usr/share/man" "$D/usr/share/bug" "$D/usr/share/lintian"
+# Debian 12 merges /usr: what a package ships in /lib (the GSP firmware) is in /usr/lib.
+for d in lib bin sbin; do
+  if [ -d "$D/$d" ] && [ ! -L "$D/$d" ]; then
+    mkdir -p "$D/usr/$d"
+    cp -a "$D/$d/." "$D/usr/$d/"
+    rm -rf "${D:?}/$d"
+  fi
+done
 
 # Debian 12's merged /usr and loader configuration (libc6).
 loader_config() {
