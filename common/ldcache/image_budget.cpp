@@ -7,8 +7,8 @@ namespace gcr {
 
 Status ImageBudget::charge(Budget budget, std::size_t n, std::string_view file) {
   if (Clock::now() > deadline_) {
-    Error late{"over the image budget of " + std::to_string(kBudgetTime.count()) +
-               " ms of work" + (file.empty() ? "" : " (" + std::string(file) + ")")};
+    Error late{"over the image budget of " + std::to_string(kBudgetTime.count()) + " ms of work" +
+               (file.empty() ? "" : " (" + std::string(file) + ")")};
     if (!exceeded_) exceeded_ = late;
     return late;
   }
