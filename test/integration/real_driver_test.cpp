@@ -107,12 +107,31 @@ struct Inspection {
   }
 };
 
+// The simulated /dev and /proc of a host whose driver root is the real driver's `layout`, with
+// `extra` configuration, and the environment that points gpu-ctk at it.
+struct RealRoot {
+  GpuFixture fixture;
+  gcr::test::RunOptions env;
+
+  explicit RealRoot(const std::string& layout, const Json& extra = Json::object())
+      : fixture(options()) {
+    Json config{{"driver", {{"root", layouts() + "/" + layout}}}};
+    config.merge_patch(extra);
+    fixture.configure(config);
+    env.env["GPU_CONTAINER_RUNTIME_CONFIG"] = fixture.config_path();
+  }
+
+ private:
+  static gcr::test::SimHostOptions options() {
+    gcr::test::SimHostOptions o;
+    o.driver_version = driver_version();
+    return o;
+  }
+};
+
 Inspection inspect(const std::string& layout, const std::string& caps) {
-  gcr::test::SimHostOptions options;
-  options.driver_version = driver_version();
-  GpuFixture f(options);
-  f.configure({{"driver", {{"root", layouts() + "/" + layout}}},
-               {"runtime", {{"runtimes", {gcr::test::runc_path()}}}}});
+  const RealRoot real(layout, {{"runtime", {{"runtimes", {gcr::test::runc_path()}}}}});
+  const GpuFixture& f = real.fixture;
   make_rootfs(f);
   Json spec = gcr::test::busybox_spec({"/bin/sh", "-c", kInspect});
   spec["process"]["env"].push_back("NVIDIA_VISIBLE_DEVICES=0");
@@ -248,12 +267,8 @@ TEST_SUITE("real driver") {
     REQUIRE_MESSAGE(gcr::test::is_root(), "the driver files are root's");
     for (const char* layout : kLayouts) {
       CAPTURE(layout);
-      gcr::test::SimHostOptions options;
-      options.driver_version = driver_version();
-      GpuFixture f(options);
-      f.configure({{"driver", {{"root", layouts() + "/" + layout}}}});
-      gcr::test::RunOptions env;
-      env.env["GPU_CONTAINER_RUNTIME_CONFIG"] = f.config_path();
+      const RealRoot real(layout);
+      const gcr::test::RunOptions& env = real.env;
       const auto info = gcr::test::run({gcr::test::built("gpu-ctk"), "info", "--json"}, env);
       REQUIRE_MESSAGE(info.exit_code == 0, info.err);
       const Json facts = Json::parse(info.out);
@@ -277,12 +292,9 @@ TEST_SUITE("real driver") {
     REQUIRE_MESSAGE(gcr::test::is_root(), "the driver files are root's");
     for (const char* layout : kLayouts) {
       CAPTURE(layout);
-      gcr::test::SimHostOptions options;
-      options.driver_version = driver_version();
-      GpuFixture f(options);
-      f.configure({{"driver", {{"root", layouts() + "/" + layout}}}});
-      gcr::test::RunOptions env;
-      env.env["GPU_CONTAINER_RUNTIME_CONFIG"] = f.config_path();
+      const RealRoot real(layout);
+      const GpuFixture& f = real.fixture;
+      const gcr::test::RunOptions& env = real.env;
       const std::string out = f.path("nvidia.json");
       const auto r =
           gcr::test::run({gcr::test::built("gpu-ctk"), "cdi", "generate", "--output", out}, env);
