@@ -57,6 +57,27 @@ z = true
   CHECK(json["a"]["b"]["c"]["d"].is_null());  // dates have no JSON form
 }
 
+TEST_CASE("comments are checked, then not handed to toml++; what is not a comment is kept") {
+  const std::string text =
+      "# a comment\n"
+      "a = \"# not a comment\" # a comment\n"
+      "b = '''\n# a line of a string\n''' # a comment\n"
+      "c = [ # a comment\n  1, # a comment\n  2,\n]\n"
+      "[t] # a comment\n"
+      "d = 1\n";
+  auto r = gcr::parse_toml(text, "t.toml");
+  REQUIRE(r.ok());
+  CHECK((*r)["a"].value_or(std::string()) == "# not a comment");
+  CHECK((*r)["b"].value_or(std::string()) == "# a line of a string\n");
+  CHECK(gcr::toml_to_json(*r)["c"] == gcr::Json::array({1, 2}));
+  CHECK((*r)["t"]["d"].value_or(0) == 1);
+  // Still refused in a comment: a control character, invalid UTF-8.
+  CHECK(refusal("a = 1 # x\x01y\n") == "invalid TOML at line 1: a control character");
+  CHECK(refusal("# \xff\n") == "invalid TOML at line 1: invalid UTF-8");
+  // toml++'s messages keep their line numbers past removed comments.
+  CHECK(refusal("# one\n# two\na = 1 # three\nb = = 2\n").starts_with("invalid TOML at line 4: "));
+}
+
 TEST_CASE("toml_string writes what reads back") {
   for (const std::string value :
        {"plain", "with \"quotes\" and \\ back", "new\nline\ttab\x01", "unicode é €"}) {
