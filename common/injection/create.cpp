@@ -1,6 +1,7 @@
 #include "injection/create.h"
 
 #include "base/node_stat.h"
+#include "base/step_clock.h"
 #include "base/text.h"
 #include "driver/host.h"
 #include "driver/probe.h"
@@ -36,7 +37,8 @@ std::string summary(const GpuRequest& request, const Json& spec) {
 
 }  // namespace
 
-Status prepare_container(const RuncArgs& runc, const Config& config, const Logger& logger) {
+Status prepare_container(const RuncArgs& runc, const Config& config, const Logger& logger,
+                         StepClock& clock) {
   auto text = read_bundle_text(runc.bundle);
   if (!text) return text.error();
   // Most specs name nothing a request is made of: they are checked as strictly, but no
@@ -64,15 +66,22 @@ Status prepare_container(const RuncArgs& runc, const Config& config, const Logge
     logger.debug("no GPU requested; " + bundle->path + " left untouched");
     return {};
   }
+  clock.mark("request");
   DriverHost host(config.driver, lstat_node);
   CtkProbe probe(config);
   CtkCdiResolver cdi(config);
   const NodeStatFn stat = lstat_node;
-  auto edited = inject_gpus(bundle->spec, **request, config,
-                            InjectionSources{host, probe, cdi, stat, logger});
+  const InjectionSources sources{host, probe, cdi, stat, logger};
+  auto edits = gather_edits(**request, config, sources);
+  if (!edits) return edits.error().wrap("cannot give the container its GPUs");
+  clock.mark("discovery");
+  auto edited = apply_gathered_edits(bundle->spec, *edits, config, sources);
   if (!edited) return edited.error().wrap("cannot give the container its GPUs");
+  clock.mark("edits");
   run_library_hook_at_create(*edited, runc.bundle, config, logger);
+  clock.mark("loader cache");
   if (auto s = write_bundle_spec(*bundle, *edited); !s) return s;
+  clock.mark("write");
   logger.info(summary(**request, *edited));
   return {};
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "base/result.h"
+#include "base/step_clock.h"
 #include "config/config.h"
 #include "log/log.h"
 #include "oci/runc_args.h"
@@ -9,8 +10,9 @@
 namespace gcr {
 
 // Reads the bundle's config.json; if the container asks for GPUs, edits it in memory and
-// writes it back once, atomically. Any error leaves config.json byte-identical.
+// writes it back once, atomically. Any error leaves config.json byte-identical. For a GPU
+// request, `clock` gets a mark after each step: request, discovery, edits, loader cache, write.
 [[nodiscard]] Status prepare_container(const RuncArgs& runc, const Config& config,
-                                       const Logger& logger);
+                                       const Logger& logger, StepClock& clock);
 
 }  // namespace gcr

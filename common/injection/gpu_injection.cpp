@@ -66,8 +66,8 @@ Status check_cdi_only_requirements(const GpuRequest& request, const InjectionSou
 
 }  // namespace
 
-Result<Json> inject_gpus(const Json& spec, const GpuRequest& request, const Config& config,
-                         const InjectionSources& sources) {
+Result<ContainerEdits> gather_edits(const GpuRequest& request, const Config& config,
+                                    const InjectionSources& sources) {
   ContainerEdits edits;
   if (request.live()) {
     auto part = live_part(request, config, sources);
@@ -97,6 +97,11 @@ Result<Json> inject_gpus(const Json& spec, const GpuRequest& request, const Conf
     edits.append(*part);
   }
   for (const auto& note : sources.host.take_notes()) sources.logger.warning(note);
+  return edits;
+}
+
+Result<Json> apply_gathered_edits(const Json& spec, const ContainerEdits& edits,
+                                  const Config& config, const InjectionSources& sources) {
   TrustCheck trust;
   if (auto s = check_hook_programs(edits, trust); !s) return s.error();
   Json edited = spec;
@@ -108,6 +113,13 @@ Result<Json> inject_gpus(const Json& spec, const GpuRequest& request, const Conf
                            " is kept; the driver's file is not mounted there");
   }
   return edited;
+}
+
+Result<Json> inject_gpus(const Json& spec, const GpuRequest& request, const Config& config,
+                         const InjectionSources& sources) {
+  auto edits = gather_edits(request, config, sources);
+  if (!edits) return edits.error();
+  return apply_gathered_edits(spec, *edits, config, sources);
 }
 
 }  // namespace gcr

@@ -7,6 +7,7 @@
 #include "config/config.h"
 #include "driver/host.h"
 #include "driver/probe.h"
+#include "edits/edits.h"
 #include "injection/cdi_resolver.h"
 #include "injection/gated_devices.h"
 #include "json/strict_json.h"
@@ -24,9 +25,19 @@ struct InjectionSources {
   const Logger& logger;  // for what is skipped rather than failed
 };
 
-// Returns the edited copy of `spec`; `spec` itself is never touched. Unqualified IDs are
-// resolved against the live driver, qualified names through CDI; both become one set of
-// edits applied once.
+// Discovery: what the request asks of the live driver and the CDI specs, as container edits
+// (the GPUs chosen, the requirements checked, the driver files found).
+[[nodiscard]] Result<ContainerEdits> gather_edits(const GpuRequest& request, const Config& config,
+                                                  const InjectionSources& sources);
+
+// The edits applied to a copy of `spec` (hook programs checked first).
+[[nodiscard]] Result<Json> apply_gathered_edits(const Json& spec, const ContainerEdits& edits,
+                                                const Config& config,
+                                                const InjectionSources& sources);
+
+// gather_edits then apply_gathered_edits. Returns the edited copy of `spec`; `spec` itself is never
+// touched. Unqualified IDs are resolved against the live driver, qualified names through CDI; both
+// become one set of edits applied once.
 [[nodiscard]] Result<Json> inject_gpus(const Json& spec, const GpuRequest& request,
                                        const Config& config, const InjectionSources& sources);
 

@@ -6,6 +6,7 @@
 #include <exception>
 
 #include "base/fs.h"
+#include "base/step_clock.h"
 #include "base/text.h"
 #include "base/version.h"
 #include "config/config_file.h"
@@ -35,6 +36,7 @@ void print_version() {
 constexpr const char* kHandoffMarker = "GPU_CONTAINER_RUNTIME_HANDED_TO";
 
 int shim_main(const std::vector<std::string>& args, Logger& logger) {
+  StepClock clock;
   const RuncArgs runc = parse_runc_args(args);
   logger.set_runc_log(runc.log_path, runc.log_format);
   if (const char* runtime = std::getenv(kHandoffMarker)) {
@@ -64,10 +66,12 @@ int shim_main(const std::vector<std::string>& args, Logger& logger) {
     return 1;
   }
   if (runc.edits_bundle()) {
-    if (auto s = prepare_container(runc, *config, logger); !s) {
+    clock.mark("configuration");
+    if (auto s = prepare_container(runc, *config, logger, clock); !s) {
       logger.error(s.error().message);
       return 1;
     }
+    if (logger.enabled(LogLevel::kDebug)) logger.debug("create steps: " + clock.summary());
   }
   close_unhanded_fds(handed_fd_count(runc, std::getenv("LISTEN_FDS"), std::getenv("LISTEN_PID")));
   ::setenv(kHandoffMarker, runtime->c_str(), 1);

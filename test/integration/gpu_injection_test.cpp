@@ -1,13 +1,13 @@
 // GPU injection against a simulated host, with the recording fake runc: which devices,
 // files, hooks and errors a request produces. Needs root (the host has real device nodes).
 #include <doctest/doctest.h>
-
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <boost/filesystem.hpp>
+#include <regex>
 
 #include "gpu_fixture.h"
 
@@ -161,6 +161,18 @@ TEST_CASE("an image with a loader cache gets its links and cache at create, and 
     CHECK(gcr::test::read_file(real + "/etc/ld.so.cache") == cache);
     CHECK_FALSE(boost::filesystem::is_symlink(real + kLib + "libcuda.so"));
   }
+}
+
+TEST_CASE("at debug level, a GPU create logs the wall and CPU time of each of its steps") {
+  require_root();
+  GpuFixture f;
+  f.configure({{"runtime", {{"log-file", f.path("shim.log")}, {"log-level", "debug"}}}});
+  REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=0"}).exit_code == 0);
+  const std::string step = " [0-9]+\\.[0-9]{3}/[0-9]+\\.[0-9]{3}";
+  CHECK(std::regex_search(gcr::test::read_file(f.path("shim.log")),
+                          std::regex("create steps: configuration" + step + ", request" + step +
+                                     ", discovery" + step + ", edits" + step + ", loader cache" +
+                                     step + ", write" + step + " \\(ms wall/CPU\\)")));
 }
 
 TEST_CASE("all GPUs, by UUID, by PCI bus id") {
