@@ -1,217 +1,289 @@
 #!/bin/sh
 # Prints how much the shim adds to runc: median ratio of paired runs (shim / runc) and the
 # spread (p10..p90). Needs root (it runs containers). N pairs per case (default 300).
+#   scripts/bench.sh [N] [SECTION...]   sections: goals steps gpu hook hostile plugin (default: all)
+# `goals` prints, for each of the speed goals, ours, the floor and the gap in both layouts;
+# `steps` the shim's own GPU create, step by step, in both layouts.
 set -eu
 cd "$(dirname "$0")/.."
 N=${1:-300}
+[ $# -gt 0 ] && shift
+SECTIONS=" $* "
+want() { [ "$SECTIONS" = "  " ] || case $SECTIONS in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 BUILD_DIR=${BUILD_DIR:-build}
 scripts/build.sh >/dev/null
 B=$(pwd)/$BUILD_DIR
 RUNC=$(command -v runc)
-# Laid out as engines lay a container out: the bundle (config.json) and runc's state on a tmpfs,
-# as containerd, CRI-O, podman and Docker keep them under /run (a tmpfs on hosts, not on every
-# VM); the rootfs a mount of a directory on disk, as an overlay's upper directory is (the files
-# the shim writes into it are synced, and cost what they cost there).
+# Two layouts. "tmpfs bundle": as engines lay a container out on hosts, the bundle (config.json)
+# and runc's state on a tmpfs, as containerd, CRI-O, podman and Docker keep them under /run, the
+# rootfs a mount of a directory on disk, as an overlay's upper directory is. "disk bundle": the
+# bundle on disk too, as an engine whose state is not on a tmpfs keeps it. runc's own state
+# stays on the tmpfs in both.
 WORK=$(mktemp -d /run/gcr-bench-XXXXXX)
 DISK=$(mktemp -d /var/tmp/gcr-bench-XXXXXX)
 trap 'runc --root "$WORK/root" delete --force gcr-bench-state >/dev/null 2>&1 || true
-  umount -R "$WORK" 2>/dev/null; rm -rf "$WORK" "$DISK"' EXIT
+  umount -R "$WORK" 2>/dev/null; for m in $(findmnt -rno TARGET | grep "^$DISK" | sort -r); do
+  umount "$m"; done; rm -rf "$WORK" "$DISK"' EXIT
 mount -t tmpfs -o mode=0755 gcr-bench "$WORK"
-# An empty bundle NAME, its rootfs a bind mount of a fresh directory on disk.
+mkdir "$DISK/bundles" "$DISK/rootfs"
+BUNDLES=$WORK
+LAYOUT="tmpfs bundle"
+on_disk() { BUNDLES=$DISK/bundles LAYOUT="disk bundle"; }
+on_tmpfs() { BUNDLES=$WORK LAYOUT="tmpfs bundle"; }
+# An empty bundle NAME in the current layout, its rootfs a bind mount of a fresh directory on disk.
 fresh() {
-  if mountpoint -q "$WORK/$1/rootfs"; then umount "$WORK/$1/rootfs"; fi
-  rm -rf "$WORK/$1" "$DISK/$1"
-  mkdir -p "$WORK/$1/rootfs" "$DISK/$1"
-  mount --bind "$DISK/$1" "$WORK/$1/rootfs"
+  if mountpoint -q "$BUNDLES/$1/rootfs"; then umount "$BUNDLES/$1/rootfs"; fi
+  rm -rf "${BUNDLES:?}/$1" "$DISK/rootfs/$1"
+  mkdir -p "$BUNDLES/$1/rootfs" "$DISK/rootfs/$1"
+  mount --bind "$DISK/rootfs/$1" "$BUNDLES/$1/rootfs"
 }
 # The programs run from a root-owned copy (the runtime refuses ones others could replace).
 mkdir "$WORK/bin" && cp "$B/gpu-ctk" "$B/gpu-container-runtime" "$B/test/exec-wrapper" "$WORK/bin/"
 SHIM=$WORK/bin/gpu-container-runtime
 WRAPPER=$WORK/bin/exec-wrapper
+CTK=$WORK/bin/gpu-ctk
 
-printf '[runtime]\nruntimes = ["%s"]\n' "$RUNC" >"$WORK/config.toml"
+# The configurations are the shipped file (every key, with its comments, as a package installs
+# it), with only the runtime, the roots, the hook program and the log changed.
+shipped_config() { # OUT RUNTIME [ROOT DEV_ROOT [LOG_LEVEL LOG_FILE]]
+  sed -e "s|^runtimes = .*|runtimes = [\"$2\"]|" -e "s|^ctk-path = .*|ctk-path = \"$CTK\"|" \
+    -e "s|^root = .*|root = \"${3:-/}\"|" -e "s|^dev-root = .*|dev-root = \"${4:-/}\"|" \
+    -e "s|^log-level = .*|log-level = \"${5:-info}\"|" -e "s|^log-file = .*|log-file = \"${6:-}\"|" \
+    etc/config.toml >"$1"
+}
+shipped_config "$WORK/config.toml" "$RUNC"
 export GPU_CONTAINER_RUNTIME_CONFIG="$WORK/config.toml"
-fresh bundle && "$B/test/gcr-fixture" busybox "$WORK/bundle" -- /bin/sh -c true
-
-echo "pass-through: runc state (median of $N pairs)"
-runc --root "$WORK/root" create --bundle "$WORK/bundle" gcr-bench-state
-"$B/test/bench-pairs" "$N" "$RUNC" --root "$WORK/root" state gcr-bench-state -- \
-  "$SHIM" --root "$WORK/root" state gcr-bench-state
-echo "the floor: a static do-nothing exec wrapper in front of runc state (median of $N pairs)"
-"$B/test/bench-pairs" "$N" "$RUNC" --root "$WORK/root" state gcr-bench-state -- \
-  "$WRAPPER" "$RUNC" --root "$WORK/root" state gcr-bench-state
-echo "the shim against that wrapper, directly (median of $N pairs)"
-"$B/test/bench-pairs" "$N" "$WRAPPER" "$RUNC" --root "$WORK/root" state gcr-bench-state -- \
-  "$SHIM" --root "$WORK/root" state gcr-bench-state
-runc --root "$WORK/root" delete --force gcr-bench-state
+# A simulated host with 8 GPUs; gpu_config RUNTIME [LOG_LEVEL LOG_FILE] writes the configuration
+# for it.
+"$B/test/gcr-fixture" gpu-host "$DISK/host" 8 >"$WORK/driver.toml"
+gpu_config() {
+  shipped_config "$WORK/gpu.toml" "$1" "$(sed -n 's/^root = "\(.*\)"/\1/p' "$WORK/driver.toml")" \
+    "$(sed -n 's/^dev-root = "\(.*\)"/\1/p' "$WORK/driver.toml")" "${2:-info}" "${3:-}"
+}
+gpu_config "$RUNC"
 
 lifecycle() {
   printf '%s --root %s create --bundle %s gcr-bench-life && %s --root %s start gcr-bench-life && %s --root %s delete --force gcr-bench-life' \
-    "$1" "$WORK/root" "$WORK/bundle" "$1" "$WORK/root" "$1" "$WORK/root"
+    "$1" "$WORK/root" "$2" "$1" "$WORK/root" "$1" "$WORK/root"
 }
-echo "no-GPU container: create + start + delete (median of $N pairs)"
-"$B/test/bench-pairs" "$N" /bin/sh -c "$(lifecycle "$RUNC")" -- /bin/sh -c "$(lifecycle "$SHIM")"
-echo "the floor: the do-nothing wrapper in front of the same three calls (median of $N pairs)"
-"$B/test/bench-pairs" "$N" /bin/sh -c "$(lifecycle "$RUNC")" -- /bin/sh -c "$(lifecycle "$WRAPPER $RUNC")"
-
-# A 1 MB spec (35,000 annotations, as a pod can carry): reading it must stay linear.
-awk 'BEGIN { printf "{\"annotations\":{"; for (i = 0; i < 35000; i++) printf "%s\"example.com/k%d\":\"v%d\"", (i ? "," : ""), i, i; printf "}," }' >"$WORK/big.json"
-sed '1s/^{//' "$WORK/bundle/config.json" >>"$WORK/big.json"
-fresh big && cp -a "$WORK/bundle/rootfs/." "$WORK/big/rootfs/" && cp "$WORK/big.json" "$WORK/big/config.json"
-echo "no-GPU container with a $(($(wc -c <"$WORK/big.json") / 1024)) KiB spec: create + delete (median of $N pairs)"
-big() {
-  printf '%s --root %s create --bundle %s gcr-bench-big && %s --root %s delete --force gcr-bench-big' \
-    "$1" "$WORK/root" "$WORK/big" "$RUNC" "$WORK/root"
-}
-"$B/test/bench-pairs" "$N" /bin/sh -c "$(big "$RUNC")" -- /bin/sh -c "$(big "$SHIM")"
-
-# GPU containers: a simulated host with 8 GPUs. The baseline runs runc on the spec the shim
-# produced (same devices, mounts and hooks), so the ratio isolates the shim's own work.
-"$B/test/gcr-fixture" gpu-host "$DISK/host" 8 >"$WORK/driver.toml"
-gpu_config() {
-  cat "$WORK/driver.toml" >"$WORK/gpu.toml"
-  printf '[runtime]\nruntimes = ["%s"]\n[hooks]\nctk-path = "%s"\n' "$1" "$WORK/bin/gpu-ctk" >>"$WORK/gpu.toml"
-}
-gpu_config "$RUNC"
-export GPU_CONTAINER_RUNTIME_CONFIG="$WORK/gpu.toml"
-gpu_case() {
-  label=$1
-  shift
-  fresh gpu
-  "$B/test/gcr-fixture" busybox "$WORK/gpu" "$@" -- /bin/sh -c true
-  cp "$WORK/gpu/config.json" "$WORK/gpu/original.json"
-  # Twice: the first run's hook leaves the image a loader cache, which every later run finds
-  # (the shim then writes it at create), so both sides compare the same steady state.
-  for run in 1 2; do
-    cp "$WORK/gpu/original.json" "$WORK/gpu/config.json"
-    "$SHIM" --root "$WORK/root" create --bundle "$WORK/gpu" gcr-bench-gpu
-    runc --root "$WORK/root" delete --force gcr-bench-gpu
-  done
-  cp "$WORK/gpu/config.json" "$WORK/gpu/edited.json"
-  once() {
-    printf 'cp %s/gpu/%s %s/gpu/config.json && %s --root %s create --bundle %s/gpu gcr-bench-gpu && %s --root %s delete --force gcr-bench-gpu' \
-      "$WORK" "$2" "$WORK" "$1" "$WORK/root" "$WORK" "$RUNC" "$WORK/root"
-  }
-  echo "GPU container, $label: create + delete (median of $N pairs)"
-  "$B/test/bench-pairs" "$N" /bin/sh -c "$(once "$RUNC" edited.json)" -- \
-    /bin/sh -c "$(once "$SHIM" original.json)"
-}
-gpu_case "1 GPU, all capabilities" NVIDIA_VISIBLE_DEVICES=0 NVIDIA_DRIVER_CAPABILITIES=all
-gpu_case "8 GPUs, all capabilities" NVIDIA_VISIBLE_DEVICES=all NVIDIA_DRIVER_CAPABILITIES=all
-gpu_case "1 GPU, CUDA image (NVIDIA_REQUIRE_CUDA asks libcuda)" NVIDIA_VISIBLE_DEVICES=0 NVIDIA_REQUIRE_CUDA=cuda\>=12.0
-
-# A GPU container's whole lifecycle against a container without GPU: through the shim (which
-# writes the loader cache at create: no hook), and runc alone on the spec the shim wrote, and
-# on the spec with the update-libraries hook the shim writes for an image it must leave to the
-# hook (what the devices and mounts cost, and what the hook costs). Both sides copy their spec
-# in place. Both have glibc and an ld.so.cache, as CUDA images do.
-fresh plain && "$B/test/gcr-fixture" glibc "$WORK/plain" -- /bin/sh -c true
-fresh gpu && "$B/test/gcr-fixture" glibc "$WORK/gpu" NVIDIA_VISIBLE_DEVICES=0 \
-  NVIDIA_DRIVER_CAPABILITIES=compute,utility -- /bin/sh -c true
-cp "$WORK/gpu/config.json" "$WORK/gpu/original.json"
-fresh hooked && cp -a "$WORK/gpu/rootfs/." "$WORK/hooked/rootfs/"
-rm "$WORK/hooked/rootfs/etc/ld.so.cache" && cp "$WORK/gpu/original.json" "$WORK/hooked/config.json"
-"$SHIM" --root "$WORK/root" create --bundle "$WORK/hooked" gcr-bench-hooked
-runc --root "$WORK/root" delete --force gcr-bench-hooked
-cp "$WORK/hooked/config.json" "$WORK/gpu/hooked.json"
-"$SHIM" --root "$WORK/root" create --bundle "$WORK/gpu" gcr-bench-gpu
-runc --root "$WORK/root" delete --force gcr-bench-gpu
-cp "$WORK/gpu/config.json" "$WORK/gpu/edited.json"
-cp "$WORK/plain/config.json" "$WORK/plain/original.json"
+# The same, its spec first copied in place from FILE in the bundle.
 whole() {
-  printf 'cp %s/%s %s/config.json && %s --root %s create --bundle %s gcr-bench-life && %s --root %s start gcr-bench-life && %s --root %s delete --force gcr-bench-life' \
-    "$2" "$3" "$2" "$1" "$WORK/root" "$2" "$1" "$WORK/root" "$1" "$WORK/root"
+  printf 'cp %s/%s %s/config.json && %s' "$2" "$3" "$2" "$(lifecycle "$1" "$2")"
 }
-no_gpu=$(whole "$RUNC" "$WORK/plain" original.json)
-echo "1-GPU container (compute,utility) through the shim vs a container without GPU: create + start + delete (median of $N pairs)"
-"$B/test/bench-pairs" "$N" /bin/sh -c "$no_gpu" -- /bin/sh -c "$(whole "$SHIM" "$WORK/gpu" original.json)"
-echo "the same, both through the shim (a node whose engines run every container through it) (median of $N pairs)"
-"$B/test/bench-pairs" "$N" /bin/sh -c "$(whole "$SHIM" "$WORK/plain" original.json)" -- \
-  /bin/sh -c "$(whole "$SHIM" "$WORK/gpu" original.json)"
-echo "runc on the shim's 1-GPU spec (no hook) vs a container without GPU (median of $N pairs)"
-"$B/test/bench-pairs" "$N" /bin/sh -c "$no_gpu" -- /bin/sh -c "$(whole "$RUNC" "$WORK/gpu" edited.json)"
-echo "the floor for it: the same through the do-nothing wrapper (any shim giving these devices and mounts) (median of $N pairs)"
-"$B/test/bench-pairs" "$N" /bin/sh -c "$no_gpu" -- /bin/sh -c "$(whole "$WRAPPER $RUNC" "$WORK/gpu" edited.json)"
-echo "runc on the 1-GPU spec with the update-libraries hook vs a container without GPU (median of $N pairs)"
-"$B/test/bench-pairs" "$N" /bin/sh -c "$no_gpu" -- /bin/sh -c "$(whole "$RUNC" "$WORK/gpu" hooked.json)"
-
-# The same container on an image with 300 more library links (to a file that is no library,
-# which ldconfig passes by), its cache written after them: at create the shim reads every
-# library link of the directories ldconfig scans, to know where they lead.
-fresh links && "$B/test/gcr-fixture" glibc "$WORK/links" NVIDIA_VISIBLE_DEVICES=0 \
-  NVIDIA_DRIVER_CAPABILITIES=compute,utility -- /bin/sh -c true
-echo "not a library" >"$WORK/links/rootfs/lib/x86_64-linux-gnu/pad.data"
-for i in $(seq 300); do
-  ln -s pad.data "$WORK/links/rootfs/lib/x86_64-linux-gnu/libpad$i.so.1"
-done
-ldconfig -r "$WORK/links/rootfs" 2>/dev/null
-CACHE=$WORK/links/rootfs/etc/ld.so.cache
-find "$WORK/links/rootfs" ! -newer "$CACHE" ! -path "$CACHE" \
-  -exec touch -h -d "@$(($(stat -c %Y "$CACHE") - 60))" {} +
-cp "$WORK/links/config.json" "$WORK/links/original.json"
-"$SHIM" --root "$WORK/root" create --bundle "$WORK/links" gcr-bench-links
-runc --root "$WORK/root" delete --force gcr-bench-links
-echo "1-GPU container through the shim, its image with 300 more library links vs without (median of $N pairs)"
-"$B/test/bench-pairs" "$N" /bin/sh -c "$(whole "$SHIM" "$WORK/gpu" original.json)" -- \
-  /bin/sh -c "$(whole "$SHIM" "$WORK/links" original.json)"
-
-# One run of the hook, step by step, on that container's rootfs without runc's mounts (each
-# line: what the step adds, the median of paired differences): starting gpu-ctk, reading the
-# state and the bundle and opening the rootfs, the loader cache written in process (what the
-# shim now does at create). Then what the hook does under runc, where the libraries are
-# mounts, and for an image without a cache: the sandbox with a do-nothing ldconfig, and
-# ldconfig itself.
-cp "$WORK/gpu/edited.json" "$WORK/gpu/config.json"
-fresh bare && cp -a "$WORK/gpu/rootfs/." "$WORK/bare/rootfs/"
-cp "$WORK/gpu/edited.json" "$WORK/bare/config.json"
-state() {
-  printf '{"ociVersion":"1.0.2","id":"gcr-bench-gpu","status":"creating","pid":1,"bundle":"%s"}' "$1"
+# The 1-GPU container (compute,utility) the goal is about and a container without GPU, both
+# with glibc and an ld.so.cache as CUDA images have, in the current layout: gpu/original.json
+# asks for the GPU, gpu/edited.json is what the shim made of it; plain/original.json.
+gpu_and_plain() {
+  fresh plain && "$B/test/gcr-fixture" glibc "$BUNDLES/plain" -- /bin/sh -c true
+  cp "$BUNDLES/plain/config.json" "$BUNDLES/plain/original.json"
+  fresh gpu && "$B/test/gcr-fixture" glibc "$BUNDLES/gpu" NVIDIA_VISIBLE_DEVICES=0 \
+    NVIDIA_DRIVER_CAPABILITIES=compute,utility -- /bin/sh -c true
+  cp "$BUNDLES/gpu/config.json" "$BUNDLES/gpu/original.json"
+  GPU_CONTAINER_RUNTIME_CONFIG=$WORK/gpu.toml "$SHIM" --root "$WORK/root" create \
+    --bundle "$BUNDLES/gpu" gcr-bench-gpu
+  runc --root "$WORK/root" delete --force gcr-bench-gpu
+  cp "$BUNDLES/gpu/config.json" "$BUNDLES/gpu/edited.json"
 }
-state "$WORK/gpu" >"$WORK/state.json"
-state "$WORK/bare" >"$WORK/bare-state.json"
-hook_step() {
-  echo "hook breakdown, $1 (median of $N pairs)"
-  "$B/test/bench-pairs" "$N" /bin/sh -c "$2" -- /bin/sh -c "$3"
+
+# The goals (issue 31), each against its floor measured in the same rounds: the floor is what
+# any shim costs, a static do-nothing exec wrapper in front of runc. Ours is within the goal
+# when the median gap (our ratio minus the floor's, per round) is.
+goals() {
+  fresh bundle && "$B/test/gcr-fixture" busybox "$BUNDLES/bundle" -- /bin/sh -c true
+  echo "[$LAYOUT] no-GPU container, create + start + delete: shim / runc, floor the wrapper (median of $N rounds)"
+  "$B/test/bench-pairs" "$N" --goal 0.02 /bin/sh -c "$(lifecycle "$RUNC" "$BUNDLES/bundle")" -- \
+    /bin/sh -c "$(lifecycle "$SHIM" "$BUNDLES/bundle")" \
+    --floor /bin/sh -c "$(lifecycle "$WRAPPER $RUNC" "$BUNDLES/bundle")"
+  gpu_and_plain
+  echo "[$LAYOUT] 1-GPU container (compute,utility) through the shim / a container without GPU under runc,"
+  echo "  floor: runc on the shim's spec through the wrapper (median of $N rounds)"
+  GPU_CONTAINER_RUNTIME_CONFIG=$WORK/gpu.toml "$B/test/bench-pairs" "$N" --goal 0.05 \
+    /bin/sh -c "$(whole "$RUNC" "$BUNDLES/plain" original.json)" -- \
+    /bin/sh -c "$(whole "$SHIM" "$BUNDLES/gpu" original.json)" \
+    --floor /bin/sh -c "$(whole "$WRAPPER $RUNC" "$BUNDLES/gpu" edited.json)"
 }
-CTK=$WORK/bin/gpu-ctk
-LIBS=/usr/lib/x86_64-linux-gnu
-ON_GPU="<$WORK/state.json"
-BARE="rm -f $WORK/bare/rootfs/etc/ld.so.cache && "
-ON_BARE="<$WORK/bare-state.json"
-hook_step "exec and loader (gpu-ctk --version vs a static do-nothing)" "$WRAPPER $ON_GPU" \
-  "$CTK --version $ON_GPU"
-hook_step "state, bundle and rootfs" "$CTK --version $ON_GPU" "$CTK hook create-symlinks $ON_GPU"
-hook_step "the loader cache, in process" "$CTK hook create-symlinks $ON_GPU" \
-  "$CTK hook update-ldcache --folder $LIBS $ON_GPU"
-hook_step "no cache in the image: the sandbox, ldconfig replaced by a do-nothing" \
-  "$BARE $CTK hook create-symlinks $ON_BARE" \
-  "$BARE $CTK hook update-ldcache --ldconfig-path @$WRAPPER --folder $LIBS $ON_BARE"
-hook_step "no cache in the image: ldconfig itself" \
-  "$BARE $CTK hook update-ldcache --ldconfig-path @$WRAPPER --folder $LIBS $ON_BARE" \
-  "$BARE $CTK hook update-ldcache --ldconfig-path @/sbin/ldconfig --folder $LIBS $ON_BARE"
 
-# The shim's own work on create, with the low-level runtime replaced by /bin/true.
-gpu_config /bin/true
-fresh gpu && "$B/test/gcr-fixture" busybox "$WORK/gpu" NVIDIA_VISIBLE_DEVICES=all NVIDIA_DRIVER_CAPABILITIES=all -- /bin/sh -c true
-cp "$WORK/gpu/config.json" "$WORK/gpu/original.json"
-echo "the shim's own work, 8 GPUs (create with runc replaced by /bin/true, against cp + /bin/true)"
-"$B/test/bench-pairs" "$N" /bin/sh -c "cp $WORK/gpu/original.json $WORK/gpu/config.json && /bin/true" -- \
-  /bin/sh -c "cp $WORK/gpu/original.json $WORK/gpu/config.json && $SHIM create --bundle $WORK/gpu x"
+# The shim's own work on the 1-GPU create (runc replaced by /bin/true): the whole call against
+# cp + /bin/true, then each step's median wall and CPU time from its debug line (the rest of the
+# call is exec, start-up and exit).
+steps() {
+  gpu_and_plain
+  gpu_config /bin/true debug "$WORK/steps.log"
+  copy="cp $BUNDLES/gpu/original.json $BUNDLES/gpu/config.json"
+  echo "[$LAYOUT] the shim's own 1-GPU create (runc replaced by /bin/true) against cp + /bin/true (median of $N pairs)"
+  rm -f "$WORK/steps.log"
+  GPU_CONTAINER_RUNTIME_CONFIG=$WORK/gpu.toml "$B/test/bench-pairs" "$N" /bin/sh -c "$copy && /bin/true" -- \
+    /bin/sh -c "$copy && $SHIM create --bundle $BUNDLES/gpu x"
+  sed -n 's/.*create steps: \(.*\) (ms wall\/CPU).*/\1/p' "$WORK/steps.log" |
+    tr ',' '\n' | sed 's/^ //; s/loader cache/loader-cache/' >"$WORK/steps.txt"
+  line="  its steps (median ms, wall/CPU):"
+  for step in configuration request discovery edits loader-cache write; do
+    wall=$(awk -v s="$step" '$1 == s { split($2, f, "/"); print f[1] }' "$WORK/steps.txt" | sort -n |
+      awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+    cpu=$(awk -v s="$step" '$1 == s { split($2, f, "/"); print f[2] }' "$WORK/steps.txt" | sort -n |
+      awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+    line="$line $step $wall/$cpu"
+  done
+  echo "$line"
+  gpu_config "$RUNC"
+}
 
-# The hostile images of issue 25 (a 16 MiB loader cache of 699,000 entries naming one long
-# string; 100 include lines over a 20,000-file directory; 64 libraries of 4,093 needed entries
-# each): what one GPU create costs the shim on each, once (runc replaced by /bin/true), and the
-# budget it declines the in-process update for (the hook's ldconfig does the work, sandboxed).
-for kind in cache includes needed; do
-  fresh hostile
-  budget=$("$B/test/gcr-fixture" hostile "$kind" "$WORK/hostile")
-  # shellcheck disable=SC2046
-  set -- $("$B/test/gcr-fixture" measure -- "$SHIM" create --bundle "$WORK/hostile" gcr-bench-hostile)
-  echo "hostile image ($kind): one GPU create, exit $1, peak RSS $(($2 / 1024)) MB, CPU $3 s (in 10 ms ticks); $budget"
-done
+if want goals; then
+  fresh bundle && "$B/test/gcr-fixture" busybox "$BUNDLES/bundle" -- /bin/sh -c true
+  echo "pass-through: runc state: shim / runc, floor the wrapper (median of $N rounds)"
+  runc --root "$WORK/root" create --bundle "$BUNDLES/bundle" gcr-bench-state
+  "$B/test/bench-pairs" "$N" --goal 0.02 "$RUNC" --root "$WORK/root" state gcr-bench-state -- \
+    "$SHIM" --root "$WORK/root" state gcr-bench-state \
+    --floor "$WRAPPER" "$RUNC" --root "$WORK/root" state gcr-bench-state
+  runc --root "$WORK/root" delete --force gcr-bench-state
+  on_tmpfs && goals
+  on_disk && goals
+  on_tmpfs
+fi
+if want steps; then
+  on_tmpfs && steps
+  on_disk && steps
+  on_tmpfs
+fi
 
-# The device plugin: admission calls from the kubelet's side, and its memory when idle, on
-# 8-GPU topologies and a 16-GPU one (NVML describes each).
-for fixture in dgx1 nvswitch8 sixteen; do
-  "$B/test/plugin-bench" "$B/gpu-device-plugin" "$fixture" 1000
-done
+if want gpu; then
+  export GPU_CONTAINER_RUNTIME_CONFIG="$WORK/config.toml"
+  fresh bundle && "$B/test/gcr-fixture" busybox "$WORK/bundle" -- /bin/sh -c true
+  # A 1 MB spec (35,000 annotations, as a pod can carry): reading it must stay linear.
+  awk 'BEGIN { printf "{\"annotations\":{"; for (i = 0; i < 35000; i++) printf "%s\"example.com/k%d\":\"v%d\"", (i ? "," : ""), i, i; printf "}," }' >"$WORK/big.json"
+  sed '1s/^{//' "$WORK/bundle/config.json" >>"$WORK/big.json"
+  fresh big && cp -a "$WORK/bundle/rootfs/." "$WORK/big/rootfs/" && cp "$WORK/big.json" "$WORK/big/config.json"
+  echo "no-GPU container with a $(($(wc -c <"$WORK/big.json") / 1024)) KiB spec: create + delete (median of $N pairs)"
+  big() {
+    printf '%s --root %s create --bundle %s gcr-bench-big && %s --root %s delete --force gcr-bench-big' \
+      "$1" "$WORK/root" "$WORK/big" "$RUNC" "$WORK/root"
+  }
+  "$B/test/bench-pairs" "$N" /bin/sh -c "$(big "$RUNC")" -- /bin/sh -c "$(big "$SHIM")"
+
+  # GPU containers on the 8-GPU host. The baseline runs runc on the spec the shim produced
+  # (same devices, mounts and hooks), so the ratio isolates the shim's own work.
+  export GPU_CONTAINER_RUNTIME_CONFIG="$WORK/gpu.toml"
+  gpu_case() {
+    label=$1
+    shift
+    fresh gpu
+    "$B/test/gcr-fixture" busybox "$WORK/gpu" "$@" -- /bin/sh -c true
+    cp "$WORK/gpu/config.json" "$WORK/gpu/original.json"
+    # Twice: the first run's hook leaves the image a loader cache, which every later run finds
+    # (the shim then writes it at create), so both sides compare the same steady state.
+    for run in 1 2; do
+      cp "$WORK/gpu/original.json" "$WORK/gpu/config.json"
+      "$SHIM" --root "$WORK/root" create --bundle "$WORK/gpu" gcr-bench-gpu
+      runc --root "$WORK/root" delete --force gcr-bench-gpu
+    done
+    cp "$WORK/gpu/config.json" "$WORK/gpu/edited.json"
+    once() {
+      printf 'cp %s/gpu/%s %s/gpu/config.json && %s --root %s create --bundle %s/gpu gcr-bench-gpu && %s --root %s delete --force gcr-bench-gpu' \
+        "$WORK" "$2" "$WORK" "$1" "$WORK/root" "$WORK" "$RUNC" "$WORK/root"
+    }
+    echo "GPU container, $label: create + delete (median of $N pairs)"
+    "$B/test/bench-pairs" "$N" /bin/sh -c "$(once "$RUNC" edited.json)" -- \
+      /bin/sh -c "$(once "$SHIM" original.json)"
+  }
+  gpu_case "1 GPU, all capabilities" NVIDIA_VISIBLE_DEVICES=0 NVIDIA_DRIVER_CAPABILITIES=all
+  gpu_case "8 GPUs, all capabilities" NVIDIA_VISIBLE_DEVICES=all NVIDIA_DRIVER_CAPABILITIES=all
+  gpu_case "1 GPU, CUDA image (NVIDIA_REQUIRE_CUDA asks libcuda)" NVIDIA_VISIBLE_DEVICES=0 NVIDIA_REQUIRE_CUDA=cuda\>=12.0
+
+  # The 1-GPU lifecycle beside the goal's rows: both containers through the shim (a node whose
+  # engines run every container through it), and runc on the spec with the update-libraries hook
+  # the shim writes for an image it must leave to the hook.
+  gpu_and_plain
+  fresh hooked && cp -a "$WORK/gpu/rootfs/." "$WORK/hooked/rootfs/"
+  rm "$WORK/hooked/rootfs/etc/ld.so.cache" && cp "$WORK/gpu/original.json" "$WORK/hooked/config.json"
+  "$SHIM" --root "$WORK/root" create --bundle "$WORK/hooked" gcr-bench-hooked
+  runc --root "$WORK/root" delete --force gcr-bench-hooked
+  cp "$WORK/hooked/config.json" "$WORK/gpu/hooked.json"
+  no_gpu=$(whole "$RUNC" "$WORK/plain" original.json)
+  echo "1-GPU container (compute,utility), both through the shim: GPU / no GPU (median of $N pairs)"
+  "$B/test/bench-pairs" "$N" /bin/sh -c "$(whole "$SHIM" "$WORK/plain" original.json)" -- \
+    /bin/sh -c "$(whole "$SHIM" "$WORK/gpu" original.json)"
+  echo "runc on the 1-GPU spec with the update-libraries hook vs a container without GPU (median of $N pairs)"
+  "$B/test/bench-pairs" "$N" /bin/sh -c "$no_gpu" -- /bin/sh -c "$(whole "$RUNC" "$WORK/gpu" hooked.json)"
+
+  # The same container on an image with 300 more library links (to a file that is no library,
+  # which ldconfig passes by), its cache written after them: at create the shim reads every
+  # library link of the directories ldconfig scans, to know where they lead.
+  fresh links && "$B/test/gcr-fixture" glibc "$WORK/links" NVIDIA_VISIBLE_DEVICES=0 \
+    NVIDIA_DRIVER_CAPABILITIES=compute,utility -- /bin/sh -c true
+  echo "not a library" >"$WORK/links/rootfs/lib/x86_64-linux-gnu/pad.data"
+  for i in $(seq 300); do
+    ln -s pad.data "$WORK/links/rootfs/lib/x86_64-linux-gnu/libpad$i.so.1"
+  done
+  ldconfig -r "$WORK/links/rootfs" 2>/dev/null
+  CACHE=$WORK/links/rootfs/etc/ld.so.cache
+  find "$WORK/links/rootfs" ! -newer "$CACHE" ! -path "$CACHE" \
+    -exec touch -h -d "@$(($(stat -c %Y "$CACHE") - 60))" {} +
+  cp "$WORK/links/config.json" "$WORK/links/original.json"
+  "$SHIM" --root "$WORK/root" create --bundle "$WORK/links" gcr-bench-links
+  runc --root "$WORK/root" delete --force gcr-bench-links
+  echo "1-GPU container through the shim, its image with 300 more library links vs without (median of $N pairs)"
+  "$B/test/bench-pairs" "$N" /bin/sh -c "$(whole "$SHIM" "$WORK/gpu" original.json)" -- \
+    /bin/sh -c "$(whole "$SHIM" "$WORK/links" original.json)"
+fi
+
+if want hook; then
+  # One run of the hook, step by step, on the 1-GPU container's rootfs without runc's mounts
+  # (each line: what the step adds, the median of paired differences): starting gpu-ctk,
+  # reading the state and the bundle and opening the rootfs, the loader cache written in
+  # process (what the shim does at create). Then what the hook does under runc, where the
+  # libraries are mounts, and for an image without a cache: the sandbox with a do-nothing
+  # ldconfig, and ldconfig itself.
+  export GPU_CONTAINER_RUNTIME_CONFIG="$WORK/gpu.toml"
+  gpu_and_plain
+  cp "$WORK/gpu/edited.json" "$WORK/gpu/config.json"
+  fresh bare && cp -a "$WORK/gpu/rootfs/." "$WORK/bare/rootfs/"
+  cp "$WORK/gpu/edited.json" "$WORK/bare/config.json"
+  state() {
+    printf '{"ociVersion":"1.0.2","id":"gcr-bench-gpu","status":"creating","pid":1,"bundle":"%s"}' "$1"
+  }
+  state "$WORK/gpu" >"$WORK/state.json"
+  state "$WORK/bare" >"$WORK/bare-state.json"
+  hook_step() {
+    echo "hook breakdown, $1 (median of $N pairs)"
+    "$B/test/bench-pairs" "$N" /bin/sh -c "$2" -- /bin/sh -c "$3"
+  }
+  LIBS=/usr/lib/x86_64-linux-gnu
+  ON_GPU="<$WORK/state.json"
+  BARE="rm -f $WORK/bare/rootfs/etc/ld.so.cache && "
+  ON_BARE="<$WORK/bare-state.json"
+  hook_step "exec and loader (gpu-ctk --version vs a static do-nothing)" "$WRAPPER $ON_GPU" \
+    "$CTK --version $ON_GPU"
+  hook_step "state, bundle and rootfs" "$CTK --version $ON_GPU" "$CTK hook create-symlinks $ON_GPU"
+  hook_step "the loader cache, in process" "$CTK hook create-symlinks $ON_GPU" \
+    "$CTK hook update-ldcache --folder $LIBS $ON_GPU"
+  hook_step "no cache in the image: the sandbox, ldconfig replaced by a do-nothing" \
+    "$BARE $CTK hook create-symlinks $ON_BARE" \
+    "$BARE $CTK hook update-ldcache --ldconfig-path @$WRAPPER --folder $LIBS $ON_BARE"
+  hook_step "no cache in the image: ldconfig itself" \
+    "$BARE $CTK hook update-ldcache --ldconfig-path @$WRAPPER --folder $LIBS $ON_BARE" \
+    "$BARE $CTK hook update-ldcache --ldconfig-path @/sbin/ldconfig --folder $LIBS $ON_BARE"
+fi
+
+if want hostile; then
+  # The hostile images of issue 25 (a 16 MiB loader cache of 699,000 entries naming one long
+  # string; 100 include lines over a 20,000-file directory; 64 libraries of 4,093 needed entries
+  # each): what one GPU create costs the shim on each, once (runc replaced by /bin/true), and the
+  # budget it declines the in-process update for (the hook's ldconfig does the work, sandboxed).
+  gpu_config /bin/true
+  export GPU_CONTAINER_RUNTIME_CONFIG="$WORK/gpu.toml"
+  for kind in cache includes needed; do
+    fresh hostile
+    budget=$("$B/test/gcr-fixture" hostile "$kind" "$WORK/hostile")
+    # shellcheck disable=SC2046
+    set -- $("$B/test/gcr-fixture" measure -- "$SHIM" create --bundle "$WORK/hostile" gcr-bench-hostile)
+    echo "hostile image ($kind): one GPU create, exit $1, peak RSS $(($2 / 1024)) MB, CPU $3 s (in 10 ms ticks); $budget"
+  done
+fi
+
+if want plugin; then
+  # The device plugin: admission calls from the kubelet's side, and its memory when idle, on
+  # 8-GPU topologies and a 16-GPU one (NVML describes each).
+  for fixture in dgx1 nvswitch8 sixteen; do
+    "$B/test/plugin-bench" "$B/gpu-device-plugin" "$fixture" 1000
+  done
+fi
