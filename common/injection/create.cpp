@@ -83,6 +83,7 @@ Status prepare_container(const RuncArgs& runc, const Config& config, const Logge
   if (auto s = write_bundle_spec(*bundle, *edited); !s) return s;
   clock.mark("write");
   logger.info(summary(**request, *edited));
+  if (logger.enabled(LogLevel::kDebug)) logger.debug("create steps: " + clock.summary());
   return {};
 }
 

@@ -11,7 +11,8 @@ namespace gcr {
 
 // Reads the bundle's config.json; if the container asks for GPUs, edits it in memory and
 // writes it back once, atomically. Any error leaves config.json byte-identical. For a GPU
-// request, `clock` gets a mark after each step: request, discovery, edits, loader cache, write.
+// request, `clock` gets a mark after each step (request, discovery, edits, loader cache, write),
+// and at debug level their times are logged.
 [[nodiscard]] Status prepare_container(const RuncArgs& runc, const Config& config,
                                        const Logger& logger, StepClock& clock);
 

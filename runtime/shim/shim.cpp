@@ -71,7 +71,6 @@ int shim_main(const std::vector<std::string>& args, Logger& logger) {
       logger.error(s.error().message);
       return 1;
     }
-    if (logger.enabled(LogLevel::kDebug)) logger.debug("create steps: " + clock.summary());
   }
   close_unhanded_fds(handed_fd_count(runc, std::getenv("LISTEN_FDS"), std::getenv("LISTEN_PID")));
   ::setenv(kHandoffMarker, runtime->c_str(), 1);
