@@ -83,9 +83,12 @@ grpc::Status PluginService::GetPreferredAllocation(
                                   strings(container.must_include_deviceids()),
                                   container.allocation_size()};
     auto* answer = response->add_container_responses();
-    for (const auto& id :
-         preferred_allocation(wanted, snapshot.devices, *snapshot.topology, config_))
-      answer->add_deviceids(id);
+    const auto preferred =
+        preferred_allocation(wanted, snapshot.devices, *snapshot.topology, config_);
+    for (const auto& id : preferred) answer->add_deviceids(id);
+    logger_.info("preferred " + join(preferred, ",") + " for " +
+                 std::to_string(container.allocation_size()) + " of " +
+                 std::to_string(container.available_deviceids_size()) + " available");
   }
   return grpc::Status::OK;
 }
