@@ -3,14 +3,17 @@
 #   1. install dependencies, fetch NVIDIA's real userspace driver from Debian's non-free archive
 #      (test/real-driver.sh: cached outside the checkout, says whether the cache was used; fails
 #      when neither cache nor archive is there), build, run the unit and integration tests;
-#   2. the same tests built with AddressSanitizer and UBSan, but for those that start containers
+#   2. a real single-node Kubernetes cluster from Debian's kubernetes source, containerd and our
+#      plugin (scripts/test-kubernetes.sh: the build is cached outside the checkout, and says
+#      whether the cache was used);
+#   3. the same tests built with AddressSanitizer and UBSan, but for those that start containers
 #      through an engine (dockerd, containerd's ctr): inside the engine's shim the sanitizer
 #      runtime of our hooks sometimes cannot map its memory (ENOMEM); the first stage runs them;
-#   3. every libFuzzer target for FUZZ_SECONDS (default 20) from its seed corpus;
-#   4. build the .deb (Debian's flags) and the .rpm (a Release build, -O3), both with warnings
+#   4. every libFuzzer target for FUZZ_SECONDS (default 20) from its seed corpus;
+#   5. build the .deb (Debian's flags) and the .rpm (a Release build, -O3), both with warnings
 #      as errors, and exercise them (scripts/test-packages.sh: the .rpm in a throw-away root;
 #      the .deb upgraded, removed and purged on this machine);
-#   5. every `sh` block of README.md as a user types it, in a fresh clone, with nothing of ours
+#   6. every `sh` block of README.md as a user types it, in a fresh clone, with nothing of ours
 #      in the environment (scripts/test-readme.sh; blocks README marks are listed as skipped).
 # Each stage says how long it took.
 set -eu
@@ -33,6 +36,9 @@ export GCR_REAL_DRIVER
 stage "build and test"
 BUILD_DIR=${BUILD_DIR:-build} scripts/build.sh --clean
 ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure
+
+stage "a real Kubernetes node (Debian's kubernetes 1.20, containerd, the plugin)"
+scripts/test-kubernetes.sh "${BUILD_DIR:-build}"
 
 stage "the suite under AddressSanitizer and UBSan"
 rm -rf build-asan
