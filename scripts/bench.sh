@@ -21,9 +21,13 @@ RUNC=$(command -v runc)
 # stays on the tmpfs in both.
 WORK=$(mktemp -d /run/gcr-bench-XXXXXX)
 DISK=$(mktemp -d /var/tmp/gcr-bench-XXXXXX)
-trap 'runc --root "$WORK/root" delete --force gcr-bench-state >/dev/null 2>&1 || true
-  umount -R "$WORK" 2>/dev/null; for m in $(findmnt -rno TARGET | grep "^$DISK" | sort -r); do
-  umount "$m"; done; rm -rf "$WORK" "$DISK"' EXIT
+cleanup() {
+  runc --root "$WORK/root" delete --force gcr-bench-state >/dev/null 2>&1 || true
+  umount -R "$WORK" 2>/dev/null
+  findmnt -rno TARGET | grep "^$DISK" | sort -r | while read -r m; do umount "$m"; done
+  rm -rf "$WORK" "$DISK"
+}
+trap cleanup EXIT
 mount -t tmpfs -o mode=0755 gcr-bench "$WORK"
 mkdir "$DISK/bundles" "$DISK/rootfs"
 BUNDLES=$WORK
@@ -171,7 +175,7 @@ if want gpu; then
     cp "$WORK/gpu/config.json" "$WORK/gpu/original.json"
     # Twice: the first run's hook leaves the image a loader cache, which every later run finds
     # (the shim then writes it at create), so both sides compare the same steady state.
-    for run in 1 2; do
+    for _ in 1 2; do
       cp "$WORK/gpu/original.json" "$WORK/gpu/config.json"
       "$SHIM" --root "$WORK/root" create --bundle "$WORK/gpu" gcr-bench-gpu
       runc --root "$WORK/root" delete --force gcr-bench-gpu

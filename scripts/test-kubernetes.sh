@@ -56,7 +56,7 @@ fetch() {
 }
 
 build() {
-  rm -rf "$CACHE/root" "$CACHE/bin" "$CACHE/src/k8s"
+  (cd "$CACHE" && rm -rf root bin src/k8s)
   mkdir -p "$CACHE/root" "$CACHE/bin"
   for deb in "$CACHE"/debs/*.deb; do dpkg-deb -x "$deb" "$CACHE/root"; done
   dpkg-source -q -x --no-check "$CACHE"/src/kubernetes_*.dsc "$CACHE/src/k8s" >/dev/null
@@ -75,7 +75,7 @@ build() {
   for t in $TARGETS; do cp "$CACHE/src/k8s/_output/bin/$t" "$CACHE/bin/"; done
   mv "$CACHE/src/k8s/_output/local/go/cache" "$CACHE/gocache"
   cp "$CACHE/root/usr/bin/etcd" "$CACHE/root/usr/bin/kubectl" "$CACHE/bin/"
-  rm -rf "$CACHE/src/k8s" "$CACHE/home"
+  (cd "$CACHE" && rm -rf src/k8s home)
 }
 
 mkdir -p "$CACHE"
@@ -89,7 +89,7 @@ else
   say "cache not used ($CACHE has no binaries of this revision): downloading from $ARCHIVE and building"
   rm -f "$CACHE/ready"
   fetch
-  say "downloaded in $(($(date +%s) - started)) s: $(ls "$CACHE/src" "$CACHE/debs" | grep -c '\.\(deb\|gz\)$') files ($(du -sh "$CACHE/src" "$CACHE/debs" | cut -f1 | tr '\n' ' '))"
+  say "downloaded in $(($(date +%s) - started)) s: $(find "$CACHE/src" "$CACHE/debs" -name '*.deb' -o -name '*.gz' | wc -l) files ($(du -sh "$CACHE/src" "$CACHE/debs" | cut -f1 | tr '\n' ' '))"
   build
   echo "$KEY" >"$CACHE/ready"
   say "built $TARGETS in $(($(date +%s) - started)) s (Go's build cache: $(du -sh "$CACHE/gocache" | cut -f1))"
@@ -101,7 +101,7 @@ KBIN=$CACHE/bin
 T=$(mktemp -d /var/tmp/gcr-k8s-XXXXXX)
 PIDS=""
 NODE=gcr-node
-export KUBECONFIG=$T/pki/admin.kubeconfig
+export KUBECONFIG="$T/pki/admin.kubeconfig"
 # Ports of this test only, all on 127.0.0.1.
 ETCD_PORT=23790 API_PORT=26443 KUBELET_PORT=20250
 # Starts NAME CMD... in the background, its output in $T/logs/NAME.log; remembers its pid.
@@ -158,10 +158,11 @@ teardown() {
   links_left=$(ip -o link show | grep -c "$BRIDGE\|master $BRIDGE")
   # A sandbox's network namespace that containerd did not remove before it stopped goes now.
   netns_left=""
-  for ns in $(ls /var/run/netns 2>/dev/null); do
+  for ns in /var/run/netns/*; do
+    [ -e "$ns" ] || continue
     case " $NETNS_BEFORE " in *" $ns "*) continue ;; esac
-    umount "/var/run/netns/$ns" 2>/dev/null
-    rm -f "/var/run/netns/$ns" 2>/dev/null || netns_left="$netns_left $ns"
+    umount "$ns" 2>/dev/null
+    rm -f "$ns" 2>/dev/null || netns_left="$netns_left $ns"
   done
   findmnt -rno TARGET | grep "^$T/" | sort -r | while read -r m; do umount -l "$m"; done
   left=$(findmnt -rno TARGET | grep -c "^$T/")
@@ -195,10 +196,11 @@ trap 'exit 1' INT TERM
 mkdir -p "$T/logs" "$T/pki" "$T/bin" "$T/cni" "$T/cdi"
 # What the kubelet and containerd make outside $T: the pods' cgroups (cgroupfs driver) and
 # network namespaces. Both must be gone at the end, as they were before.
-[ ! -e /sys/fs/cgroup/memory/kubepods ] && [ ! -e /sys/fs/cgroup/kubepods ] ||
+if [ -e /sys/fs/cgroup/memory/kubepods ] || [ -e /sys/fs/cgroup/kubepods ]; then
   die "a kubepods cgroup exists already: is a kubelet running on this machine?"
+fi
 ! ip link show "$BRIDGE" >/dev/null 2>&1 || die "interface $BRIDGE exists already"
-NETNS_BEFORE=$(ls /var/run/netns 2>/dev/null | sort | tr '\n' ' ')
+NETNS_BEFORE=$(echo /var/run/netns/*)
 # The kubelet 1.20 serves device plugins in /var/lib/kubelet/device-plugins whatever its
 # --root-dir: made here if missing (and removed at the end), refused if a kubelet serves there.
 [ ! -S "$PLUGIN_DIR/kubelet.sock" ] || die "$PLUGIN_DIR/kubelet.sock exists: is a kubelet running on this machine?"
@@ -226,7 +228,7 @@ gcr_config() {
     etc/config.toml >"$T/config.toml"
 }
 gcr_config envvar
-export GPU_CONTAINER_RUNTIME_CONFIG=$T/config.toml
+export GPU_CONTAINER_RUNTIME_CONFIG="$T/config.toml"
 
 # PKI: one CA; the apiserver's serving certificate; a client certificate per component.
 openssl_quiet() { openssl "$@" >/dev/null 2>&1 || die "openssl $*"; }
@@ -481,17 +483,16 @@ stop kubelet
 start_kubelet
 wait_for 60 sh -c "[ \$(grep -c 'registered with the kubelet' '$T/logs/plugin.log') -gt $before ]" ||
   die "the plugin did not register again after a kubelet restart"
-wait_for 60 node_ready && wait_for 30 gpus_are 4 || die "the node lost its GPUs over a kubelet restart"
+if ! wait_for 60 node_ready || ! wait_for 30 gpus_are 4; then die "the node lost its GPUs over a kubelet restart"; fi
 ok "a kubelet restart: the plugin registered again, the node shows 4 GPUs"
 
 # A GPU whose device node vanishes is Unhealthy (allocatable 3), and Healthy once it is back.
-node=$(cd "$DEV_ROOT/dev" && ls -d nvidia[0-9]* | head -n 1)
+node=$(cd "$DEV_ROOT/dev" && for n in nvidia[0-9]*; do echo "$n"; done | head -n 1)
 numbers=$(stat -c '%t %T' "$DEV_ROOT/dev/$node")
 rm "$DEV_ROOT/dev/$node"
 wait_for 30 sh -c "[ \"\$('$KBIN/kubectl' get node $NODE -o jsonpath='{.status.allocatable.nvidia\\.com/gpu}')\" = 3 ]" ||
   die "allocatable did not drop to 3 when /dev/$node vanished"
-# shellcheck disable=SC2086
-mknod -m 666 "$DEV_ROOT/dev/$node" c $(printf '%d %d' 0x${numbers% *} 0x${numbers#* })
+mknod -m 666 "$DEV_ROOT/dev/$node" c "$((0x${numbers% *}))" "$((0x${numbers#* }))"
 wait_for 30 gpus_are 4 || die "allocatable did not come back to 4 with /dev/$node"
 ok "health: /dev/$node gone, allocatable 4 -> 3; back, 3 -> 4"
 
@@ -541,8 +542,9 @@ plugin_log() {
   cat "/var/log/pods/kube-system_$1_$(kubectl -n kube-system get pod "$1" -o jsonpath='{.metadata.uid}')/gpu-device-plugin"/*.log 2>/dev/null
 }
 plugin_registered() { p=$(plugin_pod) && [ -n "$p" ] && plugin_log "$p" | grep -q "registered with the kubelet"; }
-wait_for 120 plugin_registered && wait_for 30 gpus_are 4 ||
+if ! wait_for 120 plugin_registered || ! wait_for 30 gpus_are 4; then
   die "the DaemonSet's plugin did not register: $(plugin_log "$(plugin_pod)" | tail -n 5)"
+fi
 first=$(plugin_pod)
 gpu_pod gcr-daemonset 1
 seen=$(gpus_seen gcr-daemonset)
