@@ -6,8 +6,9 @@
 # `steps` the shim's own GPU create, step by step, in both layouts.
 set -eu
 cd "$(dirname "$0")/.."
-N=${1:-300}
-[ $# -gt 0 ] && shift
+N=300
+case ${1:-} in '' | *[!0-9]*) ;; *) N=$1 && shift ;; esac
+[ "$N" -gt 0 ] || { echo "bench.sh: N must be at least 1" >&2; exit 2; }
 SECTIONS=" $* "
 want() { [ "$SECTIONS" = "  " ] || case $SECTIONS in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 BUILD_DIR=${BUILD_DIR:-build}
@@ -108,19 +109,24 @@ goals() {
 }
 
 # The shim's own work on the 1-GPU create (runc replaced by /bin/true): the whole call against
-# cp + /bin/true, then each step's median wall and CPU time from its debug line (the rest of the
-# call is exec, start-up and exit).
+# cp + /bin/true at the shipped log level, then N more calls at debug level, each step's median
+# wall and CPU time from their debug lines (the rest of a call is exec, start-up and hand-off).
 steps() {
   gpu_and_plain
-  gpu_config /bin/true debug "$WORK/steps.log"
+  gpu_config /bin/true
   copy="cp $BUNDLES/gpu/original.json $BUNDLES/gpu/config.json"
   echo "[$LAYOUT] the shim's own 1-GPU create (runc replaced by /bin/true) against cp + /bin/true (median of $N pairs)"
-  rm -f "$WORK/steps.log"
   GPU_CONTAINER_RUNTIME_CONFIG=$WORK/gpu.toml "$B/test/bench-pairs" "$N" /bin/sh -c "$copy && /bin/true" -- \
     /bin/sh -c "$copy && $SHIM create --bundle $BUNDLES/gpu x"
+  gpu_config /bin/true debug "$WORK/steps.log"
+  rm -f "$WORK/steps.log"
+  for _ in $(seq "$N"); do
+    $copy
+    GPU_CONTAINER_RUNTIME_CONFIG=$WORK/gpu.toml "$SHIM" create --bundle "$BUNDLES/gpu" x
+  done
   sed -n 's/.*create steps: \(.*\) (ms wall\/CPU).*/\1/p' "$WORK/steps.log" |
     tr ',' '\n' | sed 's/^ //; s/loader cache/loader-cache/' >"$WORK/steps.txt"
-  line="  its steps (median ms, wall/CPU):"
+  line="  its steps at debug level (median ms, wall/CPU):"
   for step in configuration request discovery edits loader-cache write; do
     wall=$(awk -v s="$step" '$1 == s { split($2, f, "/"); print f[1] }' "$WORK/steps.txt" | sort -n |
       awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')

@@ -98,24 +98,51 @@ exec 9>&-
 KBIN=$CACHE/bin
 
 # --- The node: a simulated GPU host, containerd, a control plane, a kubelet. ---------------------
+# What the kubelet, containerd and CNI make outside this test's directory: the pods' cgroups
+# (cgroupfs driver), their network namespaces, the bridge, and files in the directories below
+# (the kubelet serves device plugins in /var/lib/kubelet/device-plugins whatever its --root-dir,
+# and keeps pod logs in /var/log; CNI caches results in /var/lib/cni; containerd's shims keep
+# their sockets and runc's state in /run/containerd). Each is checked or listed first; what
+# was not there before is removed at the end, and nothing that was is touched.
+BRIDGE=gcr-br0
+PLUGIN_DIR=/var/lib/kubelet/device-plugins
+HOST_DIRS="/var/lib/kubelet /var/log/pods /var/log/containers /var/lib/cni /run/containerd"
+if [ -e /sys/fs/cgroup/memory/kubepods ] || [ -e /sys/fs/cgroup/kubepods ]; then
+  die "a kubepods cgroup exists already: is a kubelet running on this machine?"
+fi
+if ip link show "$BRIDGE" >/dev/null 2>&1; then die "interface $BRIDGE exists already"; fi
+[ ! -S "$PLUGIN_DIR/kubelet.sock" ] || die "$PLUGIN_DIR/kubelet.sock exists: is a kubelet running on this machine?"
+NETNS_BEFORE=$(echo /var/run/netns/*)
+# shellcheck disable=SC2086
+HOST_FILES_BEFORE=$(find $HOST_DIRS 2>/dev/null | sort)
+# What is in those directories now and was not before.
+host_files_new() {
+  # shellcheck disable=SC2086
+  find $HOST_DIRS 2>/dev/null | sort | comm -13 "$T/host-files-before" -
+}
+
 T=$(mktemp -d /var/tmp/gcr-k8s-XXXXXX)
+echo "$HOST_FILES_BEFORE" >"$T/host-files-before"
 PIDS=""
 NODE=gcr-node
 export KUBECONFIG="$T/pki/admin.kubeconfig"
 # Ports of this test only, all on 127.0.0.1.
 ETCD_PORT=23790 API_PORT=26443 KUBELET_PORT=20250
 # Starts NAME CMD... in the background, its output in $T/logs/NAME.log; remembers its pid.
+pid_var() { echo "PID_$(echo "$1" | tr -c 'a-z0-9\n' _)"; }
 start() {
   name=$1
   shift
   "$@" >"$T/logs/$name.log" 2>&1 &
-  eval "PID_$(echo "$name" | tr -c 'a-z0-9\n' _)=$!"
+  eval "$(pid_var "$name")=$!"
   PIDS="$PIDS $!"
 }
-pid_of() { eval "echo \${PID_$(echo "$1" | tr -c 'a-z0-9\n' _):-}"; }
+pid_of() { eval "echo \${$(pid_var "$1"):-}"; }
+# Stops NAME (SIGTERM, then SIGKILL after 10 s) and forgets its pid.
 stop() {
   pid=$(pid_of "$1")
-  kill "$pid" 2>/dev/null || return 0
+  eval "$(pid_var "$1")="
+  [ -n "$pid" ] && kill "$pid" 2>/dev/null || return 0
   for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
   kill -9 "$pid" 2>/dev/null || true
 }
@@ -130,18 +157,21 @@ wait_for() {
   return 1
 }
 kubectl() { "$KBIN/kubectl" --request-timeout=30s "$@"; }
+ctr_k8s() { ctr --address "$T/containerd/containerd.sock" -n k8s.io "$@"; }
+no_containers() { [ -z "$(ctr_k8s containers list -q 2>/dev/null)" ]; }
 
-# --- teardown: pods first (the kubelet unmounts their volumes), then every daemon by pid. ---------
+# --- teardown: the DaemonSet, then the pods (the kubelet stops their containers and unmounts
+# their volumes), then every daemon by pid, then what is left outside $T. -----------------------
 teardown() {
   status=$?
   set +e
   if [ -n "$(pid_of kubelet)" ] && kill -0 "$(pid_of kubelet)" 2>/dev/null; then
+    kubectl delete daemonsets --all -n kube-system --wait=true >/dev/null 2>&1
     kubectl delete pods --all --all-namespaces --grace-period=0 --force >/dev/null 2>&1
-    kubectl delete daemonsets --all -n kube-system >/dev/null 2>&1
-    wait_for 60 sh -c "[ -z \"\$(ctr_k8s containers list -q)\" ]"
+    wait_for 60 no_containers
   fi
   for name in plugin kubelet kube-scheduler kube-controller-manager kube-apiserver etcd; do
-    [ -n "$(pid_of "$name")" ] && stop "$name"
+    stop "$name"
   done
   # containerd's shims outlive it by design: the tasks left (none, if the pods went) are killed.
   if [ -n "$(pid_of containerd)" ]; then
@@ -151,11 +181,13 @@ teardown() {
   for pid in $(pgrep -f "containerd-shim-runc-v2 -namespace k8s.io .*-address $T/" 2>/dev/null); do
     kill -9 "$pid"
   done
+  # A cgroup with a process in it cannot be removed: what is left below kubepods is a container
+  # process left running.
   for cgroup in /sys/fs/cgroup/*/kubepods /sys/fs/cgroup/kubepods; do
     [ -d "$cgroup" ] && find "$cgroup" -depth -type d -exec rmdir {} + 2>/dev/null
   done
   ip link del "$BRIDGE" 2>/dev/null
-  links_left=$(ip -o link show | grep -c "$BRIDGE\|master $BRIDGE")
+  links_left=$(ip -o link show | grep -c "$BRIDGE")
   # A sandbox's network namespace that containerd did not remove before it stopped goes now.
   netns_left=""
   for ns in /var/run/netns/*; do
@@ -164,48 +196,31 @@ teardown() {
     umount "$ns" 2>/dev/null
     rm -f "$ns" 2>/dev/null || netns_left="$netns_left $ns"
   done
-  findmnt -rno TARGET | grep "^$T/" | sort -r | while read -r m; do umount -l "$m"; done
-  left=$(findmnt -rno TARGET | grep -c "^$T/")
+  # Mounts that would not go are counted, then detached so that $T can be removed.
+  left=0
+  for m in $(findmnt -rno TARGET | grep "^$T/" | sort -r); do
+    umount "$m" 2>/dev/null || { left=$((left + 1)); umount -l "$m"; }
+  done
   procs=$(pgrep -f "$T/" | grep -vc "^$$\$")
+  host_files_new | sort -r | while read -r f; do rm -rf "$f"; done
+  files_left=$(host_files_new | wc -l)
   rm -rf "$T"
-  if [ -n "$MADE_VAR_LIB_KUBELET" ]; then
-    rm -rf /var/lib/kubelet
-  else
-    rm -f "$PLUGIN_DIR/kubelet.sock" "$PLUGIN_DIR/kubelet_internal_checkpoint" "$PLUGIN_DIR/DEPRECATION" \
-      "$PLUGIN_DIR"/gpu-device-plugin-*.sock
-  fi
-  # The kubelet removes a pod's logs some time after the pod; ours go now.
-  rm -rf /var/log/pods/default_gcr-* /var/log/pods/default_cuda-check_* \
-    /var/log/pods/kube-system_gpu-device-plugin-* /var/log/containers/gcr-*_default_* \
-    /var/log/containers/cuda-check_default_* /var/log/containers/gpu-device-plugin-*_kube-system_*
   if [ "$status" = 0 ] && [ "$left" != 0 ]; then say "FAILED: teardown left $left mounts"; status=1; fi
   if [ "$status" = 0 ] && [ "$procs" != 0 ]; then say "FAILED: teardown left $procs processes"; status=1; fi
   if [ "$status" = 0 ] && [ "$links_left" != 0 ]; then say "FAILED: teardown left network interfaces"; status=1; fi
   if [ "$status" = 0 ] && [ -n "$netns_left" ]; then say "FAILED: teardown left network namespaces$netns_left"; status=1; fi
+  if [ "$status" = 0 ] && [ "$files_left" != 0 ]; then say "FAILED: teardown left $files_left files in $HOST_DIRS"; status=1; fi
   if [ "$status" = 0 ] && ls -d /sys/fs/cgroup/*/kubepods /sys/fs/cgroup/kubepods >/dev/null 2>&1; then
-    say "FAILED: teardown left the kubepods cgroups"
+    say "FAILED: teardown left the kubepods cgroups (a container process still runs)"
     status=1
   fi
   [ "$status" = 0 ] && say "teardown: no process, mount, interface, network namespace, cgroup or file left"
   exit "$status"
 }
-MADE_VAR_LIB_KUBELET="" NETNS_BEFORE="" BRIDGE=gcr-br0
-PLUGIN_DIR=/var/lib/kubelet/device-plugins
 trap teardown EXIT
 trap 'exit 1' INT TERM
 mkdir -p "$T/logs" "$T/pki" "$T/bin" "$T/cni" "$T/cdi"
-# What the kubelet and containerd make outside $T: the pods' cgroups (cgroupfs driver) and
-# network namespaces. Both must be gone at the end, as they were before.
-if [ -e /sys/fs/cgroup/memory/kubepods ] || [ -e /sys/fs/cgroup/kubepods ]; then
-  die "a kubepods cgroup exists already: is a kubelet running on this machine?"
-fi
-! ip link show "$BRIDGE" >/dev/null 2>&1 || die "interface $BRIDGE exists already"
-NETNS_BEFORE=$(echo /var/run/netns/*)
-# The kubelet 1.20 serves device plugins in /var/lib/kubelet/device-plugins whatever its
-# --root-dir: made here if missing (and removed at the end), refused if a kubelet serves there.
-[ ! -S "$PLUGIN_DIR/kubelet.sock" ] || die "$PLUGIN_DIR/kubelet.sock exists: is a kubelet running on this machine?"
-if [ -e /var/lib/kubelet ]; then MADE_VAR_LIB_KUBELET=""; else MADE_VAR_LIB_KUBELET=1; fi
-ctr_k8s() { ctr --address "$T/containerd/containerd.sock" -n k8s.io "$@"; }
+
 
 # Our programs from a root-owned copy (the runtime refuses programs others could replace).
 cp "$B/gpu-container-runtime" "$B/gpu-ctk" "$B/gpu-device-plugin" "$T/bin/"
@@ -349,7 +364,7 @@ KUBELET
 start_kubelet() {
   start kubelet "$KBIN/kubelet" --config "$T/kubelet.yaml" --kubeconfig "$T/pki/kubelet.kubeconfig" \
     --container-runtime remote --container-runtime-endpoint "unix://$T/containerd/containerd.sock" \
-    --root-dir "$T/kubelet" --hostname-override "$NODE" --node-ip 127.0.0.1
+    --root-dir "$T/kubelet" --hostname-override "$NODE"
 }
 start_kubelet
 node_ready() {
@@ -388,8 +403,9 @@ spec:
 POD
 }
 running() { [ "$(jsonpath pod "$1" '{.status.phase}')" = Running ]; }
-# What container CONTAINER of pod NAME printed, from the log the kubelet keeps (the node has no
-# address the apiserver can reach: a kubelet refuses a loopback node IP).
+# What container CONTAINER of pod NAME printed, from the log the kubelet keeps: the apiserver
+# cannot reach this kubelet for `kubectl logs` (it listens on 127.0.0.1 only, and a kubelet
+# refuses a loopback node IP).
 pod_log() { cat "/var/log/pods/default_$1_$(jsonpath pod "$1" '{.metadata.uid}')/$2"/*.log 2>/dev/null | cut -d' ' -f4-; }
 # The GPU device nodes pod NAME printed (sorted, space-separated).
 gpus_seen() {
@@ -498,18 +514,22 @@ ok "health: /dev/$node gone, allocatable 4 -> 3; back, 3 -> 4"
 
 # Pod creation to running, with and without a GPU, on this node (median of 10 each; each time
 # includes kubectl's own start, twice, alike on both sides).
-time_pods() { # GPUS
+time_pods() { # GPUS: the median, in ms
+  : >"$T/times"
   for i in $(seq 10); do
     t0=$(date +%s%N)
     gpu_pod "gcr-time-$i" "$1"
     kubectl wait --for=condition=Ready "pod/gcr-time-$i" --timeout=60s >/dev/null ||
       die "pod gcr-time-$i did not start"
-    echo $((($(date +%s%N) - t0) / 1000000))
+    echo $((($(date +%s%N) - t0) / 1000000)) >>"$T/times"
     delete_pods "gcr-time-$i"
-  done | sort -n | sed -n 5p
+  done
+  sort -n "$T/times" | sed -n 5p
 }
-without=$(time_pods 0)
-with=$(time_pods 1)
+time_pods 0 >"$T/without"
+time_pods 1 >"$T/with"
+without=$(cat "$T/without")
+with=$(cat "$T/with")
 ok "pod creation to Ready, median of 10: $without ms without a GPU, $with ms with one ($((with - without)) ms more)"
 stop plugin
 

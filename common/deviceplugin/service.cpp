@@ -86,7 +86,7 @@ grpc::Status PluginService::GetPreferredAllocation(
     const auto preferred =
         preferred_allocation(wanted, snapshot.devices, *snapshot.topology, config_);
     for (const auto& id : preferred) answer->add_deviceids(id);
-    logger_.info("preferred " + join(preferred, ",") + " for " +
+    logger_.info("preferred " + (preferred.empty() ? "nothing" : join(preferred, ",")) + " for " +
                  std::to_string(container.allocation_size()) + " of " +
                  std::to_string(container.available_deviceids_size()) + " available");
   }

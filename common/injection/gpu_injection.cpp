@@ -115,11 +115,4 @@ Result<Json> apply_gathered_edits(const Json& spec, const ContainerEdits& edits,
   return edited;
 }
 
-Result<Json> inject_gpus(const Json& spec, const GpuRequest& request, const Config& config,
-                         const InjectionSources& sources) {
-  auto edits = gather_edits(request, config, sources);
-  if (!edits) return edits.error();
-  return apply_gathered_edits(spec, *edits, config, sources);
-}
-
 }  // namespace gcr

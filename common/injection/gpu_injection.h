@@ -26,19 +26,15 @@ struct InjectionSources {
 };
 
 // Discovery: what the request asks of the live driver and the CDI specs, as container edits
-// (the GPUs chosen, the requirements checked, the driver files found).
+// (the GPUs chosen, the requirements checked, the driver files found). Unqualified IDs are
+// resolved against the live driver, qualified names through CDI; both become one set of edits.
 [[nodiscard]] Result<ContainerEdits> gather_edits(const GpuRequest& request, const Config& config,
                                                   const InjectionSources& sources);
 
-// The edits applied to a copy of `spec` (hook programs checked first).
+// The edits applied once, to a copy of `spec` (hook programs checked first); `spec` itself is
+// never touched.
 [[nodiscard]] Result<Json> apply_gathered_edits(const Json& spec, const ContainerEdits& edits,
                                                 const Config& config,
                                                 const InjectionSources& sources);
-
-// gather_edits then apply_gathered_edits. Returns the edited copy of `spec`; `spec` itself is never
-// touched. Unqualified IDs are resolved against the live driver, qualified names through CDI; both
-// become one set of edits applied once.
-[[nodiscard]] Result<Json> inject_gpus(const Json& spec, const GpuRequest& request,
-                                       const Config& config, const InjectionSources& sources);
 
 }  // namespace gcr

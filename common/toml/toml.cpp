@@ -76,9 +76,14 @@ class Prescan {
     return {};
   }
 
+  // A comment runs to its line end (CRLF or LF), which stays; a lone CR ends no line.
   Status skip_comment() {
     comments_.emplace_back(at_, 0);
     while (at_ < s_.size() && s_[at_] != '\n') {
+      if (s_[at_] == '\r') {
+        if (s_.substr(at_, 2) == "\r\n") break;
+        return fail(at_, "a carriage return without a line feed");
+      }
       if (is_control(static_cast<unsigned char>(s_[at_]))) return fail(at_, "a control character");
       ++at_;
     }

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <exception>
+#include <optional>
 
 #include "base/fs.h"
 #include "base/step_clock.h"
@@ -36,8 +37,10 @@ void print_version() {
 constexpr const char* kHandoffMarker = "GPU_CONTAINER_RUNTIME_HANDED_TO";
 
 int shim_main(const std::vector<std::string>& args, Logger& logger) {
-  StepClock clock;
   const RuncArgs runc = parse_runc_args(args);
+  // Only a call that may edit the bundle times its steps: a pass-through call reads no clock.
+  std::optional<StepClock> clock;
+  if (runc.edits_bundle()) clock.emplace();
   logger.set_runc_log(runc.log_path, runc.log_format);
   if (const char* runtime = std::getenv(kHandoffMarker)) {
     logger.error(std::string("runtime loop: ") + printable(runtime) +
@@ -66,8 +69,8 @@ int shim_main(const std::vector<std::string>& args, Logger& logger) {
     return 1;
   }
   if (runc.edits_bundle()) {
-    clock.mark("configuration");
-    if (auto s = prepare_container(runc, *config, logger, clock); !s) {
+    clock->mark("configuration");
+    if (auto s = prepare_container(runc, *config, logger, *clock); !s) {
       logger.error(s.error().message);
       return 1;
     }

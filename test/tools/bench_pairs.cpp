@@ -112,6 +112,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   const int n = std::atoi(argv[1]);
+  if (n < 1) {
+    std::fprintf(stderr, "bench-pairs: N must be at least 1\n");
+    return 2;
+  }
   const bool with_floor = c.floor.size() > 1;
   std::vector<double> tb, tc, tf, ratio, floor_ratio, gap, extra;
   for (int k = 0; k < n; ++k) {

@@ -74,6 +74,11 @@ TEST_CASE("comments are checked, then not handed to toml++; what is not a commen
   // Still refused in a comment: a control character, invalid UTF-8.
   CHECK(refusal("a = 1 # x\x01y\n") == "invalid TOML at line 1: a control character");
   CHECK(refusal("# \xff\n") == "invalid TOML at line 1: invalid UTF-8");
+  CHECK(refusal("# a\rb\n") == "invalid TOML at line 1: a carriage return without a line feed");
+  CHECK(refusal("a = 1 # c\r") == "invalid TOML at line 1: a carriage return without a line feed");
+  auto crlf = gcr::parse_toml("a = 1 # c\r\nb = 2\r\n", "t.toml");
+  REQUIRE(crlf.ok());
+  CHECK((*crlf)["b"].value_or(0) == 2);
   // toml++'s messages keep their line numbers past removed comments.
   CHECK(refusal("# one\n# two\na = 1 # three\nb = = 2\n").starts_with("invalid TOML at line 4: "));
 }
