@@ -1,6 +1,6 @@
 #!/bin/sh
 # Builds the gpu-device-plugin container image offline, as one tarball that both
-# `docker load -i` and `ctr images import` read (the docker-archive layout): a single layer
+# `docker load -i` and `ctr images import` read (scripts/image-archive.sh): a single layer
 # holding the built binary, the shared libraries it loads (found with ldd, the loader
 # included) and the default configuration. No registry and no network are needed.
 #   scripts/build-plugin-image.sh [BUILD_DIR] [OUT]    (default: build, build/gpu-device-plugin.tar)
@@ -26,19 +26,7 @@ ldd "$BIN" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}' | s
     cp -L "$lib" "$ROOT$lib"
   done
 
-# One deterministic layer, its config, the manifest.
-tarball() { tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "$1" -cf "$2" .; }
-mkdir "$WORK/image"
-tarball "$ROOT" "$WORK/layer.tar"
-LAYER=$(sha256sum "$WORK/layer.tar" | cut -d' ' -f1)
-mkdir "$WORK/image/$LAYER"
-mv "$WORK/layer.tar" "$WORK/image/$LAYER/layer.tar"
-cat >"$WORK/config.json" <<JSON
-{"architecture":"amd64","os":"linux","created":"1970-01-01T00:00:00Z","config":{"Entrypoint":["/usr/bin/gpu-device-plugin"],"Env":["PATH=/usr/bin:/bin"],"Labels":{"org.opencontainers.image.title":"gpu-device-plugin","org.opencontainers.image.version":"$VERSION"}},"rootfs":{"type":"layers","diff_ids":["sha256:$LAYER"]},"history":[{"created":"1970-01-01T00:00:00Z","created_by":"scripts/build-plugin-image.sh"}]}
-JSON
-CONFIG=$(sha256sum "$WORK/config.json" | cut -d' ' -f1)
-mv "$WORK/config.json" "$WORK/image/$CONFIG.json"
-printf '[{"Config":"%s.json","RepoTags":["gpu-device-plugin:%s"],"Layers":["%s/layer.tar"]}]\n' \
-  "$CONFIG" "$VERSION" "$LAYER" >"$WORK/image/manifest.json"
-tarball "$WORK/image" "$OUT"
+scripts/image-archive.sh "$ROOT" "gpu-device-plugin:$VERSION" \
+  '{"Entrypoint":["/usr/bin/gpu-device-plugin"],"Env":["PATH=/usr/bin:/bin"],"Labels":{"org.opencontainers.image.title":"gpu-device-plugin","org.opencontainers.image.version":"'"$VERSION"'"}}' \
+  "$OUT"
 echo "build-plugin-image.sh: $OUT (gpu-device-plugin:$VERSION, $(($(wc -c <"$OUT") / 1048576)) MiB)"

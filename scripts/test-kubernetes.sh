@@ -123,7 +123,6 @@ host_files_new() {
 
 T=$(mktemp -d /var/tmp/gcr-k8s-XXXXXX)
 echo "$HOST_FILES_BEFORE" >"$T/host-files-before"
-PIDS=""
 NODE=gcr-node
 export KUBECONFIG="$T/pki/admin.kubeconfig"
 # Ports of this test only, all on 127.0.0.1.
@@ -135,7 +134,6 @@ start() {
   shift
   "$@" >"$T/logs/$name.log" 2>&1 &
   eval "$(pid_var "$name")=$!"
-  PIDS="$PIDS $!"
 }
 pid_of() { eval "echo \${$(pid_var "$1"):-}"; }
 # Stops NAME (SIGTERM, then SIGKILL after 10 s) and forgets its pid.
@@ -297,22 +295,11 @@ start containerd containerd --config "$T/containerd/config.toml"
 wait_for 30 ctr_k8s version || die "containerd did not start: $(tail -n 5 "$T/logs/containerd.log")"
 
 # Images, offline: busybox for the pods, and the pause image under the name containerd's
-# configuration gives (it is never pulled). One docker-archive layer each, as
-# scripts/build-plugin-image.sh builds the plugin's.
+# configuration gives (it is never pulled), written by scripts/image-archive.sh as the plugin's is.
 image() { # NAME:TAG ROOTFS ENTRYPOINT-JSON
-  dir=$T/images/$(echo "$1" | tr -c 'a-z0-9\n' _)
-  mkdir -p "$dir/out"
-  tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "$2" -cf "$dir/layer.tar" .
-  layer=$(sha256sum "$dir/layer.tar" | cut -d' ' -f1)
-  mkdir "$dir/out/$layer" && mv "$dir/layer.tar" "$dir/out/$layer/layer.tar"
-  printf '{"architecture":"amd64","os":"linux","config":{"Entrypoint":%s,"Env":["PATH=/bin"]},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]}}' \
-    "$3" "$layer" >"$dir/config.json"
-  config=$(sha256sum "$dir/config.json" | cut -d' ' -f1)
-  mv "$dir/config.json" "$dir/out/$config.json"
-  printf '[{"Config":"%s.json","RepoTags":["%s"],"Layers":["%s/layer.tar"]}]' "$config" "$1" "$layer" \
-    >"$dir/out/manifest.json"
-  tar -C "$dir/out" -cf "$dir.tar" .
-  ctr_k8s images import "$dir.tar" >/dev/null || die "cannot import $1"
+  tar=$T/images/$(echo "$1" | tr -c 'a-z0-9\n' _).tar
+  scripts/image-archive.sh "$2" "$1" "{\"Entrypoint\":$3,\"Env\":[\"PATH=/bin\"]}" "$tar"
+  ctr_k8s images import "$tar" >/dev/null || die "cannot import $1"
 }
 "$B/test/gcr-fixture" busybox "$T/images/busybox-bundle" -- /bin/sh >/dev/null
 image gcr-test/busybox:1 "$T/images/busybox-bundle/rootfs" '["/bin/sh"]'
