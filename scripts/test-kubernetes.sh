@@ -6,7 +6,8 @@
 # configured by `gpu-ctk runtime configure` from the file `containerd config default` writes,
 # and gpu-device-plugin, on a simulated GPU host (gcr-fixture gpu-host). Then what a user does
 # with it: node capacity, pods asking for 1, 2 and too many GPUs, every device-list strategy,
-# the RuntimeClass, a kubelet restart, a GPU lost and found again, the shipped DaemonSet.
+# the RuntimeClass, a kubelet restart, a GPU lost and found again, the shipped DaemonSet, and
+# MPS sharing from it (the shipped patch, NVIDIA's real control daemon in the plugin's pod).
 #   scripts/test-kubernetes.sh [BUILD_DIR]     (needs root; default build)
 #
 # Downloads (Debian's archive, through a private sources list: the machine's apt configuration
@@ -106,7 +107,8 @@ KBIN=$CACHE/bin
 # was not there before is removed at the end, and nothing that was is touched.
 BRIDGE=gcr-br0
 PLUGIN_DIR=/var/lib/kubelet/device-plugins
-HOST_DIRS="/var/lib/kubelet /var/log/pods /var/log/containers /var/lib/cni /run/containerd"
+MPS_ROOT=/run/gpu-container-runtime/mps
+HOST_DIRS="/var/lib/kubelet /var/log/pods /var/log/containers /var/lib/cni /run/containerd $MPS_ROOT"
 if [ -e /sys/fs/cgroup/memory/kubepods ] || [ -e /sys/fs/cgroup/kubepods ]; then
   die "a kubepods cgroup exists already: is a kubelet running on this machine?"
 fi
@@ -562,5 +564,103 @@ kubectl -n kube-system delete pod "$first" --wait=true >/dev/null
 recreated() { p=$(plugin_pod) && [ -n "$p" ] && [ "$p" != "$first" ] && plugin_registered && gpus_are 4; }
 wait_for 120 recreated || die "the DaemonSet did not recreate its plugin pod"
 ok "the plugin's pod deleted: the DaemonSet made $(plugin_pod), which registered 4 GPUs again"
+
+
+# MPS from the DaemonSet: the shipped MPS patch over the shipped DaemonSet (and the host paths),
+# the plugin's pod run through our runtime, which gives it the simulated driver, in whose root
+# NVIDIA's real MPS programs are put (test/real-driver.sh). Its daemon is asked from the host
+# with NVIDIA's own client, as an operator would.
+REAL_MPS=${GCR_REAL_DRIVER:-$(test/real-driver.sh)}/flat/usr/bin
+for program in nvidia-cuda-mps-control nvidia-cuda-mps-server; do
+  cp -p "$REAL_MPS/$program" "$DRIVER_ROOT/usr/bin/$program"
+done
+kubectl delete -k "$T/overlay" --wait=true >/dev/null
+no_plugin_pod() { [ -z "$(kubectl get pods -n kube-system -o name)" ]; }
+wait_for 60 no_plugin_pod || die "the DaemonSet's plugin pod did not go"
+mkdir -p "$T/overlay-mps"
+cp etc/kubernetes/gpu-device-plugin.yaml etc/kubernetes/gpu-device-plugin-mps.yaml \
+  "$T/overlay/host-paths.yaml" "$T/overlay-mps/"
+cat >"$T/overlay-mps/kustomization.yaml" <<KUST
+resources: [gpu-device-plugin.yaml]
+patchesStrategicMerge: [gpu-device-plugin-mps.yaml, host-paths.yaml]
+KUST
+kubectl apply -k "$T/overlay-mps" >"$T/logs/daemonset-mps.log" 2>&1 ||
+  die "kubectl apply -k with the MPS patch: $(cat "$T/logs/daemonset-mps.log")"
+MPS_DIR=$MPS_ROOT/nvidia.com-gpu/4-shares
+ask_mps() { # COMMAND: the daemon's answer, through NVIDIA's client
+  echo "$1" | CUDA_MPS_PIPE_DIRECTORY=$MPS_DIR/pipe timeout 5 "$REAL_MPS/nvidia-cuda-mps-control"
+}
+mps_limits_set() { [ "$(ask_mps get_default_active_thread_percentage)" = 25.0 ]; }
+mps_ready() { plugin_registered && gpus_are 16 && mps_limits_set; }
+wait_for 120 mps_ready ||
+  die "the MPS DaemonSet's plugin did not register 16 shares with its daemon's limits set: $(plugin_log "$(plugin_pod)" | tail -n 5)"
+first=$(plugin_pod)
+# The pid of the MPS control daemon in a pod (a process of nvidia-cuda-mps-control in kubepods).
+mps_daemon() {
+  for pid in $(pgrep -f "nvidia-cuda-mps-control -f"); do
+    grep -qs kubepods "/proc/$pid/cgroup" && echo "$pid"
+  done | head -n 1
+}
+daemon=$(mps_daemon)
+[ -n "$daemon" ] || die "no MPS control daemon runs in a pod"
+# A quarter of each GPU's memory, by index (the simulated GPUs have 40, 40, 32 and 32 GiB).
+memory=$(for index in 0 1 2 3; do ask_mps "get_default_device_pinned_mem_limit $index"; done | tr '\n' ' ')
+[ "$memory" = "10G 10G 8G 8G " ] || die "the MPS daemon's pinned-memory limits are '$memory', not a quarter of 40, 40, 32, 32G"
+ok "MPS from the DaemonSet (the shipped patch): pod $first runs NVIDIA's daemon (pid $daemon, in the pod's cgroup), the node shows 16 shares, the daemon holds 25.0 % of the threads and pinned memory $memory"
+
+# A pod asking for one share: the GPU, the daemon's pipe, the shared /dev/shm, its limits.
+kubectl apply -f - >/dev/null <<POD
+apiVersion: v1
+kind: Pod
+metadata: {name: gcr-mps}
+spec:
+  hostNetwork: true
+  restartPolicy: Never
+  automountServiceAccountToken: false
+  terminationGracePeriodSeconds: 1
+  containers:
+    - name: c
+      image: gcr-test/busybox:1
+      command: ["/bin/sh", "-c", "echo GPUS \$(cd /dev && ls -d nvidia[0-9]*); env | grep ^CUDA_MPS_ | sort; ls /tmp/nvidia-mps; echo probe >/dev/shm/gcr-mps-probe; exec busybox sleep 600"]
+      resources: {limits: {nvidia.com/gpu: 1}}
+POD
+seen=$(gpus_seen gcr-mps)
+[ "$(count "$seen")" = 1 ] || die "a pod with one MPS share sees '$seen'"
+# Its GPU's index (gpu-ctk info, by device minor), and that GPU's limit in the daemon, in MiB.
+index=$("$T/bin/gpu-ctk" info | awk -v minor="${seen#nvidia}" '$1 == "Device" && $2 == "Index:" {i = $3}
+  $1 == "Device" && $2 == "Minor:" && $3 == minor {print i}')
+limit=$(ask_mps "get_default_device_pinned_mem_limit $index" | sed -n 's/^\([0-9]*\)G$/\1/p')
+[ -n "$limit" ] || die "no pinned-memory limit for GPU $index ($seen)"
+printed=$(pod_log gcr-mps c)
+for want in CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25 "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=$((limit * 1024))M" \
+  CUDA_MPS_PIPE_DIRECTORY=/tmp/nvidia-mps control; do
+  echo "$printed" | grep -qx "$want" || die "the MPS pod did not print '$want': $printed"
+done
+wait_for 10 test -f "$MPS_DIR/shm/gcr-mps-probe" || die "the MPS pod's /dev/shm is not the daemon's ($MPS_DIR/shm)"
+ok "a pod with one share sees its GPU ($seen, index $index), the daemon's control pipe, its limits (25 %, $((limit * 1024)) MiB, as the daemon holds for that GPU) and the daemon's /dev/shm"
+
+# Two shares in one container are refused by Allocate, with the line saying why.
+gpu_pod gcr-mps-two 2
+refused() { jsonpath pod gcr-mps-two '{.status.message}' | grep -q "one share of a GPU"; }
+wait_for 60 refused || die "a pod asking for 2 MPS shares was not refused: $(kubectl describe pod gcr-mps-two | tail -n 5)"
+ok "a pod asking for 2 shares fails admission: $(jsonpath pod gcr-mps-two '{.status.reason}')"
+delete_pods gcr-mps-two
+
+# The plugin's pod replaced: its daemon goes with it; the new plugin starts one of its own.
+kubectl -n kube-system delete pod "$first" --wait=true >/dev/null
+gone() { ! kill -0 "$1" 2>/dev/null; }
+wait_for 30 gone "$daemon" || die "the MPS daemon ($daemon) outlived its plugin's pod"
+mps_recreated() { p=$(plugin_pod) && [ -n "$p" ] && [ "$p" != "$first" ] && mps_ready; }
+wait_for 120 mps_recreated || die "the DaemonSet's new plugin pod did not start an MPS daemon: $(plugin_log "$(plugin_pod)" | tail -n 5)"
+ok "the plugin's pod deleted: its daemon went with it, and $(plugin_pod) started another ($(mps_daemon)) with the same limits"
+
+# The DaemonSet deleted: the plugin stops its daemon and empties the pipe directory.
+daemon=$(mps_daemon)
+delete_pods gcr-mps
+kubectl delete -k "$T/overlay-mps" --wait=true >/dev/null
+wait_for 60 no_plugin_pod || die "the MPS DaemonSet's plugin pod did not go"
+gone "$daemon" || die "the MPS daemon ($daemon) outlived the DaemonSet"
+[ -z "$(ls -A "$MPS_DIR/pipe")" ] || die "the MPS pipe directory is not empty: $(ls "$MPS_DIR/pipe")"
+ok "the MPS DaemonSet deleted: its daemon stopped, its pipe directory empty"
 
 say "all $CHECKS checks passed"
