@@ -3,10 +3,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 
 #include "base/fs.h"
+#include "base/text.h"
 #include "base/trust.h"
 #include "toml/toml.h"
 
@@ -31,6 +33,26 @@ Result<Json> parse_config_text(const std::string& path, const std::string& text)
   return Error{"the file name must end in .toml or .json"};
 }
 
+// "[name]" or "[a.b]" (bare keys), perhaps with a comment after: the name, else nullopt.
+std::optional<std::string_view> table_header(std::string_view line) {
+  if (!line.starts_with('[')) return std::nullopt;
+  const auto close = line.find(']');
+  if (close == std::string_view::npos) return std::nullopt;
+  const std::string_view rest = trim(line.substr(close + 1));
+  if (!rest.empty() && !rest.starts_with('#')) return std::nullopt;
+  const std::string_view name = trim(line.substr(1, close - 1));
+  if (name.empty() || name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                             "0123456789_-.") != std::string_view::npos)
+    return std::nullopt;
+  return name;
+}
+
+Result<Config> config_from_toml(const std::string& text, const std::string& path) {
+  auto doc = parse_toml_config(text, path);
+  if (!doc) return doc.error();
+  return config_from_json(*doc);
+}
+
 bool exists(const std::string& path) {
   struct stat st {};
   return ::lstat(path.c_str(), &st) == 0;
@@ -38,7 +60,39 @@ bool exists(const std::string& path) {
 
 }  // namespace
 
-Result<Config> load_config_file(const std::string& path) {
+std::optional<std::string> runtime_table_text(std::string_view text) {
+  if (text.find("\"\"\"") != std::string_view::npos || text.find("'''") != std::string_view::npos)
+    return std::nullopt;
+  std::string table;
+  bool in_runtime = false;
+  bool seen_runtime = false;
+  bool seen_header = false;
+  for (std::size_t start = 0; start < text.size();) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    const std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    const std::string_view content = trim(line);
+    if (content.empty() || content.starts_with('#')) {
+      if (in_runtime) table.append(line).push_back('\n');
+      continue;
+    }
+    if (content.starts_with('[')) {
+      // Not a plain header: a quoted name, an array of tables, or a line of an array.
+      const auto name = table_header(content);
+      if (!name || name->starts_with("runtime.")) return std::nullopt;
+      seen_header = true;
+      in_runtime = name == "runtime";
+      if (in_runtime && seen_runtime) return std::nullopt;
+      seen_runtime = seen_runtime || in_runtime;
+    } else if (!seen_header) {
+      return std::nullopt;  // a key of the root table, perhaps a dotted runtime.x
+    }
+    if (in_runtime) table.append(line).push_back('\n');
+  }
+  return table;
+}
+
+Result<Config> load_config_file(const std::string& path, ConfigScope scope) {
   const auto fail = [&](const Error& e) {
     return Error{"config: " + e.message + " (" + path + ")"};
   };
@@ -56,6 +110,14 @@ Result<Config> load_config_file(const std::string& path) {
   if (!root) {
     if (auto s = owned_by_root_only(st, ::geteuid()); !s) return fail(s.error().wrap("refused"));
   }
+  if (scope == ConfigScope::kRuntimeTable && path.ends_with(".toml")) {
+    if (const auto table = runtime_table_text(*text)) {
+      if (auto config = config_from_toml(*table, path)) {
+        config->source = path;
+        return config;
+      }
+    }
+  }
   auto doc = parse_config_text(path, *text);
   if (!doc) return fail(doc.error());
   auto config = config_from_json(*doc);
@@ -65,11 +127,11 @@ Result<Config> load_config_file(const std::string& path) {
 }
 
 Result<Config> load_config(const std::optional<std::string>& explicit_path,
-                           const std::string& config_dir) {
-  if (explicit_path) return load_config_file(*explicit_path);
+                           const std::string& config_dir, ConfigScope scope) {
+  if (explicit_path) return load_config_file(*explicit_path, scope);
   for (const char* name : {"/config.toml", "/config.json"}) {
     const std::string path = config_dir + name;
-    if (exists(path)) return load_config_file(path);
+    if (exists(path)) return load_config_file(path, scope);
   }
   return Config{};
 }

@@ -12,13 +12,27 @@ namespace gcr {
 inline constexpr const char* kConfigEnvVar = "GPU_CONTAINER_RUNTIME_CONFIG";
 inline constexpr const char* kDefaultConfigDir = "/etc/gpu-container-runtime";
 
+// How much of the file a caller reads. kRuntimeTable is for the shim's pass-through calls,
+// which use [runtime] alone: of a TOML file whose [runtime] table can be told apart from the
+// rest without parsing it (runtime_table_text), only that table is parsed and checked; the
+// other tables keep their defaults. Any other file is read whole.
+enum class ConfigScope { kWhole, kRuntimeTable };
+
 // Reads one file; its extension (.toml or .json) picks the syntax. Errors name the file.
-[[nodiscard]] Result<Config> load_config_file(const std::string& path);
+[[nodiscard]] Result<Config> load_config_file(const std::string& path,
+                                              ConfigScope scope = ConfigScope::kWhole);
 
 // The configuration in effect: `explicit_path` if given (a missing file is an error), else
 // <config_dir>/config.toml, else <config_dir>/config.json, else built-in defaults.
 [[nodiscard]] Result<Config> load_config(const std::optional<std::string>& explicit_path,
-                                         const std::string& config_dir = kDefaultConfigDir);
+                                         const std::string& config_dir = kDefaultConfigDir,
+                                         ConfigScope scope = ConfigScope::kWhole);
+
+// The lines of a TOML text's [runtime] table (its header included; "" when it has none), or
+// nullopt when they cannot be told apart from the rest by lines alone: a multi-line string,
+// a key before the first table, a second [runtime], a [runtime.x], or a line starting with
+// '[' that is no plain header (a quoted name, an array of tables, a line of an array).
+[[nodiscard]] std::optional<std::string> runtime_table_text(std::string_view text);
 
 // The explicit path the environment asks for ($GPU_CONTAINER_RUNTIME_CONFIG), if any.
 [[nodiscard]] std::optional<std::string> config_path_from_env();

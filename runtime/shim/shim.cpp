@@ -50,7 +50,10 @@ int shim_main(const std::vector<std::string>& args, Logger& logger) {
   }
   if (runc.version) print_version();
 
-  auto config = load_config(runc.config_path ? runc.config_path : config_path_from_env());
+  // A pass-through call reads [runtime] alone: what it uses, and all a typo elsewhere cannot stop.
+  auto config =
+      load_config(runc.config_path ? runc.config_path : config_path_from_env(), kDefaultConfigDir,
+                  runc.edits_bundle() ? ConfigScope::kWhole : ConfigScope::kRuntimeTable);
   if (!config && runc.edits_bundle()) {
     logger.error(config.error().message);
     return 1;

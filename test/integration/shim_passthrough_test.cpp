@@ -5,6 +5,8 @@
 
 #include <sys/stat.h>
 
+#include <filesystem>
+
 #include "shim_fixture.h"
 
 using gcr::Json;
@@ -245,6 +247,29 @@ TEST_CASE("configuration errors name the key and the file; --gpu-config is ours 
       f.shim({"--gpu-config=" + f.path("good.toml"), "--root", "/r", "state", "c1"}, no_env);
   CHECK(good.exit_code == 0);
   CHECK(recorded_args(f.record()) == std::vector<std::string>{"--root", "/r", "state", "c1"});
+}
+
+TEST_CASE("a pass-through call reads [runtime] alone: a typo elsewhere stops create only") {
+  ShimFixture f;
+  f.write_spec(kPlainSpec);
+  gcr::test::write_file(f.path("typo.toml"), "[runtime]\nruntimes = [\"" +
+                                                 gcr::test::built("fake-runc") +
+                                                 "\"]\n\n[driver]\nrooot = \"/x\"\n");
+  const auto create =
+      f.shim({"--gpu-config", f.path("typo.toml"), "create", "--bundle", f.bundle(), "c1"});
+  CHECK(create.exit_code == 1);
+  CHECK(create.err == "gpu-container-runtime: config: unknown key `driver.rooot` (" +
+                          f.path("typo.toml") + ")\n");
+  CHECK(f.record().is_null());
+  // `state` goes to the runtime the file names, with nothing to warn of in what it read.
+  const auto state = f.shim({"--gpu-config", f.path("typo.toml"), "--log", f.path("log.json"),
+                             "--log-format", "json", "--root", "/r", "state", "c1"});
+  CHECK(state.exit_code == 0);
+  CHECK(recorded_args(f.record()) == std::vector<std::string>{"--log", f.path("log.json"),
+                                                              "--log-format", "json", "--root",
+                                                              "/r", "state", "c1"});
+  // Nothing logged (a warning would be: the file's runtime, or the built-in defaults, used).
+  CHECK_FALSE(std::filesystem::exists(f.path("log.json")));
 }
 
 TEST_CASE("--version prints ours, then runc's") {

@@ -211,3 +211,57 @@ TEST_CASE("location: explicit path, then config.toml, then config.json, then def
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.error().message.find("missing.toml") != std::string::npos);
 }
+
+TEST_CASE("a pass-through call reads the [runtime] table alone, where lines tell it apart") {
+  const std::string shipped = gcr::default_config_toml();
+  const auto table = gcr::runtime_table_text(shipped);
+  REQUIRE(table.has_value());
+  CHECK(table->starts_with("[runtime]\n"));
+  CHECK(table->find("runtimes = ") != std::string::npos);
+  CHECK(table->find("[driver]") == std::string::npos);
+  CHECK(gcr::runtime_table_text("# nothing but this\n\n[driver]\nroot = \"/x\"\n") == "");
+  CHECK(gcr::runtime_table_text("[runtime] # ours\r\nlog-level = \"debug\"\r\n[driver]\n") ==
+        "[runtime] # ours\r\nlog-level = \"debug\"\r\n");
+  // What lines alone cannot tell apart: the whole file is read.
+  for (const std::string text :
+       {"log-level = 1\n[runtime]\n", "runtime.log-level = \"debug\"\n", "[runtime]\n[runtime]\n",
+        "[runtime]\n[runtime.x]\n", "[\"runtime\"]\nlog-level = \"x\"\n", "[[a]]\n[runtime]\n",
+        "[runtime]\nruntimes = [\n[\"a\"],\n]\n", "[driver]\nroot = \"\"\"\n[runtime]\n\"\"\"\n",
+        "[driver]\nroot = '''x'''\n", "\xEF\xBB\xBF[runtime]\n"}) {
+    CAPTURE(text);
+    CHECK_FALSE(gcr::runtime_table_text(text).has_value());
+  }
+}
+
+TEST_CASE("[runtime] alone: the file's runtime settings, the same errors in that table") {
+  TempDir dir;
+  const auto runtime_only = [&](const std::string& name) {
+    return gcr::load_config_file(dir / name, gcr::ConfigScope::kRuntimeTable);
+  };
+  // A typo in another table stops the whole read (create), not a pass-through call's.
+  write_file(dir / "typo.toml",
+             "[runtime]\nruntimes = [\"/usr/bin/crun\"]\nlog-level = \"debug\"\n"
+             "[driver]\nrooot = \"/x\"\n");
+  CHECK(load_error(dir / "typo.toml").find("rooot") != std::string::npos);
+  auto passed = runtime_only("typo.toml");
+  REQUIRE(passed.ok());
+  CHECK(passed->runtime.runtimes == std::vector<std::string>{"/usr/bin/crun"});
+  CHECK(passed->runtime.log_level == gcr::LogLevel::kDebug);
+  CHECK(passed->driver.root == "/");
+  CHECK(passed->source == dir / "typo.toml");
+  // An error in [runtime] itself, or a table lines cannot tell apart, is the whole read's.
+  for (const std::string text :
+       {"[runtime]\nlog-level = \"loud\"\n", "[runtime]\nruntimes = [\n[\"a\"],\n]\n",
+        "runtime.log-level = \"debug\"\n[runtime]\nlog-level = \"info\"\n"}) {
+    CAPTURE(text);
+    write_file(dir / "x.toml", text);
+    const auto whole = gcr::load_config_file(dir / "x.toml");
+    const auto partial = runtime_only("x.toml");
+    REQUIRE_FALSE(whole.ok());
+    REQUIRE_FALSE(partial.ok());
+    CHECK(partial.error().message == whole.error().message);
+  }
+  // JSON is read whole.
+  write_file(dir / "c.json", R"({"runtime":{"runtimes":["j"]},"driver":{"rooot":"/"}})");
+  CHECK_FALSE(runtime_only("c.json").ok());
+}
