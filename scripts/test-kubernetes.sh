@@ -113,6 +113,7 @@ if [ -e /sys/fs/cgroup/memory/kubepods ] || [ -e /sys/fs/cgroup/kubepods ]; then
   die "a kubepods cgroup exists already: is a kubelet running on this machine?"
 fi
 if ip link show "$BRIDGE" >/dev/null 2>&1; then die "interface $BRIDGE exists already"; fi
+[ ! -e "$MPS_ROOT" ] || die "$MPS_ROOT exists: is gpu-device-plugin sharing GPUs through MPS on this machine?"
 [ ! -S "$PLUGIN_DIR/kubelet.sock" ] || die "$PLUGIN_DIR/kubelet.sock exists: is a kubelet running on this machine?"
 NETNS_BEFORE=$(echo /var/run/netns/*)
 # shellcheck disable=SC2086
@@ -578,8 +579,11 @@ kubectl delete -k "$T/overlay" --wait=true >/dev/null
 no_plugin_pod() { [ -z "$(kubectl get pods -n kube-system -o name)" ]; }
 wait_for 60 no_plugin_pod || die "the DaemonSet's plugin pod did not go"
 mkdir -p "$T/overlay-mps"
-cp etc/kubernetes/gpu-device-plugin.yaml etc/kubernetes/gpu-device-plugin-mps.yaml \
-  "$T/overlay/host-paths.yaml" "$T/overlay-mps/"
+cp etc/kubernetes/gpu-device-plugin.yaml etc/kubernetes/gpu-device-plugin-mps.yaml "$T/overlay-mps/"
+# The host paths but the driver root's, which the MPS patch removes (kustomize refuses two
+# patches of one volume, and kubectl 1.20's loses the removal when another patch of the list
+# comes first).
+grep -v driver-root "$T/overlay/host-paths.yaml" >"$T/overlay-mps/host-paths.yaml"
 cat >"$T/overlay-mps/kustomization.yaml" <<KUST
 resources: [gpu-device-plugin.yaml]
 patchesStrategicMerge: [gpu-device-plugin-mps.yaml, host-paths.yaml]
@@ -603,9 +607,11 @@ mps_daemon() {
 }
 daemon=$(mps_daemon)
 [ -n "$daemon" ] || die "no MPS control daemon runs in a pod"
+volumes=$(kubectl -n kube-system get daemonset gpu-device-plugin -o jsonpath='{.spec.template.spec.volumes[*].name}')
+case " $volumes " in *" driver-root "*) die "the MPS DaemonSet still mounts the host's driver root" ;; esac
 # A quarter of each GPU's memory, by index (the simulated GPUs have 40, 40, 32 and 32 GiB).
-memory=$(for index in 0 1 2 3; do ask_mps "get_default_device_pinned_mem_limit $index"; done | tr '\n' ' ')
-[ "$memory" = "10G 10G 8G 8G " ] || die "the MPS daemon's pinned-memory limits are '$memory', not a quarter of 40, 40, 32, 32G"
+memory=$(for index in 0 1 2 3; do ask_mps "get_default_device_pinned_mem_limit $index"; done | tr '\n' ' ' | sed 's/ $//')
+[ "$memory" = "10G 10G 8G 8G" ] || die "the MPS daemon's pinned-memory limits are '$memory', not a quarter of 40, 40, 32, 32G"
 ok "MPS from the DaemonSet (the shipped patch): pod $first runs NVIDIA's daemon (pid $daemon, in the pod's cgroup), the node shows 16 shares, the daemon holds 25.0 % of the threads and pinned memory $memory"
 
 # A pod asking for one share: the GPU, the daemon's pipe, the shared /dev/shm, its limits.
@@ -631,12 +637,15 @@ index=$("$T/bin/gpu-ctk" info | awk -v minor="${seen#nvidia}" '$1 == "Device" &&
   $1 == "Device" && $2 == "Minor:" && $3 == minor {print i}')
 limit=$(ask_mps "get_default_device_pinned_mem_limit $index" | sed -n 's/^\([0-9]*\)G$/\1/p')
 [ -n "$limit" ] || die "no pinned-memory limit for GPU $index ($seen)"
+wait_for 30 sh -c "cat /var/log/pods/default_gcr-mps_$(jsonpath pod gcr-mps '{.metadata.uid}')/c/*.log | grep -q ' control\$'" ||
+  die "the MPS pod did not list the daemon's pipe: $(pod_log gcr-mps c)"
 printed=$(pod_log gcr-mps c)
 for want in CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25 "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=$((limit * 1024))M" \
   CUDA_MPS_PIPE_DIRECTORY=/tmp/nvidia-mps control; do
   echo "$printed" | grep -qx "$want" || die "the MPS pod did not print '$want': $printed"
 done
-wait_for 10 test -f "$MPS_DIR/shm/gcr-mps-probe" || die "the MPS pod's /dev/shm is not the daemon's ($MPS_DIR/shm)"
+wait_for 10 test -f "/proc/$daemon/root/dev/shm/gcr-mps-probe" ||
+  die "the MPS pod's /dev/shm is not the daemon's ($MPS_DIR/shm)"
 ok "a pod with one share sees its GPU ($seen, index $index), the daemon's control pipe, its limits (25 %, $((limit * 1024)) MiB, as the daemon holds for that GPU) and the daemon's /dev/shm"
 
 # Two shares in one container are refused by Allocate, with the line saying why.
@@ -656,10 +665,12 @@ ok "the plugin's pod deleted: its daemon went with it, and $(plugin_pod) started
 
 # The DaemonSet deleted: the plugin stops its daemon and empties the pipe directory.
 daemon=$(mps_daemon)
+[ -n "$daemon" ] || die "no MPS control daemon runs in the new plugin pod"
 delete_pods gcr-mps
 kubectl delete -k "$T/overlay-mps" --wait=true >/dev/null
 wait_for 60 no_plugin_pod || die "the MPS DaemonSet's plugin pod did not go"
 gone "$daemon" || die "the MPS daemon ($daemon) outlived the DaemonSet"
+[ -d "$MPS_DIR/pipe" ] || die "the MPS pipe directory $MPS_DIR/pipe is gone"
 [ -z "$(ls -A "$MPS_DIR/pipe")" ] || die "the MPS pipe directory is not empty: $(ls "$MPS_DIR/pipe")"
 ok "the MPS DaemonSet deleted: its daemon stopped, its pipe directory empty"
 

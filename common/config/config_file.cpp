@@ -47,12 +47,6 @@ std::optional<std::string_view> table_header(std::string_view line) {
   return name;
 }
 
-Result<Config> config_from_toml(const std::string& text, const std::string& path) {
-  auto doc = parse_toml_config(text, path);
-  if (!doc) return doc.error();
-  return config_from_json(*doc);
-}
-
 bool exists(const std::string& path) {
   struct stat st {};
   return ::lstat(path.c_str(), &st) == 0;
@@ -77,7 +71,8 @@ std::optional<std::string> runtime_table_text(std::string_view text) {
       continue;
     }
     if (content.starts_with('[')) {
-      // Not a plain header: a quoted name, an array of tables, or a line of an array.
+      // Not a plain header: a quoted name, an array of tables, most lines of an array. A line
+      // of an array that looks like one (`[1]`) cuts the table short: it is no TOML then.
       const auto name = table_header(content);
       if (!name || name->starts_with("runtime.")) return std::nullopt;
       seen_header = true;
@@ -110,15 +105,13 @@ Result<Config> load_config_file(const std::string& path, ConfigScope scope) {
   if (!root) {
     if (auto s = owned_by_root_only(st, ::geteuid()); !s) return fail(s.error().wrap("refused"));
   }
-  if (scope == ConfigScope::kRuntimeTable && path.ends_with(".toml")) {
-    if (const auto table = runtime_table_text(*text)) {
-      if (auto config = config_from_toml(*table, path)) {
-        config->source = path;
-        return config;
-      }
-    }
-  }
-  auto doc = parse_config_text(path, *text);
+  // [runtime] alone: a table that is not TOML by itself (a line of an array taken for a
+  // header cut it short) is read again with the whole file; its checks are its own.
+  const auto table = scope == ConfigScope::kRuntimeTable && path.ends_with(".toml")
+                         ? runtime_table_text(*text)
+                         : std::nullopt;
+  auto doc = table ? parse_toml_config(*table, path) : parse_config_text(path, *text);
+  if (!doc && table) doc = parse_config_text(path, *text);
   if (!doc) return fail(doc.error());
   auto config = config_from_json(*doc);
   if (!config) return fail(config.error());

@@ -31,7 +31,9 @@ enum class ConfigScope { kWhole, kRuntimeTable };
 // The lines of a TOML text's [runtime] table (its header included; "" when it has none), or
 // nullopt when they cannot be told apart from the rest by lines alone: a multi-line string,
 // a key before the first table, a second [runtime], a [runtime.x], or a line starting with
-// '[' that is no plain header (a quoted name, an array of tables, a line of an array).
+// '[' that is no plain header (a quoted name, an array of tables, a line of an array). A
+// line of an array that looks like a header (`[1]`) ends the table there, which then is no
+// TOML by itself: the caller reads the whole file.
 [[nodiscard]] std::optional<std::string> runtime_table_text(std::string_view text);
 
 // The explicit path the environment asks for ($GPU_CONTAINER_RUNTIME_CONFIG), if any.

@@ -261,6 +261,18 @@ TEST_CASE("[runtime] alone: the file's runtime settings, the same errors in that
     REQUIRE_FALSE(partial.ok());
     CHECK(partial.error().message == whole.error().message);
   }
+  // The error of [runtime] itself is the one given, whatever else the file gets wrong.
+  write_file(dir / "both.toml", "[driver]\nrooot = \"/x\"\n[runtime]\nlog-level = \"loud\"\n");
+  const auto both = runtime_only("both.toml");
+  REQUIRE_FALSE(both.ok());
+  CHECK(both.error().message.find("runtime.log-level") != std::string::npos);
+  // A line of an array that looks like a header cuts the table short: the file is read whole.
+  write_file(dir / "cut.toml", "[ runtime ]\nruntimes = [\n[1]\n]\n");
+  REQUIRE(gcr::runtime_table_text(gcr::test::read_file(dir / "cut.toml")) ==
+          "[ runtime ]\nruntimes = [\n");
+  const auto cut = runtime_only("cut.toml");
+  REQUIRE_FALSE(cut.ok());
+  CHECK(cut.error().message == load_error(dir / "cut.toml"));
   // JSON is read whole.
   write_file(dir / "c.json", R"({"runtime":{"runtimes":["j"]},"driver":{"rooot":"/"}})");
   CHECK_FALSE(runtime_only("c.json").ok());
