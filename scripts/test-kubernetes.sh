@@ -373,7 +373,8 @@ jsonpath() { kubectl get "$1" "$2" -o jsonpath="$3"; }
 gpus_of_node() { jsonpath node "$NODE" "{.status.$1.nvidia\.com/gpu}"; }
 gpus_are() { [ "$(gpus_of_node capacity)" = "$1" ] && [ "$(gpus_of_node allocatable)" = "$1" ]; }
 # A pod on the node's network (pods have loopback only) that prints the GPU device nodes it sees,
-# then waits. gpu_pod NAME GPUS [RUNTIME-CLASS]
+# then waits; SHELL, if given, runs first (what it prints is logged before the GPUs).
+# gpu_pod NAME GPUS [RUNTIME-CLASS] [SHELL]
 gpu_pod() {
   kubectl apply -f - >/dev/null <<POD
 apiVersion: v1
@@ -388,7 +389,7 @@ spec:
   containers:
     - name: c
       image: gcr-test/busybox:1
-      command: ["/bin/sh", "-c", "echo GPUS \$(cd /dev && ls -d nvidia[0-9]* 2>/dev/null); exec busybox sleep 600"]
+      command: ["/bin/sh", "-c", "${4:+$4; }echo GPUS \$(cd /dev && ls -d nvidia[0-9]* 2>/dev/null); exec busybox sleep 600"]
       resources: {limits: {nvidia.com/gpu: $2}}
 POD
 }
@@ -615,21 +616,7 @@ memory=$(for index in 0 1 2 3; do ask_mps "get_default_device_pinned_mem_limit $
 ok "MPS from the DaemonSet (the shipped patch): pod $first runs NVIDIA's daemon (pid $daemon, in the pod's cgroup), the node shows 16 shares, the daemon holds 25.0 % of the threads and pinned memory $memory"
 
 # A pod asking for one share: the GPU, the daemon's pipe, the shared /dev/shm, its limits.
-kubectl apply -f - >/dev/null <<POD
-apiVersion: v1
-kind: Pod
-metadata: {name: gcr-mps}
-spec:
-  hostNetwork: true
-  restartPolicy: Never
-  automountServiceAccountToken: false
-  terminationGracePeriodSeconds: 1
-  containers:
-    - name: c
-      image: gcr-test/busybox:1
-      command: ["/bin/sh", "-c", "echo GPUS \$(cd /dev && ls -d nvidia[0-9]*); env | grep ^CUDA_MPS_ | sort; ls /tmp/nvidia-mps; echo probe >/dev/shm/gcr-mps-probe; exec busybox sleep 600"]
-      resources: {limits: {nvidia.com/gpu: 1}}
-POD
+gpu_pod gcr-mps 1 "" "env | grep ^CUDA_MPS_ | sort; ls /tmp/nvidia-mps; echo probe >/dev/shm/gcr-mps-probe"
 seen=$(gpus_seen gcr-mps)
 [ "$(count "$seen")" = 1 ] || die "a pod with one MPS share sees '$seen'"
 # Its GPU's index (gpu-ctk info, by device minor), and that GPU's limit in the daemon, in MiB.
@@ -637,8 +624,6 @@ index=$("$T/bin/gpu-ctk" info | awk -v minor="${seen#nvidia}" '$1 == "Device" &&
   $1 == "Device" && $2 == "Minor:" && $3 == minor {print i}')
 limit=$(ask_mps "get_default_device_pinned_mem_limit $index" | sed -n 's/^\([0-9]*\)G$/\1/p')
 [ -n "$limit" ] || die "no pinned-memory limit for GPU $index ($seen)"
-wait_for 30 sh -c "cat /var/log/pods/default_gcr-mps_$(jsonpath pod gcr-mps '{.metadata.uid}')/c/*.log | grep -q ' control\$'" ||
-  die "the MPS pod did not list the daemon's pipe: $(pod_log gcr-mps c)"
 printed=$(pod_log gcr-mps c)
 for want in CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25 "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=$((limit * 1024))M" \
   CUDA_MPS_PIPE_DIRECTORY=/tmp/nvidia-mps control; do
