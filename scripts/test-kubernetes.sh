@@ -591,37 +591,52 @@ patchesStrategicMerge: [gpu-device-plugin-mps.yaml, host-paths.yaml]
 KUST
 kubectl apply -k "$T/overlay-mps" >"$T/logs/daemonset-mps.log" 2>&1 ||
   die "kubectl apply -k with the MPS patch: $(cat "$T/logs/daemonset-mps.log")"
-MPS_DIR=$MPS_ROOT/nvidia.com-gpu/4-shares
-ask_mps() { # COMMAND: the daemon's answer, through NVIDIA's client
-  echo "$1" | CUDA_MPS_PIPE_DIRECTORY=$MPS_DIR/pipe timeout 5 "$REAL_MPS/nvidia-cuda-mps-control"
+# The daemons for containers of 1 to 4 shares of the GPUs in 4 shares: one each.
+MPS_DIR=$MPS_ROOT/nvidia.com-gpu/1-of-4
+ask_mps() { # COMMAND [K]: the answer of the daemon for K shares (1), through NVIDIA's client
+  echo "$1" | CUDA_MPS_PIPE_DIRECTORY=$MPS_ROOT/nvidia.com-gpu/${2:-1}-of-4/pipe \
+    timeout 5 "$REAL_MPS/nvidia-cuda-mps-control"
 }
-mps_limits_set() { [ "$(ask_mps get_default_active_thread_percentage)" = 25.0 ]; }
+mps_limits_set() {
+  [ "$(ask_mps get_default_active_thread_percentage)" = 25.0 ] &&
+    [ "$(ask_mps get_default_active_thread_percentage 4)" = 100.0 ]
+}
 mps_ready() { plugin_registered && gpus_are 16 && mps_limits_set; }
 wait_for 120 mps_ready ||
   die "the MPS DaemonSet's plugin did not register 16 shares with its daemon's limits set: $(plugin_log "$(plugin_pod)" | tail -n 5)"
 first=$(plugin_pod)
-# The pid of the MPS control daemon in a pod (a process of nvidia-cuda-mps-control in kubepods).
-mps_daemon() {
+# The pids of the MPS control daemons in pods (nvidia-cuda-mps-control in kubepods); with K, the
+# one for containers of K shares.
+mps_daemons() {
   for pid in $(pgrep -f "nvidia-cuda-mps-control -f"); do
-    grep -qs kubepods "/proc/$pid/cgroup" && echo "$pid"
-  done | head -n 1
+    grep -qs kubepods "/proc/$pid/cgroup" || continue
+    [ -z "${1:-}" ] || tr '\0' '\n' <"/proc/$pid/environ" |
+      grep -qx "CUDA_MPS_PIPE_DIRECTORY=$MPS_ROOT/nvidia.com-gpu/$1-of-4/pipe" || continue
+    echo "$pid"
+  done
 }
+mps_daemon() { mps_daemons 1 | head -n 1; }
 daemon=$(mps_daemon)
 [ -n "$daemon" ] || die "no MPS control daemon runs in a pod"
+[ "$(mps_daemons | wc -l)" = 4 ] || die "not 4 MPS daemons (one per container size) in the plugin's pod: $(mps_daemons | tr '\n' ' ')"
 volumes=$(kubectl -n kube-system get daemonset gpu-device-plugin -o jsonpath='{.spec.template.spec.volumes[*].name}')
 case " $volumes " in *" driver-root "*) die "the MPS DaemonSet still mounts the host's driver root" ;; esac
 # A quarter of each GPU's memory, by index (the simulated GPUs have 40, 40, 32 and 32 GiB).
 memory=$(for index in 0 1 2 3; do ask_mps "get_default_device_pinned_mem_limit $index"; done | tr '\n' ' ' | sed 's/ $//')
 [ "$memory" = "10G 10G 8G 8G" ] || die "the MPS daemon's pinned-memory limits are '$memory', not a quarter of 40, 40, 32, 32G"
-ok "MPS from the DaemonSet (the shipped patch): pod $first runs NVIDIA's daemon (pid $daemon, in the pod's cgroup), the node shows 16 shares, the daemon holds 25.0 % of the threads and pinned memory $memory"
+ok "MPS from the DaemonSet (the shipped patch): pod $first runs NVIDIA's daemons (one per container size of 1 to 4 shares, in the pod's cgroup), the node shows 16 shares, the one-share daemon holds 25.0 % of the threads and pinned memory $memory"
 
 # A pod asking for one share: the GPU, the daemon's pipe, the shared /dev/shm, its limits.
 gpu_pod gcr-mps 1 "" "env | grep ^CUDA_MPS_ | sort; ls /tmp/nvidia-mps; echo probe >/dev/shm/gcr-mps-probe"
 seen=$(gpus_seen gcr-mps)
 [ "$(count "$seen")" = 1 ] || die "a pod with one MPS share sees '$seen'"
-# Its GPU's index (gpu-ctk info, by device minor), and that GPU's limit in the daemon, in MiB.
-index=$("$T/bin/gpu-ctk" info | awk -v minor="${seen#nvidia}" '$1 == "Device" && $2 == "Index:" {i = $3}
-  $1 == "Device" && $2 == "Minor:" && $3 == minor {print i}')
+# The index of GPU nvidiaN (gpu-ctk info, by device minor): the daemons' ordinal for it.
+gpu_index() {
+  "$T/bin/gpu-ctk" info | awk -v minor="${1#nvidia}" '$1 == "Device" && $2 == "Index:" {i = $3}
+    $1 == "Device" && $2 == "Minor:" && $3 == minor {print i}'
+}
+# Its GPU's index, and that GPU's limit in the daemon, in GiB.
+index=$(gpu_index "$seen")
 limit=$(ask_mps "get_default_device_pinned_mem_limit $index" | sed -n 's/^\([0-9]*\)G$/\1/p')
 [ -n "$limit" ] || die "no pinned-memory limit for GPU $index ($seen)"
 printed=$(pod_log gcr-mps c)
@@ -633,17 +648,37 @@ wait_for 10 test -f "/proc/$daemon/root/dev/shm/gcr-mps-probe" ||
   die "the MPS pod's /dev/shm is not the daemon's ($MPS_DIR/shm)"
 ok "a pod with one share sees its GPU ($seen, index $index), the daemon's control pipe, its limits (25 %, $((limit * 1024)) MiB, as the daemon holds for that GPU) and the daemon's /dev/shm"
 
-# Two shares in one container are refused by Allocate, with the line saying why.
-gpu_pod gcr-mps-two 2
-refused() { jsonpath pod gcr-mps-two '{.status.message}' | grep -q "one share of a GPU"; }
-wait_for 60 refused || die "a pod asking for 2 MPS shares was not refused: $(kubectl describe pod gcr-mps-two | tail -n 5)"
-ok "a pod asking for 2 shares fails admission: $(jsonpath pod gcr-mps-two '{.status.reason}')"
-delete_pods gcr-mps-two
+# Two shares in one container: one GPU, the pipe of the daemon for 2 shares, half of the GPU.
+gpu_pod gcr-mps-two 2 "" "env | grep ^CUDA_MPS_ | sort; echo probe >/dev/shm/gcr-mps-probe-two"
+seen=$(gpus_seen gcr-mps-two)
+[ "$(count "$seen")" = 1 ] || die "a pod with two MPS shares sees '$seen', not one GPU"
+index=$(gpu_index "$seen")
+two=$(ask_mps "get_default_device_pinned_mem_limit $index" 2 | sed -n 's/^\([0-9]*\)G$/\1/p')
+[ "$(ask_mps get_default_active_thread_percentage 2)" = 50.0 ] || die "the daemon for 2 shares does not hold 50 % of the threads"
+one=$(ask_mps "get_default_device_pinned_mem_limit $index" | sed -n 's/^\([0-9]*\)G$/\1/p')
+[ "${two:-none}" = "$((one * 2))" ] || die "the daemon for 2 shares holds '${two}G' of GPU $index, not twice one share's ${one}G"
+printed=$(pod_log gcr-mps-two c)
+for want in CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50 "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=$((two * 1024))M" \
+  CUDA_MPS_PIPE_DIRECTORY=/tmp/nvidia-mps; do
+  echo "$printed" | grep -qx "$want" || die "the 2-share MPS pod did not print '$want': $printed"
+done
+wait_for 10 test -f "/proc/$(mps_daemons 2)/root/dev/shm/gcr-mps-probe-two" ||
+  die "the 2-share MPS pod's /dev/shm is not that of the daemon for 2 shares"
+ok "a pod with two shares sees one GPU ($seen), the limits of the daemon for 2 shares (50 %, $((two * 1024)) MiB) and its /dev/shm"
+
+# Five shares, more than a GPU has: Allocate refuses the kubelet's spread, with the line saying why.
+gpu_pod gcr-mps-five 5
+refused() { jsonpath pod gcr-mps-five '{.status.message}' | grep -q "shares of one GPU"; }
+wait_for 60 refused || die "a pod asking for 5 MPS shares was not refused: $(kubectl describe pod gcr-mps-five | tail -n 5)"
+ok "a pod asking for 5 shares (a GPU has 4) fails admission: $(jsonpath pod gcr-mps-five '{.status.reason}')"
+delete_pods gcr-mps-five gcr-mps-two
 
 # The plugin's pod replaced: its daemon goes with it; the new plugin starts one of its own.
 kubectl -n kube-system delete pod "$first" --wait=true >/dev/null
 gone() { ! kill -0 "$1" 2>/dev/null; }
+old=$(mps_daemons | tr '\n' ' ')
 wait_for 30 gone "$daemon" || die "the MPS daemon ($daemon) outlived its plugin's pod"
+for pid in $old; do wait_for 30 gone "$pid" || die "the MPS daemon $pid outlived its plugin's pod"; done
 mps_recreated() { p=$(plugin_pod) && [ -n "$p" ] && [ "$p" != "$first" ] && mps_ready; }
 wait_for 120 mps_recreated || die "the DaemonSet's new plugin pod did not start an MPS daemon: $(plugin_log "$(plugin_pod)" | tail -n 5)"
 ok "the plugin's pod deleted: its daemon went with it, and $(plugin_pod) started another ($(mps_daemon)) with the same limits"
@@ -655,8 +690,12 @@ delete_pods gcr-mps
 kubectl delete -k "$T/overlay-mps" --wait=true >/dev/null
 wait_for 60 no_plugin_pod || die "the MPS DaemonSet's plugin pod did not go"
 gone "$daemon" || die "the MPS daemon ($daemon) outlived the DaemonSet"
-[ -d "$MPS_DIR/pipe" ] || die "the MPS pipe directory $MPS_DIR/pipe is gone"
-[ -z "$(ls -A "$MPS_DIR/pipe")" ] || die "the MPS pipe directory is not empty: $(ls "$MPS_DIR/pipe")"
-ok "the MPS DaemonSet deleted: its daemon stopped, its pipe directory empty"
+[ -z "$(mps_daemons)" ] || die "MPS daemons outlived the DaemonSet: $(mps_daemons | tr '\n' ' ')"
+for k in 1 2 3 4; do
+  pipe=$MPS_ROOT/nvidia.com-gpu/$k-of-4/pipe
+  [ -d "$pipe" ] || die "the MPS pipe directory $pipe is gone"
+  [ -z "$(ls -A "$pipe")" ] || die "the MPS pipe directory $pipe is not empty: $(ls "$pipe")"
+done
+ok "the MPS DaemonSet deleted: its daemons stopped, their pipe directories empty"
 
 say "all $CHECKS checks passed"

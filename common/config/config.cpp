@@ -126,15 +126,25 @@ Status check_sharing(const std::string& v) {
   return check_choice(v, {"none", "time-slicing", "mps"});
 }
 
+// MPS: one control daemon per container size, from 1 share to all of a GPU's.
+constexpr std::int64_t kMaxMpsShares = 48;
+
+bool mps_share_count(std::int64_t n) {
+  return n >= 2 && n <= kMaxMpsShares;
+}
+
 // What one key cannot say alone: MPS shares a whole GPU among its replicas.
 Status check_sharing_fits(const Config& c) {
   if (!c.mps()) return {};
   const auto& by_gpu = c.device_plugin.replicas_by_gpu;
-  if (c.device_plugin.replicas < 2 ||
-      std::any_of(by_gpu.begin(), by_gpu.end(), [](const auto& g) { return g.second < 2; }))
+  if (!mps_share_count(c.device_plugin.replicas) ||
+      !std::all_of(by_gpu.begin(), by_gpu.end(),
+                   [](const auto& g) { return mps_share_count(g.second); }))
     return Error{
         "`device-plugin.sharing` mps needs `device-plugin.replicas` (and each of "
-        "`device-plugin.replicas-by-gpu`) of 2 or more (the shares of each GPU)"};
+        "`device-plugin.replicas-by-gpu`) from 2 to " +
+        std::to_string(kMaxMpsShares) +
+        " (the shares of each GPU; each container size has a control daemon)"};
   if (c.device_plugin.mig_strategy != "none")
     return Error{
         "`device-plugin.sharing` mps is not supported on MIG devices: set "

@@ -1,6 +1,7 @@
 #include "deviceplugin/allocate.h"
 
 #include <algorithm>
+#include <set>
 
 #include "base/text.h"
 #include "deviceplugin/mps_supervisor.h"
@@ -47,28 +48,53 @@ Result<std::vector<const PluginDevice*>> chosen_gpus(const std::vector<std::stri
   return gpus;
 }
 
-// sharing = mps: the control daemon's pipe and shared memory, and the limits of one share of
-// the GPU. A container gets one share: the MPS server holds every client to its defaults (a
-// client can lower its limits, not raise them), so k shares could not be enforced as k.
+// "GPU-0: 2, GPU-1: 1": how many of `ids` are shares of each GPU, in request order.
+std::string shares_per_gpu(const std::vector<std::string>& ids,
+                           const std::vector<PluginDevice>& devices) {
+  const auto table = by_id(devices);
+  std::vector<std::pair<std::string, int>> counts;
+  for (const auto& id : ids) {
+    const std::string& gpu = table.at(id)->gpu_id;
+    auto it =
+        std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == gpu; });
+    if (it == counts.end()) {
+      counts.emplace_back(gpu, 1);
+    } else {
+      ++it->second;
+    }
+  }
+  std::vector<std::string> parts;
+  for (const auto& [gpu, n] : counts) parts.push_back(gpu + ": " + std::to_string(n));
+  return join(parts, ", ");
+}
+
+// sharing = mps: a container of k shares of one GPU gets the pipe and shared memory of the
+// daemon for containers of k shares of it, and the limits that daemon holds its clients to:
+// k/replicas of the threads and of the memory (the server's defaults, which a client can lower
+// but not raise). Shares of two GPUs are refused: a client is held to one GPU's limits.
 Status add_mps(ContainerAllocation& out, const std::vector<std::string>& ids,
-               const std::vector<const PluginDevice*>& gpus, const Config& config) {
+               const std::vector<const PluginDevice*>& gpus,
+               const std::vector<PluginDevice>& devices, const Config& config) {
   if (gpus.empty()) return {};  // a container that asked for none gets none
   const PluginDevice& gpu = *gpus[0];
-  if (ids.size() > 1)
+  const auto shares =
+      static_cast<std::int64_t>(std::set<std::string>(ids.begin(), ids.end()).size());
+  if (gpus.size() > 1)
     return Error{
-        "MPS holds a container to one share of a GPU (the server's limits, which a "
-        "container can lower but not raise): asked for " +
-        std::to_string(ids.size()) + " (" + gpu.gpu_id + " has " + std::to_string(gpu.replicas) +
-        " shares); ask for 1 " + gpu.resource +
-        ", or give the GPU fewer replicas ([device-plugin] replicas-by-gpu) for a "
-        "larger share"};
-  const MpsDirs dirs = mps_dirs(config, gpu.resource, gpu.replicas);
+        "MPS gives a container shares of one GPU (its limits are one GPU's): the "
+        "kubelet handed " +
+        std::to_string(ids.size()) + " shares of " + std::to_string(gpus.size()) + " GPUs (" +
+        shares_per_gpu(ids, devices) + "), as no GPU had " + std::to_string(ids.size()) +
+        " free; ask for at most " + std::to_string(gpu.replicas) + " " + gpu.resource +
+        " (a GPU's shares), or wait for a GPU's shares to be free"};
+  const MpsDirs dirs = mps_dirs(config, gpu.resource, gpu.replicas, shares);
   out.mounts.emplace_back(dirs.pipe, kMpsContainerPipeDir);
   out.mounts.emplace_back(dirs.shm, "/dev/shm");
   out.envs["CUDA_MPS_PIPE_DIRECTORY"] = kMpsContainerPipeDir;
-  out.envs["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = std::to_string(share_percentage(gpu.replicas));
-  if (gpu.mps_share_mib)
-    out.envs["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] = "0=" + std::to_string(*gpu.mps_share_mib) + "M";
+  out.envs["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] =
+      std::to_string(share_percentage(gpu.replicas, shares));
+  if (const auto mib = gpu.mps_share_mib.find(shares); mib != gpu.mps_share_mib.end())
+    out.envs["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] = "0=" + std::to_string(mib->second) + "M";
   return {};
 }
 
@@ -99,7 +125,7 @@ Result<ContainerAllocation> allocate_container(const std::vector<std::string>& i
         join(cdi_names, ",");
   if (uses(config, "cdi-cri")) out.cdi_devices = cdi_names;
   if (config.mps()) {
-    if (auto s = add_mps(out, ids, *gpus, config); !s) return s.error();
+    if (auto s = add_mps(out, ids, *gpus, devices, config); !s) return s.error();
   }
   return out;
 }

@@ -335,36 +335,50 @@ class Plugin {
   // The inventory's devices of `resource`, with MPS's say on their health and shares.
   std::vector<PluginDevice> devices_of_resource(const std::string& resource) const {
     auto devices = of_resource(inventory_.devices(), resource);
+    if (!config_.mps()) return devices;
     for (auto& d : devices) {
-      const auto it = mps_.find({resource, d.replicas});
-      if (it == mps_.end()) continue;
-      d.mps_share_mib = it->second->share_mib(d.uuid);
-      if (d.healthy && !it->second->problem().empty()) {
+      // The daemons of its GPU's share count, one per container size: each one's limits, and
+      // Unhealthy until every one serves.
+      std::int64_t daemons = 0;
+      for (auto it = mps_.lower_bound({resource, d.replicas, 1});
+           it != mps_.end() && it->first.resource == resource && it->first.replicas == d.replicas;
+           ++it) {
+        ++daemons;
+        if (const auto mib = it->second->share_mib(d.uuid))
+          d.mps_share_mib[it->first.shares] = *mib;
+        if (d.healthy && !it->second->problem().empty()) {
+          d.healthy = false;
+          d.unhealthy_because = it->second->problem();
+        }
+      }
+      if (d.healthy && daemons < d.replicas) {
         d.healthy = false;
-        d.unhealthy_because = it->second->problem();
+        d.unhealthy_because = "the MPS control daemons are not started yet";
       }
     }
     return devices;
   }
 
-  // sharing = mps: one control daemon per resource and share size, for those GPUs; true when
-  // one's health changed.
+  // sharing = mps: for the GPUs of each resource and share count n, one control daemon per
+  // container size k from 1 to n (a daemon's limits hold for all its clients); true when one's
+  // health changed.
   bool keep_mps() {
     if (!config_.mps()) return false;
-    std::map<std::pair<std::string, std::int64_t>, std::vector<Gpu>> groups;
+    std::map<MpsGroup, std::vector<Gpu>> groups;
     for (const auto& resource : inventory_.resources()) {
       std::set<std::string> uuids;
       for (const auto& d : of_resource(inventory_.devices(), resource)) uuids.insert(d.uuid);
       for (const auto& gpu : inventory_.gpus()) {
-        if (uuids.count(gpu.uuid) != 0)
-          groups[{resource, config_.replicas_for(gpu.index, gpu.model)}].push_back(gpu);
+        if (uuids.count(gpu.uuid) == 0) continue;
+        const auto replicas = config_.replicas_for(gpu.index, gpu.model);
+        for (std::int64_t k = 1; k <= replicas; ++k) groups[{resource, replicas, k}].push_back(gpu);
       }
     }
     for (const auto& [group, mps] : mps_) groups.try_emplace(group);  // gone: stopped
     bool changed = false;
     for (const auto& [group, gpus] : groups) {
       auto& mps = mps_[group];
-      if (!mps) mps = std::make_unique<MpsSupervisor>(config_, group.first, group.second, logger_);
+      if (!mps) mps = std::make_unique<MpsSupervisor>(config_, group, logger_);
       changed = mps->tick(gpus, nvml_.get()) || changed;
     }
     return changed;
@@ -505,8 +519,8 @@ class Plugin {
   Clock::time_point nvml_retry_at_;
   std::unique_ptr<XidWatch> xids_;
   std::map<std::string, std::unique_ptr<ResourcePlugin>> plugins_;
-  // By resource and share count.
-  std::map<std::pair<std::string, std::int64_t>, std::unique_ptr<MpsSupervisor>> mps_;
+  // By resource, share count and container size.
+  std::map<MpsGroup, std::unique_ptr<MpsSupervisor>> mps_;
   bool stopping_ = false;
 };
 

@@ -26,8 +26,9 @@ struct PluginDevice {
   std::int64_t replicas = 1;         // how many times its GPU is advertised (replicas_for)
   bool healthy = true;
   std::string unhealthy_because;  // "" when healthy
-  // sharing = mps: one share's pinned device memory on its GPU; none when not known (no NVML).
-  std::optional<std::uint64_t> mps_share_mib;
+  // sharing = mps: by container size k (1 to replicas), the pinned device memory the daemon for
+  // containers of k shares holds them to on its GPU; none when not known (no NVML).
+  std::map<std::int64_t, std::uint64_t> mps_share_mib;
 };
 
 // The devices of `gpus` (in index order; `migs` by GPU UUID) as [device-plugin] advertises

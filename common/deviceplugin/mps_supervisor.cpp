@@ -9,7 +9,8 @@
 namespace gcr {
 namespace {
 
-constexpr auto kAskEvery = std::chrono::seconds(5);
+constexpr auto kAskOneShare = std::chrono::seconds(5);
+constexpr auto kAskLarger = std::chrono::seconds(30);
 constexpr auto kLastBackoff = std::chrono::seconds(30);
 
 // The GPUs a daemon serves (its CUDA_VISIBLE_DEVICES): another set needs another daemon.
@@ -21,14 +22,18 @@ std::string uuids_of(const std::vector<Gpu>& gpus) {
 
 }  // namespace
 
-MpsDirs mps_dirs(const Config& config, const std::string& resource, std::int64_t replicas) {
-  const std::string root = mps_dir(config.device_plugin.mps_root, resource, replicas);
+MpsDirs mps_dirs(const Config& config, const std::string& resource, std::int64_t replicas,
+                 std::int64_t shares) {
+  const std::string root = mps_dir(config.device_plugin.mps_root, resource, replicas, shares);
   return MpsDirs{root, root + "/pipe", root + "/shm"};
 }
 
-MpsSupervisor::MpsSupervisor(const Config& config, std::string resource, std::int64_t replicas,
-                             Logger& logger)
-    : config_(config), resource_(std::move(resource)), replicas_(replicas), logger_(logger) {}
+MpsSupervisor::MpsSupervisor(const Config& config, MpsGroup group, Logger& logger)
+    : config_(config),
+      group_(std::move(group)),
+      logger_(logger),
+      ask_every_(group_.shares == 1 ? Clock::duration(kAskOneShare) : Clock::duration(kAskLarger)) {
+}
 
 MpsSupervisor::~MpsSupervisor() {
   stop();
@@ -47,13 +52,13 @@ Result<MpsPlan> MpsSupervisor::plan_for(const std::vector<Gpu>& gpus, Nvml* nvml
                  "): install NVIDIA's MPS (nvidia-cuda-mps)"};
   MpsPlan plan;
   plan.program = *program;
-  plan.dir = mps_dirs(config_, resource_, replicas_).root;
-  plan.thread_percentage = share_percentage(replicas_);
+  plan.dir = mps_dirs(config_, group_.resource, group_.replicas, group_.shares).root;
+  plan.thread_percentage = share_percentage(group_.replicas, group_.shares);
   for (const auto& gpu : gpus) {
     MpsGpu share{gpu.uuid, std::nullopt};
     if (nvml != nullptr) {
       if (const auto memory = nvml->memory_mib(gpu.bus))
-        share.pinned_mib = gcr::share_mib(*memory, replicas_);
+        share.pinned_mib = gcr::share_mib(*memory, group_.replicas, group_.shares);
     }
     plan.gpus.push_back(share);
   }
@@ -77,7 +82,7 @@ void MpsSupervisor::limit_memory(const std::vector<Gpu>& gpus, Nvml* nvml) {
   auto plan = plan_for(gpus, nvml);
   if (!plan) return failed(plan.error().message);
   if (auto s = daemon_->update_limits(plan->gpus); !s) return failed(s.error().message);
-  logger_.info("MPS control daemon of " + resource_ + ": each share now " +
+  logger_.info("MPS control daemon of " + serves() + ": each client now " +
                keep_shares(plan->gpus));
 }
 
@@ -86,7 +91,7 @@ void MpsSupervisor::failed(const std::string& why) {
   daemon_.reset();
   serving_.clear();
   if (problem_ != why)
-    logger_.warning(why + "; " + resource_ + " is Unhealthy, starting the daemon again in " +
+    logger_.warning(why + "; " + group_.resource + " is Unhealthy, starting the daemon again in " +
                     std::to_string(backoff_.count()) + "s");
   problem_ = why;
   next_start_ = Clock::now() + backoff_;
@@ -102,12 +107,13 @@ void MpsSupervisor::start(const std::vector<Gpu>& gpus, Nvml* nvml) {
   with_nvml_ = nvml != nullptr;
   const std::string memory = keep_shares(plan->gpus);
   logger_.info("MPS control daemon serving " + std::to_string(gpus.size()) + " GPUs of " +
-               resource_ + ": each of " + std::to_string(replicas_) + " shares gets " +
+               group_.resource + ": each client of " + std::to_string(group_.shares) + " of " +
+               std::to_string(group_.replicas) + " shares gets " +
                std::to_string(plan->thread_percentage) + "% of the threads and " + memory + " (" +
                plan->pipe_dir() + ")");
   problem_.clear();
   backoff_ = std::chrono::seconds(1);
-  next_ask_ = Clock::now() + kAskEvery;
+  next_ask_ = Clock::now() + ask_every_;
 }
 
 bool MpsSupervisor::tick(const std::vector<Gpu>& gpus, Nvml* nvml) {
@@ -115,7 +121,7 @@ bool MpsSupervisor::tick(const std::vector<Gpu>& gpus, Nvml* nvml) {
   const auto shares_before = share_mib_;
   const auto now = Clock::now();
   if (daemon_ && !gpus.empty() && serving_ != uuids_of(gpus)) {
-    logger_.info("the GPUs of " + resource_ + " changed: restarting the MPS control daemon");
+    logger_.info("the GPUs of " + serves() + " changed: restarting the MPS control daemon");
     daemon_->stop();
     daemon_.reset();
     next_start_ = now;
@@ -130,7 +136,7 @@ bool MpsSupervisor::tick(const std::vector<Gpu>& gpus, Nvml* nvml) {
   } else if (auto s = daemon_->check(now >= next_ask_); !s) {
     failed(s.error().message);
   } else if (now >= next_ask_) {
-    next_ask_ = now + kAskEvery;
+    next_ask_ = now + ask_every_;
   }
   return problem_ != before || share_mib_ != shares_before;
 }
@@ -139,7 +145,12 @@ void MpsSupervisor::stop() {
   if (!daemon_) return;
   daemon_->stop();
   daemon_.reset();
-  logger_.info("stopped the MPS control daemon of " + resource_);
+  logger_.info("stopped the MPS control daemon of " + serves());
+}
+
+std::string MpsSupervisor::serves() const {
+  if (group_.shares == 1) return group_.resource;
+  return group_.resource + " for containers of " + std::to_string(group_.shares) + " shares";
 }
 
 }  // namespace gcr

@@ -19,7 +19,7 @@
 namespace gcr {
 
 // Where a container finds the daemon's pipe (MPS clients' default), and the host directories of
-// the daemon of a resource's GPUs of `replicas` shares (mps_dir).
+// the daemon for containers of `shares` of a resource's GPUs of `replicas` shares (mps_dir).
 inline constexpr const char* kMpsContainerPipeDir = "/tmp/nvidia-mps";
 struct MpsDirs {
   std::string root;
@@ -27,15 +27,24 @@ struct MpsDirs {
   std::string shm;
 };
 [[nodiscard]] MpsDirs mps_dirs(const Config& config, const std::string& resource,
-                               std::int64_t replicas);
+                               std::int64_t replicas, std::int64_t shares);
 
-// The daemon of a resource's GPUs of `replicas` shares each. Started once there are such GPUs
-// (one share: 1/replicas of the threads, and of each GPU's memory where NVML says how much), asked
-// every 5 s whether it answers and watched every tick, restarted after it dies with a backoff from
-// 1 s doubling to 30 s, restarted for a changed set of GPUs, stopped by stop().
+// What one daemon serves: containers of `shares` of the GPUs of `replicas` shares of a resource.
+struct MpsGroup {
+  std::string resource;
+  std::int64_t replicas = 1;
+  std::int64_t shares = 1;
+  auto operator<=>(const MpsGroup&) const = default;
+};
+
+// The daemon of one MpsGroup. Started once there are such GPUs (its clients' defaults:
+// shares/replicas of the threads, and of each GPU's memory where NVML says how much), watched
+// every tick and asked whether it answers every 5 s (one share) or 30 s (more: the larger sizes
+// are one daemon each), restarted after it dies with a backoff from 1 s doubling to 30 s,
+// restarted for a changed set of GPUs, stopped by stop().
 class MpsSupervisor {
  public:
-  MpsSupervisor(const Config& config, std::string resource, std::int64_t replicas, Logger& logger);
+  MpsSupervisor(const Config& config, MpsGroup group, Logger& logger);
   ~MpsSupervisor();
   MpsSupervisor(const MpsSupervisor&) = delete;
   MpsSupervisor& operator=(const MpsSupervisor&) = delete;
@@ -44,7 +53,7 @@ class MpsSupervisor {
   bool tick(const std::vector<Gpu>& gpus, Nvml* nvml);
   // Why the daemon does not serve ("" while it does): its GPUs are Unhealthy meanwhile.
   [[nodiscard]] const std::string& problem() const { return problem_; }
-  // One share's pinned memory on a GPU, when known.
+  // Its clients' pinned memory on a GPU, when known.
   [[nodiscard]] std::optional<std::uint64_t> share_mib(const std::string& uuid) const;
   void stop();
 
@@ -54,13 +63,15 @@ class MpsSupervisor {
   void start(const std::vector<Gpu>& gpus, Nvml* nvml);
   void failed(const std::string& why);
   void limit_memory(const std::vector<Gpu>& gpus, Nvml* nvml);
-  // Remembers each GPU's share of memory; says what a share gets, for the log.
+  // Remembers each GPU's share of memory; says what a client gets, for the log.
   std::string keep_shares(const std::vector<MpsGpu>& gpus);
+  // "nvidia.com/gpu" for one share, "2 shares of nvidia.com/gpu" for more: for the log.
+  [[nodiscard]] std::string serves() const;
 
   const Config& config_;
-  std::string resource_;
-  std::int64_t replicas_;
+  MpsGroup group_;
   Logger& logger_;
+  Clock::duration ask_every_;
   std::unique_ptr<MpsDaemon> daemon_;
   std::string serving_;     // the UUIDs the running daemon serves
   bool with_nvml_ = false;  // its limits include memory (NVML told how much there is)

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "base/node_stat.h"
 #include "driver/host.h"
@@ -21,32 +22,48 @@ std::string limits_text(const MpsState& state) {
   return text;
 }
 
-// The daemon of the resource's GPUs of `replicas` shares, `gpus` of them.
+// The daemons of the resource's GPUs of `replicas` shares, `gpus` of them: one per container
+// size, each holding its clients to its size's thread percentage. The ok line gives one share's
+// limits and every daemon's servers and clients.
 void check_group(const Config& config, const std::string& program, std::int64_t replicas,
                  std::size_t gpus, Findings& findings) {
-  const std::string pipe =
-      mps_dir(config.device_plugin.mps_root, config.device_plugin.resource_name, replicas) +
-      "/pipe";
-  auto state = read_mps_state(program, pipe, gpus);
-  if (!state) {
-    findings.fail(kArea, state.error().message + ": the shared GPUs are Unhealthy", pipe,
-                  "systemctl restart gpu-device-plugin (it runs the daemon)");
-    return;
-  }
-  const unsigned share = share_percentage(replicas);
-  if (!state->thread_percentage || std::lround(*state->thread_percentage) != share) {
-    findings.fail(kArea,
-                  "the MPS control daemon's thread percentage is not one share's " +
-                      std::to_string(share) + "%: another daemon answers on the pipe",
-                  pipe, "systemctl restart gpu-device-plugin");
-    return;
+  std::optional<MpsState> one_share;
+  std::string one_share_pipe;
+  unsigned servers = 0;
+  unsigned clients = 0;
+  for (std::int64_t shares = 1; shares <= replicas; ++shares) {
+    const std::string pipe = mps_dir(config.device_plugin.mps_root,
+                                     config.device_plugin.resource_name, replicas, shares) +
+                             "/pipe";
+    auto state = read_mps_state(program, pipe, gpus);
+    if (!state) {
+      findings.fail(kArea, state.error().message + ": the shared GPUs are Unhealthy", pipe,
+                    "systemctl restart gpu-device-plugin (it runs the daemons)");
+      return;
+    }
+    const unsigned pct = share_percentage(replicas, shares);
+    if (!state->thread_percentage || std::lround(*state->thread_percentage) != pct) {
+      findings.fail(kArea,
+                    "the MPS control daemon's thread percentage is not " + std::to_string(shares) +
+                        " of " + std::to_string(replicas) + " shares' " + std::to_string(pct) +
+                        "%: another daemon answers on the pipe",
+                    pipe, "systemctl restart gpu-device-plugin");
+      return;
+    }
+    servers += state->servers;
+    clients += state->clients;
+    if (shares == 1) {
+      one_share = std::move(*state);
+      one_share_pipe = pipe;
+    }
   }
   findings.ok(kArea,
-              "the MPS control daemon answers: each of " + std::to_string(replicas) + " shares " +
-                  std::to_string(share) + "% of the threads, pinned memory " + limits_text(*state) +
-                  "; " + std::to_string(state->servers) + " servers, " +
-                  std::to_string(state->clients) + " clients",
-              pipe);
+              "the MPS control daemons answer (containers of 1 to " + std::to_string(replicas) +
+                  " shares): each of " + std::to_string(replicas) + " shares " +
+                  std::to_string(share_percentage(replicas)) + "% of the threads, pinned memory " +
+                  limits_text(*one_share) + "; " + std::to_string(servers) + " servers, " +
+                  std::to_string(clients) + " clients",
+              one_share_pipe);
 }
 
 }  // namespace

@@ -55,13 +55,18 @@ std::string exit_text(int status) {
 
 }  // namespace
 
-unsigned share_percentage(std::int64_t replicas) {
-  return static_cast<unsigned>(
-      std::max<std::int64_t>(1, 100 / std::max<std::int64_t>(1, replicas)));
+unsigned share_percentage(std::int64_t replicas, std::int64_t shares) {
+  const auto n = std::max<std::int64_t>(1, replicas);
+  const auto k = std::clamp<std::int64_t>(shares, 1, n);
+  return static_cast<unsigned>(std::max<std::int64_t>(1, 100 * k / n));
 }
 
-std::uint64_t share_mib(std::uint64_t memory_mib, std::int64_t replicas) {
-  return memory_mib / static_cast<std::uint64_t>(std::max<std::int64_t>(1, replicas));
+std::uint64_t share_mib(std::uint64_t memory_mib, std::int64_t replicas, std::int64_t shares) {
+  const auto n = std::max<std::int64_t>(1, replicas);
+  const auto k = static_cast<std::uint64_t>(std::clamp<std::int64_t>(shares, 1, n));
+  // In that order: k/n of the memory, never more than the GPU has.
+  return memory_mib / static_cast<std::uint64_t>(n) * k +
+         memory_mib % static_cast<std::uint64_t>(n) * k / static_cast<std::uint64_t>(n);
 }
 
 std::optional<double> parse_mps_percentage(std::string_view text) {
@@ -108,11 +113,11 @@ std::optional<std::uint64_t> parse_mps_memory_mib(std::string_view text) {
   return static_cast<std::uint64_t>(std::llround(mib));
 }
 
-std::string mps_dir(const std::string& mps_root, const std::string& resource,
-                    std::int64_t replicas) {
+std::string mps_dir(const std::string& mps_root, const std::string& resource, std::int64_t replicas,
+                    std::int64_t shares) {
   std::string name = resource;
   std::replace(name.begin(), name.end(), '/', '-');
-  return mps_root + "/" + name + "/" + std::to_string(replicas) + "-shares";
+  return mps_root + "/" + name + "/" + std::to_string(shares) + "-of-" + std::to_string(replicas);
 }
 
 std::optional<std::string> mps_control_program(DriverHost& host) {

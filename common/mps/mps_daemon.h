@@ -19,7 +19,7 @@ namespace gcr {
 
 struct MpsGpu {
   std::string uuid;
-  std::optional<std::uint64_t> pinned_mib;  // one share's device memory; none: not limited
+  std::optional<std::uint64_t> pinned_mib;  // each client's device memory; none: not limited
 };
 
 struct MpsPlan {
@@ -27,7 +27,7 @@ struct MpsPlan {
   // <mps-root>/<resource>: pipe/ (CUDA_MPS_PIPE_DIRECTORY), log/, and shm/, the daemon's
   // /dev/shm and its clients'.
   std::string dir;
-  unsigned thread_percentage = 100;  // one share's active threads
+  unsigned thread_percentage = 100;  // each client's active threads
   std::vector<MpsGpu> gpus;
 
   [[nodiscard]] std::string pipe_dir() const { return dir + "/pipe"; }
@@ -35,20 +35,21 @@ struct MpsPlan {
   [[nodiscard]] std::string shm_dir() const { return dir + "/shm"; }
 };
 
-// One share of a GPU of `memory_mib` split `replicas` ways: its threads (at least 1 %) and
-// its pinned memory.
-[[nodiscard]] unsigned share_percentage(std::int64_t replicas);
-[[nodiscard]] std::uint64_t share_mib(std::uint64_t memory_mib, std::int64_t replicas);
+// `shares` of a GPU of `memory_mib` split `replicas` ways: their threads (at least 1 %) and
+// their pinned memory.
+[[nodiscard]] unsigned share_percentage(std::int64_t replicas, std::int64_t shares = 1);
+[[nodiscard]] std::uint64_t share_mib(std::uint64_t memory_mib, std::int64_t replicas,
+                                      std::int64_t shares = 1);
 
 // The control client's answers: "25.0" -> 25.0; "2G", "2048M" -> 2048.
 [[nodiscard]] std::optional<double> parse_mps_percentage(std::string_view text);
 [[nodiscard]] std::optional<std::uint64_t> parse_mps_memory_mib(std::string_view text);
 
-// <mps-root>/<resource with '/' as '-'>/<replicas>-shares: where the daemon of a resource's
-// GPUs of `replicas` shares each keeps its directories (one daemon per share size, as a
-// daemon's thread percentage holds for all its clients).
+// <mps-root>/<resource with '/' as '-'>/<shares>-of-<replicas>: where the daemon for
+// containers of `shares` of a resource's GPUs of `replicas` shares keeps its directories (one
+// daemon per share count and container size, as a daemon's limits hold for all its clients).
 [[nodiscard]] std::string mps_dir(const std::string& mps_root, const std::string& resource,
-                                  std::int64_t replicas);
+                                  std::int64_t replicas, std::int64_t shares = 1);
 
 // The host path of the driver root's nvidia-cuda-mps-control, where the driver has one.
 [[nodiscard]] std::optional<std::string> mps_control_program(DriverHost& host);

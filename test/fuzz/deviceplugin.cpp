@@ -2,6 +2,7 @@
 // protobuf bytes, answered against a fixed device list (two of the eight GPUs unhealthy,
 // replicas on, two NVLink quads). Preferred answers, under every allocation policy, are always a
 // subset of available, of the asked size or empty.
+#include <algorithm>
 #include <set>
 
 #include "config/config.h"
@@ -71,10 +72,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const auto& c : allocate.container_requests()) {
       const std::vector<std::string> ids(c.devices_ids().begin(), c.devices_ids().end());
       (void)gcr::allocate_container(ids, devices(), config);
-      // MPS: an answer names one GPU and never more than all of its threads.
+      // MPS: an answer names one GPU, never more than all of its threads, and the daemon for
+      // containers of as many shares as distinct IDs.
       if (auto shared = gcr::allocate_container(ids, devices(), mps); shared && !ids.empty()) {
         const auto& pct = shared->envs.at("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
         gcr::fuzz::require(std::stoi(pct) >= 1 && std::stoi(pct) <= 100);
+        const std::set<std::string> distinct(ids.begin(), ids.end());
+        const auto pipe = std::find_if(shared->mounts.begin(), shared->mounts.end(),
+                                       [](const auto& m) { return m.second == "/tmp/nvidia-mps"; });
+        gcr::fuzz::require(pipe != shared->mounts.end() &&
+                           pipe->first.find("/" + std::to_string(distinct.size()) + "-of-") !=
+                               std::string::npos);
         gcr::fuzz::require(shared->envs.at("NVIDIA_VISIBLE_DEVICES").find(',') ==
                            std::string::npos);
       }

@@ -10,6 +10,9 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
+#include <set>
+#include <sstream>
 #include <thread>
 
 #include "base/child_process.h"
@@ -53,27 +56,47 @@ struct MpsNode {
     gcr::test::write_file(f.dir / "config.json", config.dump(2));
   }
 
-  // The daemon of the GPUs of 4 shares (each share count has its own).
-  [[nodiscard]] std::string dir(int shares = 4) const {
-    return mps_root + "/nvidia.com-gpu/" + std::to_string(shares) + "-shares";
+  // The daemon for containers of `shares` of the GPUs of `replicas` shares (each share count
+  // and container size has its own).
+  [[nodiscard]] std::string dir(int replicas = 4, int shares = 1) const {
+    return mps_root + "/nvidia.com-gpu/" + std::to_string(shares) + "-of-" +
+           std::to_string(replicas);
   }
-  [[nodiscard]] std::string pipe(int shares = 4) const { return dir(shares) + "/pipe"; }
+  [[nodiscard]] std::string pipe(int replicas = 4, int shares = 1) const {
+    return dir(replicas, shares) + "/pipe";
+  }
 
-  // One command to the daemon through NVIDIA's own client, as an operator would.
-  [[nodiscard]] std::string ask(const std::string& command, int shares = 4) const {
-    auto r = gcr::run_child_with_input({program}, {"CUDA_MPS_PIPE_DIRECTORY=" + pipe(shares)},
-                                       command + "\n", 5, 65536);
+  // One command to a daemon through NVIDIA's own client, as an operator would.
+  [[nodiscard]] std::string ask(const std::string& command, int replicas = 4,
+                                int shares = 1) const {
+    auto r = gcr::run_child_with_input(
+        {program}, {"CUDA_MPS_PIPE_DIRECTORY=" + pipe(replicas, shares)}, command + "\n", 5, 65536);
     return r && r->exit_code == 0 ? r->out.substr(0, r->out.find('\n')) : "(no answer)";
   }
 
-  // The daemon's pid: the plugin's child running the control program.
-  [[nodiscard]] int daemon_pid() const {
+  // The pids running the control program, with the pipe directory each was given.
+  [[nodiscard]] std::map<int, std::string> daemons() const {
+    std::map<int, std::string> out;
     for (const auto& e : std::filesystem::directory_iterator("/proc")) {
       const std::string name = e.path().filename();
       if (name.find_first_not_of("0123456789") != std::string::npos) continue;
       std::error_code ec;
       const auto exe = std::filesystem::read_symlink(e.path() / "exe", ec);
-      if (!ec && exe == program) return std::stoi(name);
+      if (ec || exe != program) continue;
+      std::istringstream env(gcr::test::read_file(e.path() / "environ"));
+      const std::string key = "CUDA_MPS_PIPE_DIRECTORY=";
+      std::string& pipe_dir = out[std::stoi(name)];
+      for (std::string var; std::getline(env, var, '\0');) {
+        if (var.rfind(key, 0) == 0) pipe_dir = var.substr(key.size());
+      }
+    }
+    return out;
+  }
+
+  // The pid of the daemon for containers of `shares` (the plugin's child), or -1.
+  [[nodiscard]] int daemon_pid(int shares = 1) const {
+    for (const auto& [pid, pipe_dir] : daemons()) {
+      if (pipe_dir == pipe(4, shares)) return pid;
     }
     return -1;
   }
@@ -103,12 +126,11 @@ void require_root() {
 }  // namespace
 
 TEST_SUITE("mps") {
-  TEST_CASE("the daemon serves every GPU with one share's threads and memory as its defaults") {
+  TEST_CASE("a daemon per container size serves every GPU with k shares' threads and memory") {
     require_root();
     MpsNode node;
-    node.f.start();
-    REQUIRE_MESSAGE(node.f.logged("MPS control daemon serving 4 GPUs of nvidia.com/gpu"),
-                    node.f.log());
+    node.start_serving();
+    CHECK(node.f.logged("MPS control daemon serving 4 GPUs of nvidia.com/gpu"));
     CHECK(node.ask("get_default_active_thread_percentage") == "25.0");
     // By ordinal in the daemon's CUDA_VISIBLE_DEVICES (index order); 40 GiB GPUs below bus
     // 0x80 and 32 GiB above (the stub NVML): a quarter each.
@@ -118,6 +140,19 @@ TEST_SUITE("mps") {
       CHECK(node.ask("get_default_device_pinned_mem_limit " + std::to_string(gpu.index)) ==
             expected);
     }
+    // The daemons for containers of 2, 3 and 4 shares: k quarters.
+    for (int k = 2; k <= 4; ++k) {
+      CAPTURE(k);
+      CHECK(node.ask("get_default_active_thread_percentage", 4, k) ==
+            std::to_string(25 * k) + ".0");
+      CHECK(node.ask("get_default_device_pinned_mem_limit 0", 4, k) ==
+            std::to_string(10 * k) + "G");
+      CHECK(node.ask("get_default_device_pinned_mem_limit 3", 4, k) == std::to_string(8 * k) + "G");
+    }
+    std::set<std::string> pipes;
+    for (const auto& [pid, pipe_dir] : node.daemons()) pipes.insert(pipe_dir);
+    CHECK(pipes == std::set<std::string>{node.pipe(4, 1), node.pipe(4, 2), node.pipe(4, 3),
+                                         node.pipe(4, 4)});
     const Devices devices = node.f.kubelet->devices();
     CHECK(devices.size() == 16);
     CHECK(all_health(devices, "Healthy"));
@@ -133,7 +168,7 @@ TEST_SUITE("mps") {
     CHECK((shm.st_mode & 07777) == 01777);
   }
 
-  TEST_CASE("Allocate: one share's limits, the pipe and the shared memory; more is refused") {
+  TEST_CASE("Allocate: k shares' limits, pipe and shared memory; shares of two GPUs refused") {
     require_root();
     MpsNode node;
     node.start_serving();
@@ -152,15 +187,24 @@ TEST_SUITE("mps") {
     CHECK(a.mounts(1).host_path() == node.dir() + "/shm");
     CHECK(a.mounts(1).container_path() == "/dev/shm");
 
-    // Three shares of one GPU, or shares of two: refused (the server would hold them to one).
-    for (const std::vector<std::string>& ids :
-         {std::vector<std::string>{shares[1], shares[2], shares[3]},
-          std::vector<std::string>{shares[0], node.shares_of(1)[0]}}) {
-      v1beta1::AllocateResponse refused;
-      const auto status = node.f.kubelet->allocate(ids, refused);
-      CHECK(status.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
-      CHECK(status.error_message().find("MPS holds a container to one share of a GPU") == 0);
-    }
+    // Three shares of one GPU: the daemon for containers of 3, which holds them to three
+    // quarters.
+    v1beta1::AllocateResponse three;
+    REQUIRE(node.f.kubelet->allocate({shares[1], shares[2], shares[3]}, three).ok());
+    const auto& t = three.container_responses(0);
+    CHECK(t.envs().at("NVIDIA_VISIBLE_DEVICES") == node.f.host.gpus()[0].uuid);
+    CHECK(t.envs().at("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE") == "75");
+    CHECK(t.envs().at("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT") == "0=30720M");
+    REQUIRE(t.mounts_size() == 2);
+    CHECK(t.mounts(0).host_path() == node.pipe(4, 3));
+    CHECK(t.mounts(1).host_path() == node.dir(4, 3) + "/shm");
+    CHECK(node.ask("get_default_active_thread_percentage", 4, 3) == "75.0");
+
+    // Shares of two GPUs: refused, never spread silently.
+    v1beta1::AllocateResponse refused;
+    const auto status = node.f.kubelet->allocate({shares[0], node.shares_of(1)[0]}, refused);
+    CHECK(status.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+    CHECK(status.error_message().find("MPS gives a container shares of one GPU") == 0);
   }
 
   TEST_CASE("replicas-by-gpu: a GPU in 2 shares gets a daemon of its own, half of it each") {
@@ -173,20 +217,26 @@ TEST_SUITE("mps") {
     CHECK(node.f.kubelet->devices().size() == 14);  // 3 GPUs in 4 shares, one in 2
     CHECK(node.ask("get_default_active_thread_percentage") == "25.0");
     CHECK(node.ask("get_default_active_thread_percentage", 2) == "50.0");
-    // GPU 1 (40 GiB) is ordinal 0 of its daemon: half its memory.
+    CHECK(node.ask("get_default_active_thread_percentage", 2, 2) == "100.0");
+    // GPU 1 (40 GiB) is ordinal 0 of its daemons: half its memory, or all of it.
     CHECK(node.ask("get_default_device_pinned_mem_limit 0", 2) == "20G");
+    CHECK(node.ask("get_default_device_pinned_mem_limit 0", 2, 2) == "40G");
     v1beta1::AllocateResponse half;
     REQUIRE(node.f.kubelet->allocate({node.shares_of(1)[1]}, half).ok());
     const auto& h = half.container_responses(0);
     CHECK(h.envs().at("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE") == "50");
     CHECK(h.envs().at("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT") == "0=20480M");
     CHECK(h.mounts(0).host_path() == node.pipe(2));
+    v1beta1::AllocateResponse whole;
+    REQUIRE(node.f.kubelet->allocate(node.shares_of(1), whole).ok());
+    CHECK(whole.container_responses(0).envs().at("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE") == "100");
+    CHECK(whole.container_responses(0).mounts(0).host_path() == node.pipe(2, 2));
   }
 
   TEST_CASE("GetPreferredAllocation packs a request's shares onto one GPU") {
     require_root();
     MpsNode node;
-    node.f.start();
+    node.start_serving();
     std::vector<std::string> available;
     for (const auto& d : node.f.kubelet->devices()) available.push_back(d.id());
     v1beta1::PreferredAllocationResponse response;
@@ -197,23 +247,30 @@ TEST_SUITE("mps") {
     for (const auto& id : ids) CHECK(id.substr(0, id.find("::")) == gpu);
   }
 
-  TEST_CASE("the daemon killed: its GPUs Unhealthy, the daemon started again, Healthy again") {
+  TEST_CASE("a daemon killed: its GPUs Unhealthy, the daemon started again, Healthy again") {
     require_root();
     MpsNode node;
     node.start_serving();
-    const int first = node.daemon_pid();
-    REQUIRE(first > 0);
-    REQUIRE(::kill(first, SIGKILL) == 0);
-    REQUIRE_MESSAGE(node.f.kubelet->wait_for_devices(
-                        [](const Devices& d) { return all_health(d, "Unhealthy"); }, kWait),
-                    node.f.log());
-    REQUIRE_MESSAGE(node.f.kubelet->wait_for_devices(
-                        [](const Devices& d) { return all_health(d, "Healthy"); }, kWait),
-                    node.f.log());
-    const int second = node.daemon_pid();
-    CHECK(second > 0);
-    CHECK(second != first);
-    CHECK(node.ask("get_default_active_thread_percentage") == "25.0");
+    // The one-share daemon, then one for larger containers: each is watched.
+    for (const int k : {1, 3}) {
+      CAPTURE(k);
+      const int other = node.daemon_pid(k == 1 ? 2 : 1);
+      const int first = node.daemon_pid(k);
+      REQUIRE(first > 0);
+      REQUIRE(::kill(first, SIGKILL) == 0);
+      REQUIRE_MESSAGE(node.f.kubelet->wait_for_devices(
+                          [](const Devices& d) { return all_health(d, "Unhealthy"); }, kWait),
+                      node.f.log());
+      REQUIRE_MESSAGE(node.f.kubelet->wait_for_devices(
+                          [](const Devices& d) { return all_health(d, "Healthy"); }, kWait),
+                      node.f.log());
+      const int second = node.daemon_pid(k);
+      CHECK(second > 0);
+      CHECK(second != first);
+      CHECK(node.daemon_pid(k == 1 ? 2 : 1) == other);  // the others left running
+      CHECK(node.ask("get_default_active_thread_percentage", 4, k) ==
+            std::to_string(25 * k) + ".0");
+    }
     CHECK(node.f.logged("the MPS control daemon was killed by signal 9"));
   }
 
@@ -239,9 +296,10 @@ TEST_SUITE("mps") {
     CHECK(node.ask("get_default_active_thread_percentage") == "25.0");
     REQUIRE(node.f.kubelet->wait_for_devices(
         [](const Devices& d) { return all_health(d, "Healthy"); }, kWait));
+    CHECK(node.daemons().size() == 4);  // each container size's, all kept
     CHECK(node.f.plugin->stop() == 0);
-    CHECK(node.daemon_pid() == -1);
-    CHECK(std::filesystem::is_empty(node.pipe()));
+    CHECK(node.daemons().empty());
+    for (int k = 1; k <= 4; ++k) CHECK(std::filesystem::is_empty(node.pipe(4, k)));
     CHECK(node.f.logged("stopped the MPS control daemon of nvidia.com/gpu"));
   }
 
@@ -258,22 +316,32 @@ TEST_SUITE("mps") {
     MpsNode node;
     node.start_serving();
     const auto shares = node.shares_of(1);
-    v1beta1::AllocateResponse response;
-    REQUIRE(node.f.kubelet->allocate({shares[2]}, response).ok());
-    std::vector<std::string> args{"run",           "--rm",
-                                  "--runc-binary", gcr::test::built("gpu-container-runtime"),
-                                  "--env",         "NVIDIA_DRIVER_CAPABILITIES=compute,utility"};
-    const auto extra = gcr::test::ctr_arguments(response.container_responses(0));
-    args.insert(args.end(), extra.begin(), extra.end());
-    args.insert(args.end(),
-                {"--rootfs", runtime.path("ctr/rootfs"), "gcr-mps", "/bin/sh", "-c",
-                 "ls /tmp/nvidia-mps | tr '\\n' ' '; echo; echo $CUDA_MPS_PIPE_DIRECTORY "
-                 "$CUDA_MPS_ACTIVE_THREAD_PERCENTAGE $CUDA_MPS_PINNED_DEVICE_MEM_LIMIT; "
-                 "echo from-the-pod > /dev/shm/gcr-mps-test"});
-    const auto r = containerd.ctr(args);
-    CHECK(r.err == "");
-    CHECK(r.out == "control control_lock control_privileged log \n/tmp/nvidia-mps 25 0=10240M\n");
+    // A pod's container given Allocate's answer for `ids`: what it sees of MPS.
+    const auto run_pod = [&](const std::vector<std::string>& ids) {
+      v1beta1::AllocateResponse response;
+      REQUIRE(node.f.kubelet->allocate(ids, response).ok());
+      std::vector<std::string> args{"run",           "--rm",
+                                    "--runc-binary", gcr::test::built("gpu-container-runtime"),
+                                    "--env",         "NVIDIA_DRIVER_CAPABILITIES=compute,utility"};
+      const auto extra = gcr::test::ctr_arguments(response.container_responses(0));
+      args.insert(args.end(), extra.begin(), extra.end());
+      args.insert(args.end(),
+                  {"--rootfs", runtime.path("ctr/rootfs"), "gcr-mps", "/bin/sh", "-c",
+                   "ls /tmp/nvidia-mps | tr '\\n' ' '; echo; echo $CUDA_MPS_PIPE_DIRECTORY "
+                   "$CUDA_MPS_ACTIVE_THREAD_PERCENTAGE $CUDA_MPS_PINNED_DEVICE_MEM_LIMIT; "
+                   "echo from-the-pod > /dev/shm/gcr-mps-test"});
+      const auto r = containerd.ctr(args);
+      CHECK(r.err == "");
+      return r.out;
+    };
+    CHECK(run_pod({shares[2]}) ==
+          "control control_lock control_privileged log \n/tmp/nvidia-mps 25 0=10240M\n");
     CHECK(gcr::test::read_file(node.dir() + "/shm/gcr-mps-test") == "from-the-pod\n");
+    // Two shares of it: the pipe and shared memory of the daemon for containers of 2, half of
+    // the GPU.
+    CHECK(run_pod({shares[0], shares[3]}) ==
+          "control control_lock control_privileged log \n/tmp/nvidia-mps 50 0=20480M\n");
+    CHECK(gcr::test::read_file(node.dir(4, 2) + "/shm/gcr-mps-test") == "from-the-pod\n");
   }
 
   TEST_CASE("doctor and info show the daemon's state; doctor fails when it does not answer") {
@@ -283,12 +351,12 @@ TEST_SUITE("mps") {
     gcr::test::RunOptions env;
     env.env["GPU_CONTAINER_RUNTIME_CONFIG"] = node.f.dir / "config.json";
     const auto doctor = gcr::test::run({gcr::test::built("gpu-ctk"), "doctor"}, env);
-    CHECK_MESSAGE(
-        doctor.out.find("ok    mps: the MPS control daemon answers: each of 4 shares "
-                        "25% of the threads, pinned memory GPU 0 10240 MiB, GPU 1 10240 MiB, "
-                        "GPU 2 8192 MiB, GPU 3 8192 MiB; 0 servers, 0 clients (" +
-                        node.pipe() + ")") != std::string::npos,
-        doctor.out);
+    CHECK_MESSAGE(doctor.out.find("ok    mps: the MPS control daemons answer (containers of 1 to 4 "
+                                  "shares): each of 4 shares 25% of the threads, pinned memory GPU "
+                                  "0 10240 MiB, GPU 1 10240 MiB, "
+                                  "GPU 2 8192 MiB, GPU 3 8192 MiB; 0 servers, 0 clients (" +
+                                  node.pipe() + ")") != std::string::npos,
+                  doctor.out);
     const auto info = gcr::test::run({gcr::test::built("gpu-ctk"), "info", "--json"}, env);
     REQUIRE(info.exit_code == 0);
     const Json facts = Json::parse(info.out);

@@ -90,9 +90,10 @@ TEST_CASE("[device-plugin] keys are validated like every other key") {
        "`device-plugin.sharing` must be one of none, time-slicing, mps"},
       {"[device-plugin]\nsharing = \"mps\"\n",
        "`device-plugin.sharing` mps needs `device-plugin.replicas` (and each of "
-       "`device-plugin.replicas-by-gpu`) of 2 or more"},
+       "`device-plugin.replicas-by-gpu`) from 2 to 48"},
       {"[device-plugin]\nsharing = \"mps\"\nreplicas = 4\nreplicas-by-gpu = {\"0\" = 1}\n",
-       "of 2 or more (the shares of each GPU)"},
+       "from 2 to 48 (the shares of each GPU; each container size has a control daemon)"},
+      {"[device-plugin]\nsharing = \"mps\"\nreplicas = 49\n", "from 2 to 48"},
       {"[device-plugin]\nreplicas-by-gpu = {\"Tesla T4\" = 0}\n",
        "`device-plugin.replicas-by-gpu` `Tesla T4` must be from 1 to 1024"},
       {"[device-plugin]\nreplicas-by-gpu = [2]\n",

@@ -88,7 +88,7 @@ TEST_CASE("unknown and unhealthy IDs are refused by name; replicas name their GP
   CHECK(a->envs.at("NVIDIA_VISIBLE_DEVICES") == "GPU-1,GPU-0");  // each physical GPU once
 }
 
-TEST_CASE("mps: one share of a GPU, its limits, pipe and shared memory; more is refused") {
+TEST_CASE("mps: k shares of one GPU, the limits, pipe and shared memory of k; two GPUs refused") {
   Config mps = with({"envvar"});
   mps.device_plugin.sharing = "mps";
   mps.device_plugin.replicas = 8;
@@ -96,7 +96,10 @@ TEST_CASE("mps: one share of a GPU, its limits, pipe and shared memory; more is 
   mps.device_plugin.mps_root = "/run/mps";
   auto shares = devices(mps, 2);
   REQUIRE(shares.size() == 10);  // GPU 0 in 8 shares, GPU 1 in 2
-  for (auto& d : shares) d.mps_share_mib = d.uuid == "GPU-0" ? 5120 : 20480;
+  for (auto& d : shares) {
+    for (std::int64_t k = 1; k <= d.replicas; ++k)
+      d.mps_share_mib[k] = static_cast<std::uint64_t>(k) * (d.uuid == "GPU-0" ? 5120 : 20480);
+  }
   auto one = gcr::allocate_container({"GPU-0::3"}, shares, mps);
   REQUIRE(one.ok());
   CHECK(one->envs ==
@@ -105,33 +108,49 @@ TEST_CASE("mps: one share of a GPU, its limits, pipe and shared memory; more is 
                                            {"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "12"},
                                            {"CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", "0=5120M"}});
   CHECK(one->mounts == std::vector<std::pair<std::string, std::string>>{
-                           {"/run/mps/nvidia.com-gpu/8-shares/pipe", "/tmp/nvidia-mps"},
-                           {"/run/mps/nvidia.com-gpu/8-shares/shm", "/dev/shm"}});
-  // A GPU of 2 shares: its own daemon, half of it.
+                           {"/run/mps/nvidia.com-gpu/1-of-8/pipe", "/tmp/nvidia-mps"},
+                           {"/run/mps/nvidia.com-gpu/1-of-8/shm", "/dev/shm"}});
+  // Three shares of it: the daemon for containers of 3, three eighths.
+  auto three = gcr::allocate_container({"GPU-0::3", "GPU-0::5", "GPU-0::0"}, shares, mps);
+  REQUIRE(three.ok());
+  CHECK(three->envs.at("NVIDIA_VISIBLE_DEVICES") == "GPU-0");
+  CHECK(three->envs.at("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE") == "37");
+  CHECK(three->envs.at("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT") == "0=15360M");
+  CHECK(three->mounts == std::vector<std::pair<std::string, std::string>>{
+                             {"/run/mps/nvidia.com-gpu/3-of-8/pipe", "/tmp/nvidia-mps"},
+                             {"/run/mps/nvidia.com-gpu/3-of-8/shm", "/dev/shm"}});
+  // A GPU of 2 shares: its own daemons, half of it, or all of it.
   auto half = gcr::allocate_container({"GPU-1::1"}, shares, mps);
   REQUIRE(half.ok());
   CHECK(half->envs.at("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE") == "50");
   CHECK(half->envs.at("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT") == "0=20480M");
-  CHECK(half->mounts[0].first == "/run/mps/nvidia.com-gpu/2-shares/pipe");
+  CHECK(half->mounts[0].first == "/run/mps/nvidia.com-gpu/1-of-2/pipe");
+  auto whole = gcr::allocate_container({"GPU-1::1", "GPU-1::0"}, shares, mps);
+  REQUIRE(whole.ok());
+  CHECK(whole->envs.at("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE") == "100");
+  CHECK(whole->envs.at("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT") == "0=40960M");
+  CHECK(whole->mounts[0].first == "/run/mps/nvidia.com-gpu/2-of-2/pipe");
+  // An ID named twice is one share.
+  auto twice = gcr::allocate_container({"GPU-0::3", "GPU-0::3"}, shares, mps);
+  REQUIRE(twice.ok());
+  CHECK(twice->mounts[0].first == "/run/mps/nvidia.com-gpu/1-of-8/pipe");
   // No NVML memory figure: no memory limit, the thread share still.
-  shares[0].mps_share_mib.reset();
+  shares[0].mps_share_mib.clear();
   auto unknown = gcr::allocate_container({"GPU-0::0"}, shares, mps);
   REQUIRE(unknown.ok());
   CHECK(unknown->envs.count("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT") == 0);
+  CHECK(unknown->envs.at("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE") == "12");
   // No IDs (found by the fuzzer): nothing to hand over, and no crash.
   auto none = gcr::allocate_container({}, shares, mps);
   REQUIRE(none.ok());
   CHECK(none->mounts.empty());
-  // Two shares, of one GPU or of two: refused, as the server would hold them to one.
-  for (const std::vector<std::string>& ids : {std::vector<std::string>{"GPU-0::3", "GPU-0::5"},
-                                              std::vector<std::string>{"GPU-0::0", "GPU-1::0"}}) {
-    auto more = gcr::allocate_container(ids, shares, mps);
-    REQUIRE_FALSE(more.ok());
-    CHECK(more.error().message ==
-          "MPS holds a container to one share of a GPU (the server's limits, which a container "
-          "can lower but not raise): asked for 2 (GPU-0 has 8 shares); ask for 1 nvidia.com/gpu, "
-          "or give the GPU fewer replicas ([device-plugin] replicas-by-gpu) for a larger share");
-  }
+  // Shares of two GPUs: refused, naming each GPU's part, never spread silently.
+  auto spread = gcr::allocate_container({"GPU-0::0", "GPU-1::0", "GPU-0::1"}, shares, mps);
+  REQUIRE_FALSE(spread.ok());
+  CHECK(spread.error().message ==
+        "MPS gives a container shares of one GPU (its limits are one GPU's): the kubelet handed 3 "
+        "shares of 2 GPUs (GPU-0: 2, GPU-1: 1), as no GPU had 3 free; ask for at most 8 "
+        "nvidia.com/gpu (a GPU's shares), or wait for a GPU's shares to be free");
 }
 
 TEST_CASE("replicas-by-gpu: a GPU's index wins over its model, the model over replicas") {

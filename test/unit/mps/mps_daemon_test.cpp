@@ -2,12 +2,20 @@
 
 #include "mps/mps_daemon.h"
 
-TEST_CASE("one share: 1/replicas of the threads (at least 1 %) and of the memory") {
+TEST_CASE("k shares: k/replicas of the threads (at least 1 %, at most 100) and of the memory") {
   CHECK(gcr::share_percentage(4) == 25);
   CHECK(gcr::share_percentage(3) == 33);
   CHECK(gcr::share_percentage(1000) == 1);
   CHECK(gcr::share_mib(40960, 4) == 10240);
   CHECK(gcr::share_mib(32768, 3) == 10922);
+  CHECK(gcr::share_percentage(3, 2) == 66);
+  CHECK(gcr::share_percentage(8, 3) == 37);
+  CHECK(gcr::share_percentage(4, 4) == 100);
+  CHECK(gcr::share_percentage(4, 9) == 100);  // never more than the GPU
+  CHECK(gcr::share_mib(32768, 3, 2) == 21845);
+  CHECK(gcr::share_mib(32768, 3, 3) == 32768);
+  CHECK(gcr::share_mib(~std::uint64_t{0}, 48, 47) == ~std::uint64_t{0} / 48 * 47 + 47 * 15 / 48);
+  CHECK(gcr::mps_dir("/run/mps", "example.com/gpu", 8, 3) == "/run/mps/example.com-gpu/3-of-8");
 }
 
 TEST_CASE("the control client's answers, as nvidia-cuda-mps-control prints them") {
