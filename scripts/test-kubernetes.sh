@@ -650,8 +650,10 @@ ok "a pod with one share sees its GPU ($seen, index $index), the daemon's contro
 
 # Two shares in one container: one GPU, the pipe of the daemon for 2 shares, half of the GPU.
 gpu_pod gcr-mps-two 2 "" "env | grep ^CUDA_MPS_ | sort; echo probe >/dev/shm/gcr-mps-probe-two"
+one_share_gpu=$seen
 seen=$(gpus_seen gcr-mps-two)
 [ "$(count "$seen")" = 1 ] || die "a pod with two MPS shares sees '$seen', not one GPU"
+[ "$seen" = "$one_share_gpu" ] || die "the 2-share pod got $seen, not packed onto the 1-share pod's $one_share_gpu"
 index=$(gpu_index "$seen")
 two=$(ask_mps "get_default_device_pinned_mem_limit $index" 2 | sed -n 's/^\([0-9]*\)G$/\1/p')
 [ "$(ask_mps get_default_active_thread_percentage 2)" = 50.0 ] || die "the daemon for 2 shares does not hold 50 % of the threads"
@@ -664,7 +666,7 @@ for want in CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50 "CUDA_MPS_PINNED_DEVICE_MEM_LIM
 done
 wait_for 10 test -f "/proc/$(mps_daemons 2)/root/dev/shm/gcr-mps-probe-two" ||
   die "the 2-share MPS pod's /dev/shm is not that of the daemon for 2 shares"
-ok "a pod with two shares sees one GPU ($seen), the limits of the daemon for 2 shares (50 %, $((two * 1024)) MiB) and its /dev/shm"
+ok "a pod with two shares sees one GPU ($seen, the 1-share pod's: packed), the limits of the daemon for 2 shares (50 %, $((two * 1024)) MiB) and its /dev/shm"
 
 # Five shares, more than a GPU has: Allocate refuses the kubelet's spread, with the line saying why.
 gpu_pod gcr-mps-five 5
@@ -674,14 +676,14 @@ ok "a pod asking for 5 shares (a GPU has 4) fails admission: $(jsonpath pod gcr-
 delete_pods gcr-mps-five gcr-mps-two
 
 # The plugin's pod replaced: its daemon goes with it; the new plugin starts one of its own.
+old=$(mps_daemons | tr '\n' ' ' | sed 's/ $//')
 kubectl -n kube-system delete pod "$first" --wait=true >/dev/null
 gone() { ! kill -0 "$1" 2>/dev/null; }
-old=$(mps_daemons | tr '\n' ' ')
 wait_for 30 gone "$daemon" || die "the MPS daemon ($daemon) outlived its plugin's pod"
 for pid in $old; do wait_for 30 gone "$pid" || die "the MPS daemon $pid outlived its plugin's pod"; done
 mps_recreated() { p=$(plugin_pod) && [ -n "$p" ] && [ "$p" != "$first" ] && mps_ready; }
 wait_for 120 mps_recreated || die "the DaemonSet's new plugin pod did not start an MPS daemon: $(plugin_log "$(plugin_pod)" | tail -n 5)"
-ok "the plugin's pod deleted: its daemon went with it, and $(plugin_pod) started another ($(mps_daemon)) with the same limits"
+ok "the plugin's pod deleted: its daemons ($old) went with it, and $(plugin_pod) started others with the same limits"
 
 # The DaemonSet deleted: the plugin stops its daemon and empties the pipe directory.
 daemon=$(mps_daemon)

@@ -68,6 +68,22 @@ std::string shares_per_gpu(const std::vector<std::string>& ids,
   return join(parts, ", ");
 }
 
+// Why a container's `shares` handed from several GPUs are refused: more than a GPU has, or no
+// GPU had that many free.
+std::string spread_refusal(std::int64_t shares, const std::vector<std::string>& ids,
+                           const std::vector<PluginDevice>& devices) {
+  std::int64_t most = 0;
+  for (const auto& d : devices) most = std::max(most, d.replicas);
+  const std::string head =
+      "MPS gives a container shares of one GPU (its limits are one GPU's): the kubelet handed " +
+      std::to_string(shares) + " shares of several GPUs (" + shares_per_gpu(ids, devices) + ")";
+  if (shares > most)
+    return head + ", and a GPU has at most " + std::to_string(most) + "; ask for at most " +
+           std::to_string(most) + " " + devices.front().resource;
+  return head + ", as no GPU had " + std::to_string(shares) +
+         " free; wait for a GPU's shares to be free, or ask for fewer";
+}
+
 // sharing = mps: a container of k shares of one GPU gets the pipe and shared memory of the
 // daemon for containers of k shares of it, and the limits that daemon holds its clients to:
 // k/replicas of the threads and of the memory (the server's defaults, which a client can lower
@@ -79,14 +95,7 @@ Status add_mps(ContainerAllocation& out, const std::vector<std::string>& ids,
   const PluginDevice& gpu = *gpus[0];
   const auto shares =
       static_cast<std::int64_t>(std::set<std::string>(ids.begin(), ids.end()).size());
-  if (gpus.size() > 1)
-    return Error{
-        "MPS gives a container shares of one GPU (its limits are one GPU's): the "
-        "kubelet handed " +
-        std::to_string(ids.size()) + " shares of " + std::to_string(gpus.size()) + " GPUs (" +
-        shares_per_gpu(ids, devices) + "), as no GPU had " + std::to_string(ids.size()) +
-        " free; ask for at most " + std::to_string(gpu.replicas) + " " + gpu.resource +
-        " (a GPU's shares), or wait for a GPU's shares to be free"};
+  if (gpus.size() > 1) return Error{spread_refusal(shares, ids, devices)};
   const MpsDirs dirs = mps_dirs(config, gpu.resource, gpu.replicas, shares);
   out.mounts.emplace_back(dirs.pipe, kMpsContainerPipeDir);
   out.mounts.emplace_back(dirs.shm, "/dev/shm");

@@ -353,7 +353,7 @@ class Plugin {
       }
       if (d.healthy && daemons < d.replicas) {
         d.healthy = false;
-        d.unhealthy_because = "the MPS control daemons are not started yet";
+        d.unhealthy_because = kMpsNotStarted;
       }
     }
     return devices;

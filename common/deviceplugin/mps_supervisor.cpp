@@ -91,7 +91,8 @@ void MpsSupervisor::failed(const std::string& why) {
   daemon_.reset();
   serving_.clear();
   if (problem_ != why)
-    logger_.warning(why + "; " + group_.resource + " is Unhealthy, starting the daemon again in " +
+    logger_.warning(why + " (" + serves() + "); " + group_.resource +
+                    " is Unhealthy, starting the daemon again in " +
                     std::to_string(backoff_.count()) + "s");
   problem_ = why;
   next_start_ = Clock::now() + backoff_;
@@ -113,7 +114,8 @@ void MpsSupervisor::start(const std::vector<Gpu>& gpus, Nvml* nvml) {
                plan->pipe_dir() + ")");
   problem_.clear();
   backoff_ = std::chrono::seconds(1);
-  next_ask_ = Clock::now() + ask_every_;
+  // The larger sizes' daemons asked a second apart, not all on one tick.
+  next_ask_ = Clock::now() + ask_every_ + std::chrono::seconds(group_.shares - 1);
 }
 
 bool MpsSupervisor::tick(const std::vector<Gpu>& gpus, Nvml* nvml) {
@@ -149,8 +151,8 @@ void MpsSupervisor::stop() {
 }
 
 std::string MpsSupervisor::serves() const {
-  if (group_.shares == 1) return group_.resource;
-  return group_.resource + " for containers of " + std::to_string(group_.shares) + " shares";
+  return group_.resource + " (containers of " + std::to_string(group_.shares) + " of " +
+         std::to_string(group_.replicas) + " shares)";
 }
 
 }  // namespace gcr

@@ -21,6 +21,8 @@ namespace gcr {
 // Where a container finds the daemon's pipe (MPS clients' default), and the host directories of
 // the daemon for containers of `shares` of a resource's GPUs of `replicas` shares (mps_dir).
 inline constexpr const char* kMpsContainerPipeDir = "/tmp/nvidia-mps";
+// Why shares are Unhealthy before their daemons first serve.
+inline constexpr const char* kMpsNotStarted = "the MPS control daemon is not started yet";
 struct MpsDirs {
   std::string root;
   std::string pipe;
@@ -40,8 +42,8 @@ struct MpsGroup {
 // The daemon of one MpsGroup. Started once there are such GPUs (its clients' defaults:
 // shares/replicas of the threads, and of each GPU's memory where NVML says how much), watched
 // every tick and asked whether it answers every 5 s (one share) or 30 s (more: the larger sizes
-// are one daemon each), restarted after it dies with a backoff from 1 s doubling to 30 s,
-// restarted for a changed set of GPUs, stopped by stop().
+// are one daemon each, their questions spread over the 30 s), restarted after it dies with a
+// backoff from 1 s doubling to 30 s, restarted for a changed set of GPUs, stopped by stop().
 class MpsSupervisor {
  public:
   MpsSupervisor(const Config& config, MpsGroup group, Logger& logger);
@@ -65,7 +67,7 @@ class MpsSupervisor {
   void limit_memory(const std::vector<Gpu>& gpus, Nvml* nvml);
   // Remembers each GPU's share of memory; says what a client gets, for the log.
   std::string keep_shares(const std::vector<MpsGpu>& gpus);
-  // "nvidia.com/gpu" for one share, "2 shares of nvidia.com/gpu" for more: for the log.
+  // "nvidia.com/gpu (containers of 2 of 4 shares)": for the log.
   [[nodiscard]] std::string serves() const;
 
   const Config& config_;
@@ -76,7 +78,7 @@ class MpsSupervisor {
   std::string serving_;     // the UUIDs the running daemon serves
   bool with_nvml_ = false;  // its limits include memory (NVML told how much there is)
   std::map<std::string, std::uint64_t> share_mib_;
-  std::string problem_ = "the MPS control daemon is not started yet";
+  std::string problem_ = kMpsNotStarted;
   Clock::time_point next_start_{};
   Clock::time_point next_ask_{};
   std::chrono::seconds backoff_{1};

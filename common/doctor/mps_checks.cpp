@@ -60,9 +60,9 @@ void check_group(const Config& config, const std::string& program, std::int64_t 
   findings.ok(kArea,
               "the MPS control daemons answer (containers of 1 to " + std::to_string(replicas) +
                   " shares): each of " + std::to_string(replicas) + " shares " +
-                  std::to_string(share_percentage(replicas)) + "% of the threads, pinned memory " +
-                  limits_text(*one_share) + "; " + std::to_string(servers) + " servers, " +
-                  std::to_string(clients) + " clients",
+                  std::to_string(share_percentage(replicas, 1)) +
+                  "% of the threads, pinned memory " + limits_text(*one_share) + "; " +
+                  std::to_string(servers) + " servers, " + std::to_string(clients) + " clients",
               one_share_pipe);
 }
 
@@ -77,7 +77,7 @@ void check_mps(const Config& config, Findings& findings) {
                   host.driver_path("/"), "install NVIDIA's MPS (Debian: nvidia-cuda-mps)");
     return;
   }
-  // One daemon per share count, serving the GPUs of that count.
+  // The GPUs of each share count, served by a daemon per container size.
   std::map<std::int64_t, std::size_t> groups;
   if (const auto gpus = host.gpus()) {
     for (const auto& gpu : *gpus) ++groups[config.replicas_for(gpu.index, gpu.model)];

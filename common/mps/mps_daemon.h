@@ -24,8 +24,8 @@ struct MpsGpu {
 
 struct MpsPlan {
   std::string program;  // host path of nvidia-cuda-mps-control
-  // <mps-root>/<resource>: pipe/ (CUDA_MPS_PIPE_DIRECTORY), log/, and shm/, the daemon's
-  // /dev/shm and its clients'.
+  // mps_dir(): pipe/ (CUDA_MPS_PIPE_DIRECTORY), log/, and shm/, the daemon's /dev/shm and its
+  // clients'.
   std::string dir;
   unsigned thread_percentage = 100;  // each client's active threads
   std::vector<MpsGpu> gpus;
@@ -37,9 +37,9 @@ struct MpsPlan {
 
 // `shares` of a GPU of `memory_mib` split `replicas` ways: their threads (at least 1 %) and
 // their pinned memory.
-[[nodiscard]] unsigned share_percentage(std::int64_t replicas, std::int64_t shares = 1);
+[[nodiscard]] unsigned share_percentage(std::int64_t replicas, std::int64_t shares);
 [[nodiscard]] std::uint64_t share_mib(std::uint64_t memory_mib, std::int64_t replicas,
-                                      std::int64_t shares = 1);
+                                      std::int64_t shares);
 
 // The control client's answers: "25.0" -> 25.0; "2G", "2048M" -> 2048.
 [[nodiscard]] std::optional<double> parse_mps_percentage(std::string_view text);
@@ -49,7 +49,7 @@ struct MpsPlan {
 // containers of `shares` of a resource's GPUs of `replicas` shares keeps its directories (one
 // daemon per share count and container size, as a daemon's limits hold for all its clients).
 [[nodiscard]] std::string mps_dir(const std::string& mps_root, const std::string& resource,
-                                  std::int64_t replicas, std::int64_t shares = 1);
+                                  std::int64_t replicas, std::int64_t shares);
 
 // The host path of the driver root's nvidia-cuda-mps-control, where the driver has one.
 [[nodiscard]] std::optional<std::string> mps_control_program(DriverHost& host);

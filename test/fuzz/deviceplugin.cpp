@@ -10,6 +10,7 @@
 #include "deviceplugin/api.pb.h"
 #include "deviceplugin/preferred.h"
 #include "fuzz.h"
+#include "mps/mps_daemon.h"
 
 namespace {
 
@@ -80,9 +81,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const std::set<std::string> distinct(ids.begin(), ids.end());
         const auto pipe = std::find_if(shared->mounts.begin(), shared->mounts.end(),
                                        [](const auto& m) { return m.second == "/tmp/nvidia-mps"; });
+        const auto k = static_cast<std::int64_t>(distinct.size());
         gcr::fuzz::require(pipe != shared->mounts.end() &&
-                           pipe->first.find("/" + std::to_string(distinct.size()) + "-of-") !=
-                               std::string::npos);
+                           pipe->first.ends_with("/" + std::to_string(k) + "-of-2/pipe"));
+        gcr::fuzz::require(std::stoi(pct) == static_cast<int>(gcr::share_percentage(2, k)));
         gcr::fuzz::require(shared->envs.at("NVIDIA_VISIBLE_DEVICES").find(',') ==
                            std::string::npos);
       }

@@ -144,13 +144,23 @@ TEST_CASE("mps: k shares of one GPU, the limits, pipe and shared memory of k; tw
   auto none = gcr::allocate_container({}, shares, mps);
   REQUIRE(none.ok());
   CHECK(none->mounts.empty());
-  // Shares of two GPUs: refused, naming each GPU's part, never spread silently.
-  auto spread = gcr::allocate_container({"GPU-0::0", "GPU-1::0", "GPU-0::1"}, shares, mps);
+  // Shares of two GPUs: refused, naming each GPU's part, never spread silently: no GPU had
+  // that many free, or none has that many.
+  auto spread = gcr::allocate_container({"GPU-1::0", "GPU-0::0", "GPU-0::1"}, shares, mps);
   REQUIRE_FALSE(spread.ok());
   CHECK(spread.error().message ==
         "MPS gives a container shares of one GPU (its limits are one GPU's): the kubelet handed 3 "
-        "shares of 2 GPUs (GPU-0: 2, GPU-1: 1), as no GPU had 3 free; ask for at most 8 "
-        "nvidia.com/gpu (a GPU's shares), or wait for a GPU's shares to be free");
+        "shares of several GPUs (GPU-1: 1, GPU-0: 2), as no GPU had 3 free; wait for a GPU's "
+        "shares to be free, or ask for fewer");
+  std::vector<std::string> nine;
+  for (int i = 0; i < 8; ++i) nine.push_back("GPU-0::" + std::to_string(i));
+  nine.push_back("GPU-1::0");
+  auto too_many = gcr::allocate_container(nine, shares, mps);
+  REQUIRE_FALSE(too_many.ok());
+  CHECK(too_many.error().message ==
+        "MPS gives a container shares of one GPU (its limits are one GPU's): the kubelet handed 9 "
+        "shares of several GPUs (GPU-0: 8, GPU-1: 1), and a GPU has at most 8; ask for at most 8 "
+        "nvidia.com/gpu");
 }
 
 TEST_CASE("replicas-by-gpu: a GPU's index wins over its model, the model over replicas") {

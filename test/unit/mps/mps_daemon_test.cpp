@@ -3,11 +3,11 @@
 #include "mps/mps_daemon.h"
 
 TEST_CASE("k shares: k/replicas of the threads (at least 1 %, at most 100) and of the memory") {
-  CHECK(gcr::share_percentage(4) == 25);
-  CHECK(gcr::share_percentage(3) == 33);
-  CHECK(gcr::share_percentage(1000) == 1);
-  CHECK(gcr::share_mib(40960, 4) == 10240);
-  CHECK(gcr::share_mib(32768, 3) == 10922);
+  CHECK(gcr::share_percentage(4, 1) == 25);
+  CHECK(gcr::share_percentage(3, 1) == 33);
+  CHECK(gcr::share_percentage(1000, 1) == 1);
+  CHECK(gcr::share_mib(40960, 4, 1) == 10240);
+  CHECK(gcr::share_mib(32768, 3, 1) == 10922);
   CHECK(gcr::share_percentage(3, 2) == 66);
   CHECK(gcr::share_percentage(8, 3) == 37);
   CHECK(gcr::share_percentage(4, 4) == 100);
