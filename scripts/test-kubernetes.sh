@@ -670,9 +670,9 @@ ok "a pod with two shares sees one GPU ($seen, the 1-share pod's: packed), the l
 
 # Five shares, more than a GPU has: Allocate refuses the kubelet's spread, with the line saying why.
 gpu_pod gcr-mps-five 5
-refused() { jsonpath pod gcr-mps-five '{.status.message}' | grep -q "shares of one GPU"; }
+refused() { jsonpath pod gcr-mps-five '{.status.message}' | grep -q "shares of one GPU.*a GPU has at most 4"; }
 wait_for 60 refused || die "a pod asking for 5 MPS shares was not refused: $(kubectl describe pod gcr-mps-five | tail -n 5)"
-ok "a pod asking for 5 shares (a GPU has 4) fails admission: $(jsonpath pod gcr-mps-five '{.status.reason}')"
+ok "a pod asking for 5 shares (a GPU has 4) fails admission: $(jsonpath pod gcr-mps-five '{.status.reason}'): $(jsonpath pod gcr-mps-five '{.status.message}')"
 delete_pods gcr-mps-five gcr-mps-two
 
 # The plugin's pod replaced: its daemon goes with it; the new plugin starts one of its own.

@@ -68,9 +68,26 @@ std::string shares_per_gpu(const std::vector<std::string>& ids,
   return join(parts, ", ");
 }
 
+// "GPU-0: 2, GPU-1: 1": each GPU's shares among the devices the kubelet said were free when it
+// asked for a preferred set including these `ids`; "" where not known.
+std::string free_shares_text(const std::vector<std::string>& ids,
+                             const std::vector<std::string>& free_when_asked,
+                             const std::vector<PluginDevice>& devices) {
+  const std::set<std::string> free(free_when_asked.begin(), free_when_asked.end());
+  const bool asked_for_these =
+      std::all_of(ids.begin(), ids.end(), [&](const auto& id) { return free.count(id) != 0; });
+  if (free.empty() || !asked_for_these) return "";
+  std::vector<std::string> known;  // in device order
+  for (const auto& d : devices) {
+    if (free.count(d.id) != 0) known.push_back(d.id);
+  }
+  return shares_per_gpu(known, devices);
+}
+
 // Why a container's `shares` handed from several GPUs are refused: more than a GPU has, or no
 // GPU had that many free.
 std::string spread_refusal(std::int64_t shares, const std::vector<std::string>& ids,
+                           const std::vector<std::string>& free_when_asked,
                            const std::vector<PluginDevice>& devices) {
   std::int64_t most = 0;
   for (const auto& d : devices) most = std::max(most, d.replicas);
@@ -80,8 +97,11 @@ std::string spread_refusal(std::int64_t shares, const std::vector<std::string>& 
   if (shares > most)
     return head + ", and a GPU has at most " + std::to_string(most) + "; ask for at most " +
            std::to_string(most) + " " + devices.front().resource;
-  return head + ", as no GPU had " + std::to_string(shares) +
-         " free; wait for a GPU's shares to be free, or ask for fewer";
+  const std::string free = free_shares_text(ids, free_when_asked, devices);
+  return head +
+         (free.empty() ? ", as no GPU had " + std::to_string(shares) + " free"
+                       : " (free when the kubelet last asked: " + free + ")") +
+         "; wait for a GPU's shares to be free, or ask for fewer";
 }
 
 // sharing = mps: a container of k shares of one GPU gets the pipe and shared memory of the
@@ -90,12 +110,13 @@ std::string spread_refusal(std::int64_t shares, const std::vector<std::string>& 
 // but not raise). Shares of two GPUs are refused: a client is held to one GPU's limits.
 Status add_mps(ContainerAllocation& out, const std::vector<std::string>& ids,
                const std::vector<const PluginDevice*>& gpus,
-               const std::vector<PluginDevice>& devices, const Config& config) {
+               const std::vector<PluginDevice>& devices,
+               const std::vector<std::string>& free_when_asked, const Config& config) {
   if (gpus.empty()) return {};  // a container that asked for none gets none
   const PluginDevice& gpu = *gpus[0];
   const auto shares =
       static_cast<std::int64_t>(std::set<std::string>(ids.begin(), ids.end()).size());
-  if (gpus.size() > 1) return Error{spread_refusal(shares, ids, devices)};
+  if (gpus.size() > 1) return Error{spread_refusal(shares, ids, free_when_asked, devices)};
   const MpsDirs dirs = mps_dirs(config, gpu.resource, gpu.replicas, shares);
   out.mounts.emplace_back(dirs.pipe, kMpsContainerPipeDir);
   out.mounts.emplace_back(dirs.shm, "/dev/shm");
@@ -111,7 +132,8 @@ Status add_mps(ContainerAllocation& out, const std::vector<std::string>& ids,
 
 Result<ContainerAllocation> allocate_container(const std::vector<std::string>& ids,
                                                const std::vector<PluginDevice>& devices,
-                                               const Config& config) {
+                                               const Config& config,
+                                               const std::vector<std::string>& free_when_asked) {
   auto gpus = chosen_gpus(ids, devices, config);
   if (!gpus) return gpus.error();
   std::vector<std::string> gpu_ids;
@@ -134,7 +156,7 @@ Result<ContainerAllocation> allocate_container(const std::vector<std::string>& i
         join(cdi_names, ",");
   if (uses(config, "cdi-cri")) out.cdi_devices = cdi_names;
   if (config.mps()) {
-    if (auto s = add_mps(out, ids, *gpus, devices, config); !s) return s.error();
+    if (auto s = add_mps(out, ids, *gpus, devices, free_when_asked, config); !s) return s.error();
   }
   return out;
 }

@@ -21,8 +21,11 @@ struct ContainerAllocation {
 };
 
 // An unknown or unhealthy ID is an error naming it. Replicas of one GPU name it once.
+// `free_when_asked`: the IDs the kubelet said were available when it last asked
+// GetPreferredAllocation for this container (empty: not known); with MPS, a refusal says how
+// many shares each GPU had free then.
 [[nodiscard]] Result<ContainerAllocation> allocate_container(
     const std::vector<std::string>& ids, const std::vector<PluginDevice>& devices,
-    const Config& config);
+    const Config& config, const std::vector<std::string>& free_when_asked = {});
 
 }  // namespace gcr

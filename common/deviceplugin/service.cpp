@@ -1,5 +1,7 @@
 #include "deviceplugin/service.h"
 
+#include <utility>
+
 #include "base/text.h"
 #include "deviceplugin/allocate.h"
 #include "deviceplugin/preferred.h"
@@ -8,6 +10,7 @@ namespace gcr {
 namespace {
 
 constexpr auto kStreamCheck = std::chrono::milliseconds(500);
+constexpr auto kAskedFor = std::chrono::seconds(5);
 
 void fill(const ContainerAllocation& from, v1beta1::ContainerAllocateResponse& to) {
   for (const auto& [name, value] : from.envs) (*to.mutable_envs())[name] = value;
@@ -82,6 +85,7 @@ grpc::Status PluginService::GetPreferredAllocation(
     const PreferredRequest wanted{strings(container.available_deviceids()),
                                   strings(container.must_include_deviceids()),
                                   container.allocation_size()};
+    if (config_.mps()) remember_free(wanted.available);
     auto* answer = response->add_container_responses();
     const auto preferred =
         preferred_allocation(wanted, snapshot.devices, *snapshot.topology, config_);
@@ -96,9 +100,10 @@ grpc::Status PluginService::GetPreferredAllocation(
 grpc::Status PluginService::Allocate(grpc::ServerContext*, const v1beta1::AllocateRequest* request,
                                      v1beta1::AllocateResponse* response) {
   const auto snapshot = state_.snapshot();
+  const auto free_when_asked = take_free_when_asked();
   for (const auto& container : request->container_requests()) {
     const auto ids = strings(container.devices_ids());
-    auto allocation = allocate_container(ids, snapshot.devices, config_);
+    auto allocation = allocate_container(ids, snapshot.devices, config_, free_when_asked);
     if (!allocation) {
       logger_.warning("Allocate refused: " + allocation.error().message);
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, allocation.error().message);
@@ -107,6 +112,20 @@ grpc::Status PluginService::Allocate(grpc::ServerContext*, const v1beta1::Alloca
     logger_.info("allocated " + join(ids, ","));
   }
   return grpc::Status::OK;
+}
+
+void PluginService::remember_free(std::vector<std::string> available) {
+  const std::lock_guard lock(asked_mutex_);
+  free_when_asked_ = std::move(available);
+  asked_at_ = std::chrono::steady_clock::now();
+}
+
+std::vector<std::string> PluginService::take_free_when_asked() {
+  const std::lock_guard lock(asked_mutex_);
+  std::vector<std::string> taken;
+  if (std::chrono::steady_clock::now() - asked_at_ < kAskedFor) taken = std::move(free_when_asked_);
+  free_when_asked_.clear();
+  return taken;
 }
 
 grpc::Status PluginService::PreStartContainer(grpc::ServerContext*,

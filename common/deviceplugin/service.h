@@ -2,6 +2,10 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <mutex>
+#include <string>
+#include <vector>
 
 #include "config/config.h"
 #include "deviceplugin/api.grpc.pb.h"
@@ -32,10 +36,19 @@ class PluginService final : public v1beta1::DevicePlugin::Service {
                                  v1beta1::PreStartContainerResponse* response) override;
 
  private:
+  // sharing = mps: the available IDs of the last GetPreferredAllocation, taken by the next
+  // Allocate within 5 s (the kubelet asks for a container's preferred set, then allocates it),
+  // for a refusal to say what each GPU had free.
+  void remember_free(std::vector<std::string> available);
+  std::vector<std::string> take_free_when_asked();
+
   const DeviceState& state_;
   const Config& config_;
   const Logger& logger_;
   std::atomic<bool> stopping_{false};
+  std::mutex asked_mutex_;
+  std::vector<std::string> free_when_asked_;
+  std::chrono::steady_clock::time_point asked_at_{};
 };
 
 // The options we send in RegisterRequest and from GetDevicePluginOptions: the same in both.

@@ -200,11 +200,19 @@ TEST_SUITE("mps") {
     CHECK(t.mounts(1).host_path() == node.dir(4, 3) + "/shm");
     CHECK(node.ask("get_default_active_thread_percentage", 4, 3) == "75.0");
 
-    // Shares of two GPUs: refused, never spread silently.
+    // Shares of two GPUs: refused, never spread silently, saying what each GPU had free when
+    // the kubelet asked for a preferred set.
+    const auto others = node.shares_of(1);
+    v1beta1::PreferredAllocationResponse advice;
+    REQUIRE(node.f.kubelet->preferred({shares[0], others[0], others[1]}, {}, 2, advice).ok());
     v1beta1::AllocateResponse refused;
-    const auto status = node.f.kubelet->allocate({shares[0], node.shares_of(1)[0]}, refused);
+    const auto status = node.f.kubelet->allocate({shares[0], others[0]}, refused);
     CHECK(status.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
     CHECK(status.error_message().find("MPS gives a container shares of one GPU") == 0);
+    const auto& gpus = node.f.host.gpus();
+    CHECK_MESSAGE(status.error_message().find("(free when the kubelet last asked: " + gpus[0].uuid +
+                                              ": 1, " + gpus[1].uuid + ": 2)") != std::string::npos,
+                  status.error_message());
   }
 
   TEST_CASE("replicas-by-gpu: a GPU in 2 shares gets a daemon of its own, half of it each") {

@@ -152,6 +152,18 @@ TEST_CASE("mps: k shares of one GPU, the limits, pipe and shared memory of k; tw
         "MPS gives a container shares of one GPU (its limits are one GPU's): the kubelet handed 3 "
         "shares of several GPUs (GPU-1: 1, GPU-0: 2), as no GPU had 3 free; wait for a GPU's "
         "shares to be free, or ask for fewer");
+  // Where the kubelet said what was free when it asked for a preferred set of these: each GPU's
+  // free shares then (in device order); not said for IDs it did not list.
+  const std::vector<std::string> free{"GPU-1::0", "GPU-0::1", "GPU-1::1", "GPU-0::0"};
+  spread = gcr::allocate_container({"GPU-1::0", "GPU-0::0", "GPU-0::1"}, shares, mps, free);
+  REQUIRE_FALSE(spread.ok());
+  CHECK(spread.error().message ==
+        "MPS gives a container shares of one GPU (its limits are one GPU's): the kubelet handed 3 "
+        "shares of several GPUs (GPU-1: 1, GPU-0: 2) (free when the kubelet last asked: GPU-0: 2, "
+        "GPU-1: 2); wait for a GPU's shares to be free, or ask for fewer");
+  spread = gcr::allocate_container({"GPU-1::0", "GPU-0::0", "GPU-0::2"}, shares, mps, free);
+  REQUIRE_FALSE(spread.ok());
+  CHECK(spread.error().message.find("when the kubelet last asked") == std::string::npos);
   std::vector<std::string> nine;
   for (int i = 0; i < 8; ++i) nine.push_back("GPU-0::" + std::to_string(i));
   nine.push_back("GPU-1::0");
