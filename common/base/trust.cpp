@@ -12,7 +12,9 @@
 namespace gcr {
 namespace {
 
-std::string real_path(const std::string& path) {
+// Not inlined: its buffer would sit in the frame of every level of TrustCheck::directory's
+// recursion, a fresh stack page (a page fault) per level.
+[[gnu::noinline]] std::string real_path(const std::string& path) {
   char buf[PATH_MAX];
   return ::realpath(path.c_str(), buf) != nullptr ? std::string(buf) : std::string();
 }

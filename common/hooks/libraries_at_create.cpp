@@ -21,10 +21,11 @@ bool strictly_under(const std::string& path, const std::string& dir) {
 }
 
 Result<std::vector<std::string>> resolve_all(const RootFs& root,
-                                             const std::vector<std::string>& paths) {
+                                             const std::vector<std::string>& paths,
+                                             ResolvedDirs& known) {
   std::vector<std::string> out;
   for (const auto& path : paths) {
-    auto resolved = root.canonical(path);
+    auto resolved = root.canonical(path, known);
     if (!resolved) return resolved.error();
     out.push_back(std::move(*resolved));
   }
@@ -33,8 +34,9 @@ Result<std::vector<std::string>> resolve_all(const RootFs& root,
 
 // `path` with its directory resolved in the root and its last part kept as written (an include
 // pattern, a link, which are not followed).
-Result<std::string> in_resolved_directory(const RootFs& root, const std::string& path) {
-  auto dir = root.canonical(dirname_of(path));
+Result<std::string> in_resolved_directory(const RootFs& root, const std::string& path,
+                                          ResolvedDirs& known) {
+  auto dir = root.canonical(dirname_of(path), known);
   if (!dir) return dir.error();
   return (*dir == "/" ? "" : *dir) + "/" + basename_of(path);
 }
@@ -44,9 +46,10 @@ Result<std::string> in_resolved_directory(const RootFs& root, const std::string&
 Result<LdcachePlan> resolved_reads(const RootFs& root, const LdcachePlan& plan,
                                    ImageBudget& budget) {
   LdcachePlan out;
-  auto files = resolve_all(root, plan.files_read);
+  ResolvedDirs known;
+  auto files = resolve_all(root, plan.files_read, known);
   if (!files) return files.error();
-  auto dirs = resolve_all(root, plan.directories_scanned);
+  auto dirs = resolve_all(root, plan.directories_scanned, known);
   if (!dirs) return dirs.error();
   auto through_links = library_link_paths(root, *dirs, budget);
   if (!through_links) return through_links.error();
@@ -54,7 +57,7 @@ Result<LdcachePlan> resolved_reads(const RootFs& root, const LdcachePlan& plan,
   out.files_read.insert(out.files_read.end(), through_links->begin(), through_links->end());
   out.directories_scanned = std::move(*dirs);
   for (const auto& pattern : plan.includes) {
-    auto include = in_resolved_directory(root, pattern);
+    auto include = in_resolved_directory(root, pattern, known);
     if (!include) return include.error();
     out.includes.push_back(std::move(*include));
   }
@@ -86,14 +89,15 @@ Result<PendingFiles> pending_files(const std::vector<std::string>& folders,
 // below a filesystem mounted fresh before it (tmpfs, proc, sysfs: nothing there to follow) by
 // name. Below any other earlier mount it depends on what that one holds, unknown now.
 Result<std::vector<std::string>> where_mounts_land(const RootFs& root,
-                                                   const std::vector<MountToCome>& mounts) {
+                                                   const std::vector<MountToCome>& mounts,
+                                                   ResolvedDirs& known) {
   std::vector<std::string> literal;
   std::vector<std::string> landed;
   for (const auto& mount : mounts) {
     if (mount.destination.empty() || mount.destination.front() != '/')
       return Error{"a mount at the relative destination " + quote(mount.destination)};
     const std::string name = clean_path(mount.destination);
-    auto at = root.canonical(mount.destination);
+    auto at = root.canonical(mount.destination, known);
     if (!at) return at.error();
     for (std::size_t j = landed.size(); j-- > 0;) {
       const bool by_name = strictly_under(name, literal[j]) || strictly_under(name, landed[j]);
@@ -115,12 +119,12 @@ Result<std::vector<std::string>> where_mounts_land(const RootFs& root,
 Status check_nothing_hidden(const RootFs& root, const LibrariesRequest& request,
                             const std::vector<std::string>& folders,
                             const std::vector<std::string>& destinations,
-                            const std::vector<bool>& pending_mount) {
+                            const std::vector<bool>& pending_mount, ResolvedDirs& known) {
   std::vector<std::string> links;
   for (const auto& spec : request.links) {
     auto parsed = parse_link_spec(spec);
     if (!parsed) return parsed.error();
-    auto link = in_resolved_directory(root, parsed->link);
+    auto link = in_resolved_directory(root, parsed->link, known);
     if (!link) return link.error();
     links.push_back(std::move(*link));
   }
@@ -170,14 +174,17 @@ Status update_libraries_at_create(const RootFs& root, const LibrariesRequest& re
   if (!*cache) return Error{"the image has no /etc/ld.so.cache"};
   if (auto ldconfig = check_ldcache_request(request.folders, request.ldconfig); !ldconfig)
     return ldconfig.error();
-  auto destinations = where_mounts_land(root, mounts);
+  // Nothing in the root changes until the folders are made: one set of resolved directories.
+  ResolvedDirs known;
+  auto destinations = where_mounts_land(root, mounts, known);
   if (!destinations) return destinations.error();
-  auto folders = resolve_all(root, request.folders);
+  auto folders = resolve_all(root, request.folders, known);
   if (!folders) return folders.error();
   std::vector<bool> pending_mount(mounts.size(), false);
   auto pending = pending_files(request.folders, *folders, mounts, *destinations, pending_mount);
   if (!pending) return pending.error();
-  if (auto s = check_nothing_hidden(root, request, *folders, *destinations, pending_mount); !s)
+  if (auto s = check_nothing_hidden(root, request, *folders, *destinations, pending_mount, known);
+      !s)
     return s;
   // runc would create the folders for the mounts into them.
   for (const auto& folder : request.folders) {

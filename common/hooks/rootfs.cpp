@@ -195,6 +195,100 @@ Result<std::string> RootFs::canonical(const std::string& path) const {
   return Error{"cannot resolve " + printable(path) + " in " + path_};
 }
 
+namespace {
+
+using DirState = ResolvedDirs::Dir::State;
+constexpr unsigned kTypeAndMount = STATX_TYPE | STATX_MNT_ID;
+
+// The entry `name` of the directory open at `dir`, not followed: 0 or an errno. An answer
+// without the type and the mount is no answer (EOPNOTSUPP).
+int entry_of(int dir, const char* name, int flags, struct statx& sx) {
+  if (::statx(dir, name, flags | AT_SYMLINK_NOFOLLOW, kTypeAndMount, &sx) != 0) return errno;
+  return (sx.stx_mask & kTypeAndMount) == kTypeAndMount ? 0 : EOPNOTSUPP;
+}
+
+std::string joined(const std::string& dir, const std::string& name) {
+  return (dir == "/" ? "" : dir) + "/" + name;
+}
+
+ResolvedDirs::Dir missing(const std::string& name) {
+  ResolvedDirs::Dir dir;
+  dir.state = DirState::kMissing;
+  dir.name = name;
+  return dir;
+}
+
+ResolvedDirs::Dir existing(Fd fd, const std::string& name, std::uint64_t mount) {
+  ResolvedDirs::Dir dir;
+  dir.state = DirState::kExists;
+  dir.fd = std::move(fd);
+  dir.name = name;
+  dir.mount = mount;
+  return dir;
+}
+
+// `name` in `parent`: missing below a missing directory or where there is no such entry; a
+// directory of the same mount, reached without a symlink; anything else is unknown.
+ResolvedDirs::Dir child_of(const ResolvedDirs::Dir& parent, const std::string& name) {
+  if (parent.state == DirState::kMissing) return missing(joined(parent.name, name));
+  struct statx sx {};
+  const int err = entry_of(parent.fd.get(), name.c_str(), 0, sx);
+  if (err == ENOENT) return missing(joined(parent.name, name));
+  if (err != 0 || !S_ISDIR(sx.stx_mode) || sx.stx_mnt_id != parent.mount) return {};
+  Fd fd(::openat(parent.fd.get(), name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd.valid()) return {};
+  return existing(std::move(fd), joined(parent.name, name), parent.mount);
+}
+
+}  // namespace
+
+ResolvedDirs::Dir RootFs::root_directory() const {
+  Fd fd(::openat(root_.get(), ".", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  struct statx sx {};
+  if (!fd.valid() || entry_of(fd.get(), "", AT_EMPTY_PATH, sx) != 0) return {};
+  return existing(std::move(fd), "/", sx.stx_mnt_id);
+}
+
+const ResolvedDirs::Dir& RootFs::directory(const std::vector<std::string>& parts, std::size_t n,
+                                           ResolvedDirs& known) const {
+  static const ResolvedDirs::Dir unknown;
+  const ResolvedDirs::Dir* dir = nullptr;
+  std::string prefix = "/";
+  for (std::size_t i = 0;; ++i) {
+    auto it = known.dirs_.find(prefix);
+    if (it == known.dirs_.end()) {
+      if (known.dirs_.size() >= ResolvedDirs::kMaxDirectories) return unknown;
+      it = known.dirs_
+               .emplace(prefix, dir == nullptr ? root_directory() : child_of(*dir, parts[i - 1]))
+               .first;
+    }
+    dir = &it->second;
+    if (i == n || dir->state == DirState::kUnknown) return *dir;
+    prefix = joined(prefix, parts[i]);
+  }
+}
+
+Result<std::string> RootFs::canonical(const std::string& path, ResolvedDirs& known) const {
+  if (resolver_ != Resolver::kAuto || openat2_missing.load()) return canonical(path);
+  std::vector<std::string> parts;
+  for (auto part : split(path, '/')) {
+    if (part == "..") return canonical(path);
+    if (!part.empty() && part != ".") parts.emplace_back(part);
+  }
+  if (parts.empty()) return canonical(path);
+  const auto& dir = directory(parts, parts.size() - 1, known);
+  const std::string name = joined(dir.name, parts.back());
+  if (dir.state == DirState::kMissing) return name;
+  if (dir.state == DirState::kExists) {
+    // No entry, or one that is no symlink and no other mount: the path is its own name.
+    struct statx sx {};
+    const int err = entry_of(dir.fd.get(), parts.back().c_str(), 0, sx);
+    if (err == ENOENT || (err == 0 && !S_ISLNK(sx.stx_mode) && sx.stx_mnt_id == dir.mount))
+      return name;
+  }
+  return canonical(path);
+}
+
 Result<std::string> RootFs::name_in_root(int fd, const std::string& path) const {
   auto root_name = host_path();
   if (!root_name) return root_name.error();

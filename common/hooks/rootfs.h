@@ -6,6 +6,8 @@
 // walk (O_PATH|O_NOFOLLOW, readlinkat, ".." clamped at the root, the root's device only).
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +19,28 @@
 namespace gcr {
 
 enum class Resolver { kAuto, kFallback };
+
+// What RootFs::canonical learnt about a root's directories, for one pass that resolves many
+// paths while nothing in the root changes (planning, before anything is created): a path in a
+// directory already seen costs one statx instead of a resolution from the root per call, and
+// more for each missing component. At most kMaxDirectories are kept (open); beyond that, and
+// for anything under a symlink, another mount or a name that is no directory, paths are
+// resolved as canonical(path) resolves them.
+class ResolvedDirs {
+ public:
+  static constexpr std::size_t kMaxDirectories = 256;
+
+  struct Dir {
+    enum class State { kExists, kMissing, kUnknown } state = State::kUnknown;
+    Fd fd;                    // kExists: the directory, reached without a symlink
+    std::string name;         // kExists, kMissing: its canonical in-root name
+    std::uint64_t mount = 0;  // kExists: its mount's id
+  };
+
+ private:
+  friend class RootFs;
+  std::map<std::string, Dir> dirs_;
+};
 
 class RootFs {
  public:
@@ -44,6 +68,8 @@ class RootFs {
   // inside the root, as runc resolves a mount destination: the existing part as the kernel
   // names it, the missing rest appended. A path with ".." is an error.
   [[nodiscard]] Result<std::string> canonical(const std::string& path) const;
+  // The same, answered from and adding to `known` (see ResolvedDirs).
+  [[nodiscard]] Result<std::string> canonical(const std::string& path, ResolvedDirs& known) const;
 
   // Opens the in-root directory `path` for *at() calls, creating missing components (0755),
   // including the in-root targets of dangling symlinks on the way. A component that exists
@@ -58,6 +84,11 @@ class RootFs {
   Result<std::string> name_in_root(int fd, const std::string& path) const;
   // 0 or an errno.
   int walk(const std::string& path, int flags, Fd& out) const;
+  ResolvedDirs::Dir root_directory() const;
+  // The directory of the first `n` of `parts` (from the root) as `known` has it, each component
+  // looked up from its parent once.
+  const ResolvedDirs::Dir& directory(const std::vector<std::string>& parts, std::size_t n,
+                                     ResolvedDirs& known) const;
 
   Fd root_;
   std::string path_;

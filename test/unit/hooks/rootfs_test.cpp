@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
+#include <sys/mount.h>
 #include <unistd.h>
 
 #include "hooks/rootfs.h"
@@ -59,6 +60,85 @@ TEST_CASE("resolution stays inside the root, with both resolvers") {
     auto magic = root->open_at("/magic", O_PATH);
     CHECK((!magic.ok() || fd_path(*magic).rfind(tree.rootfs, 0) == 0));
   }
+}
+
+TEST_CASE("canonical with resolved directories answers as canonical does, one set for all") {
+  for (const auto resolver : {gcr::Resolver::kAuto, gcr::Resolver::kFallback}) {
+    CAPTURE(static_cast<int>(resolver));
+    HostileTree tree;
+    write_file(tree.rootfs + "/usr/lib/x86_64-linux-gnu/libc.so.6", "libc");
+    write_file(tree.rootfs + "/etc/ld.so.cache", "cache");
+    make_dirs(tree.rootfs + "/usr/share/empty");
+    make_symlink("usr/lib", tree.rootfs + "/lib");
+    make_symlink("/etc/missing.conf", tree.rootfs + "/dangling");
+    auto root = gcr::RootFs::open(tree.rootfs, resolver);
+    REQUIRE(root.ok());
+    const auto text = [](const gcr::Result<std::string>& c) {
+      return c ? *c : "error: " + c.error().message;
+    };
+    gcr::ResolvedDirs known;
+    // Twice: the second round is answered from what the first learnt.
+    for (int round = 0; round < 2; ++round) {
+      for (const std::string path : {"/",
+                                     "/usr",
+                                     "/usr/lib/real/libx.so",
+                                     "//usr/./lib/real/",
+                                     "/usr/bin/nvidia-smi",
+                                     "/usr/bin/nvidia-debugdump",
+                                     "/usr/bin",
+                                     "/usr/lib/x86_64-linux-gnu/libcuda.so.1",
+                                     "/usr/lib/x86_64-linux-gnu/libc.so.6",
+                                     "/usr/lib/x86_64-linux-gnu",
+                                     "/usr/lib/real/missing/deeper",
+                                     "/run/nvidia-persistenced/socket",
+                                     "/usr/lib64/usr/lib/real",
+                                     "/usr/lib/up/usr/lib/real",
+                                     "/lib/real/libx.so",
+                                     "/lib/x86_64-linux-gnu/libc.so.6",
+                                     "/abs/canary",
+                                     "/abs",
+                                     "/climb/canary",
+                                     "/usr/../etc",
+                                     "/dangling",
+                                     "/dangling/below",
+                                     "/loop-a",
+                                     "/loop-a/x",
+                                     "/etc/ld.so.cache/x",
+                                     "/etc/ld.so.cache",
+                                     "/usr/share/empty/x",
+                                     "/magic/etc"}) {
+        CAPTURE(path);
+        CHECK(text(root->canonical(path, known)) == text(root->canonical(path)));
+      }
+    }
+  }
+}
+
+TEST_CASE("canonical with resolved directories: past its size, and across another mount") {
+  HostileTree tree;
+  for (int i = 0; i < 300; ++i) make_dirs(tree.rootfs + "/many/d" + std::to_string(i));
+  auto root = gcr::RootFs::open(tree.rootfs);
+  REQUIRE(root.ok());
+  gcr::ResolvedDirs known;
+  for (int i = 0; i < 300; ++i) {
+    const std::string path = "/many/d" + std::to_string(i) + "/lib.so";
+    CHECK(*root->canonical(path, known) == path);
+  }
+  if (::geteuid() != 0) return;
+  // A volume in the image's tree: runc would not resolve through it (RESOLVE_NO_XDEV).
+  make_dirs(tree.rootfs + "/vol");
+  REQUIRE(::mount("tmpfs", (tree.rootfs + "/vol").c_str(), "tmpfs", 0, nullptr) == 0);
+  make_dirs(tree.rootfs + "/vol/sub");
+  gcr::ResolvedDirs fresh;
+  for (const std::string path : {"/vol", "/vol/sub", "/vol/sub/x", "/vol/x"}) {
+    CAPTURE(path);
+    const auto direct = root->canonical(path);
+    const auto known_answer = root->canonical(path, fresh);
+    CHECK(direct.ok() == known_answer.ok());
+    if (direct.ok() && known_answer.ok()) CHECK(*direct == *known_answer);
+  }
+  CHECK_FALSE(root->canonical("/vol/sub/x", fresh).ok());
+  ::umount((tree.rootfs + "/vol").c_str());
 }
 
 TEST_CASE("make_dirs creates inside the root, even through links that point outside") {
