@@ -3,7 +3,8 @@
 # spread (p10..p90). Needs root (it runs containers). N pairs per case (default 300).
 #   scripts/bench.sh [N] [SECTION...]   sections: goals steps gpu hook hostile plugin (default: all)
 # `goals` prints, for each of the speed goals, ours, the floor and the gap in both layouts;
-# `steps` the shim's own GPU create, step by step, in both layouts.
+# `steps` the shim's own GPU create, step by step, in both layouts, with the page faults of a
+# create, of a pass-through call and of the wrapper.
 set -eu
 cd "$(dirname "$0")/.."
 N=300
@@ -118,6 +119,14 @@ steps() {
   echo "[$LAYOUT] the shim's own 1-GPU create (runc replaced by /bin/true) against cp + /bin/true (median of $N pairs)"
   GPU_CONTAINER_RUNTIME_CONFIG=$WORK/gpu.toml "$B/test/bench-pairs" "$N" /bin/sh -c "$copy && /bin/true" -- \
     /bin/sh -c "$copy && $SHIM create --bundle $BUNDLES/gpu x"
+  # Page faults of one call beyond those of /bin/true alone (which each call runs last): on a
+  # VM that traps each fault to the hypervisor they are a large part of a short program's time.
+  faults() { "$B/test/gcr-fixture" measure "GPU_CONTAINER_RUNTIME_CONFIG=$WORK/gpu.toml" -- "$@" | cut -d' ' -f4; }
+  alone=$(faults /bin/true state x)
+  $copy
+  create=$(faults "$SHIM" create --bundle "$BUNDLES/gpu" x)
+  echo "  page faults beyond /bin/true's: the shim's create $((create - alone)), a pass-through call" \
+    "$(($(faults "$SHIM" state x) - alone)), the wrapper $(($(faults "$WRAPPER" /bin/true state x) - alone))"
   gpu_config /bin/true debug "$WORK/steps.log"
   rm -f "$WORK/steps.log"
   for _ in $(seq "$N"); do

@@ -90,6 +90,7 @@ Measured run_measured(const std::vector<std::string>& argv,
   if (::wait4(pid, &status, 0, &usage) != pid) throw std::runtime_error("wait4");
   m.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   m.max_rss_kb = usage.ru_maxrss;
+  m.minor_faults = usage.ru_minflt;
   m.out = read_file(io / "out");
   m.err = read_file(io / "err");
   return m;

@@ -37,6 +37,7 @@ struct Measured {
   std::string err;
   double cpu_seconds = 0;
   long max_rss_kb = 0;
+  long minor_faults = 0;  // page faults served without I/O, the program's and what it executes
 };
 
 // Runs argv[0] (a path) with argv[1..], `env` set on top of the test's environment and

@@ -7,7 +7,8 @@
 //                                                          whose image is one of issue 25's
 //                                                          hostile ones; prints its budget
 //   gcr-fixture measure [NAME=VALUE...] -- CMD...          runs CMD; prints its exit status,
-//                                                          peak RSS (KB) and CPU seconds
+//                                                          peak RSS (KB), CPU seconds and
+//                                                          minor page faults
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -61,7 +62,7 @@ int measure(const std::vector<std::string>& args) {
   for (auto it = args.begin() + 1; it != dash; ++it)
     env[it->substr(0, it->find('='))] = it->substr(it->find('=') + 1);
   const auto m = gcr::test::run_measured(std::vector<std::string>(dash + 1, args.end()), env);
-  std::printf("%d %ld %.3f\n", m.exit_code, m.max_rss_kb, m.cpu_seconds);
+  std::printf("%d %ld %.3f %ld\n", m.exit_code, m.max_rss_kb, m.cpu_seconds, m.minor_faults);
   return 0;
 }
 
