@@ -156,6 +156,10 @@ std::string basename_of(const std::string& path) {
   return path.substr(path.rfind('/') + 1);
 }
 
+std::string child_path(const std::string& dir, const std::string& name) {
+  return (dir == "/" ? "" : dir) + "/" + name;
+}
+
 std::string last_line(std::string_view text) {
   const auto trimmed = trim(text);
   const auto nl = trimmed.rfind('\n');

@@ -21,7 +21,7 @@ namespace {
 
 // The last component of `path` in the directory `dir`.
 std::string in_directory(const std::string& dir, const std::string& path) {
-  return (dir == "/" ? "" : dir) + "/" + basename_of(path);
+  return child_path(dir, basename_of(path));
 }
 
 // "/a/b/c" -> "/", "/a", "/a/b"

@@ -419,7 +419,7 @@ Result<std::vector<DriverLibrary>> DriverHost::libraries_from_cache(
     if (entry.arch != arch) continue;
     for (const auto& prefix : prefixes) {
       if (entry.soname.rfind(prefix, 0) != 0) continue;
-      auto resolved = resolve_in_root(roots_.root, entry.path);
+      auto resolved = in_driver_root(entry.path);
       if (!resolved || basename_of(*resolved) != prefix + "." + version) continue;
       if (!accepted_library_directory(dirname_of(*resolved))) {
         refuse_library(prefix, driver_path(*resolved) +
@@ -429,7 +429,7 @@ Result<std::vector<DriverLibrary>> DriverHost::libraries_from_cache(
         continue;
       }
       if (!vet_library(prefix, driver_path(*resolved))) continue;
-      auto loader_dir = resolve_in_root(roots_.root, dirname_of(entry.path));
+      auto loader_dir = in_driver_root(dirname_of(entry.path));
       chosen[prefix] = DriverLibrary{{*resolved, driver_path(*resolved)},
                                      prefix,
                                      loader_dir && accepted_library_directory(*loader_dir)
@@ -442,11 +442,28 @@ Result<std::vector<DriverLibrary>> DriverHost::libraries_from_cache(
   return out;
 }
 
+Result<std::string> DriverHost::in_driver_root(const std::string& path) {
+  Result<RootResolution> at = RootResolution{};
+  std::string written;
+  for (const auto part : split(path, '/')) {
+    if (part.empty() || part == ".") continue;
+    written += "/" + std::string(part);
+    if (const auto known = resolutions_.find(written); known != resolutions_.end()) {
+      at = known->second;
+    } else {
+      at = resolve_in_root_from(roots_.root, *at, part);
+      if (resolutions_.size() < kMaxResolutions) resolutions_.emplace(written, at);
+    }
+    if (!at) return at.error();
+  }
+  return at->resolved.empty() ? std::string("/") : at->resolved;
+}
+
 const DriverHost::Listing& DriverHost::listing(const std::string& in_root_dir) {
   auto it = listings_.find(in_root_dir);
   if (it != listings_.end()) return it->second;
   Listing listing;
-  if (auto dir = resolve_in_root(roots_.root, in_root_dir)) {
+  if (auto dir = in_driver_root(in_root_dir)) {
     listing.resolved = *dir == "/" ? "" : *dir;
     for (auto& name : list_dir(driver_path(*dir))) listing.names.insert(std::move(name));
   }
@@ -460,7 +477,7 @@ std::optional<std::string> DriverHost::find_file(const std::string& in_root_dir,
   std::string path = dir.resolved + "/" + name;
   if (::lstat(driver_path(path).c_str(), &st) != 0) return std::nullopt;
   if (!S_ISLNK(st.st_mode)) return path;
-  auto resolved = resolve_in_root(roots_.root, path);
+  auto resolved = in_driver_root(path);
   if (!resolved || ::stat(driver_path(*resolved).c_str(), &st) != 0) return std::nullopt;
   return *resolved;
 }
@@ -534,8 +551,8 @@ std::optional<DriverLibrary> DriverHost::named_library(const std::string& name, 
     return DriverLibrary{{in_root, driver_path(in_root)}, name, loader_dir};
   };
   if (name.find('/') != std::string::npos) {
-    auto resolved = name.front() == '/' ? resolve_in_root(roots_.root, name)
-                                        : Result<std::string>(Error{"relative"});
+    auto resolved =
+        name.front() == '/' ? in_driver_root(name) : Result<std::string>(Error{"relative"});
     if (!resolved || !accepted_library_directory(dirname_of(*resolved))) return std::nullopt;
     return accept(*resolved, dirname_of(*resolved));
   }
@@ -543,9 +560,9 @@ std::optional<DriverLibrary> DriverHost::named_library(const std::string& name, 
   if (cache && *cache != nullptr) {
     for (const auto& entry : **cache) {
       if (entry.arch != arch || entry.soname != name) continue;
-      auto resolved = resolve_in_root(roots_.root, entry.path);
+      auto resolved = in_driver_root(entry.path);
       if (!resolved || !accepted_library_directory(dirname_of(*resolved))) continue;
-      auto loader_dir = resolve_in_root(roots_.root, dirname_of(entry.path));
+      auto loader_dir = in_driver_root(dirname_of(entry.path));
       return accept(*resolved, loader_dir && accepted_library_directory(*loader_dir)
                                    ? *loader_dir
                                    : dirname_of(*resolved));
@@ -675,7 +692,7 @@ std::vector<HostFile> DriverHost::modules(const CapabilitySet& caps, LibArch arc
 }
 
 std::optional<HostFile> DriverHost::driver_file(const std::string& path, mode_t type) {
-  auto resolved = resolve_in_root(roots_.root, path);
+  auto resolved = in_driver_root(path);
   if (!resolved || !is_file_type(driver_path(*resolved), type)) return std::nullopt;
   if (!vet(driver_path(*resolved), type)) return std::nullopt;
   return HostFile{path, driver_path(*resolved)};
@@ -693,7 +710,7 @@ const std::set<std::string>& DriverHost::configured_library_dirs() {
     return *configured_dirs_;
   }
   for (const auto& dir : conf->directories) {
-    auto resolved = resolve_in_root(roots_.root, dir);
+    auto resolved = in_driver_root(dir);
     if (resolved && !is_system_directory(*resolved)) configured_dirs_->insert(*resolved);
   }
   return *configured_dirs_;
@@ -758,7 +775,7 @@ std::vector<HostFile> DriverHost::firmware() {
   std::vector<HostFile> out;
   auto v = version();
   if (!v) return out;
-  auto dir = resolve_in_root(roots_.root, "/lib/firmware/nvidia/" + *v);
+  auto dir = in_driver_root("/lib/firmware/nvidia/" + *v);
   if (!dir) return out;
   for (const auto& name : list_dir(driver_path(*dir))) {
     const std::string path = *dir + "/" + name;

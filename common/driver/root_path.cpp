@@ -12,8 +12,6 @@
 namespace gcr {
 namespace {
 
-constexpr int kSymlinkBudget = 40;
-
 void push_components(std::deque<std::string>& todo, std::string_view path) {
   const auto parts = split(path, '/');
   for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
@@ -36,11 +34,11 @@ Result<std::string> read_link(const std::string& host_path) {
 
 }  // namespace
 
-Result<std::string> resolve_in_root(const std::string& root, std::string_view path) {
+Result<RootResolution> resolve_in_root_from(const std::string& root, RootResolution from,
+                                            std::string_view path) {
   std::deque<std::string> todo;
   push_components(todo, path);
-  std::string resolved;  // "" is the root itself
-  int budget = kSymlinkBudget;
+  std::string& resolved = from.resolved;
   while (!todo.empty()) {
     const std::string part = std::move(todo.front());
     todo.pop_front();
@@ -56,13 +54,19 @@ Result<std::string> resolve_in_root(const std::string& root, std::string_view pa
       resolved = candidate;
       continue;
     }
-    if (--budget < 0) return Error{"too many levels of symbolic links (" + host + ")"};
+    if (--from.links_left < 0) return Error{"too many levels of symbolic links (" + host + ")"};
     auto target = read_link(host);
     if (!target) return Error{target.error().message + " (" + host + ")"};
     if (!target->empty() && target->front() == '/') resolved.clear();
     push_components(todo, *target);
   }
-  return resolved.empty() ? std::string("/") : resolved;
+  return from;
+}
+
+Result<std::string> resolve_in_root(const std::string& root, std::string_view path) {
+  auto done = resolve_in_root_from(root, RootResolution{}, path);
+  if (!done) return done.error();
+  return done->resolved.empty() ? std::string("/") : done->resolved;
 }
 
 }  // namespace gcr

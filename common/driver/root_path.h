@@ -16,4 +16,17 @@ namespace gcr {
 // missing or the budget runs out.
 [[nodiscard]] Result<std::string> resolve_in_root(const std::string& root, std::string_view path);
 
+// Where a resolution stands: the in-root path so far ("" is the root) and the symlinks it may
+// still follow.
+struct RootResolution {
+  std::string resolved;
+  int links_left = 40;  // as Linux allows one path
+};
+
+// resolve_in_root's work on `path` continued from `from`, so that a caller can keep where a
+// resolution stands after each part of a path and go on from there.
+[[nodiscard]] Result<RootResolution> resolve_in_root_from(const std::string& root,
+                                                          RootResolution from,
+                                                          std::string_view path);
+
 }  // namespace gcr

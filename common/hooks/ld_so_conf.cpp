@@ -94,7 +94,7 @@ class ConfReader {
     auto names = matches(dir, name, file);
     if (!names) return names.error();
     for (const auto& n : *names) {
-      if (auto s = read_file((dir == "/" ? "" : dir) + "/" + n, depth + 1); !s) return s;
+      if (auto s = read_file(child_path(dir, n), depth + 1); !s) return s;
     }
     return {};
   }

@@ -38,7 +38,7 @@ Result<std::string> in_resolved_directory(const RootFs& root, const std::string&
                                           ResolvedDirs& known) {
   auto dir = root.canonical(dirname_of(path), known);
   if (!dir) return dir.error();
-  return (*dir == "/" ? "" : *dir) + "/" + basename_of(path);
+  return child_path(*dir, basename_of(path));
 }
 
 // The plan's paths as they resolve in the root (an include keeps its pattern's last part),
@@ -142,6 +142,31 @@ Status check_nothing_hidden(const RootFs& root, const LibrariesRequest& request,
   return {};
 }
 
+// Where the mounts land, which of them put libraries into the folders, and that none hides
+// what is written now. Nothing in the root changes meanwhile: one set of resolved directories,
+// gone before anything is written.
+struct MountPlacement {
+  std::vector<std::string> destinations;
+  std::vector<bool> pending_mount;
+  PendingFiles pending;
+};
+
+Result<MountPlacement> place_mounts(const RootFs& root, const LibrariesRequest& request,
+                                    const std::vector<MountToCome>& mounts) {
+  ResolvedDirs known;
+  auto destinations = where_mounts_land(root, mounts, known);
+  if (!destinations) return destinations.error();
+  auto folders = resolve_all(root, request.folders, known);
+  if (!folders) return folders.error();
+  std::vector<bool> pending_mount(mounts.size(), false);
+  auto pending = pending_files(request.folders, *folders, mounts, *destinations, pending_mount);
+  if (!pending) return pending.error();
+  if (auto s = check_nothing_hidden(root, request, *folders, *destinations, pending_mount, known);
+      !s)
+    return s.error();
+  return MountPlacement{std::move(*destinations), std::move(pending_mount), std::move(*pending)};
+}
+
 }  // namespace
 
 bool mount_changes_plan(const std::string& destination, const LdcachePlan& plan) {
@@ -174,18 +199,10 @@ Status update_libraries_at_create(const RootFs& root, const LibrariesRequest& re
   if (!*cache) return Error{"the image has no /etc/ld.so.cache"};
   if (auto ldconfig = check_ldcache_request(request.folders, request.ldconfig); !ldconfig)
     return ldconfig.error();
-  // Nothing in the root changes until the folders are made: one set of resolved directories.
-  ResolvedDirs known;
-  auto destinations = where_mounts_land(root, mounts, known);
-  if (!destinations) return destinations.error();
-  auto folders = resolve_all(root, request.folders, known);
-  if (!folders) return folders.error();
-  std::vector<bool> pending_mount(mounts.size(), false);
-  auto pending = pending_files(request.folders, *folders, mounts, *destinations, pending_mount);
-  if (!pending) return pending.error();
-  if (auto s = check_nothing_hidden(root, request, *folders, *destinations, pending_mount, known);
-      !s)
-    return s;
+  auto placed = place_mounts(root, request, mounts);
+  if (!placed) return placed.error();
+  const auto& destinations = placed->destinations;
+  const auto& pending_mount = placed->pending_mount;
   // runc would create the folders for the mounts into them.
   for (const auto& folder : request.folders) {
     if (auto made = root.make_dirs(folder); !made) return made.error();
@@ -193,13 +210,13 @@ Status update_libraries_at_create(const RootFs& root, const LibrariesRequest& re
   if (auto s = create_symlinks(root, request.links); !s) return s;
   const auto conf = read_ld_so_conf(root, budget);
   const auto declared = folders_to_declare(conf, request.folders);
-  auto plan = plan_ldcache_update(root, conf, request.folders, declared, budget, *pending);
+  auto plan = plan_ldcache_update(root, conf, request.folders, declared, budget, placed->pending);
   if (!plan) return plan.error();
   auto reads = resolved_reads(root, *plan, budget);
   if (!reads) return reads.error();
   for (std::size_t i = 0; i < mounts.size(); ++i) {
-    if (!pending_mount[i] && mount_changes_plan((*destinations)[i], *reads))
-      return Error{"the mount at " + (*destinations)[i] + " changes what ldconfig reads"};
+    if (!pending_mount[i] && mount_changes_plan(destinations[i], *reads))
+      return Error{"the mount at " + destinations[i] + " changes what ldconfig reads"};
   }
   if (auto s = write_loader_configuration(root, declared); !s) return s;
   return apply_ldcache_plan(root, *plan);

@@ -19,10 +19,6 @@ constexpr int kMaxHops = 40;
 // work to ldconfig rather than hold that many open.
 constexpr std::size_t kMaxDirectories = 256;
 
-std::string joined(const std::string& dir, const std::string& name) {
-  return (dir == "/" ? "" : dir) + "/" + name;
-}
-
 class LinkWalker {
  public:
   LinkWalker(const RootFs& root, ImageBudget& budget) : root_(root), budget_(budget) {}
@@ -100,12 +96,12 @@ class LinkWalker {
       auto fd = directory_fd(dir);
       if (!fd) return fd.error();
       if (*fd < 0) return {};
-      if (auto s = budget_.charge(Budget::kLinksFollowed, 1, joined(dir, name)); !s) return s;
+      if (auto s = budget_.charge(Budget::kLinksFollowed, 1, child_path(dir, name)); !s) return s;
       char target[4096];
       const ssize_t n = ::readlinkat(*fd, name.c_str(), target, sizeof target);
       if (n <= 0 || static_cast<std::size_t>(n) == sizeof target) return {};  // not a link
       if (auto s = step(dir, name, std::string(target, static_cast<std::size_t>(n))); !s) return s;
-      if (!paths_.insert(joined(dir, name)).second) return {};
+      if (!paths_.insert(child_path(dir, name)).second) return {};
     }
     return {};
   }

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <climits>
 #include <deque>
 #include <vector>
 
@@ -112,6 +113,16 @@ int resolve_by_walk(int root, const std::string& path, int flags, Fd& out) {
   return out.valid() ? 0 : errno;
 }
 
+// The components of `path` ("." and empty ones left out); ".." is an error.
+Result<std::vector<std::string>> parts_of(const std::string& path) {
+  std::vector<std::string> parts;
+  for (auto part : split(path, '/')) {
+    if (part == "..") return Error{"`..` in " + printable(path)};
+    if (!part.empty() && part != ".") parts.emplace_back(part);
+  }
+  return parts;
+}
+
 // The name the kernel gives an open file.
 Result<std::string> name_of(int fd) {
   return read_link_at(AT_FDCWD, "/proc/self/fd/" + std::to_string(fd));
@@ -163,11 +174,9 @@ Result<std::string> RootFs::host_path() const {
 }
 
 Result<std::string> RootFs::canonical(const std::string& path) const {
-  std::vector<std::string> parts;
-  for (auto part : split(path, '/')) {
-    if (part == "..") return Error{"`..` in " + printable(path)};
-    if (!part.empty() && part != ".") parts.emplace_back(part);
-  }
+  auto components = parts_of(path);
+  if (!components) return components.error();
+  const std::vector<std::string>& parts = *components;
   // Without a symlink on the way (the usual case) the existing part is its own name, and the
   // kernel need not be asked for it.
   bool literal = resolver_ == Resolver::kAuto;
@@ -207,10 +216,6 @@ int entry_of(int dir, const char* name, int flags, struct statx& sx) {
   return (sx.stx_mask & kTypeAndMount) == kTypeAndMount ? 0 : EOPNOTSUPP;
 }
 
-std::string joined(const std::string& dir, const std::string& name) {
-  return (dir == "/" ? "" : dir) + "/" + name;
-}
-
 ResolvedDirs::Dir missing(const std::string& name) {
   ResolvedDirs::Dir dir;
   dir.state = DirState::kMissing;
@@ -230,22 +235,29 @@ ResolvedDirs::Dir existing(Fd fd, const std::string& name, std::uint64_t mount) 
 // `name` in `parent`: missing below a missing directory or where there is no such entry; a
 // directory of the same mount, reached without a symlink; anything else is unknown.
 ResolvedDirs::Dir child_of(const ResolvedDirs::Dir& parent, const std::string& name) {
-  if (parent.state == DirState::kMissing) return missing(joined(parent.name, name));
+  if (parent.state == DirState::kMissing) return missing(child_path(parent.name, name));
   struct statx sx {};
   const int err = entry_of(parent.fd.get(), name.c_str(), 0, sx);
-  if (err == ENOENT) return missing(joined(parent.name, name));
+  if (err == ENOENT) return missing(child_path(parent.name, name));
   if (err != 0 || !S_ISDIR(sx.stx_mode) || sx.stx_mnt_id != parent.mount) return {};
   Fd fd(::openat(parent.fd.get(), name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (!fd.valid()) return {};
-  return existing(std::move(fd), joined(parent.name, name), parent.mount);
+  // What was opened is still of the parent's mount (nothing was mounted there meanwhile).
+  if (!fd.valid() || entry_of(fd.get(), "", AT_EMPTY_PATH, sx) != 0 ||
+      sx.stx_mnt_id != parent.mount)
+    return {};
+  return existing(std::move(fd), child_path(parent.name, name), parent.mount);
 }
 
 }  // namespace
 
+// Through openat2, as canonical(path) resolves: a kernel or a filter that refuses it leaves
+// every path to canonical(path) and its walk.
 ResolvedDirs::Dir RootFs::root_directory() const {
-  Fd fd(::openat(root_.get(), ".", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  Fd fd;
   struct statx sx {};
-  if (!fd.valid() || entry_of(fd.get(), "", AT_EMPTY_PATH, sx) != 0) return {};
+  if (resolve_openat2(root_.get(), "/", O_PATH | O_DIRECTORY, fd) != 0 ||
+      entry_of(fd.get(), "", AT_EMPTY_PATH, sx) != 0)
+    return {};
   return existing(std::move(fd), "/", sx.stx_mnt_id);
 }
 
@@ -264,25 +276,28 @@ const ResolvedDirs::Dir& RootFs::directory(const std::vector<std::string>& parts
     }
     dir = &it->second;
     if (i == n || dir->state == DirState::kUnknown) return *dir;
-    prefix = joined(prefix, parts[i]);
+    prefix = child_path(prefix, parts[i]);
   }
 }
 
 Result<std::string> RootFs::canonical(const std::string& path, ResolvedDirs& known) const {
-  if (resolver_ != Resolver::kAuto || openat2_missing.load()) return canonical(path);
-  std::vector<std::string> parts;
-  for (auto part : split(path, '/')) {
-    if (part == "..") return canonical(path);
-    if (!part.empty() && part != ".") parts.emplace_back(part);
+  // A path the kernel would refuse as too long is refused by canonical(path).
+  if (resolver_ != Resolver::kAuto || openat2_missing.load() || path.size() >= PATH_MAX)
+    return canonical(path);
+  auto parts = parts_of(path);
+  if (!parts) return parts.error();
+  if (parts->empty()) {
+    if (directory(*parts, 0, known).state == DirState::kExists) return std::string("/");
+    return canonical(path);
   }
-  if (parts.empty()) return canonical(path);
-  const auto& dir = directory(parts, parts.size() - 1, known);
-  const std::string name = joined(dir.name, parts.back());
+  const auto& dir = directory(*parts, parts->size() - 1, known);
+  const std::string& leaf = parts->back();
+  const std::string name = child_path(dir.name, leaf);
   if (dir.state == DirState::kMissing) return name;
   if (dir.state == DirState::kExists) {
     // No entry, or one that is no symlink and no other mount: the path is its own name.
     struct statx sx {};
-    const int err = entry_of(dir.fd.get(), parts.back().c_str(), 0, sx);
+    const int err = entry_of(dir.fd.get(), leaf.c_str(), 0, sx);
     if (err == ENOENT || (err == 0 && !S_ISLNK(sx.stx_mode) && sx.stx_mnt_id == dir.mount))
       return name;
   }

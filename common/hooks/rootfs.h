@@ -20,15 +20,16 @@ namespace gcr {
 
 enum class Resolver { kAuto, kFallback };
 
-// What RootFs::canonical learnt about a root's directories, for one pass that resolves many
-// paths while nothing in the root changes (planning, before anything is created): a path in a
-// directory already seen costs one statx instead of a resolution from the root per call, and
-// more for each missing component. At most kMaxDirectories are kept (open); beyond that, and
-// for anything under a symlink, another mount or a name that is no directory, paths are
-// resolved as canonical(path) resolves them.
+// What RootFs::canonical learnt about one root's directories, for a pass that resolves many
+// paths while nothing in that root changes (the caller's promise: made for the pass, dropped
+// before the root is written): a path in a directory already seen costs one statx, and a path
+// below a missing one none, where canonical(path) resolves from the root each time, one call
+// per missing component more. At most kMaxDirectories are kept (open); beyond that, and for
+// anything under a symlink, another mount or a name that is no directory, paths are resolved
+// as canonical(path) resolves them.
 class ResolvedDirs {
  public:
-  static constexpr std::size_t kMaxDirectories = 256;
+  static constexpr std::size_t kMaxDirectories = 64;
 
   struct Dir {
     enum class State { kExists, kMissing, kUnknown } state = State::kUnknown;

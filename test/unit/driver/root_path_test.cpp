@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "base/text.h"
 #include "driver/root_path.h"
 #include "test_support.h"
 
@@ -29,4 +30,42 @@ TEST_CASE("symlinks resolve inside the root: absolute, relative and climbing lin
             .error()
             .message.find("too many levels of symbolic links") == 0);
   CHECK_FALSE(resolve_in_root(root, "/usr/lib64/missing").ok());
+}
+
+TEST_CASE("a resolution continued part by part ends where the whole path's does") {
+  TempDir t;
+  const std::string root = t / "root";
+  write_file(root + "/usr/lib64/libcuda.so.550", "x");
+  make_symlink("libcuda.so.550", root + "/usr/lib64/libcuda.so.1");
+  make_symlink("/usr/lib64", root + "/lib/abs");
+  make_symlink("../..", root + "/lib/up");
+  // 30 links to a directory, then 15 to a file: 45 in all, past what one path may follow.
+  make_symlink("/usr/lib64", root + "/chain/d0");
+  for (int i = 1; i < 30; ++i)
+    make_symlink("d" + std::to_string(i - 1), root + "/chain/d" + std::to_string(i));
+  make_symlink("libcuda.so.1", root + "/usr/lib64/f0");
+  for (int i = 1; i < 15; ++i)
+    make_symlink("f" + std::to_string(i - 1), root + "/usr/lib64/f" + std::to_string(i));
+  const auto by_parts = [&](const std::string& path) -> std::string {
+    gcr::Result<gcr::RootResolution> at = gcr::RootResolution{};
+    for (const auto part : gcr::split(path, '/')) {
+      if (part.empty()) continue;
+      at = gcr::resolve_in_root_from(root, *at, part);
+      if (!at) return "error: " + at.error().message;
+    }
+    return at->resolved.empty() ? "/" : at->resolved;
+  };
+  const auto whole = [&](const std::string& path) -> std::string {
+    auto r = resolve_in_root(root, path);
+    return r ? *r : "error: " + r.error().message;
+  };
+  for (const std::string path :
+       {"/usr/lib64/libcuda.so.1", "/lib/abs/libcuda.so.1", "/lib/up/usr/lib64/libcuda.so.1",
+        "/lib/up/lib/up/lib/abs/../lib64/libcuda.so.550", "/", "/usr/lib64/missing",
+        "/chain/d29/libcuda.so.1", "/chain/d29/f14", "/usr/lib64/f14"}) {
+    CAPTURE(path);
+    CHECK(by_parts(path) == whole(path));
+  }
+  CHECK(whole("/chain/d29/f14").find("too many levels of symbolic links") != std::string::npos);
+  CHECK(whole("/usr/lib64/f14") == "/usr/lib64/libcuda.so.550");
 }
