@@ -11,7 +11,7 @@ PACKAGES="g++ gcc-multilib cmake ninja-build pkg-config ca-certificates
   libfmt-dev doctest-dev libtomlplusplus-dev libyaml-cpp-dev clang libclang-rt-14-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc zlib1g-dev
   runc busybox-static podman containerd docker.io
-  debhelper dpkg-dev lintian rpm
+  debhelper dpkg-dev lintian rpm ccache
   make rsync openssl iproute2 procps containernetworking-plugins"
 LOG=$(mktemp)
 trap 'rm -f "$LOG"' EXIT

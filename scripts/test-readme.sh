@@ -5,7 +5,9 @@
 # `<!-- readme-test: skip: REASON -->` is not run; usage synopses are fenced `text`, not `sh`.
 # Prints each block it ran or skipped (and why) with its README line; fails on the first block
 # that fails, showing what it printed. What the blocks install (the .deb, `cmake --install`) is
-# removed afterwards. Needs root: the blocks install packages and run containers.
+# removed afterwards. Needs root: the blocks install packages and run containers. The blocks'
+# HOME may name a compiler cache (below): a cache answers only what it compiled from the same
+# sources and flags.
 set -eu
 cd "$(dirname "$0")/.."
 WORK=$(mktemp -d /tmp/gcr-readme-XXXXXX)
@@ -23,6 +25,14 @@ trap cleanup EXIT
 git clone -q "$(pwd)" "$SRC"
 README=$SRC/README.md  # the blocks of the clone they run in
 mkdir -p "$WORK/blocks" "$WORK/home"
+# A user who built before has a warm compiler cache: where scripts/test.sh keeps one
+# (CCACHE_DIR), the blocks' HOME gets a ccache.conf naming it, with test.sh's settings, so
+# README's builds take what the suite compiled with the same flags.
+if [ -n "${CCACHE_DIR:-}" ]; then
+  mkdir -p "$WORK/home/.config/ccache"
+  printf 'cache_dir = %s\nbase_dir = %s\nhash_dir = false\nmax_size = %s\n' "$CCACHE_DIR" \
+    "${CCACHE_BASEDIR:-/}" "${CCACHE_MAXSIZE:-6G}" >"$WORK/home/.config/ccache/ccache.conf"
+fi
 
 # One file per block, named by the README line of its opening fence; a skipped block's file
 # holds the reason. A fenced block's indentation (inside a list item) is taken off its lines.

@@ -15,11 +15,28 @@
 #      the .deb upgraded, removed and purged on this machine);
 #   6. every `sh` block of README.md as a user types it, in a fresh clone, with nothing of ours
 #      in the environment (scripts/test-readme.sh; blocks README marks are listed as skipped).
-# Each stage says how long it took.
+# Each stage says how long it took, and how many of its compilations the compiler cache gave.
+#
+# Every build compiles through ccache (CMakeLists.txt) into one cache outside the checkout,
+# $GCR_TEST_CACHE/ccache, kept for later runs. Paths are hashed relative to the build directory,
+# so the packages' and README's builds, in directories of their own, take what an earlier build
+# of the same flags compiled; a compiler, flag or header that changed misses.
 set -eu
 cd "$(dirname "$0")/.."
 STARTED=$(date +%s)
+export CCACHE_DIR="${GCR_TEST_CACHE:-/var/cache/gpu-container-runtime-tests}/ccache"
+export CCACHE_BASEDIR=/ CCACHE_NOHASHDIR=true CCACHE_MAXSIZE=6G
+# The compilations since the last report: how many the cache answered.
+compiler_cache() {
+  command -v ccache >/dev/null || return 0
+  ccache --print-stats | awk -v dir="$CCACHE_DIR" '
+    $1 ~ /^(direct|preprocessed)_cache_hit$/ { hit += $2 }
+    $1 == "cache_miss" { miss += $2 }
+    END { if (hit + miss > 0) printf "test.sh: compiler cache: %d of %d compilations taken from it (%s)\n", hit, hit + miss, dir }'
+  ccache --zero-stats >/dev/null
+}
 stage() {
+  compiler_cache
   now=$(date +%s)
   echo "test.sh: [$((now - STARTED)) s] $*"
 }
@@ -30,6 +47,12 @@ quiet() {
   rm -f "$log"
 }
 scripts/install-deps.sh
+if [ -d "$CCACHE_DIR" ]; then
+  echo "test.sh: compiler cache used: $(ccache --print-stats | awk '$1 == "files_in_cache" { print $2 }') files from earlier runs in $CCACHE_DIR"
+else
+  echo "test.sh: compiler cache empty: every compilation fills $CCACHE_DIR"
+fi
+ccache --zero-stats >/dev/null
 stage "NVIDIA's real driver files"
 GCR_REAL_DRIVER=$(test/real-driver.sh)
 export GCR_REAL_DRIVER
