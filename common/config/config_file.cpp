@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <map>
 
 #include "base/fs.h"
 #include "base/text.h"
@@ -45,6 +46,56 @@ std::optional<std::string_view> table_header(std::string_view line) {
                                              "0123456789_-.") != std::string_view::npos)
     return std::nullopt;
   return name;
+}
+
+// Blanks (spaces, tabs) off the front of `s`.
+std::string_view skip_blanks(std::string_view s) {
+  return s.substr(std::min(s.find_first_not_of(" \t"), s.size()));
+}
+
+// The text of a basic string without escapes at the front of `s`, which moves past it.
+std::optional<std::string> plain_string(std::string_view& s) {
+  if (!s.starts_with('"')) return std::nullopt;
+  const auto close = s.find('"', 1);
+  if (close == std::string_view::npos) return std::nullopt;
+  const std::string_view text = s.substr(1, close - 1);
+  if (text.find('\\') != std::string_view::npos) return std::nullopt;
+  s.remove_prefix(close + 1);
+  return std::string(text);
+}
+
+// A plain string or a one-line array of them (a comma after the last allowed) at the front of
+// `s`, which moves past it.
+std::optional<Json> simple_value(std::string_view& s) {
+  if (!s.starts_with('[')) {
+    auto text = plain_string(s);
+    return text ? std::optional<Json>(std::move(*text)) : std::nullopt;
+  }
+  Json array = Json::array();
+  for (s = skip_blanks(s.substr(1)); !s.starts_with(']'); s = skip_blanks(s)) {
+    auto text = plain_string(s);
+    if (!text) return std::nullopt;
+    array.push_back(std::move(*text));
+    s = skip_blanks(s);
+    if (s.starts_with(',')) {
+      s.remove_prefix(1);
+    } else if (!s.starts_with(']')) {
+      return std::nullopt;
+    }
+  }
+  s.remove_prefix(1);
+  return array;
+}
+
+bool is_printable_ascii_text(std::string_view text) {
+  return std::all_of(text.begin(), text.end(), [](char c) {
+    return c == '\t' || c == '\n' || (c >= 0x20 && c < 0x7f);
+  });
+}
+
+Result<Json> parse_runtime_table(const std::string& table, const std::string& path) {
+  if (auto simple = simple_runtime_table(table)) return std::move(*simple);
+  return parse_toml_config(table, path);
 }
 
 bool exists(const std::string& path) {
@@ -87,6 +138,39 @@ std::optional<std::string> runtime_table_text(std::string_view text) {
   return table;
 }
 
+std::optional<Json> simple_runtime_table(std::string_view table) {
+  if (!is_printable_ascii_text(table)) return std::nullopt;
+  std::map<std::string, Json> values;  // a TOML table's keys come out in this order
+  bool header = false;
+  for (std::size_t start = 0; start < table.size();) {
+    const std::size_t end = std::min(table.find('\n', start), table.size());
+    std::string_view rest = skip_blanks(table.substr(start, end - start));
+    start = end + 1;
+    if (rest.empty() || rest.starts_with('#')) continue;
+    if (!header) {
+      if (!rest.starts_with("[runtime]")) return std::nullopt;
+      rest.remove_prefix(std::string_view("[runtime]").size());
+      header = true;
+    } else {
+      const std::size_t key_end = std::min(
+          rest.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"),
+          rest.size());
+      const std::string key(rest.substr(0, key_end));
+      rest = skip_blanks(rest.substr(key_end));
+      if (key.empty() || !rest.starts_with('=')) return std::nullopt;
+      rest = skip_blanks(rest.substr(1));
+      auto value = simple_value(rest);
+      if (!value || !values.emplace(key, std::move(*value)).second) return std::nullopt;
+    }
+    rest = skip_blanks(rest);
+    if (!rest.empty() && !rest.starts_with('#')) return std::nullopt;
+  }
+  if (!header) return Json::object();
+  Json runtime = Json::object();
+  for (auto& [key, value] : values) runtime[key] = std::move(value);
+  return Json{{"runtime", std::move(runtime)}};
+}
+
 Result<Config> load_config_file(const std::string& path, ConfigScope scope) {
   const auto fail = [&](const Error& e) {
     return Error{"config: " + e.message + " (" + path + ")"};
@@ -110,7 +194,7 @@ Result<Config> load_config_file(const std::string& path, ConfigScope scope) {
   const auto table = scope == ConfigScope::kRuntimeTable && path.ends_with(".toml")
                          ? runtime_table_text(*text)
                          : std::nullopt;
-  auto doc = table ? parse_toml_config(*table, path) : parse_config_text(path, *text);
+  auto doc = table ? parse_runtime_table(*table, path) : parse_config_text(path, *text);
   if (!doc && table) doc = parse_config_text(path, *text);
   if (!doc) return fail(doc.error());
   auto config = config_from_json(*doc);

@@ -1,5 +1,5 @@
 // Our configuration file, TOML (with the checks that keep toml++ safe) and JSON, and the
-// [runtime] table a pass-through call reads alone.
+// [runtime] table a pass-through call reads alone, with and without the TOML parser.
 #include "config/config.h"
 #include "config/config_file.h"
 #include "fuzz.h"
@@ -30,6 +30,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                        alone->runtime.log_file == whole->runtime.log_file &&
                        alone->runtime.log_level == whole->runtime.log_level &&
                        alone->runtime.state_dir == whole->runtime.state_dir);
+  }
+  // A table read without the TOML parser reads as the parser reads it.
+  if (const auto simple = gcr::simple_runtime_table(text)) {
+    const auto table = gcr::parse_toml(text, "fuzz.toml");
+    gcr::fuzz::require(table.ok() && gcr::toml_to_json(*table) == *simple);
   }
   if (auto doc = gcr::parse_json_strict(text)) (void)gcr::config_from_json(*doc);
   return 0;

@@ -2,6 +2,7 @@
 
 #include "config/config_file.h"
 #include "test_support.h"
+#include "toml/toml.h"
 
 using gcr::test::TempDir;
 using gcr::test::write_file;
@@ -231,6 +232,43 @@ TEST_CASE("a pass-through call reads the [runtime] table alone, where lines tell
         "[driver]\nroot = '''x'''\n", "\xEF\xBB\xBF[runtime]\n"}) {
     CAPTURE(text);
     CHECK_FALSE(gcr::runtime_table_text(text).has_value());
+  }
+}
+
+TEST_CASE("a [runtime] table of the usual forms is read without the TOML parser, as it reads it") {
+  const auto parsed = [](const std::string& text) {
+    auto table = gcr::parse_toml(text, "x.toml");
+    REQUIRE(table.ok());
+    return gcr::toml_to_json(*table);
+  };
+  const auto shipped = gcr::runtime_table_text(gcr::default_config_toml());
+  REQUIRE(shipped.has_value());
+  const auto simple = gcr::simple_runtime_table(*shipped);
+  REQUIRE(simple.has_value());
+  CHECK(*simple == parsed(*shipped));
+  CHECK(simple->at("runtime").at("runtimes") == gcr::Json::array({"runc", "crun"}));
+  for (const std::string text :
+       {"", "# only\n", "[runtime]\n", "[runtime]# c\nruntimes=[\"a\"]\n",
+        "  [runtime]  # c\n\n  log-level = \"debug\"   # c\n\truntimes = [ \"/a\" , \"b\", ]#c\n",
+        "[runtime]\nstate-dir = \"/x\"\nlog-file = \"\"\nruntimes = []\nlog-level = \"a#b\tc\"\n",
+        "[runtime]\nunknown-key = \"x\"\nA_1 = [\"\"]\n"}) {
+    CAPTURE(text);
+    const auto read = gcr::simple_runtime_table(text);
+    REQUIRE(read.has_value());
+    CHECK(*read == parsed(text));
+  }
+  // Anything else is the parser's to read (or refuse).
+  for (const std::string text :
+       {"[runtime]\nlog-file = \"a\\\\b\"\n", "[runtime]\nlog-file = 'a'\n",
+        "[runtime]\nlog-file = 1\n", "[runtime]\nlog-file = true\n",
+        "[runtime]\nlog-file = \"a\"\nlog-file = \"b\"\n", "[ runtime ]\n",
+        "[runtime]\nruntimes = [\n\"a\"]\n", "[runtime]\r\n", "[runtime] # \xC3\xA9\n",
+        "[runtime]\nlog-file = \"a\" x\n", "[runtime]\na.b = \"x\"\n",
+        "[runtime]\n\"a\" = \"x\"\n", "[runtime]\nruntimes = [\"a\" \"b\"]\n",
+        "[runtime]\nruntimes = [,]\n", "[runtime]\nlog-file = \"a\n", "[runtime]\nx = {}\n",
+        "[runtime]\nlog-file = \"\"\"a\"\"\"\n", "[runtime]\n= \"a\"\n", "log-file = \"a\"\n"}) {
+    CAPTURE(text);
+    CHECK_FALSE(gcr::simple_runtime_table(text).has_value());
   }
 }
 
