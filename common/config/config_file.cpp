@@ -88,9 +88,8 @@ std::optional<Json> simple_value(std::string_view& s) {
 }
 
 bool is_printable_ascii_text(std::string_view text) {
-  return std::all_of(text.begin(), text.end(), [](char c) {
-    return c == '\t' || c == '\n' || (c >= 0x20 && c < 0x7f);
-  });
+  return std::all_of(text.begin(), text.end(),
+                     [](char c) { return c == '\t' || c == '\n' || (c >= 0x20 && c < 0x7f); });
 }
 
 Result<Json> parse_runtime_table(const std::string& table, const std::string& path) {
@@ -152,9 +151,10 @@ std::optional<Json> simple_runtime_table(std::string_view table) {
       rest.remove_prefix(std::string_view("[runtime]").size());
       header = true;
     } else {
-      const std::size_t key_end = std::min(
-          rest.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"),
-          rest.size());
+      const std::size_t key_end =
+          std::min(rest.find_first_not_of(
+                       "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"),
+                   rest.size());
       const std::string key(rest.substr(0, key_end));
       rest = skip_blanks(rest.substr(key_end));
       if (key.empty() || !rest.starts_with('=')) return std::nullopt;

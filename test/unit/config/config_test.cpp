@@ -263,9 +263,9 @@ TEST_CASE("a [runtime] table of the usual forms is read without the TOML parser,
         "[runtime]\nlog-file = 1\n", "[runtime]\nlog-file = true\n",
         "[runtime]\nlog-file = \"a\"\nlog-file = \"b\"\n", "[ runtime ]\n",
         "[runtime]\nruntimes = [\n\"a\"]\n", "[runtime]\r\n", "[runtime] # \xC3\xA9\n",
-        "[runtime]\nlog-file = \"a\" x\n", "[runtime]\na.b = \"x\"\n",
-        "[runtime]\n\"a\" = \"x\"\n", "[runtime]\nruntimes = [\"a\" \"b\"]\n",
-        "[runtime]\nruntimes = [,]\n", "[runtime]\nlog-file = \"a\n", "[runtime]\nx = {}\n",
+        "[runtime]\nlog-file = \"a\" x\n", "[runtime]\na.b = \"x\"\n", "[runtime]\n\"a\" = \"x\"\n",
+        "[runtime]\nruntimes = [\"a\" \"b\"]\n", "[runtime]\nruntimes = [,]\n",
+        "[runtime]\nlog-file = \"a\n", "[runtime]\nx = {}\n",
         "[runtime]\nlog-file = \"\"\"a\"\"\"\n", "[runtime]\n= \"a\"\n", "log-file = \"a\"\n"}) {
     CAPTURE(text);
     CHECK_FALSE(gcr::simple_runtime_table(text).has_value());
