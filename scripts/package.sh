@@ -3,7 +3,8 @@
 # into $OUT (default: build-packages/). In a git checkout they are built from the committed tree
 # (git archive of HEAD, so the packages hold exactly what is checked in); in an unpacked source
 # tarball, from the files there. The version comes from CMakeLists.txt. RPM_CMAKE_ARGS adds
-# CMake options to the .rpm's build (DEB_CXXFLAGS_APPEND and the like change the .deb's).
+# CMake options to the .rpm's build (DEB_CXXFLAGS_APPEND and the like change the .deb's); LOGS
+# names a directory that keeps the two builds' logs (deb.log, rpm.log).
 set -eu
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$(pwd)/build-packages}
@@ -41,4 +42,7 @@ if [ -n "${RPM_CMAKE_ARGS:-}" ]; then
 fi
 rpmbuild -bb --nodeps "$@" "$SRC/rpm/gpu-container-runtime.spec" >"$WORK/rpm.log" 2>&1 || { cat "$WORK/rpm.log" >&2; exit 1; }
 mv "$WORK"/rpm/RPMS/x86_64/gpu-container-runtime-"$VERSION"-1.x86_64.rpm "$OUT/gpu-container-runtime-$VERSION.x86_64.rpm"
+if [ -n "${LOGS:-}" ]; then
+  mkdir -p "$LOGS" && cp "$WORK/deb.log" "$WORK/rpm.log" "$LOGS/"
+fi
 ls "$OUT"

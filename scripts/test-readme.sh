@@ -4,10 +4,11 @@
 # its environment (env -i: a plain PATH, a HOME of its own). A block whose line above is
 # `<!-- readme-test: skip: REASON -->` is not run; usage synopses are fenced `text`, not `sh`.
 # Prints each block it ran or skipped (and why) with its README line; fails on the first block
-# that fails, showing what it printed. What the blocks install (the .deb, `cmake --install`) is
-# removed afterwards. Needs root: the blocks install packages and run containers. The blocks'
-# HOME may name a compiler cache (below): a cache answers only what it compiled from the same
-# sources and flags.
+# that fails, showing what it printed, or whose output holds a compiler warning (README's
+# Release build is the suite's -O3 one). What the blocks install (the .deb, `cmake --install`)
+# is removed afterwards. Needs root: the blocks install packages and run containers. The
+# blocks' HOME may name a compiler cache (below): a cache answers only what it compiled from the
+# same sources and flags, and replays the warnings with the objects.
 set -eu
 cd "$(dirname "$0")/.."
 WORK=$(mktemp -d /tmp/gcr-readme-XXXXXX)
@@ -65,6 +66,12 @@ for block in "$WORK"/blocks/*.sh; do
     HOME="$WORK/home" LANG=C.UTF-8 sh -eu "$block" </dev/null >"$WORK/out" 2>&1); then
     cat "$WORK/out" >&2
     echo "test-readme: FAIL: README line $line:" >&2
+    sed 's/^/  /' "$block" >&2
+    exit 1
+  fi
+  # What a user's build prints must be clean: a compiler warning fails as -Werror would.
+  if scripts/compiler-warnings.sh "$WORK/out" >&2; then
+    echo "test-readme: FAIL: README line $line: the compiler warns (above):" >&2
     sed 's/^/  /' "$block" >&2
     exit 1
   fi

@@ -10,9 +10,9 @@
 #      through an engine (dockerd, containerd's ctr): inside the engine's shim the sanitizer
 #      runtime of our hooks sometimes cannot map its memory (ENOMEM); the first stage runs them;
 #   4. every libFuzzer target for FUZZ_SECONDS (default 20) from its seed corpus;
-#   5. build the .deb (Debian's flags) and the .rpm (a Release build, -O3), both with warnings
-#      as errors, and exercise them (scripts/test-packages.sh: the .rpm in a throw-away root;
-#      the .deb upgraded, removed and purged on this machine);
+#   5. build the .deb (Debian's flags) and the .rpm as scripts/package.sh does, fail on a
+#      compiler warning in their logs, and exercise them (scripts/test-packages.sh: the .rpm in
+#      a throw-away root; the .deb upgraded, removed and purged on this machine);
 #   6. every `sh` block of README.md as a user types it, in a fresh clone, with nothing of ours
 #      in the environment (scripts/test-readme.sh; blocks README marks are listed as skipped).
 # Each stage says how long it took, and how many of its compilations the compiler cache gave.
