@@ -21,6 +21,14 @@ else
   tar -c --exclude=./build --exclude='./build-*' . | tar -x -C "$SRC"
 fi
 
+# debhelper builds the .deb with a HOME of its own, where no ccache.conf is: the compiler cache
+# in effect here, and how it hashes paths, go to both builds in the environment instead.
+if command -v ccache >/dev/null; then
+  CCACHE_DIR=$(ccache -k cache_dir) CCACHE_BASEDIR=$(ccache -k base_dir)
+  export CCACHE_DIR CCACHE_BASEDIR
+  if [ "$(ccache -k hash_dir)" = false ]; then export CCACHE_NOHASHDIR=1; fi
+fi
+
 # .deb: debian/ is made from deb/ plus a changelog entry for this version.
 cp -r "$SRC/deb" "$SRC/debian"
 cat >"$SRC/debian/changelog" <<CHANGELOG

@@ -18,14 +18,16 @@
 # Each stage says how long it took, and how many of its compilations the compiler cache gave.
 #
 # Every build compiles through ccache (CMakeLists.txt) into one cache outside the checkout,
-# $GCR_TEST_CACHE/ccache, kept for later runs. Paths are hashed relative to the build directory,
-# so the packages' and README's builds, in directories of their own, take what an earlier build
-# of the same flags compiled; a compiler, flag or header that changed misses.
+# $GCR_TEST_CACHE/ccache, kept for later runs. The paths of a build's own tree are hashed
+# relative to its build directory (the base directory: the checkout here, /tmp for the packages'
+# and README's trees), so a build elsewhere takes what an earlier build of the same flags
+# compiled; a compiler, flag or header that changed misses.
 set -eu
 cd "$(dirname "$0")/.."
 STARTED=$(date +%s)
 export CCACHE_DIR="${GCR_TEST_CACHE:-/var/cache/gpu-container-runtime-tests}/ccache"
-export CCACHE_BASEDIR=/ CCACHE_NOHASHDIR=true CCACHE_MAXSIZE=6G
+CCACHE_BASEDIR=$(pwd)
+export CCACHE_BASEDIR CCACHE_NOHASHDIR=true CCACHE_MAXSIZE=6G
 # The compilations since the last report: how many the cache answered.
 compiler_cache() {
   command -v ccache >/dev/null || return 0
@@ -52,7 +54,7 @@ if [ -d "$CCACHE_DIR" ]; then
 else
   echo "test.sh: compiler cache empty: every compilation fills $CCACHE_DIR"
 fi
-ccache --zero-stats >/dev/null
+compiler_cache >/dev/null
 stage "NVIDIA's real driver files"
 GCR_REAL_DRIVER=$(test/real-driver.sh)
 export GCR_REAL_DRIVER
@@ -75,7 +77,7 @@ stage "every parser fuzzed for a short while (clang, libFuzzer)"
 scripts/fuzz.sh "${FUZZ_SECONDS:-20}"
 
 stage "the packages"
-scripts/test-packages.sh
+CCACHE_BASEDIR=/tmp scripts/test-packages.sh
 
 stage "README's commands as a user types them"
 scripts/test-readme.sh
