@@ -129,6 +129,18 @@ Status make_directories(const std::string& path) {
   }
 }
 
+Result<Fd> make_directory_at(int dirfd, const std::string& name, const std::string& path) {
+  if (::mkdirat(dirfd, name.c_str(), 0755) != 0 && errno != EEXIST)
+    return Error{"cannot create " + path + ": " + errno_text(errno)};
+  Fd fd(::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (fd.valid()) return fd;
+  const int err = errno;
+  struct stat st {};
+  if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+    return Error{"a symlink, never followed (" + path + ")"};
+  return Error{errno_text(err) + " (" + path + ")"};
+}
+
 Status write_all(int fd, std::string_view data) {
   while (!data.empty()) {
     const ssize_t n = ::write(fd, data.data(), data.size());

@@ -76,6 +76,11 @@ struct DirEntry {
 // mkdir -p (0755); existing directories are fine.
 [[nodiscard]] Status make_directories(const std::string& path);
 
+// The directory `name` in the directory `dirfd`, made (0755) when missing and opened
+// O_DIRECTORY|O_NOFOLLOW: a symlink there is refused, never followed. `path` names it in errors.
+[[nodiscard]] Result<Fd> make_directory_at(int dirfd, const std::string& name,
+                                           const std::string& path);
+
 // Writes all of `data`, retrying short writes.
 [[nodiscard]] Status write_all(int fd, std::string_view data);
 

@@ -35,8 +35,8 @@ std::vector<std::string> ancestors(const std::string& path) {
 // A symlink someone other than root could replace: not root's, in a directory group or others
 // may write (a sticky one such as /tmp, where only an entry's owner can replace it; any other
 // such directory is refused by itself).
-Status replaceable_link(const std::string& link, const struct stat& st) {
-  if (st.st_uid == 0) return {};
+Status replaceable_link(const std::string& link, const struct stat& st, uid_t also_owner) {
+  if (st.st_uid == 0 || st.st_uid == also_owner) return {};
   struct stat dir {};
   if (::stat(dirname_of(link).c_str(), &dir) == 0 && (dir.st_mode & (S_IWGRP | S_IWOTH)) == 0)
     return {};
@@ -53,8 +53,11 @@ Status owned_by_root_only(const struct stat& st, uid_t also_owner) {
 
 Status TrustCheck::entry(const std::string& path, const struct stat& st) const {
   // A sticky directory is fine however writable: only an entry's owner can replace it there.
-  if (S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX) != 0 && st.st_uid == 0) return {};
-  if (auto s = owned_by_root_only(st); !s) return Error{s.error().message + " (" + path + ")"};
+  if (S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX) != 0 &&
+      (st.st_uid == 0 || st.st_uid == also_owner_))
+    return {};
+  if (auto s = owned_by_root_only(st, also_owner_); !s)
+    return Error{s.error().message + " (" + path + ")"};
   return {};
 }
 
@@ -79,7 +82,7 @@ Status TrustCheck::directory(const std::string& path) {
     verdict = Error{errno_text(errno) + " (" + path + ")"};
   } else if (S_ISLNK(st.st_mode) || (path != "/" && clean_path(path) != path)) {
     const std::string real = real_path(path);
-    verdict = S_ISLNK(st.st_mode) ? replaceable_link(path, st) : Status{};
+    verdict = S_ISLNK(st.st_mode) ? replaceable_link(path, st, also_owner_) : Status{};
     if (verdict)
       verdict =
           real.empty() ? Error{errno_text(errno) + " (" + path + ")"} : real_chain(real, true);
@@ -109,7 +112,7 @@ Status TrustCheck::file(const std::string& path, struct stat& st) {
   const std::string in_real = in_directory(real_names_.at(dirname_of(cleaned)), cleaned);
   if (::lstat(in_real.c_str(), &st) == 0) {
     if (!S_ISLNK(st.st_mode)) return entry(in_real, st);
-    if (auto s = replaceable_link(in_real, st); !s) return s;
+    if (auto s = replaceable_link(in_real, st, also_owner_); !s) return s;
   }
   const std::string real = real_path(cleaned);
   if (real.empty()) return Error{errno_text(errno) + " (" + path + ")"};
@@ -125,6 +128,19 @@ Status TrustCheck::program(const std::string& path) {
   if (auto s = file(path, st); !s) return s;
   if (!S_ISREG(st.st_mode)) return Error{"not a regular file (" + path + ")"};
   if ((st.st_mode & 0111) == 0) return Error{"not executable (" + path + ")"};
+  return {};
+}
+
+Status TrustCheck::work_directory(const std::string& path) {
+  if (path.empty() || path.front() != '/') return Error{"not an absolute path (" + path + ")"};
+  std::string at = clean_path(path);
+  struct stat st {};
+  while (at != "/" && ::lstat(at.c_str(), &st) != 0 && errno == ENOENT) at = dirname_of(at);
+  if (auto s = directory(at); !s) return s;
+  const std::string& real = real_names_.at(at);
+  if (::stat(real.c_str(), &st) != 0) return Error{errno_text(errno) + " (" + real + ")"};
+  if (auto s = owned_by_root_only(st, also_owner_); !s)
+    return Error{s.error().message + " (" + real + ")"};
   return {};
 }
 

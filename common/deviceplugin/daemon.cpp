@@ -337,6 +337,10 @@ class Plugin {
     auto devices = of_resource(inventory_.devices(), resource);
     if (!config_.mps()) return devices;
     for (auto& d : devices) {
+      if (d.healthy && !mps_refused_.empty()) {
+        d.healthy = false;
+        d.unhealthy_because = mps_refused_;
+      }
       // The daemons of its GPU's share count, one per container size: each one's limits, and
       // Unhealthy until every one serves.
       std::int64_t daemons = 0;
@@ -359,11 +363,32 @@ class Plugin {
     return devices;
   }
 
+  // sharing = mps: mps-root judged before any daemon starts (check_mps_root). Refused: said
+  // once, every share Unhealthy for that reason, judged again on every refresh until it
+  // passes. True when the verdict changed.
+  bool judge_mps_root() {
+    if (mps_root_ok_) return false;
+    const auto verdict = check_mps_root(config_.device_plugin.mps_root);
+    if (verdict) {
+      mps_root_ok_ = true;
+      if (mps_refused_.empty()) return false;
+      logger_.info("`device-plugin.mps-root` accepted now: starting the MPS control daemons");
+      mps_refused_.clear();
+      return true;
+    }
+    if (verdict.error().message == mps_refused_) return false;
+    mps_refused_ = verdict.error().message;
+    logger_.error(mps_refused_ + "; every MPS share is Unhealthy until it is fixed");
+    return true;
+  }
+
   // sharing = mps: for the GPUs of each resource and share count n, one control daemon per
   // container size k from 1 to n (a daemon's limits hold for all its clients); true when one's
   // health changed.
   bool keep_mps() {
     if (!config_.mps()) return false;
+    const bool judged = judge_mps_root();
+    if (!mps_root_ok_) return judged;
     std::map<MpsGroup, std::vector<Gpu>> groups;
     for (const auto& resource : inventory_.resources()) {
       std::set<std::string> uuids;
@@ -381,7 +406,7 @@ class Plugin {
       if (!mps) mps = std::make_unique<MpsSupervisor>(config_, group, logger_);
       changed = mps->tick(gpus, nvml_.get()) || changed;
     }
-    return changed;
+    return changed || judged;
   }
 
   void refresh() {
@@ -521,6 +546,8 @@ class Plugin {
   std::map<std::string, std::unique_ptr<ResourcePlugin>> plugins_;
   // By resource, share count and container size.
   std::map<MpsGroup, std::unique_ptr<MpsSupervisor>> mps_;
+  bool mps_root_ok_ = false;
+  std::string mps_refused_;  // why mps-root is refused, "" when it is not
   bool stopping_ = false;
 };
 

@@ -52,6 +52,7 @@ Result<MpsPlan> MpsSupervisor::plan_for(const std::vector<Gpu>& gpus, Nvml* nvml
                  "): install NVIDIA's MPS (nvidia-cuda-mps)"};
   MpsPlan plan;
   plan.program = *program;
+  plan.root = config_.device_plugin.mps_root;
   plan.dir = mps_dirs(config_, group_.resource, group_.replicas, group_.shares).root;
   plan.thread_percentage = share_percentage(group_.replicas, group_.shares);
   for (const auto& gpu : gpus) {

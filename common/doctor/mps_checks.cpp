@@ -15,9 +15,9 @@ constexpr const char* kArea = "mps";
 
 std::string limits_text(const MpsState& state) {
   std::string text;
-  for (std::size_t i = 0; i < state.pinned_mib.size(); ++i) {
+  for (std::size_t i = 0; i < state.pinned.size(); ++i) {
     text += (i == 0 ? "" : ", ") + std::string("GPU ") + std::to_string(i) + " " +
-            (state.pinned_mib[i] ? std::to_string(*state.pinned_mib[i]) + " MiB" : "unlimited");
+            (state.pinned[i].empty() ? "unlimited" : state.pinned[i]);
   }
   return text;
 }

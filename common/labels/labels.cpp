@@ -46,10 +46,13 @@ void trim_to_alnum(std::string& s) {
   s.erase(s.begin(), first);
 }
 
-// GFD's product value: the model (with "-MIG-<profile>"), and "-SHARED" when GPUs are shared,
-// the suffix kept whole when the name must be cut.
+// GFD's product value: the model (kUnknownProduct when nothing of it is left), with
+// "-MIG-<profile>", and "-SHARED" when GPUs are shared, the suffix kept whole when the name must
+// be cut.
 std::string product_value(const std::string& model, const std::string& mig_profile, bool shared) {
-  std::string name = label_value(mig_profile.empty() ? model : model + "-MIG-" + mig_profile);
+  std::string name = label_value(model);
+  if (name.empty()) name = kUnknownProduct;
+  if (!mig_profile.empty()) name = label_value(name + "-MIG-" + mig_profile);
   if (!shared) return name;
   if (name.size() > kMaxNameOrValue - kShared.size()) {
     name.resize(kMaxNameOrValue - kShared.size());
@@ -218,15 +221,33 @@ std::string sharing_strategy(const Config::DevicePlugin& plugin) {
   return plugin.shares_gpus() ? "time-slicing" : "none";
 }
 
-Labels node_labels(const NodeLabelFacts& facts, const Config::DevicePlugin& plugin) {
+Labels node_labels(const NodeLabelFacts& facts, const Config::DevicePlugin& plugin,
+                   std::vector<std::string>* left_out) {
   Labels out;
   add_sharing_labels(out, plugin);
   add_driver_labels(out, facts);
-  if (facts.gpus.empty()) return out;
-  add_gpu_labels(out, facts, plugin);
-  add_mig_resource_labels(out, facts, plugin);
-  add_nvlink_labels(out, facts);
+  if (!facts.gpus.empty()) {
+    add_gpu_labels(out, facts, plugin);
+    add_mig_resource_labels(out, facts, plugin);
+    add_nvlink_labels(out, facts);
+  }
+  auto dropped = drop_invalid_labels(out);
+  if (left_out != nullptr) left_out->insert(left_out->end(), dropped.begin(), dropped.end());
   return out;
+}
+
+std::vector<std::string> drop_invalid_labels(Labels& labels) {
+  std::vector<std::string> lines;
+  for (auto it = labels.begin(); it != labels.end();) {
+    if (is_label_name(it->first) && is_label_value(it->second)) {
+      ++it;
+      continue;
+    }
+    lines.push_back("label left out, not valid in Kubernetes: " +
+                    quote(it->first + "=" + it->second, 128));
+    it = labels.erase(it);
+  }
+  return lines;
 }
 
 bool is_label_name(std::string_view name) {

@@ -38,7 +38,16 @@ struct NodeLabelFacts {
 
 // Every label the facts support; a fact not known (NVML not ready) leaves its labels out.
 // Single-valued GPU labels (product, memory, family, compute capability) describe GPU 0.
-[[nodiscard]] Labels node_labels(const NodeLabelFacts& facts, const Config::DevicePlugin& plugin);
+// Every value is what the driver says made a label value (label_value); a fact with nothing
+// left is left out, but for the product, which is kUnknownProduct then ("unknown",
+// "unknown-SHARED", "unknown-MIG-1g.5gb"), its "-MIG-<profile>" and "-SHARED" kept whole within
+// 63 characters. Last, every name and value is checked against Kubernetes' syntax
+// (drop_invalid_labels): a label that fails is left out, never written, and said in `left_out`.
+[[nodiscard]] Labels node_labels(const NodeLabelFacts& facts, const Config::DevicePlugin& plugin,
+                                 std::vector<std::string>* left_out = nullptr);
+
+// nvidia.com/gpu.product of a GPU whose name has no letter or digit.
+inline constexpr const char* kUnknownProduct = "unknown";
 
 // How GPUs are shared: "time-slicing" with replicas > 1, else "none".
 [[nodiscard]] std::string sharing_strategy(const Config::DevicePlugin& plugin);
@@ -50,8 +59,12 @@ struct NodeLabelFacts {
 [[nodiscard]] bool is_label_value(std::string_view value);
 
 // `raw` as a label value: each run of other characters becomes one '-', then the ends are
-// trimmed to alphanumerics and the whole cut to 63 characters.
+// trimmed to alphanumerics and the whole cut to 63 characters ("" when nothing is left).
 [[nodiscard]] std::string label_value(std::string_view raw);
+
+// Leaves out every label whose name or value Kubernetes would refuse; one line for the log
+// each ("label left out, not valid in Kubernetes: `name=value`").
+[[nodiscard]] std::vector<std::string> drop_invalid_labels(Labels& labels);
 
 // GFD's architecture family of a compute capability ("ampere" for 8.0), "undefined" if unknown.
 [[nodiscard]] std::string gpu_family(unsigned major, unsigned minor);

@@ -5,7 +5,11 @@ namespace gcr {
 LabelsNews LabelsKeeper::update(const LabelSources& sources) {
   LabelsNews news;
   if (file_.path().empty() || sources.gpus.empty()) return news;
-  const Labels labels = node_labels(reader_.read(sources), config_.device_plugin);
+  std::vector<std::string> left_out;
+  const Labels labels = node_labels(reader_.read(sources), config_.device_plugin, &left_out);
+  for (auto& line : left_out) {
+    if (left_out_said_.insert(line).second) news.warnings.push_back(std::move(line));
+  }
   if (written_ == labels) return news;
   const auto written = file_.keep(labels_text(labels));
   if (!written) {

@@ -1,9 +1,11 @@
 // gpu-device-plugin's [device-plugin] labels-file, kept current: the labels computed from the
 // plugin's discovery on every refresh, the file rewritten only when they change. Nothing is
 // written before a GPU is known (never an empty file), and nothing is ever removed, so the
-// node's labels stay while the plugin restarts.
+// node's labels stay while the plugin restarts. A label Kubernetes would refuse is never
+// written (node_labels leaves it out): a warning, once.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -31,8 +33,9 @@ class LabelsKeeper {
   const Config& config_;
   NodeFactsReader reader_;
   LabelsFile file_;
-  std::optional<Labels> written_;  // what the file holds, once we know
-  std::string error_;              // the last write's failure, said once
+  std::optional<Labels> written_;        // what the file holds, once we know
+  std::string error_;                    // the last write's failure, said once
+  std::set<std::string> left_out_said_;  // drop_invalid_labels' lines, each said once
 };
 
 // "nvidia.com/gpu.healthy=7 (was 8), ..." for the labels that differ.

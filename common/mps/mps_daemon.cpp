@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <thread>
@@ -16,6 +17,7 @@
 #include "base/child_process.h"
 #include "base/fs.h"
 #include "base/text.h"
+#include "base/trust.h"
 
 namespace gcr {
 namespace {
@@ -32,6 +34,8 @@ constexpr int kNoNamespace = 126;
 constexpr int kNoExec = 127;
 // More device memory than any GPU has (a zebibyte): past it an answer is not a limit.
 constexpr double kMaxMemoryMib = 1e12;
+constexpr std::uint64_t kMibPerGib = 1024;
+constexpr std::uint64_t kMibPerTib = 1024 * 1024;
 // Servers asked about: each is one more question to the daemon.
 constexpr unsigned kMaxServers = 64;
 
@@ -51,6 +55,25 @@ std::string exit_text(int status) {
   }
   if (WIFSIGNALED(status)) return "was killed by signal " + std::to_string(WTERMSIG(status));
   return "stopped";
+}
+
+// Whether only root can change what the directory `fd` holds (`closed`), or only root owns it
+// (its mode is ours to set). `path` names it in errors.
+Status judge_directory(int fd, const std::string& path, bool closed, uid_t also_owner) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return Error{errno_text(errno) + " (" + path + ")"};
+  if (!closed) st.st_mode &= ~static_cast<mode_t>(S_IWGRP | S_IWOTH);
+  if (auto s = owned_by_root_only(st, also_owner); !s)
+    return Error{s.error().message + " (" + path + ")"};
+  return {};
+}
+
+// The directory `path` (in `dir`), made or opened without following a symlink, and judged.
+Result<Fd> own_directory(const Fd& dir, const std::string& path, bool closed, uid_t also_owner) {
+  auto fd = make_directory_at(dir.get(), basename_of(path), path);
+  const Status s = fd ? judge_directory(fd->get(), path, closed, also_owner) : fd.error();
+  if (!s) return s.error().wrap("MPS directory refused");
+  return fd;
 }
 
 }  // namespace
@@ -113,11 +136,67 @@ std::optional<std::uint64_t> parse_mps_memory_mib(std::string_view text) {
   return static_cast<std::uint64_t>(std::llround(mib));
 }
 
+bool mps_memory_reads_as(std::string_view answer, std::uint64_t mib) {
+  const std::string value(trim(answer));
+  if (value.size() < 2 || value.size() > 24) return false;
+  const std::string number = value.substr(0, value.size() - 1);
+  if (number.find_first_not_of("0123456789") != std::string::npos)
+    return parse_mps_memory_mib(value) == mib;  // a fraction: not a truncated whole unit
+  std::uint64_t shown = 0;
+  const auto [end, error] = std::from_chars(number.data(), number.data() + number.size(), shown);
+  if (number.empty() || error != std::errc() || end != number.data() + number.size()) return false;
+  switch (value.back()) {
+    case 'M':
+      return shown == mib;
+    case 'G':
+      return mib >= kMibPerGib && shown == mib / kMibPerGib;
+    case 'T':
+      return mib >= kMibPerTib && shown == mib / kMibPerTib;
+    default:
+      return false;
+  }
+}
+
 std::string mps_dir(const std::string& mps_root, const std::string& resource, std::int64_t replicas,
                     std::int64_t shares) {
   std::string name = resource;
   std::replace(name.begin(), name.end(), '/', '-');
-  return mps_root + "/" + name + "/" + std::to_string(shares) + "-of-" + std::to_string(replicas);
+  return child_path(clean_path(mps_root),
+                    name + "/" + std::to_string(shares) + "-of-" + std::to_string(replicas));
+}
+
+Status check_mps_root(const std::string& mps_root, uid_t also_owner) {
+  if (auto s = TrustCheck(also_owner).work_directory(mps_root); !s)
+    return s.error().wrap("`device-plugin.mps-root` refused");
+  return {};
+}
+
+Result<Fd> make_mps_dirs(const MpsPlan& plan, uid_t also_owner) {
+  const std::string root = clean_path(plan.root);
+  const std::string share = dirname_of(plan.dir);
+  if (dirname_of(share) != root)
+    return Error{"the MPS directory is not below mps-root " + root + " (" + plan.dir + ")"};
+  if (auto s = check_mps_root(root, also_owner); !s) return s.error();
+  // Only root can change the way to it now: made and opened by name, and judged once more.
+  if (auto s = make_directories(root); !s) return s.error();
+  auto opened = open_directory(root);
+  if (!opened) return opened.error().wrap("cannot open mps-root");
+  Fd dir = std::move(*opened);
+  if (auto s = judge_directory(dir.get(), root, true, also_owner); !s)
+    return s.error().wrap("`device-plugin.mps-root` refused");
+  for (const auto& path : {share, plan.dir}) {
+    auto next = own_directory(dir, path, true, also_owner);
+    if (!next) return next.error();
+    dir = std::move(*next);
+  }
+  auto log = own_directory(dir, plan.log_dir(), true, also_owner);
+  if (!log) return log.error();
+  auto shm = own_directory(dir, plan.shm_dir(), false, also_owner);
+  if (!shm) return shm.error();
+  // Clients of any user share the server's /dev/shm, as they would the host's.
+  if (::fchmod(shm->get(), 01777) != 0)
+    return Error{"cannot open " + plan.shm_dir() + " to the clients: " + errno_text(errno)};
+  return own_directory(dir, plan.pipe_dir(), true, also_owner);
 }
 
 std::optional<std::string> mps_control_program(DriverHost& host) {
@@ -160,7 +239,7 @@ Result<MpsState> read_mps_state(const std::string& program, const std::string& p
     auto mem =
         ask_mps(program, pipe_dir, "get_default_device_pinned_mem_limit " + std::to_string(i));
     if (!mem) return mem.error();
-    state.pinned_mib.push_back(parse_mps_memory_mib(*mem));
+    state.pinned.push_back(std::string(trim(*mem)));
   }
   for (const auto& pid : split(*servers, '\n')) {
     if (trim(pid).empty()) continue;
@@ -201,12 +280,13 @@ void MpsDaemon::reap(bool wait) {
   if (got == child_ || (got < 0 && errno == ECHILD)) child_ = -1;
 }
 
+// Through the fd start() opened: a path swapped since cannot send the unlinks elsewhere.
 void MpsDaemon::clear_pipe_dir() const {
-  auto dir = open_directory(plan_.pipe_dir());
-  if (!dir) return;
-  auto entries = list_directory(std::move(*dir), plan_.pipe_dir(), 4096);
+  if (!pipe_.valid()) return;
+  Fd listing(::openat(pipe_.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  auto entries = list_directory(std::move(listing), plan_.pipe_dir(), 4096);
   if (!entries) return;
-  for (const auto& e : *entries) ::unlink((plan_.pipe_dir() + "/" + e.name).c_str());
+  for (const auto& e : *entries) ::unlinkat(pipe_.get(), e.name.c_str(), 0);
 }
 
 Status MpsDaemon::spawn() {
@@ -282,20 +362,17 @@ Status MpsDaemon::set_limits() {
       return s.error();
     auto mem = ask("get_default_device_pinned_mem_limit " + ordinal);
     if (!mem) return mem.error();
-    if (parse_mps_memory_mib(*mem) != gpu.pinned_mib)
+    if (!mps_memory_reads_as(*mem, *gpu.pinned_mib))
       return Error{"the MPS control daemon reports a pinned-memory limit of `" + *mem + "` for " +
-                   gpu.uuid + ", not the " + limit + " set"};
+                   gpu.uuid + ", not the " + std::to_string(*gpu.pinned_mib) + " MiB set"};
   }
   return {};
 }
 
 Status MpsDaemon::start() {
-  for (const auto& dir : {plan_.pipe_dir(), plan_.log_dir(), plan_.shm_dir()}) {
-    if (auto s = make_directories(dir); !s) return s;
-  }
-  // Clients of any user share the server's /dev/shm, as they would the host's.
-  if (::chmod(plan_.shm_dir().c_str(), 01777) != 0)
-    return Error{"cannot open " + plan_.shm_dir() + " to the clients: " + errno_text(errno)};
+  auto pipe = make_mps_dirs(plan_);
+  if (!pipe) return pipe.error();
+  pipe_ = std::move(*pipe);
   // A daemon an earlier plugin left (killed before it could stop it) is kept, with its clients:
   // watched through its pipe, its limits set again.
   adopted_ = child_ <= 0 && ask("get_server_list").ok();

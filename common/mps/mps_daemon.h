@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/fs.h"
 #include "base/result.h"
 #include "driver/host.h"
 
@@ -24,8 +25,9 @@ struct MpsGpu {
 
 struct MpsPlan {
   std::string program;  // host path of nvidia-cuda-mps-control
-  // mps_dir(): pipe/ (CUDA_MPS_PIPE_DIRECTORY), log/, and shm/, the daemon's /dev/shm and its
-  // clients'.
+  std::string root;     // [device-plugin] mps-root
+  // mps_dir() of root: pipe/ (CUDA_MPS_PIPE_DIRECTORY), log/, and shm/, the daemon's /dev/shm
+  // and its clients'.
   std::string dir;
   unsigned thread_percentage = 100;  // each client's active threads
   std::vector<MpsGpu> gpus;
@@ -44,12 +46,32 @@ struct MpsPlan {
 // The control client's answers: "25.0" -> 25.0; "2G", "2048M" -> 2048.
 [[nodiscard]] std::optional<double> parse_mps_percentage(std::string_view text);
 [[nodiscard]] std::optional<std::uint64_t> parse_mps_memory_mib(std::string_view text);
+// Whether `answer` to get_default_device_pinned_mem_limit is how the daemon prints a limit of
+// `mib`: it keeps the limit to the MiB but prints whole GiB (TiB) truncated from a GiB (TiB) on,
+// so 20389M reads back as "19G", 1000M as "1000M". Another limit in the same printed GiB is not
+// told apart.
+[[nodiscard]] bool mps_memory_reads_as(std::string_view answer, std::uint64_t mib);
 
-// <mps-root>/<resource with '/' as '-'>/<shares>-of-<replicas>: where the daemon for
+// <mps-root, cleaned>/<resource with '/' as '-'>/<shares>-of-<replicas>: where the daemon for
 // containers of `shares` of a resource's GPUs of `replicas` shares keeps its directories (one
 // daemon per share count and container size, as a daemon's limits hold for all its clients).
 [[nodiscard]] std::string mps_dir(const std::string& mps_root, const std::string& resource,
                                   std::int64_t replicas, std::int64_t shares);
+
+// Whether gpu-device-plugin may make, empty and chmod the daemons' directories under `mps_root`
+// ([device-plugin] mps-root): TrustCheck::work_directory (base/trust.h), the path judged as the
+// configuration file's is, and mps-root itself (or, while it is missing, the nearest directory
+// above it) owned by root and not writable by group or others, sticky or not. The error is the
+// line users see: "`device-plugin.mps-root` refused: writable by group or others (/tmp/ww)".
+// `also_owner`: a user trusted as root is (0 but in tests).
+[[nodiscard]] Status check_mps_root(const std::string& mps_root, uid_t also_owner = 0);
+
+// The daemon's directories made ready (check_mps_root first), each below mps-root made or
+// opened without following a symlink (O_DIRECTORY|O_NOFOLLOW) and judged by its fstat:
+// <resource>/ and <k>-of-<n>/, which we make directories in, and the daemon's log/ and pipe/,
+// owned by root and not writable by group or others; shm/ owned by root, then opened to every
+// client (fchmod 1777). Returns pipe/, open: it is emptied through the fd (unlinkat).
+[[nodiscard]] Result<Fd> make_mps_dirs(const MpsPlan& plan, uid_t also_owner = 0);
 
 // The host path of the driver root's nvidia-cuda-mps-control, where the driver has one.
 [[nodiscard]] std::optional<std::string> mps_control_program(DriverHost& host);
@@ -61,8 +83,9 @@ struct MpsPlan {
 
 // What a running daemon says of itself, for gpu-ctk info and doctor.
 struct MpsState {
-  std::optional<double> thread_percentage;               // each client's default
-  std::vector<std::optional<std::uint64_t>> pinned_mib;  // by ordinal; none: not limited
+  std::optional<double> thread_percentage;  // each client's default
+  // By ordinal, each client's pinned-memory limit as the daemon prints it ("19G"; "": none).
+  std::vector<std::string> pinned;
   unsigned servers = 0;
   unsigned clients = 0;
 };
@@ -102,6 +125,7 @@ class MpsDaemon {
   void clear_pipe_dir() const;
 
   MpsPlan plan_;
+  Fd pipe_;  // pipe/, open since start()
   std::vector<std::string> env_;
   pid_t child_ = -1;
   bool adopted_ = false;  // running, but not our child: watched through the pipe only

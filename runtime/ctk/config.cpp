@@ -8,6 +8,7 @@
 #include "config/config_file.h"
 #include "ctk/ctk.h"
 #include "engines/engines.h"
+#include "mps/mps_daemon.h"
 
 namespace gcr {
 namespace {
@@ -22,6 +23,14 @@ int check(const std::vector<std::string>& args) {
   if (!config) {
     std::fprintf(stderr, "gpu-ctk: %s\n", config.error().message.c_str());
     return 1;
+  }
+  // gpu-device-plugin makes, empties and chmods directories there: refused, it starts no daemon.
+  if (config->mps()) {
+    if (auto s = check_mps_root(config->device_plugin.mps_root); !s) {
+      const std::string source = config->source.empty() ? "built-in defaults" : config->source;
+      std::fprintf(stderr, "gpu-ctk: config: %s: %s\n", source.c_str(), s.error().message.c_str());
+      return 1;
+    }
   }
   if (config->source.empty()) {
     std::printf("no configuration file in %s: built-in defaults apply\n", kDefaultConfigDir);

@@ -78,8 +78,12 @@ Result<Labels> discover_labels(const Config& config) {
   const auto topology = read_topology(*gpus, config.driver, nvml.get());
   const auto unhealthy = unhealthy_gpus(host, *gpus);
   NodeFactsReader reader(config.driver);
-  return node_labels(reader.read(LabelSources{*gpus, migs, topology, unhealthy, nvml.get()}),
-                     config.device_plugin);
+  std::vector<std::string> left_out;
+  auto labels = node_labels(reader.read(LabelSources{*gpus, migs, topology, unhealthy, nvml.get()}),
+                            config.device_plugin, &left_out);
+  for (const auto& line : left_out)
+    std::fprintf(stderr, "gpu-ctk labels: warning: %s\n", line.c_str());
+  return labels;
 }
 
 }  // namespace

@@ -2,7 +2,8 @@
 // exact label set gpu-device-plugin writes and gpu-ctk labels prints for each topology; the
 // file rewritten only where a driver upgrade, a MIG change, health or a sharing change alters a
 // label, and left alone otherwise (same inode and mtime), across a restart and SIGTERM; labels
-// from the driver's files while NVML is not ready, completed when it is. Needs root.
+// from the driver's files while NVML is not ready, completed when it is; a GPU named with no
+// letter or digit still gets a valid product label (issue 41). Needs root.
 #include <doctest/doctest.h>
 
 #include <sys/stat.h>
@@ -315,4 +316,25 @@ TEST_CASE("labels-file = \"\" writes nothing; gpu-ctk labels without a driver fa
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("gpu-ctk labels: NVIDIA driver not found") == 0);
   CHECK_FALSE(gcr::test::exists(f.dir / "nfd/labels"));
+}
+
+TEST_CASE("a GPU named with no letter or digit: nvidia.com/gpu.product=unknown-SHARED") {
+  require_root();
+  PluginFixture f(Json{{"replicas", 2}});
+  for (const auto& gpu : f.host.gpus()) {
+    const std::string info =
+        f.host.dev_root() + "/proc/driver/nvidia/gpus/" + gpu.bus + "/information";
+    std::string text = gcr::test::read_file(info);
+    const auto model = text.find(gpu.model);
+    REQUIRE(model != std::string::npos);
+    gcr::test::write_file(info, text.replace(model, gpu.model.size(), "!!!"));
+  }
+  f.start();
+  const auto labels = wait_for_label(f, "nvidia.com/gpu.product", "unknown-SHARED");
+  CHECK(labels.at("nvidia.com/gpu.product") == "unknown-SHARED");
+  check_syntax(labels);
+  const auto printed = gcr::test::run({gcr::test::built("gpu-ctk"), "labels"}, ctk_env(f));
+  CHECK(printed.exit_code == 0);
+  CHECK(printed.out.find("nvidia.com/gpu.product=unknown-SHARED\n") != std::string::npos);
+  CHECK(printed.err.find("left out") == std::string::npos);
 }

@@ -1,6 +1,7 @@
 /* A stand-in for NVML with what gpu-ctk info and gpu-device-plugin ask. Answers follow the
- * simulated host's convention: GPUs on PCI buses below 0x80 are compute capability 8.0 with
- * 40960 MiB and can run MIG, the others 7.0 with 32768 MiB and cannot; the GPU on bus 0xaf is
+ * simulated host's convention, with the figures NVML gives on real cards: GPUs on PCI buses
+ * below 0x80 are A100-SXM4-40GB (compute capability 8.0, 40960 MiB, MIG), the others
+ * V100-SXM2-16GB (7.0, 16160 MiB, no MIG); the GPU on bus 0xaf is
  * a GeForce, every other one a Tesla; the driver supports CUDA GCR_STUB_CUDA_VERSION. The GPU on
  * bus 0x3b is in MIG mode with two MIG devices (1g.5gb): GPU instance 1 / compute instance 0
  * and GPU instance 2 / compute instance 0.
@@ -12,6 +13,8 @@
  *                             unlisted pairs are 50 (across the system)
  *   mig A GI CI SLICES MEMMB  a MIG device on A (its index is its order among A's lines);
  *                             any mig line replaces the built-in MIG devices
+ *   memory A MB               A's memory as NVML reports it (81559 for an H100 80GB HBM3,
+ *                             143771 for an H200)
  * The file is read again whenever MIG devices are counted (a MIG reconfiguration), and
  * $GCR_STUB_NVML_EVENTS names a file a test appends to while NVML runs:
  *   xid A N [GI CI]           a critical-Xid event N on A (its MIG instance with GI CI)
@@ -43,6 +46,7 @@ static int nvlinks[256][256];
 static int switch_links[256];
 static int pcie[256][256];
 static int lost[256];
+static unsigned long long own_memory_mb[256]; /* 0: the convention's */
 static int initialized;
 static long events_read;
 
@@ -66,6 +70,7 @@ static void load_description(void) {
   memset(mig_count, 0, sizeof mig_count);
   memset(nvlinks, 0, sizeof nvlinks);
   memset(switch_links, 0, sizeof switch_links);
+  memset(own_memory_mb, 0, sizeof own_memory_mb);
   for (int a = 0; a < 256; ++a)
     for (int b = 0; b < 256; ++b) pcie[a][b] = 50;
   if (!f) {
@@ -82,6 +87,8 @@ static void load_description(void) {
       switch_links[a] = (int)n;
     } else if (sscanf(line, "pcie %x %x %u", &a, &b, &n) == 3 && a < 256 && b < 256) {
       pcie[a][b] = pcie[b][a] = (int)n;
+    } else if (sscanf(line, "memory %x %llu", &a, &mb) == 2 && a < 256) {
+      own_memory_mb[a] = mb;
     } else if (sscanf(line, "mig %x %u %u %u %llu", &a, &gi, &ci, &slices, &mb) == 5) {
       own_migs = 1;
       add_mig(a, gi, ci, slices, mb);
@@ -163,7 +170,8 @@ typedef struct {
 } gcr_stub_memory;
 
 int nvmlDeviceGetMemoryInfo(gcr_stub_device* device, gcr_stub_memory* memory) {
-  memory->total = (device->bus < 0x80 ? 40960ull : 32768ull) * 1024 * 1024;
+  const unsigned long long mb = own_memory_mb[device->bus & 0xff];
+  memory->total = (mb ? mb : device->bus < 0x80 ? 40960ull : 16160ull) * 1024 * 1024;
   memory->used = 0;
   memory->free = memory->total;
   return 0;

@@ -68,3 +68,42 @@ TEST_CASE("only programs nobody but root can replace pass") {
   CHECK(refusal_of(dir / "sticky/theirs/tool") ==
         "not owned by root (" + dir / "sticky/theirs" + ")");
 }
+
+TEST_CASE("a directory we make things in: root's alone, a sticky directory not enough") {
+  // The test's own user trusted as root is: runs as anyone.
+  const uid_t me = ::geteuid();
+  const auto refusal = [&](const std::string& path) {
+    auto s = gcr::TrustCheck(me).work_directory(path);
+    REQUIRE_FALSE(s.ok());
+    return s.error().message;
+  };
+  const auto make_dir = [](const std::string& path, mode_t mode) {
+    gcr::test::make_dirs(path);
+    REQUIRE(::chmod(path.c_str(), mode) == 0);
+  };
+  TempDir dir;
+  gcr::TrustCheck trust(me);
+  CHECK(trust.work_directory(dir.path()).ok());
+  // Missing: judged where its first directory would be made.
+  CHECK(trust.work_directory(dir / "a/b/c").ok());
+  // A sticky directory anyone can write (as /tmp): refused to make things in, and as the
+  // directory itself; a directory in it that only root can change is fine.
+  make_dir(dir / "sticky", 01777);
+  CHECK(refusal(dir / "sticky/mps") == "writable by group or others (" + dir / "sticky" + ")");
+  CHECK(refusal(dir / "sticky") == "writable by group or others (" + dir / "sticky" + ")");
+  make_dir(dir / "sticky/mine", 0755);
+  CHECK(trust.work_directory(dir / "sticky/mine/mps").ok());
+  make_dir(dir / "group", 0775);
+  CHECK(refusal(dir / "group/x/y") == "writable by group or others (" + dir / "group" + ")");
+  // Through a symlink: judged, and named, where it leads.
+  gcr::test::make_symlink(dir / "sticky", dir / "link");
+  CHECK(refusal(dir / "link/mps") == "writable by group or others (" + dir / "sticky" + ")");
+  CHECK(refusal("run/mps") == "not an absolute path (run/mps)");
+  write_file(dir / "file", "x");
+  CHECK(refusal(dir / "file") == "not a directory (" + dir / "file" + ")");
+  if (gcr::test::is_root()) {
+    make_dir(dir / "theirs", 0755);
+    REQUIRE(::chown((dir / "theirs").c_str(), 65534, 65534) == 0);
+    CHECK(refusal(dir / "theirs/mps") == "not owned by root (" + dir / "theirs" + ")");
+  }
+}

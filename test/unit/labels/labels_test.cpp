@@ -282,3 +282,83 @@ TEST_CASE("GFD's architecture families") {
 TEST_CASE("the feature file: name=value lines, sorted") {
   CHECK(gcr::labels_text({{"b/x", "2"}, {"a/y", ""}}) == "a/y=\nb/x=2\n");
 }
+
+TEST_CASE("a GPU name with no letter or digit: the product is unknown, every label valid") {
+  struct Case {
+    std::string model;
+    const char* product;
+    const char* shared;
+  };
+  const std::string long_name = std::string(60, 'A') + std::string(40, 'b');  // 100 characters
+  const std::vector<Case> cases = {
+      {"!!!", "unknown", "unknown-SHARED"},
+      {"-", "unknown", "unknown-SHARED"},
+      {"", "unknown", "unknown-SHARED"},
+      {"\xc3\xbc\xe2\x84\xa2", "unknown", "unknown-SHARED"},  // "ü™": nothing ASCII
+      {"NVIDIA \xef\xbc\xa8\xef\xbc\x91\xef\xbc\x90\xef\xbc\x90 (\xc3\xa9)", "NVIDIA",
+       "NVIDIA-SHARED"},  // "NVIDIA Ｈ１００ (é)"
+      {"  Tesla\xc2\xa0V100--PCIe__", "Tesla-V100--PCIe", "Tesla-V100--PCIe-SHARED"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.model);
+    auto facts = node_of("pcie4");
+    for (auto& g : facts.gpus) g.model = c.model;
+    for (const auto replicas : {1, 4}) {
+      CAPTURE(replicas);
+      gcr::Config::DevicePlugin plugin;
+      plugin.replicas = replicas;
+      std::vector<std::string> left_out;
+      const auto labels = gcr::node_labels(facts, plugin, &left_out);
+      CHECK(labels.at("nvidia.com/gpu.product") == (replicas > 1 ? c.shared : c.product));
+      CHECK(left_out.empty());
+      check_syntax(labels);
+    }
+    gcr::Config::DevicePlugin mps;
+    mps.sharing = "mps";
+    mps.replicas = 2;
+    check_syntax(gcr::node_labels(facts, mps));
+  }
+
+  // A hundred characters: cut to 63, or to 56 and "-SHARED" kept whole.
+  auto facts = node_of("pcie4");
+  facts.gpus[0].model = long_name;
+  gcr::Config::DevicePlugin plugin;
+  CHECK(gcr::node_labels(facts, plugin).at("nvidia.com/gpu.product") == long_name.substr(0, 63));
+  plugin.replicas = 2;
+  const auto shared = gcr::node_labels(facts, plugin).at("nvidia.com/gpu.product");
+  CHECK(shared == long_name.substr(0, 56) + "-SHARED");
+  CHECK(shared.size() == 63);
+  // Cut where a run of other characters was: the end trimmed to an alphanumeric first.
+  facts.gpus[0].model = std::string(55, 'x') + " (" + std::string(40, 'y') + ")";
+  CHECK(gcr::node_labels(facts, plugin).at("nvidia.com/gpu.product") ==
+        std::string(55, 'x') + "-SHARED");
+  check_syntax(gcr::node_labels(facts, plugin));
+
+  // MIG: the profile after the unknown name, and per profile under mixed.
+  facts = node_of("pcie4");
+  for (auto& g : facts.gpus) {
+    g.model = "!!!";
+    g.migs = {mig(0, 1, 4864)};
+  }
+  plugin.mig_strategy = "single";
+  CHECK(gcr::node_labels(facts, plugin).at("nvidia.com/gpu.product") ==
+        "unknown-MIG-1g.5gb-SHARED");
+  plugin.mig_strategy = "mixed";
+  const auto mixed = gcr::node_labels(facts, plugin);
+  CHECK(mixed.at("nvidia.com/mig-1g.5gb.product") == "unknown-MIG-1g.5gb-SHARED");
+  check_syntax(mixed);
+}
+
+TEST_CASE("a label Kubernetes would refuse is left out and said, never written") {
+  Labels labels = {{"nvidia.com/gpu.product", "-SHARED"},
+                   {"nvidia.com/gpu.count", "4"},
+                   {"nvidia.com/gpu.machine", std::string(64, 'a')},
+                   {"nvidia.com/bad name", "1"},
+                   {"nvidia.com/gpu.empty", ""}};
+  const auto lines = gcr::drop_invalid_labels(labels);
+  CHECK(labels == Labels{{"nvidia.com/gpu.count", "4"}, {"nvidia.com/gpu.empty", ""}});
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0] == "label left out, not valid in Kubernetes: `nvidia.com/bad name=1`");
+  CHECK(lines[2] == "label left out, not valid in Kubernetes: `nvidia.com/gpu.product=-SHARED`");
+  CHECK(gcr::drop_invalid_labels(labels).empty());
+}

@@ -39,3 +39,36 @@ TEST_CASE("the control client's answers, as nvidia-cuda-mps-control prints them"
   CHECK(gcr::parse_mps_memory_mib("99999999999999T") == std::nullopt);
   CHECK(gcr::parse_mps_percentage("2e1") == std::nullopt);
 }
+
+TEST_CASE("a limit reads back as the daemon prints it: whole GiB truncated, MiB below a GiB") {
+  // Seen from NVIDIA's daemon (535 without a GPU, 580 on an H100).
+  CHECK(gcr::mps_memory_reads_as("19G", 20389));
+  CHECK(gcr::mps_memory_reads_as("39G", 40779));
+  CHECK(gcr::mps_memory_reads_as("1G", 1536));
+  CHECK(gcr::mps_memory_reads_as("1000M", 1000));
+  CHECK(gcr::mps_memory_reads_as("2G", 2048));
+  CHECK(gcr::mps_memory_reads_as("19G\n", 20389));
+  // Another limit than ours.
+  CHECK_FALSE(gcr::mps_memory_reads_as("20G", 20389));
+  CHECK_FALSE(gcr::mps_memory_reads_as("80G", 20389));
+  CHECK_FALSE(gcr::mps_memory_reads_as("0G", 1000));
+  CHECK_FALSE(gcr::mps_memory_reads_as("999M", 1000));
+  CHECK_FALSE(gcr::mps_memory_reads_as("", 1000));
+  CHECK_FALSE(gcr::mps_memory_reads_as("G", 0));
+  CHECK_FALSE(gcr::mps_memory_reads_as("1X", 1));
+  CHECK_FALSE(gcr::mps_memory_reads_as("99999999999999999999999G", 1));
+  CHECK(gcr::mps_memory_reads_as("1T", 1048576 + 5));
+  CHECK(gcr::mps_memory_reads_as("1.5G", 1536));
+  // Every share of NVML's real sizes (H100 80GB HBM3, H200, A100 80GB, L40S, L4) reads back.
+  for (const std::uint64_t memory : {81559u, 143771u, 81920u, 46068u, 23034u}) {
+    for (std::int64_t n = 2; n <= 48; ++n) {
+      for (std::int64_t k = 1; k <= n; ++k) {
+        const auto mib = gcr::share_mib(memory, n, k);
+        const std::string printed =
+            mib >= 1024 ? std::to_string(mib / 1024) + "G" : std::to_string(mib) + "M";
+        CAPTURE(printed);
+        CHECK(gcr::mps_memory_reads_as(printed, mib));
+      }
+    }
+  }
+}
