@@ -25,7 +25,9 @@ Findings run_doctor(const DoctorOptions& options) {
   check_cdi(config, registry, driver_version, findings);
   check_kubernetes(config, options, findings);
   check_mps(config, findings);
-  if (options.run) check_run(config, runtime, options.shim_path, findings);
+  if (options.run)
+    check_run(config, RunCheck{runtime, options.shim_path, options.probe_path, options.gpus},
+              findings);
   return findings;
 }
 

@@ -21,8 +21,10 @@ struct DoctorOptions {
   std::string containerd_config = default_engine_config("containerd");
   std::string crio_config = default_engine_config("crio");
   std::string kubelet_config = "/var/lib/kubelet/config.yaml";
-  std::string shim_path;  // the gpu-container-runtime installed beside gpu-ctk
-  bool run = false;       // start a throw-away container
+  std::string shim_path;          // the gpu-container-runtime installed beside gpu-ctk
+  std::string probe_path;         // the gpu-cuda-probe installed with gpu-ctk
+  bool run = false;               // start a throw-away container per GPU (or per GPU named)
+  std::vector<std::string> gpus;  // as NVIDIA_VISIBLE_DEVICES names them; none: every GPU
 };
 
 [[nodiscard]] Findings run_doctor(const DoctorOptions& options);

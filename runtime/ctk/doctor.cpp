@@ -2,6 +2,7 @@
 // anything failed. The checks live in common/doctor.
 #include <limits.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <boost/program_options.hpp>
 #include <cstdio>
@@ -17,11 +18,19 @@ namespace po = boost::program_options;
 namespace gcr {
 namespace {
 
-// The shim installed beside this gpu-ctk (/usr/bin in the packages).
-std::string shim_beside_us() {
+// The directory this gpu-ctk lives in (/usr/bin in the packages).
+std::string our_directory() {
   char self[PATH_MAX];
-  if (::realpath("/proc/self/exe", self) == nullptr) return "/usr/bin/gpu-container-runtime";
-  return dirname_of(self) + "/gpu-container-runtime";
+  if (::realpath("/proc/self/exe", self) == nullptr) return "/usr/bin";
+  return dirname_of(self);
+}
+
+// The probe installed with this gpu-ctk: beside it in a build tree, else in
+// <prefix>/lib/gpu-container-runtime as the packages install it.
+std::string probe_beside_us(const std::string& dir) {
+  const std::string beside = dir + "/gpu-cuda-probe";
+  if (::access(beside.c_str(), X_OK) == 0) return beside;
+  return dirname_of(dir) + "/lib/gpu-container-runtime/gpu-cuda-probe";
 }
 
 bool known_engine(const std::string& engine) {
@@ -33,16 +42,19 @@ bool known_engine(const std::string& engine) {
 int ctk_doctor(const std::vector<std::string>& args) {
   DoctorOptions options;
   options.config_path = config_path_from_env();
-  options.shim_path = shim_beside_us();
+  const std::string dir = our_directory();
+  options.shim_path = dir + "/gpu-container-runtime";
+  options.probe_path = probe_beside_us(dir);
   bool json = false;
-  po::options_description desc("usage: gpu-ctk doctor [options]\n\noptions");
+  po::options_description desc("usage: gpu-ctk doctor [options] [--run [GPU...]]\n\noptions");
   desc.add_options()("help,h", "this text")("json", po::bool_switch(&json),
                                             "print the checks as JSON")(
       "engine", po::value(&options.engines)->composing(),
       "docker, containerd, crio or podman (repeatable; default: those installed)")(
       "run", po::bool_switch(&options.run),
-      "also start a throw-away container with GPU 0 through the shim")(
-      "docker-config", po::value(&options.docker_config), "default: /etc/docker/daemon.json")(
+      "also run CUDA in a throw-away container per GPU through the shim (GPUs named after the "
+      "options: those only)")("docker-config", po::value(&options.docker_config),
+                              "default: /etc/docker/daemon.json")(
       "containerd-config", po::value(&options.containerd_config),
       "default: /etc/containerd/config.toml")(
       "crio-config", po::value(&options.crio_config),
@@ -50,10 +62,18 @@ int ctk_doctor(const std::vector<std::string>& args) {
       "kubelet-config", po::value(&options.kubelet_config),
       "default: /var/lib/kubelet/config.yaml")(
       "runtime-path", po::value(&options.shim_path),
-      "the gpu-container-runtime to run with (default: beside gpu-ctk)");
+      "the gpu-container-runtime to run with (default: beside gpu-ctk)")(
+      "probe", po::value(&options.probe_path),
+      "the gpu-cuda-probe --run starts (default: installed with gpu-ctk)");
+  po::options_description hidden;
+  hidden.add_options()("gpu", po::value(&options.gpus)->composing());
+  po::options_description all;
+  all.add(desc).add(hidden);
+  po::positional_options_description positional;
+  positional.add("gpu", -1);
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(args).options(desc).run(), vm);
+    po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
     std::fprintf(stderr, "gpu-ctk doctor: %s\n", e.what());
@@ -64,6 +84,10 @@ int ctk_doctor(const std::vector<std::string>& args) {
         << desc
         << "\nExit status: 0 when nothing failed (warnings allowed), 1 when a check failed.\n";
     return 0;
+  }
+  if (!options.gpus.empty() && !options.run) {
+    std::fprintf(stderr, "gpu-ctk doctor: GPUs are named only with --run\n");
+    return 2;
   }
   for (const auto& engine : options.engines) {
     if (!known_engine(engine)) {

@@ -3,8 +3,8 @@
 // failure is made for real (a node removed or of the wrong major, NVML gone, engines not
 // defaulting to us, cgroup drivers that disagree, a CDI spec from another driver, a
 // device-list strategy the runtime refuses, a kubelet directory without sockets) and its line
-// and the exit status are checked. --json field by field; --run starts a real container
-// through the shim and runc. Needs root.
+// and the exit status are checked. --json field by field; --run starts a real container per GPU
+// through the shim and runc, running our CUDA probe against the stand-in libcuda. Needs root.
 #include <doctest/doctest.h>
 
 #include <sys/socket.h>
@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <filesystem>
 
 #include "config/config.h"
 #include "gpu_fixture.h"
@@ -440,14 +441,54 @@ TEST_CASE("doctor --json: every check with its level, area, message, evidence an
   CHECK(found);
 }
 
-TEST_CASE("doctor --run: a real container through the shim and runc sees GPU 0") {
+TEST_CASE("doctor --run: CUDA through the shim and runc in a container per GPU") {
   REQUIRE(gcr::test::is_root());
   DoctorNode node;
   node.make_healthy();
   const auto r = node.doctor({"--run"});
-  CHECK(r.exit_code == 0);
-  const std::string minor = std::to_string(node.f.host().gpus().at(0).minor);
-  const std::string run = line_starting(r.out, "ok    run: a container through the shim saw ");
-  CHECK(run.find(" nvidia" + minor + " ") != std::string::npos);
-  CHECK(run.find("nvidiactl") != std::string::npos);
+  CHECK_MESSAGE(r.exit_code == 0, r.out);
+  // The stand-in libcuda counts the GPU nodes the container sees and runs the probe's kernel as
+  // a real driver would: each container saw exactly its GPU, and every step passed.
+  for (const auto& gpu : node.f.host().gpus()) {
+    const std::string at = "ok    run: GPU " + std::to_string(gpu.index) + ": ";
+    CAPTURE(at);
+    CHECK(line_starting(r.out, at + "libcuda: loaded, CUDA 12.4, 1 device (") != "");
+    CHECK(line_starting(r.out, at + "device: NVIDIA A100-SXM4-40GB, 108 SMs, 40960 MiB (") != "");
+    CHECK(line_starting(r.out, at + "ptx: the kernel compiled just in time (") != "");
+    CHECK(line_starting(r.out, at + "kernel: 4096 results checked (") != "");
+    CHECK(line_starting(r.out, at + "memory: allocated 256 MiB; 40960 of 40960 MiB free (") != "");
+  }
+  CHECK(not_ok(r.out).empty());
+}
+
+TEST_CASE("doctor --run GPU...: only the GPUs named; one that is not there fails with the reason") {
+  REQUIRE(gcr::test::is_root());
+  DoctorNode node;
+  node.make_healthy();
+  const std::string uuid = node.f.host().gpus().at(2).uuid;
+  const auto named = node.doctor({"--run", uuid});
+  CHECK_MESSAGE(named.exit_code == 0, named.out);
+  CHECK(line_starting(named.out, "ok    run: GPU " + uuid + ": kernel: 4096 results checked") !=
+        "");
+  CHECK(line_starting(named.out, "ok    run: GPU 0: ") == "");
+  const auto missing = node.doctor({"--run", "7"});
+  CHECK(missing.exit_code == 1);
+  const std::string failed =
+      line_starting(missing.out, "FAIL  run: GPU 7: the test container failed:");
+  CHECK_MESSAGE(failed.find("7") != std::string::npos, missing.out);
+  const auto refused = node.ctk({"doctor", "0"});
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.err == "gpu-ctk doctor: GPUs are named only with --run\n");
+}
+
+TEST_CASE("doctor --run on a host without GPUs says so and fails") {
+  REQUIRE(gcr::test::is_root());
+  DoctorNode node;
+  node.make_healthy();
+  std::filesystem::remove_all(node.f.host().dev_root() + "/proc/driver/nvidia/gpus");
+  const auto r = node.doctor({"--run"});
+  CHECK(r.exit_code == 1);
+  CHECK_MESSAGE(
+      line_starting(r.out, "FAIL  run: no NVIDIA GPU on this host: nothing to run on (") != "",
+      r.out);
 }

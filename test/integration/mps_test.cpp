@@ -19,6 +19,7 @@
 #include "cdi_fixture.h"
 #include "containerd.h"
 #include "fake_kubelet.h"
+#include "mps/mps_daemon.h"
 #include "plugin_fixture.h"
 #include "real_driver.h"
 
@@ -37,14 +38,15 @@ bool all_health(const Devices& devices, const std::string& health) {
                                          [&](const auto& d) { return d.health() == health; });
 }
 
-// A plugin sharing each GPU 4 ways through MPS, the real control daemon in its driver root.
+// A plugin sharing each GPU `replicas` ways through MPS, the real control daemon in its driver
+// root.
 struct MpsNode {
   PluginFixture f;
   std::string mps_root;
   std::string program;
 
-  MpsNode()
-      : f(Json{{"sharing", "mps"}, {"replicas", 4}}),
+  explicit MpsNode(int replicas = 4)
+      : f(Json{{"sharing", "mps"}, {"replicas", replicas}}),
         mps_root(f.dir / "mps"),
         program(f.host.driver_root() + "/usr/bin/nvidia-cuda-mps-control") {
     const std::string real =
@@ -132,11 +134,11 @@ TEST_SUITE("mps") {
     node.start_serving();
     CHECK(node.f.logged("MPS control daemon serving 4 GPUs of nvidia.com/gpu"));
     CHECK(node.ask("get_default_active_thread_percentage") == "25.0");
-    // By ordinal in the daemon's CUDA_VISIBLE_DEVICES (index order); 40 GiB GPUs below bus
-    // 0x80 and 32 GiB above (the stub NVML): a quarter each.
+    // By ordinal in the daemon's CUDA_VISIBLE_DEVICES (index order); 40960 MiB GPUs below bus
+    // 0x80 and 16160 MiB above (the stub NVML): a quarter each, 4040 MiB printed as 3G.
     for (const auto& gpu : node.f.host.gpus()) {
       CAPTURE(gpu.uuid);
-      const std::string expected = gpu.bus < "0000:80" ? "10G" : "8G";
+      const std::string expected = gpu.bus < "0000:80" ? "10G" : "3G";
       CHECK(node.ask("get_default_device_pinned_mem_limit " + std::to_string(gpu.index)) ==
             expected);
     }
@@ -147,7 +149,8 @@ TEST_SUITE("mps") {
             std::to_string(25 * k) + ".0");
       CHECK(node.ask("get_default_device_pinned_mem_limit 0", 4, k) ==
             std::to_string(10 * k) + "G");
-      CHECK(node.ask("get_default_device_pinned_mem_limit 3", 4, k) == std::to_string(8 * k) + "G");
+      CHECK(node.ask("get_default_device_pinned_mem_limit 3", 4, k) ==
+            std::to_string(16160 * k / 4 / 1024) + "G");
     }
     std::set<std::string> pipes;
     for (const auto& [pid, pipe_dir] : node.daemons()) pipes.insert(pipe_dir);
@@ -166,6 +169,46 @@ TEST_SUITE("mps") {
     struct stat shm {};
     REQUIRE(::stat((node.dir() + "/shm").c_str(), &shm) == 0);
     CHECK((shm.st_mode & 07777) == 01777);
+  }
+
+  TEST_CASE("NVML's real sizes: every share Healthy, each client held to its daemon's limit") {
+    require_root();
+    // H100 80GB HBM3 and H200 as NVML reports them: a share is almost never whole GiB, and the
+    // daemon prints its limit truncated to whole GiB (20389M reads back as 19G).
+    for (const int replicas : {2, 3, 4, 7}) {
+      CAPTURE(replicas);
+      MpsNode node(replicas);
+      std::string nvml;
+      for (const auto& gpu : node.f.host.gpus())
+        nvml += "memory " + gpu.bus.substr(5, 2) + (gpu.index == 1 ? " 143771\n" : " 81559\n");
+      node.f.describe_nvml(nvml);
+      node.start_serving();
+      CHECK_MESSAGE(node.f.log().find("Unhealthy") == std::string::npos, node.f.log());
+      const auto shares = node.shares_of(0);
+      REQUIRE(shares.size() == static_cast<std::size_t>(replicas));
+      for (int k = 1; k <= replicas; ++k) {
+        CAPTURE(k);
+        const auto mib = gcr::share_mib(81559, replicas, k);
+        v1beta1::AllocateResponse response;
+        REQUIRE(
+            node.f.kubelet
+                ->allocate(std::vector<std::string>(shares.begin(), shares.begin() + k), response)
+                .ok());
+        const auto& envs = response.container_responses(0).envs();
+        CHECK(envs.at("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT") == "0=" + std::to_string(mib) + "M");
+        CHECK(response.container_responses(0).mounts(0).host_path() == node.pipe(replicas, k));
+        // The daemon that container talks to holds that limit (printed in whole GiB).
+        const std::string held = node.ask("get_default_device_pinned_mem_limit 0", replicas, k);
+        CHECK_MESSAGE(gcr::mps_memory_reads_as(held, mib), held);
+        // The H200 (ordinal 1 of each daemon) likewise.
+        const std::string h200 = node.ask("get_default_device_pinned_mem_limit 1", replicas, k);
+        CHECK_MESSAGE(gcr::mps_memory_reads_as(h200, gcr::share_mib(143771, replicas, k)), h200);
+      }
+      CHECK(node.f.logged(
+          "MPS control daemon serving 4 GPUs of nvidia.com/gpu: each client of 1 of " +
+          std::to_string(replicas) + " shares gets"));
+      CHECK(all_health(node.f.kubelet->devices(), "Healthy"));
+    }
   }
 
   TEST_CASE("Allocate: k shares' limits, pipe and shared memory; shares of two GPUs refused") {
@@ -352,6 +395,36 @@ TEST_SUITE("mps") {
     CHECK(gcr::test::read_file(node.dir(4, 2) + "/shm/gcr-mps-test") == "from-the-pod\n");
   }
 
+  TEST_CASE("doctor --run: the CUDA probe as a client of a share's daemon, with its limits") {
+    require_root();
+    MpsNode node;
+    Json config = gcr::parse_json_strict(gcr::test::read_file(node.f.dir / "config.json")).value();
+    config["hooks"] = {{"ctk-path", gcr::test::built("gpu-ctk")}};
+    gcr::test::write_file(node.f.dir / "config.json", config.dump(2));
+    node.start_serving();
+    gcr::test::RunOptions env;
+    env.env["GPU_CONTAINER_RUNTIME_CONFIG"] = node.f.dir / "config.json";
+    const auto doctor = [&] {
+      return gcr::test::run(
+          {gcr::test::built("gpu-ctk"), "doctor", "--engine", "podman", "--run", "0"}, env);
+    };
+    // The stand-in libcuda reaches the daemon's control socket through the pipe directory the
+    // container was given, and shows it a quarter of the SMs and its pinned-memory limit.
+    const auto served = doctor();
+    CHECK_MESSAGE(
+        served.out.find("ok    run: GPU 0: mps: a client of the daemon in /tmp/nvidia-mps: "
+                        "27 SMs, 10240 MiB of memory (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25, "
+                        "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=10240M)") != std::string::npos,
+        served.out);
+    CHECK(served.out.find("ok    run: GPU 0: kernel: 4096 results checked") != std::string::npos);
+    CHECK(node.f.plugin->stop() == 0);
+    const auto stopped = doctor();
+    CHECK(stopped.exit_code == 1);
+    CHECK_MESSAGE(stopped.out.find("FAIL  run: GPU 0: cuInit: CUDA_ERROR_MPS_CONNECTION_FAILED") !=
+                      std::string::npos,
+                  stopped.out);
+  }
+
   TEST_CASE("doctor and info show the daemon's state; doctor fails when it does not answer") {
     require_root();
     MpsNode node;
@@ -361,8 +434,7 @@ TEST_SUITE("mps") {
     const auto doctor = gcr::test::run({gcr::test::built("gpu-ctk"), "doctor"}, env);
     CHECK_MESSAGE(doctor.out.find("ok    mps: the MPS control daemons answer (containers of 1 to 4 "
                                   "shares): each of 4 shares 25% of the threads, pinned memory GPU "
-                                  "0 10240 MiB, GPU 1 10240 MiB, "
-                                  "GPU 2 8192 MiB, GPU 3 8192 MiB; 0 servers, 0 clients (" +
+                                  "0 10G, GPU 1 10G, GPU 2 3G, GPU 3 3G; 0 servers, 0 clients (" +
                                   node.pipe() + ")") != std::string::npos,
                   doctor.out);
     const auto info = gcr::test::run({gcr::test::built("gpu-ctk"), "info", "--json"}, env);

@@ -187,6 +187,23 @@ TEST_SUITE("real driver") {
     }
   }
 
+  TEST_CASE(
+      "doctor --run: the probe loads NVIDIA's real libcuda, which stops at the kernel driver") {
+    REQUIRE_MESSAGE(gcr::test::is_root(), "running containers needs root");
+    for (const char* layout : kLayouts) {
+      CAPTURE(layout);
+      const RealRoot real(layout, {{"runtime", {{"runtimes", {gcr::test::runc_path()}}}}});
+      const auto r = gcr::test::run(
+          {gcr::test::built("gpu-ctk"), "doctor", "--engine", "podman", "--run", "0"}, real.env);
+      CHECK(r.exit_code == 1);
+      // Without a kernel driver the real library answers cuInit with an error, named by its own
+      // cuGetErrorName: the probe resolved every entry point it needs in the real library.
+      const auto at = r.out.find("FAIL  run: GPU 0: cuInit: CUDA_ERROR_");
+      CHECK_MESSAGE(at != std::string::npos, r.out);
+      CHECK(r.out.find("libcuda has no") == std::string::npos);
+    }
+  }
+
   TEST_CASE("graphics: EGL platform libraries, GBM, Vulkan producer and GLX indirect") {
     REQUIRE_MESSAGE(gcr::test::is_root(), "running containers needs root");
     for (const char* layout : kLayouts) {
