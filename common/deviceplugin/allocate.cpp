@@ -107,7 +107,10 @@ std::string spread_refusal(std::int64_t shares, const std::vector<std::string>& 
 // sharing = mps: a container of k shares of one GPU gets the pipe and shared memory of the
 // daemon for containers of k shares of it, and the limits that daemon holds its clients to:
 // k/replicas of the threads and of the memory (the server's defaults, which a client can lower
-// but not raise). Shares of two GPUs are refused: a client is held to one GPU's limits.
+// but not raise). Shares of two GPUs are refused: a client is held to one GPU's limits. The pipe
+// directory is read-only (a pod cannot replace the daemon's files with links for it to follow,
+// nor grow its lock file), and its `log` FIFO, which the daemon alone reads and writes, is
+// /dev/null there (a pod that fills it would hang the daemon).
 Status add_mps(ContainerAllocation& out, const std::vector<std::string>& ids,
                const std::vector<const PluginDevice*>& gpus,
                const std::vector<PluginDevice>& devices,
@@ -118,8 +121,9 @@ Status add_mps(ContainerAllocation& out, const std::vector<std::string>& ids,
       static_cast<std::int64_t>(std::set<std::string>(ids.begin(), ids.end()).size());
   if (gpus.size() > 1) return Error{spread_refusal(shares, ids, free_when_asked, devices)};
   const MpsDirs dirs = mps_dirs(config, gpu.resource, gpu.replicas, shares);
-  out.mounts.emplace_back(dirs.pipe, kMpsContainerPipeDir);
-  out.mounts.emplace_back(dirs.shm, "/dev/shm");
+  out.mounts.push_back({dirs.pipe, kMpsContainerPipeDir, true});
+  out.mounts.push_back({"/dev/null", std::string(kMpsContainerPipeDir) + "/log", false});
+  out.mounts.push_back({dirs.shm, "/dev/shm", false});
   out.envs["CUDA_MPS_PIPE_DIRECTORY"] = kMpsContainerPipeDir;
   out.envs["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] =
       std::to_string(share_percentage(gpu.replicas, shares));
@@ -149,7 +153,7 @@ Result<ContainerAllocation> allocate_container(const std::vector<std::string>& i
     // (NVIDIA_VISIBLE_DEVICES=all) does not select GPUs.
     out.envs[kVisibleDevices] = kMarkerDir;
     for (const auto& id : gpu_ids)
-      out.mounts.emplace_back("/dev/null", std::string(kMarkerDir) + "/" + id);
+      out.mounts.push_back({"/dev/null", std::string(kMarkerDir) + "/" + id, false});
   }
   if (uses(config, "cdi-annotations"))
     out.annotations[plugin_cdi_annotation_key(config.device_plugin.resource_name)] =

@@ -13,9 +13,16 @@
 
 namespace gcr {
 
+struct AllocatedMount {
+  std::string host;
+  std::string container;
+  bool read_only = false;
+  bool operator==(const AllocatedMount&) const = default;
+};
+
 struct ContainerAllocation {
   std::map<std::string, std::string> envs;
-  std::vector<std::pair<std::string, std::string>> mounts;  // host path -> container path
+  std::vector<AllocatedMount> mounts;  // in order: a mount inside another comes after it
   std::map<std::string, std::string> annotations;
   std::vector<std::string> cdi_devices;
 };

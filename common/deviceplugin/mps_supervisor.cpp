@@ -138,10 +138,23 @@ bool MpsSupervisor::tick(const std::vector<Gpu>& gpus, Nvml* nvml) {
     if (now >= next_start_) start(gpus, nvml);
   } else if (auto s = daemon_->check(now >= next_ask_); !s) {
     failed(s.error().message);
-  } else if (now >= next_ask_) {
-    next_ask_ = now + ask_every_;
+  } else {
+    if (now >= next_ask_) next_ask_ = now + ask_every_;
+    guard_limits();
   }
   return problem_ != before || share_mib_ != shares_before;
+}
+
+// A client that sent the daemon a command changing its limits: set back on this tick.
+void MpsSupervisor::guard_limits() {
+  auto undone = daemon_->restore_changed_limits();
+  if (!undone)
+    return failed("cannot set back the limits a client changed: " + undone.error().message);
+  if (!undone->empty())
+    logger_.warning("a client changed the limits of the MPS control daemon of " + serves() + " (`" +
+                    *undone + "`): set back to " +
+                    std::to_string(daemon_->plan().thread_percentage) + "% of the threads and " +
+                    keep_shares(daemon_->plan().gpus));
 }
 
 void MpsSupervisor::stop() {

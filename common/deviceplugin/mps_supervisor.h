@@ -42,7 +42,8 @@ struct MpsGroup {
 // The daemon of one MpsGroup. Started once there are such GPUs (its clients' defaults:
 // shares/replicas of the threads, and of each GPU's memory where NVML says how much), watched
 // every tick and asked whether it answers every 5 s (one share) or 30 s (more: the larger sizes
-// are one daemon each, their questions spread over the 30 s), restarted after it dies with a
+// are one daemon each, their questions spread over the 30 s), its log read every tick for
+// commands a client sent that change its limits (set back at once), restarted after it dies with a
 // backoff from 1 s doubling to 30 s, restarted for a changed set of GPUs, stopped by stop().
 class MpsSupervisor {
  public:
@@ -65,6 +66,7 @@ class MpsSupervisor {
   void start(const std::vector<Gpu>& gpus, Nvml* nvml);
   void failed(const std::string& why);
   void limit_memory(const std::vector<Gpu>& gpus, Nvml* nvml);
+  void guard_limits();
   // Remembers each GPU's share of memory; says what a client gets, for the log.
   std::string keep_shares(const std::vector<MpsGpu>& gpus);
   // "nvidia.com/gpu (containers of 2 of 4 shares)": for the log.

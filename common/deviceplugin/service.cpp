@@ -14,11 +14,11 @@ constexpr auto kAskedFor = std::chrono::seconds(5);
 
 void fill(const ContainerAllocation& from, v1beta1::ContainerAllocateResponse& to) {
   for (const auto& [name, value] : from.envs) (*to.mutable_envs())[name] = value;
-  for (const auto& [host, container] : from.mounts) {
+  for (const auto& m : from.mounts) {
     auto* mount = to.add_mounts();
-    mount->set_host_path(host);
-    mount->set_container_path(container);
-    mount->set_read_only(false);
+    mount->set_host_path(m.host);
+    mount->set_container_path(m.container);
+    mount->set_read_only(m.read_only);
   }
   for (const auto& [key, value] : from.annotations) (*to.mutable_annotations())[key] = value;
   for (const auto& name : from.cdi_devices) to.add_cdi_devices()->set_name(name);

@@ -36,6 +36,12 @@ constexpr int kNoExec = 127;
 constexpr double kMaxMemoryMib = 1e12;
 constexpr std::uint64_t kMibPerGib = 1024;
 constexpr std::uint64_t kMibPerTib = 1024 * 1024;
+// The daemon's log read per look: more since the last look is read from its last bytes (the
+// limits are set back all the same).
+constexpr std::size_t kMaxLogRead = 64 * 1024;
+constexpr std::size_t kMaxCommandText = 200;
+// The daemon's log (its standard output) is emptied past this size.
+constexpr std::size_t kMaxLogBytes = 4u << 20;
 // Servers asked about: each is one more question to the daemon.
 constexpr unsigned kMaxServers = 64;
 
@@ -155,6 +161,21 @@ bool mps_memory_reads_as(std::string_view answer, std::uint64_t mib) {
     default:
       return false;
   }
+}
+
+std::vector<std::string> limit_commands_in_log(std::string_view log) {
+  std::vector<std::string> commands;
+  constexpr std::string_view kCmd = "] Cmd:";
+  std::size_t start = 0;
+  for (std::size_t end = log.find('\n'); end != std::string_view::npos;
+       start = end + 1, end = log.find('\n', start)) {
+    const std::string_view line = log.substr(start, end - start);
+    const auto at = line.find(kCmd);
+    if (at == std::string_view::npos) continue;
+    const std::string_view command = trim(line.substr(at + kCmd.size()));
+    if (command.rfind("set_", 0) == 0) commands.push_back(printable(command, kMaxCommandText));
+  }
+  return commands;
 }
 
 std::string mps_dir(const std::string& mps_root, const std::string& resource, std::int64_t replicas,
@@ -294,6 +315,14 @@ Status MpsDaemon::spawn() {
   auto args = c_strings(argv);
   auto envp = c_strings(env_);
   const std::string shm = plan_.shm_dir();
+  // In the foreground the daemon logs every command it is sent to its standard output: to
+  // log/control.log, where restore_changed_limits() reads them.
+  const std::string log_path = plan_.log_dir() + "/control.log";
+  const Fd log(
+      ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (!log.valid())
+    return Error{"cannot open the MPS control daemon's log: " + errno_text(errno) + " (" +
+                 log_path + ")"};
   const pid_t pid = ::fork();
   if (pid < 0) return Error{"cannot start the MPS control daemon: fork: " + errno_text(errno)};
   if (pid == 0) {
@@ -306,11 +335,9 @@ Status MpsDaemon::spawn() {
         ::mount(shm.c_str(), "/dev/shm", nullptr, MS_BIND, nullptr) != 0)
       ::_exit(kNoNamespace);
     const int null = ::open("/dev/null", O_RDWR);
-    if (null >= 0) {
-      ::dup2(null, 0);
-      ::dup2(null, 1);
-      ::dup2(null, 2);
-    }
+    if (null >= 0) ::dup2(null, 0);
+    ::dup2(log.get(), 1);
+    ::dup2(log.get(), 2);
     // Nothing of the plugin's (its sockets, NVML's files) outlives it in the daemon.
     ::close_range(3, ~0U, 0);
     ::execve(args[0], args.data(), envp.data());
@@ -369,6 +396,96 @@ Status MpsDaemon::set_limits() {
   return {};
 }
 
+void MpsDaemon::skip_control_log() {
+  if (!control_log_.valid()) {
+    const std::string path = plan_.log_dir() + "/control.log";
+    control_log_ = Fd(::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW));
+  }
+  struct stat st {};
+  if (control_log_.valid() && ::fstat(control_log_.get(), &st) == 0) control_log_seen_ = st.st_size;
+}
+
+// Every server's own limits set back to the defaults we gave the daemon: a client may have
+// changed a running server's (set_active_thread_percentage <pid>, set_device_pinned_mem_limit
+// <pid> <device>).
+Status MpsDaemon::restore_servers() {
+  auto servers = ask("get_server_list");
+  if (!servers) return servers.error();
+  unsigned asked = 0;
+  for (const auto& word : split(*servers, '\n')) {
+    const std::string pid(trim(word));
+    if (pid.empty() || pid.size() > 10 || pid.find_first_not_of("0123456789") != std::string::npos)
+      continue;
+    if (++asked > kMaxServers) break;
+    auto pct =
+        ask("set_active_thread_percentage " + pid + " " + std::to_string(plan_.thread_percentage));
+    if (!pct) return pct.error();
+    for (std::size_t i = 0; i < plan_.gpus.size(); ++i) {
+      if (!plan_.gpus[i].pinned_mib) continue;
+      auto mem = ask("set_device_pinned_mem_limit " + pid + " " + std::to_string(i) + " " +
+                     std::to_string(*plan_.gpus[i].pinned_mib) + "M");
+      if (!mem) return mem.error();
+    }
+  }
+  return {};
+}
+
+// Whether a `set_*` command sets one of the limits we gave the daemon, to our value (the
+// daemon logs our own commands too).
+bool MpsDaemon::sets_our_limit(const std::string& command) const {
+  const auto words = split(command, ' ');
+  const auto pct_is_ours = [&](std::string_view text) {
+    const auto pct = parse_mps_percentage(text);
+    return pct && std::lround(*pct) == plan_.thread_percentage;
+  };
+  const auto memory_is_ours = [&](std::string_view ordinal, std::string_view value) {
+    std::size_t i = 0;
+    const auto [end, error] = std::from_chars(ordinal.data(), ordinal.data() + ordinal.size(), i);
+    if (error != std::errc() || end != ordinal.data() + ordinal.size() || i >= plan_.gpus.size() ||
+        !plan_.gpus[i].pinned_mib)
+      return false;
+    return parse_mps_memory_mib(value) == plan_.gpus[i].pinned_mib;
+  };
+  if (words.size() == 2 && words[0] == "set_default_active_thread_percentage")
+    return pct_is_ours(words[1]);
+  if (words.size() == 3 && words[0] == "set_default_device_pinned_mem_limit")
+    return memory_is_ours(words[1], words[2]);
+  if (words.size() == 3 && words[0] == "set_active_thread_percentage") return pct_is_ours(words[2]);
+  if (words.size() == 4 && words[0] == "set_device_pinned_mem_limit")
+    return memory_is_ours(words[2], words[3]);
+  return false;
+}
+
+Result<std::string> MpsDaemon::restore_changed_limits() {
+  if (!control_log_.valid()) skip_control_log();
+  struct stat st {};
+  if (!control_log_.valid() || ::fstat(control_log_.get(), &st) != 0) return std::string();
+  if (st.st_size < control_log_seen_) control_log_seen_ = 0;  // made anew
+  if (st.st_size == control_log_seen_) return std::string();
+  const off_t from = std::max<off_t>(control_log_seen_, st.st_size - off_t{kMaxLogRead});
+  std::string piece(static_cast<std::size_t>(st.st_size - from), '\0');
+  const ssize_t got = ::pread(control_log_.get(), piece.data(), piece.size(), from);
+  piece.resize(got > 0 ? static_cast<std::size_t>(got) : 0);
+  // Up to the last whole line: the rest is read with the next look.
+  const auto last = piece.rfind('\n');
+  piece.resize(last == std::string::npos ? 0 : last + 1);
+  const bool skipped = from > control_log_seen_;
+  control_log_seen_ = from + static_cast<off_t>(piece.size());
+  std::vector<std::string> changes;
+  for (auto& command : limit_commands_in_log(piece)) {
+    if (!sets_our_limit(command)) changes.push_back(std::move(command));
+  }
+  // The log only grows while the daemon runs: past its budget it is emptied, and what may have
+  // been written meanwhile is answered by setting every limit back.
+  const bool emptied =
+      control_log_seen_ > off_t{kMaxLogBytes} && ::ftruncate(control_log_.get(), 0) == 0;
+  if (emptied) control_log_seen_ = 0;
+  if (changes.empty() && !skipped && !emptied) return std::string();
+  if (auto s = restore_servers(); !s) return s.error();
+  if (auto s = set_limits(); !s) return s.error();
+  return join(changes, "`, `");
+}
+
 Status MpsDaemon::start() {
   auto pipe = make_mps_dirs(plan_);
   if (!pipe) return pipe.error();
@@ -384,6 +501,9 @@ Status MpsDaemon::start() {
       return s;
     }
   }
+  control_log_ = Fd();
+  skip_control_log();
+  if (auto s = restore_servers(); !s) return s;
   return set_limits();
 }
 

@@ -81,6 +81,12 @@ struct MpsPlan {
 [[nodiscard]] Result<std::string> ask_mps(const std::string& program, const std::string& pipe_dir,
                                           const std::string& command);
 
+// The commands that change limits ("set_default_active_thread_percentage 100",
+// "set_device_pinned_mem_limit 4242 0 80G") in a piece of the daemon's control.log, which
+// records every command it is sent as "[time Control pid] Cmd:<command>", in order; each made
+// printable and cut to 200 characters. A line cut short at the piece's end is not read.
+[[nodiscard]] std::vector<std::string> limit_commands_in_log(std::string_view log);
+
 // What a running daemon says of itself, for gpu-ctk info and doctor.
 struct MpsState {
   std::optional<double> thread_percentage;  // each client's default
@@ -109,6 +115,14 @@ class MpsDaemon {
   // Whether it is still running (a cheap wait on the child) and, with `ask_it`, answering its
   // pipe: an error says why not.
   [[nodiscard]] Status check(bool ask_it);
+  // Whether a client changed its limits since the last look (a pod that can reach the control
+  // socket can send the daemon any command; NVIDIA's daemon before 580 takes `set_*` from any
+  // user, and every version from root): reads what the daemon logged since (its standard output,
+  // log/control.log), and after a command that sets a limit to another value than ours sets the
+  // defaults and every server's limits back. The commands it undid ("" when none, also after
+  // setting everything back because more was logged than it reads); an error when they cannot be
+  // set back.
+  [[nodiscard]] Result<std::string> restore_changed_limits();
   // Asks it to quit, kills it after 5 s, and empties the pipe directory.
   void stop();
   // One command through the control client; its answer without the trailing newline.
@@ -121,11 +135,17 @@ class MpsDaemon {
   Status spawn();
   Status wait_until_answering();
   Status set_limits();
+  Status restore_servers();
+  [[nodiscard]] bool sets_our_limit(const std::string& command) const;
+  // Opens the daemon's log, skipping what it holds.
+  void skip_control_log();
   void reap(bool wait);
   void clear_pipe_dir() const;
 
   MpsPlan plan_;
-  Fd pipe_;  // pipe/, open since start()
+  Fd pipe_;         // pipe/, open since start()
+  Fd control_log_;  // log/control.log, the daemon's standard output
+  off_t control_log_seen_ = 0;
   std::vector<std::string> env_;
   pid_t child_ = -1;
   bool adopted_ = false;  // running, but not our child: watched through the pipe only

@@ -83,11 +83,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const auto& pct = shared->envs.at("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
         gcr::fuzz::require(std::stoi(pct) >= 1 && std::stoi(pct) <= 100);
         const std::set<std::string> distinct(ids.begin(), ids.end());
-        const auto pipe = std::find_if(shared->mounts.begin(), shared->mounts.end(),
-                                       [](const auto& m) { return m.second == "/tmp/nvidia-mps"; });
+        const auto pipe =
+            std::find_if(shared->mounts.begin(), shared->mounts.end(),
+                         [](const auto& m) { return m.container == "/tmp/nvidia-mps"; });
         const auto k = static_cast<std::int64_t>(distinct.size());
-        gcr::fuzz::require(pipe != shared->mounts.end() &&
-                           pipe->first.ends_with("/" + std::to_string(k) + "-of-2/pipe"));
+        gcr::fuzz::require(pipe != shared->mounts.end() && pipe->read_only &&
+                           pipe->host.ends_with("/" + std::to_string(k) + "-of-2/pipe"));
         gcr::fuzz::require(std::stoi(pct) == static_cast<int>(gcr::share_percentage(2, k)));
         gcr::fuzz::require(shared->envs.at("NVIDIA_VISIBLE_DEVICES").find(',') ==
                            std::string::npos);

@@ -224,11 +224,15 @@ TEST_SUITE("mps") {
     CHECK(a.envs().at("CUDA_MPS_PIPE_DIRECTORY") == "/tmp/nvidia-mps");
     CHECK(a.envs().at("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE") == "25");
     CHECK(a.envs().at("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT") == "0=10240M");
-    REQUIRE(a.mounts_size() == 2);
+    REQUIRE(a.mounts_size() == 3);
     CHECK(a.mounts(0).host_path() == node.pipe());
     CHECK(a.mounts(0).container_path() == "/tmp/nvidia-mps");
-    CHECK(a.mounts(1).host_path() == node.dir() + "/shm");
-    CHECK(a.mounts(1).container_path() == "/dev/shm");
+    CHECK(a.mounts(0).read_only());
+    CHECK(a.mounts(1).host_path() == "/dev/null");
+    CHECK(a.mounts(1).container_path() == "/tmp/nvidia-mps/log");
+    CHECK(a.mounts(2).host_path() == node.dir() + "/shm");
+    CHECK(a.mounts(2).container_path() == "/dev/shm");
+    CHECK(!a.mounts(2).read_only());
 
     // Three shares of one GPU: the daemon for containers of 3, which holds them to three
     // quarters.
@@ -238,9 +242,9 @@ TEST_SUITE("mps") {
     CHECK(t.envs().at("NVIDIA_VISIBLE_DEVICES") == node.f.host.gpus()[0].uuid);
     CHECK(t.envs().at("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE") == "75");
     CHECK(t.envs().at("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT") == "0=30720M");
-    REQUIRE(t.mounts_size() == 2);
+    REQUIRE(t.mounts_size() == 3);
     CHECK(t.mounts(0).host_path() == node.pipe(4, 3));
-    CHECK(t.mounts(1).host_path() == node.dir(4, 3) + "/shm");
+    CHECK(t.mounts(2).host_path() == node.dir(4, 3) + "/shm");
     CHECK(node.ask("get_default_active_thread_percentage", 4, 3) == "75.0");
 
     // Shares of two GPUs: refused, never spread silently, saying what each GPU had free when
@@ -393,6 +397,77 @@ TEST_SUITE("mps") {
     CHECK(run_pod({shares[0], shares[3]}) ==
           "control control_lock control_privileged log \n/tmp/nvidia-mps 50 0=20480M\n");
     CHECK(gcr::test::read_file(node.dir(4, 2) + "/shm/gcr-mps-test") == "from-the-pod\n");
+
+    // A hostile pod, as root and as a user: the pipe directory is read-only (no link planted
+    // for the daemon to follow when it restarts, no growing its lock file), and its `log` FIFO
+    // is /dev/null there (filling it no longer hangs the daemon).
+    gcr::test::write_file(runtime.path("ctr/rootfs/etc/passwd"),
+                          "root:x:0:0::/:/bin/sh\npod:x:4321:4321::/tmp:/bin/sh\n");
+    const std::string attack =
+        "busybox ln -sf /etc/passwd /tmp/nvidia-mps/control_lock 2>/dev/null || echo no-link; "
+        "(echo more >> /tmp/nvidia-mps/control_lock) 2>/dev/null || echo no-append; "
+        "busybox timeout 5 busybox dd if=/dev/zero of=/tmp/nvidia-mps/log bs=4096 count=16 "
+        "2>/dev/null && echo log-took-64k; busybox stat -c %t:%T /tmp/nvidia-mps/log";
+    for (const std::string& as : {std::string("root"), std::string("pod")}) {
+      CAPTURE(as);
+      v1beta1::AllocateResponse response;
+      REQUIRE(node.f.kubelet->allocate({shares[2]}, response).ok());
+      std::vector<std::string> args{"run", "--rm", "--runc-binary",
+                                    gcr::test::built("gpu-container-runtime")};
+      const auto extra = gcr::test::ctr_arguments(response.container_responses(0));
+      args.insert(args.end(), extra.begin(), extra.end());
+      args.insert(args.end(), {"--rootfs", runtime.path("ctr/rootfs"), "gcr-mps-hostile",
+                               "/bin/busybox", "su", "-s", "/bin/sh", as, "-c", attack});
+      const auto r = containerd.ctr(args);
+      CHECK_MESSAGE(r.out == "no-link\nno-append\nlog-took-64k\n1:3\n", std::string(r.out + r.err));
+    }
+    struct stat lock {};
+    struct stat log {};
+    REQUIRE(::lstat((node.pipe() + "/control_lock").c_str(), &lock) == 0);
+    REQUIRE(::lstat((node.pipe() + "/log").c_str(), &log) == 0);
+    CHECK(S_ISREG(lock.st_mode));
+    CHECK(lock.st_size == 0);
+    CHECK(S_ISFIFO(log.st_mode));
+    CHECK(node.ask("get_default_active_thread_percentage") == "25.0");
+  }
+
+  TEST_CASE("a client that raises its daemon's limits: set back within a second, and logged") {
+    require_root();
+    MpsNode node;
+    node.start_serving();
+    // What a pod that reaches the control socket can send: NVIDIA's 535 daemon takes these
+    // from any user (580 refuses them from other users than the daemon's), and from root.
+    const auto send = [&](const std::string& user, const std::string& commands) {
+      const auto r =
+          gcr::run_child_with_input({"/usr/bin/setpriv", "--reuid=" + user, "--regid=" + user,
+                                     "--clear-groups", node.program},
+                                    {"CUDA_MPS_PIPE_DIRECTORY=" + node.pipe()}, commands, 5, 65536);
+      REQUIRE(r.ok());
+      return r->out;
+    };
+    const auto held = [&] {
+      return node.ask("get_default_active_thread_percentage") + " " +
+             node.ask("get_default_device_pinned_mem_limit 0");
+    };
+    const auto set_back = [&] {
+      for (int i = 0; i < 20 && held() != "25.0 10G"; ++i) std::this_thread::sleep_for(100ms);
+      return held();
+    };
+    for (const std::string user : {"4321", "0"}) {
+      CAPTURE(user);
+      CHECK(send(user,
+                 "set_default_active_thread_percentage 100\n"
+                 "set_default_device_pinned_mem_limit 0 80G\n") == "100.0\n");
+      CHECK(set_back() == "25.0 10G");
+    }
+    CHECK(
+        node.f.logged("warning a client changed the limits of the MPS control daemon of "
+                      "nvidia.com/gpu (containers of 1 of 4 shares) "
+                      "(`set_default_active_thread_percentage 100`, "
+                      "`set_default_device_pinned_mem_limit 0 80G`): set back to 25% of the "
+                      "threads and 4040 MiB of pinned memory"));
+    CHECK(all_health(node.f.kubelet->devices(), "Healthy"));
+    CHECK(node.daemon_pid() > 0);
   }
 
   TEST_CASE("doctor --run: the CUDA probe as a client of a share's daemon, with its limits") {

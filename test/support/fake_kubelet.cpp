@@ -208,8 +208,9 @@ std::vector<std::string> ctr_arguments(const v1beta1::ContainerAllocateResponse&
   for (const auto& [name, value] : answer.envs())
     args.insert(args.end(), {"--env", name + "=" + value});
   for (const auto& m : answer.mounts()) {
-    args.insert(args.end(), {"--mount", "type=bind,src=" + m.host_path() +
-                                            ",dst=" + m.container_path() + ",options=rbind:rw"});
+    args.insert(args.end(),
+                {"--mount", "type=bind,src=" + m.host_path() + ",dst=" + m.container_path() +
+                                ",options=rbind:" + (m.read_only() ? "ro" : "rw")});
   }
   for (const auto& [key, value] : answer.annotations())
     args.insert(args.end(), {"--annotation", key + "=" + value});

@@ -42,8 +42,8 @@ TEST_CASE("each strategy in the form the runtime reads") {
   a = gcr::allocate_container({"1"}, devices(mounts, 4), mounts);
   REQUIRE(a.ok());
   CHECK(a->envs.at("NVIDIA_VISIBLE_DEVICES") == "/var/run/nvidia-container-devices");
-  CHECK(a->mounts == std::vector<std::pair<std::string, std::string>>{
-                         {"/dev/null", "/var/run/nvidia-container-devices/1"}});
+  CHECK(a->mounts == std::vector<gcr::AllocatedMount>{
+                         {"/dev/null", "/var/run/nvidia-container-devices/1", false}});
 
   const Config cdi = with({"cdi-annotations", "cdi-cri"});
   a = gcr::allocate_container({"GPU-3"}, devices(cdi, 4), cdi);
@@ -107,33 +107,35 @@ TEST_CASE("mps: k shares of one GPU, the limits, pipe and shared memory of k; tw
                                            {"CUDA_MPS_PIPE_DIRECTORY", "/tmp/nvidia-mps"},
                                            {"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "12"},
                                            {"CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", "0=5120M"}});
-  CHECK(one->mounts == std::vector<std::pair<std::string, std::string>>{
-                           {"/run/mps/nvidia.com-gpu/1-of-8/pipe", "/tmp/nvidia-mps"},
-                           {"/run/mps/nvidia.com-gpu/1-of-8/shm", "/dev/shm"}});
+  CHECK(one->mounts == std::vector<gcr::AllocatedMount>{
+                           {"/run/mps/nvidia.com-gpu/1-of-8/pipe", "/tmp/nvidia-mps", true},
+                           {"/dev/null", "/tmp/nvidia-mps/log", false},
+                           {"/run/mps/nvidia.com-gpu/1-of-8/shm", "/dev/shm", false}});
   // Three shares of it: the daemon for containers of 3, three eighths.
   auto three = gcr::allocate_container({"GPU-0::3", "GPU-0::5", "GPU-0::0"}, shares, mps);
   REQUIRE(three.ok());
   CHECK(three->envs.at("NVIDIA_VISIBLE_DEVICES") == "GPU-0");
   CHECK(three->envs.at("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE") == "37");
   CHECK(three->envs.at("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT") == "0=15360M");
-  CHECK(three->mounts == std::vector<std::pair<std::string, std::string>>{
-                             {"/run/mps/nvidia.com-gpu/3-of-8/pipe", "/tmp/nvidia-mps"},
-                             {"/run/mps/nvidia.com-gpu/3-of-8/shm", "/dev/shm"}});
+  CHECK(three->mounts == std::vector<gcr::AllocatedMount>{
+                             {"/run/mps/nvidia.com-gpu/3-of-8/pipe", "/tmp/nvidia-mps", true},
+                             {"/dev/null", "/tmp/nvidia-mps/log", false},
+                             {"/run/mps/nvidia.com-gpu/3-of-8/shm", "/dev/shm", false}});
   // A GPU of 2 shares: its own daemons, half of it, or all of it.
   auto half = gcr::allocate_container({"GPU-1::1"}, shares, mps);
   REQUIRE(half.ok());
   CHECK(half->envs.at("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE") == "50");
   CHECK(half->envs.at("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT") == "0=20480M");
-  CHECK(half->mounts[0].first == "/run/mps/nvidia.com-gpu/1-of-2/pipe");
+  CHECK(half->mounts[0].host == "/run/mps/nvidia.com-gpu/1-of-2/pipe");
   auto whole = gcr::allocate_container({"GPU-1::1", "GPU-1::0"}, shares, mps);
   REQUIRE(whole.ok());
   CHECK(whole->envs.at("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE") == "100");
   CHECK(whole->envs.at("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT") == "0=40960M");
-  CHECK(whole->mounts[0].first == "/run/mps/nvidia.com-gpu/2-of-2/pipe");
+  CHECK(whole->mounts[0].host == "/run/mps/nvidia.com-gpu/2-of-2/pipe");
   // An ID named twice is one share.
   auto twice = gcr::allocate_container({"GPU-0::3", "GPU-0::3"}, shares, mps);
   REQUIRE(twice.ok());
-  CHECK(twice->mounts[0].first == "/run/mps/nvidia.com-gpu/1-of-8/pipe");
+  CHECK(twice->mounts[0].host == "/run/mps/nvidia.com-gpu/1-of-8/pipe");
   // No NVML memory figure: no memory limit, the thread share still.
   shares[0].mps_share_mib.clear();
   auto unknown = gcr::allocate_container({"GPU-0::0"}, shares, mps);

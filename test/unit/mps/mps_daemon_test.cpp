@@ -72,3 +72,24 @@ TEST_CASE("a limit reads back as the daemon prints it: whole GiB truncated, MiB 
     }
   }
 }
+
+TEST_CASE("the commands that set limits, from the daemon's log") {
+  const std::string log =
+      "[2026-11-28 08:08:38.726 Control  6038] Starting control daemon using socket /p/control\n"
+      "[2026-11-28 08:08:39.732 Control  6038] NEW UI\n"
+      "[2026-11-28 08:08:39.733 Control  6038] Cmd:set_default_active_thread_percentage 100\n"
+      "[2026-11-28 08:08:39.733 Control  6038] 100.0\n"
+      "[2026-11-28 08:08:39.734 Control  6038] Cmd:get_server_list\n"
+      "[2026-11-28 08:08:39.735 Control  6038] Cmd:set_device_pinned_mem_limit 4242 0 80G\n"
+      "[2026-11-28 08:08:39.736 Control  6038] Cmd:set_default_device_pinned_mem_limit 0 \x1b[1m\n"
+      "[2026-11-28 08:08:39.737 Control  6038] Cmd:set_default_active_thread_perc";
+  CHECK(gcr::limit_commands_in_log(log) ==
+        std::vector<std::string>{"set_default_active_thread_percentage 100",
+                                 "set_device_pinned_mem_limit 4242 0 80G",
+                                 "set_default_device_pinned_mem_limit 0 \\x1b[1m"});
+  CHECK(gcr::limit_commands_in_log("").empty());
+  CHECK(gcr::limit_commands_in_log("Cmd:set_x\n").empty());  // not the daemon's line
+  CHECK(gcr::limit_commands_in_log("] Cmd:" + std::string(300, 's') + "\n").empty());
+  const auto long_one = gcr::limit_commands_in_log("] Cmd:set_" + std::string(300, 'x') + "\n");
+  CHECK(long_one.at(0) == "set_" + std::string(196, 'x') + "...");
+}
