@@ -225,9 +225,14 @@ TEST_CASE("a kubelet that is not there yet is waited for without a tight loop") 
   PluginFixture f;
   f.start_plugin();
   REQUIRE(gcr::test::wait_for_path(f.kubelet_dir + "/" + kSocket, 10));
-  std::this_thread::sleep_for(500ms);
   CHECK(f.logged("waiting for the kubelet"));
-  // Said once, however many ticks pass: a loop that retried would say it again.
+  // Waiting costs the ticks' work, not a core: a loop that polled again at once would use about
+  // 3 s of CPU over these 3 s, ten times the bound.
+  const double before = gcr::test::cpu_seconds(f.plugin->pid());
+  std::this_thread::sleep_for(3s);
+  const double used = gcr::test::cpu_seconds(f.plugin->pid()) - before;
+  CHECK_MESSAGE(used < 0.3, "the plugin used " << used << " s of CPU in 3 s of waiting");
+  // Said once, however long the wait.
   const std::string log = f.log();
   CHECK(log.find("waiting for the kubelet") == log.rfind("waiting for the kubelet"));
   f.start_kubelet();

@@ -9,7 +9,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <sstream>
 #include <stdexcept>
 #include <vector>
 
@@ -44,19 +43,6 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
   return out;
 }
 
-// User and system seconds of the exited, not yet reaped, process `pid` (its own, not its
-// children's: fields 14 and 15 of /proc/<pid>/stat).
-double own_cpu_seconds(pid_t pid) {
-  const std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
-  std::istringstream fields(stat.substr(stat.rfind(')') + 2));
-  std::string field;
-  unsigned long long ticks = 0;
-  for (int i = 3; i <= 15 && fields >> field; ++i) {
-    if (i >= 14) ticks += std::stoull(field);
-  }
-  return static_cast<double>(ticks) / static_cast<double>(::sysconf(_SC_CLK_TCK));
-}
-
 }  // namespace
 
 Measured run_measured(const std::vector<std::string>& argv,
@@ -84,7 +70,7 @@ Measured run_measured(const std::vector<std::string>& argv,
   if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) != 0)
     throw std::runtime_error("waitid");
   Measured m;
-  m.cpu_seconds = own_cpu_seconds(pid);
+  m.cpu_seconds = cpu_seconds(pid);  // exited, not yet reaped
   int status = 0;
   struct rusage usage {};
   if (::wait4(pid, &status, 0, &usage) != pid) throw std::runtime_error("wait4");

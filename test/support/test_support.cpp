@@ -188,6 +188,17 @@ bool wait_for_path(const std::string& path, int seconds) {
   return false;
 }
 
+double cpu_seconds(pid_t pid) {
+  const std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
+  std::istringstream fields(stat.substr(stat.rfind(')') + 2));
+  std::string field;
+  unsigned long long ticks = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i) {
+    if (i >= 14) ticks += std::stoull(field);
+  }
+  return static_cast<double>(ticks) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
 void unmount_below(const std::string& dir) {
   std::vector<std::string> points;
   std::ifstream mountinfo("/proc/self/mountinfo");

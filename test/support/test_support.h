@@ -78,6 +78,10 @@ class Daemon {
 // Waits until `path` exists (a socket the daemon creates); false after `seconds`.
 [[nodiscard]] bool wait_for_path(const std::string& path, int seconds);
 
+// User and system seconds the process `pid` has used, all its threads but not its children
+// (fields 14 and 15 of /proc/<pid>/stat); also of one exited and not yet reaped.
+[[nodiscard]] double cpu_seconds(pid_t pid);
+
 // Lazily unmounts every mount point at or below `dir` (what engines leave behind).
 void unmount_below(const std::string& dir);
 
