@@ -2,6 +2,8 @@
 // run for real. Needs root.
 #include <doctest/doctest.h>
 
+#include <boost/filesystem.hpp>
+
 #include "gpu_fixture.h"
 
 using gcr::Json;
@@ -74,11 +76,17 @@ TEST_CASE("libraries outside the image's search path are found through the ld.so
   lib64.layout = gcr::test::LibLayout::kLib64Cache;
   GpuFixture f(lib64);
   real_runc(f);
+  // Without a loader cache in the image the shim leaves the links and the cache to our
+  // createContainer hook, which runc runs.
+  REQUIRE(boost::filesystem::remove(f.bundle() + "/rootfs/etc/ld.so.cache"));
   const auto r =
       run_container(f, {"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_DRIVER_CAPABILITIES=compute,utility"},
                     "/probe; readlink /usr/lib64/libcuda.so; cat "
                     "/etc/ld.so.conf.d/00-gpu-container-runtime.conf");
   CHECK(r.err == "");
+  const Json hooks = f.spec()["hooks"]["createContainer"];
+  REQUIRE(hooks.size() == 1);
+  CHECK(hooks[0]["args"][2] == "update-libraries");
   CHECK(r.out ==
         "cuDriverGetVersion: 12040\nlibcuda.so.1\n"
         "# Written by gpu-container-runtime: driver libraries injected into this "
