@@ -57,6 +57,13 @@ TEST_CASE("NVIDIAScape: an image's LD_PRELOAD reaches a hook without env, never 
   REQUIRE(ours.spec()["hooks"]["createContainer"].size() == 1);
   CHECK(ours.spec()["hooks"]["createContainer"][0]["args"][2] == "update-libraries");
   CHECK_FALSE(gcr::test::exists(marker));
+  // Our hook ran, untouched by the payload: the loader cache it wrote holds the libraries.
+  const auto cache =
+      gcr::test::run({"/sbin/ldconfig", "-p", "-C", ours.bundle() + "/rootfs/etc/ld.so.cache"});
+  CHECK_MESSAGE(
+      cache.out.find("libcuda.so.1 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libcuda.so.1") !=
+          std::string::npos,
+      "the container's loader cache: " << cache.out << cache.err);
 }
 
 TEST_CASE("NVIDIAScape through CDI: a spec's hook without env still runs with an explicit one") {
