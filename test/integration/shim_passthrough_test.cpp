@@ -75,19 +75,21 @@ TEST_CASE("runc's exit status is the caller's") {
 
 TEST_CASE("runc gets the shim's environment unchanged") {
   ShimFixture f;
-  gcr::test::RunOptions options;
-  options.env["SOME_CALLER_VAR"] = "value with spaces";
-  options.env["LD_LIBRARY_PATH"] = "/caller/lib";
-  const auto result = f.shim({"state", "c1"}, options);
-  REQUIRE(result.exit_code == 0);
-  const auto env = f.record().at("env").get<std::vector<std::string>>();
-  CHECK(std::find(env.begin(), env.end(), "SOME_CALLER_VAR=value with spaces") != env.end());
-  CHECK(std::find(env.begin(), env.end(), "LD_LIBRARY_PATH=/caller/lib") != env.end());
-  CHECK(std::find(env.begin(), env.end(), "GPU_CONTAINER_RUNTIME_CONFIG=" + f.config_path()) !=
-        env.end());
-  // Plus the one marker that stops a runtime loop.
-  CHECK(std::find(env.begin(), env.end(),
-                  "GPU_CONTAINER_RUNTIME_HANDED_TO=" + gcr::test::built("fake-runc")) != env.end());
+  // The shim gets exactly these entries (env -i), so all that runc gets is known.
+  const std::vector<std::string> env{"SOME_CALLER_VAR=value with spaces",
+                                     "LD_LIBRARY_PATH=/caller/lib",
+                                     "EMPTY=",
+                                     "WITH_EQUALS=a=b",
+                                     "GPU_CONTAINER_RUNTIME_CONFIG=" + f.config_path(),
+                                     "FAKE_RUNC_RECORD=" + f.path("record.json")};
+  std::vector<std::string> argv{"/usr/bin/env", "-i"};
+  argv.insert(argv.end(), env.begin(), env.end());
+  argv.insert(argv.end(), {gcr::test::built("gpu-container-runtime"), "state", "c1"});
+  REQUIRE(gcr::test::run(argv).exit_code == 0);
+  // The same entries in the same order, plus the one marker that stops a runtime loop.
+  auto expected = env;
+  expected.push_back("GPU_CONTAINER_RUNTIME_HANDED_TO=" + gcr::test::built("fake-runc"));
+  CHECK(f.record().at("env") == Json(expected));
 }
 
 TEST_CASE("only fds 0-2 and the handed ones survive the exec") {
