@@ -1,6 +1,7 @@
 // Golden before/after config.json pairs: test/data/golden/<case>/input.json through the shim
 // on the simulated host must give expected.json (host paths written as @DRIVER_ROOT@,
-// @DEV_ROOT@ and @GPU_CTK@). GCR_UPDATE_GOLDEN=1 rewrites expected.json for review.
+// @DEV_ROOT@ and @GPU_CTK@). GCR_UPDATE_GOLDEN=1 rewrites expected.json and fails the run,
+// so that the new files are reviewed before a run without it passes.
 #include <doctest/doctest.h>
 
 #include <boost/filesystem.hpp>
@@ -24,6 +25,7 @@ std::string replace_all(std::string text, const std::string& from, const std::st
 TEST_CASE("golden config.json pairs") {
   REQUIRE_MESSAGE(gcr::test::is_root(), "the simulated GPU host needs root (mknod)");
   const std::string dir = gcr::test::test_source("data/golden");
+  const bool update = std::getenv("GCR_UPDATE_GOLDEN") != nullptr;
   int cases = 0;
   for (const auto& entry : boost::filesystem::directory_iterator(dir)) {
     const std::string name = entry.path().filename().string();
@@ -44,12 +46,17 @@ TEST_CASE("golden config.json pairs") {
     };
     const std::string output = gcr::test::read_file(f.spec_path());
     const std::string expected_path = entry.path().string() + "/expected.json";
-    if (std::getenv("GCR_UPDATE_GOLDEN") != nullptr)
-      gcr::test::write_file(expected_path, placeholders(output, true));
     if (name == "no-request") CHECK(output == input);
-    CHECK(Json::parse(output) ==
-          Json::parse(placeholders(gcr::test::read_file(expected_path), false)));
+    if (update)
+      gcr::test::write_file(expected_path, placeholders(output, true));
+    else
+      CHECK(Json::parse(output) ==
+            Json::parse(placeholders(gcr::test::read_file(expected_path), false)));
     ++cases;
   }
   CHECK(cases >= 4);
+  if (update)
+    FAIL("GCR_UPDATE_GOLDEN is set: rewrote expected.json of "
+         << cases << " cases in " << dir
+         << "; review the changes (git diff) and run again without GCR_UPDATE_GOLDEN");
 }
