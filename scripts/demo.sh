@@ -2,12 +2,18 @@
 # The main job: a container that asks for a GPU gets it, through gpu-container-runtime and
 # real runc. Without a GPU in this machine the container runs on a simulated GPU host the
 # project builds (4 GPUs whose index order differs from their device minors, stub driver
-# libraries, a stub nvidia-smi). Installs dependencies and builds first. Run as root.
+# libraries, a stub nvidia-smi). Installs dependencies and builds what it runs first. Run as root.
 set -eu
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh >/dev/null
-scripts/build.sh >/dev/null
-B=$(pwd)/${BUILD_DIR:-build}
+# Configured as scripts/build.sh configures (the same tree and flags, so the compiler cache
+# answers with what a development build compiled), but only the demo's programs are built: the
+# shim, gpu-ctk, the fixture tool, the stub driver libraries and the probe the container runs.
+BUILD_DIR=${BUILD_DIR:-build}
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGCR_WERROR=ON >/dev/null
+cmake --build "$BUILD_DIR" --target gpu-container-runtime gpu-ctk gcr-fixture gcr-stubs \
+  dlopen-probe >/dev/null
+B=$(pwd)/$BUILD_DIR
 WORK=$(mktemp -d /tmp/gcr-demo-XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 

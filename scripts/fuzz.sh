@@ -1,16 +1,18 @@
 #!/bin/sh
 # Builds the libFuzzer targets (clang, AddressSanitizer and UBSan) into build-fuzz/ and runs each
 # for SECONDS (default 20) from its seed corpus (test/fuzz/corpus/<target>/, plus the project's
-# own sample files). A crash, a leak, a failed property or a run past the RSS limit stops the
-# script with the input saved under build-fuzz/findings/. Prints each target's executions and
-# coverage.
+# own sample files), as many at a time as there are CPUs (libFuzzer runs one per process). A
+# crash, a leak, a failed property or a run past the RSS limit fails the script (after the other
+# targets have run) with the input saved under build-fuzz/findings/. Prints each target's
+# executions and coverage, in order.
 #
 #   scripts/fuzz.sh [SECONDS [TARGET...]]   only the named targets (default: every one)
 #
 # The environment may change the defaults: GCR_FUZZ_DIR (the build directory, build-fuzz),
 # GCR_FUZZ_MAX_LEN (the largest input, 65536 bytes; the loader-cache targets take up to 16 MiB,
-# the cache's own limit) and GCR_FUZZ_RSS_MB (the RSS, and the largest allocation, that fails
-# the run: 2048). For example, the loader cache for 10 minutes with inputs up to 1 MiB:
+# the cache's own limit), GCR_FUZZ_RSS_MB (the RSS, and the largest allocation, that fails
+# the run: 2048) and GCR_FUZZ_JOBS (targets run at once: the CPUs). For example, the loader
+# cache for 10 minutes with inputs up to 1 MiB:
 #   GCR_FUZZ_MAX_LEN=1048576 GCR_FUZZ_RSS_MB=512 scripts/fuzz.sh 600 ldcache elf_library
 set -eu
 cd "$(dirname "$0")/.."
@@ -19,8 +21,11 @@ SECONDS_EACH=${1:-20}
 B=${GCR_FUZZ_DIR:-build-fuzz}
 MAX_LEN=${GCR_FUZZ_MAX_LEN:-65536}
 RSS_MB=${GCR_FUZZ_RSS_MB:-2048}
-LOG=$(mktemp)
-trap 'rm -f "$LOG"' EXIT
+JOBS=${GCR_FUZZ_JOBS:-$(nproc)}
+[ "$JOBS" -ge 1 ] || JOBS=1
+LOGS=$(mktemp -d)
+trap 'rm -rf "$LOGS"' EXIT
+LOG=$LOGS/build.log
 CC=clang CXX=clang++ cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGCR_FUZZ=ON \
   -DGCR_WERROR=ON -DBUILD_TESTING=OFF >"$LOG" 2>&1 || { cat "$LOG" >&2; exit 1; }
 if [ $# -gt 0 ]; then
@@ -51,21 +56,35 @@ if [ $# -eq 0 ]; then
   # shellcheck disable=SC2046 # one word per target
   set -- $(for exe in "$B"/test/fuzz/fuzz-*; do echo "${exe##*/fuzz-}"; done)
 fi
-for target in "$@"; do
-  work="$B/corpus/$target"
+# Runs TARGET from its corpus (seeds copied in first), its output in $LOGS/TARGET.log.
+fuzz() {
+  work="$B/corpus/$1"
   mkdir -p "$work"
-  [ -d "test/fuzz/corpus/$target" ] && cp test/fuzz/corpus/"$target"/* "$work"/
-  for seed in $(extra_seeds "$target" || true); do cp "$seed" "$work/"; done
-  if "$B/test/fuzz/fuzz-$target" -max_total_time="$SECONDS_EACH" -timeout=10 \
-       -rss_limit_mb="$RSS_MB" -max_len="$MAX_LEN" -print_final_stats=1 \
-       -artifact_prefix="$B/findings/$target-" "$work" >"$LOG" 2>&1; then
-    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$LOG")
-    cov=$(grep -o 'cov: [0-9]*' "$LOG" | tail -1)
-    echo "fuzz.sh: ok: $target ($runs runs, $cov)"
-  else
-    tail -40 "$LOG" >&2
-    echo "fuzz.sh: FAIL: $target (input in $B/findings/)" >&2
-    status=1
-  fi
+  [ -d "test/fuzz/corpus/$1" ] && cp test/fuzz/corpus/"$1"/* "$work"/
+  for seed in $(extra_seeds "$1" || true); do cp "$seed" "$work/"; done
+  "$B/test/fuzz/fuzz-$1" -max_total_time="$SECONDS_EACH" -timeout=10 \
+    -rss_limit_mb="$RSS_MB" -max_len="$MAX_LEN" -print_final_stats=1 \
+    -artifact_prefix="$B/findings/$1-" "$work" >"$LOGS/$1.log" 2>&1
+}
+# JOBS targets at a time (they all run for SECONDS); each one's line once its group is done.
+while [ $# -gt 0 ]; do
+  group="" n=0
+  while [ $# -gt 0 ] && [ "$n" -lt "$JOBS" ]; do
+    fuzz "$1" &
+    group="$group $1:$!" n=$((n + 1))
+    shift
+  done
+  for job in $group; do
+    target=${job%:*}
+    if wait "${job##*:}"; then
+      runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$LOGS/$target.log")
+      cov=$(grep -o 'cov: [0-9]*' "$LOGS/$target.log" | tail -1)
+      echo "fuzz.sh: ok: $target ($runs runs, $cov)"
+    else
+      tail -40 "$LOGS/$target.log" >&2 || true
+      echo "fuzz.sh: FAIL: $target (input in $B/findings/)" >&2
+      status=1
+    fi
+  done
 done
 exit $status

@@ -1,36 +1,96 @@
 #!/bin/sh
-# Builds the .deb and the .rpm and checks them. The .rpm is installed, reinstalled and erased in
-# a throw-away root; the .deb on this machine: install a previous version, edit the config,
-# upgrade (the edit stays), run a container through the installed shim with real runc, remove
-# (only the config stays), purge (nothing stays). Needs root; run after a
-# build (it uses build/test/gcr-fixture for the test container).
+# Builds the .deb and the .rpm as README tells a user to, and checks them. README's package block
+# (the `sh` block, in README.md or docs/*.md, below the line `<!-- readme-test: skip:
+# scripts/test-packages.sh runs this block ... -->`; the README stage lists it as skipped, for
+# this reason) runs here as typed, in a fresh clone of this checkout, under `sh -eu` with nothing
+# of ours in its environment but LOGS (where scripts/package.sh keeps its two logs): it builds
+# both packages, compiling the product once (the .deb with Debian's build flags; the .rpm
+# packages that build's tree), and installs the .deb with apt. Then: no compiler warning in the
+# logs (as -Werror would; the compiler cache replays a warning with the object), the .rpm's build
+# compiled and linked nothing and holds the .deb's very executables (same GNU build IDs), lintian
+# and rpm checks. The .rpm is installed, reinstalled and erased in a throw-away root; the .deb on
+# this machine: install a previous version, edit the config, upgrade (the edit stays), run a
+# container through the installed shim with real runc, remove (only the config stays), purge
+# (nothing stays). Needs root; run after a build (it uses build/test/gcr-fixture for the test
+# container).
 set -eu
 cd "$(dirname "$0")/.."
 B=$(pwd)/${BUILD_DIR:-build}
 fail() { echo "test-packages: FAIL: $*" >&2; exit 1; }
 pass() { echo "test-packages: ok: $*"; }
+WORK=$(mktemp -d /tmp/gcr-pkgtest-XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
 
 VERSION=$(scripts/version.sh)
-# Built as a user with the source tarball would: from an unpacked `git archive`, no .git, with
-# package.sh's own flags (the .deb Debian's, the .rpm RelWithDebInfo), so README's package.sh
-# builds the same objects (the compiler cache gives them to it). A compiler warning in either
-# build's log fails here, as -Werror would: the cache replays a warning with the object.
-TARBALL_DIR=$(mktemp -d /tmp/gcr-tarball-XXXXXX)
-git archive --prefix="gpu-container-runtime-$VERSION/" HEAD | tar -x -C "$TARBALL_DIR"
-LOGS=$TARBALL_DIR/logs OUT=$(pwd)/build-packages \
-  "$TARBALL_DIR/gpu-container-runtime-$VERSION/scripts/package.sh" >/dev/null
+CLONE=$WORK/gpu-container-runtime
+git clone -q "$(pwd)" "$CLONE"
+# README's package block, from the clone's README.md or docs/*.md, whichever holds it
+# (indentation inside a list item taken off).
+MARK='<!-- readme-test: skip: scripts/test-packages.sh runs this block'
+set -- "$CLONE/README.md"
+for doc in "$CLONE"/docs/*.md; do
+  if [ -f "$doc" ]; then set -- "$@" "$doc"; fi
+done
+awk -v mark="$MARK" -v out="$WORK/block.sh" '
+  FNR == 1 { in_block = 0; marked = 0 }
+  in_block && $0 ~ "^" indent "```[ \t]*$" { in_block = 0; found++; next }
+  in_block { sub("^" indent, ""); print > out; next }
+  marked && /^[ \t]*```sh[ \t]*$/ {
+    indent = $0; sub(/```sh[ \t]*$/, "", indent); printf "" > out; in_block = 1; marked = 0; next
+  }
+  index($0, mark) { marked = 1; next }
+  NF { marked = 0 }
+  END { exit found == 1 ? 0 : 1 }
+' "$@" ||
+  fail "README.md and docs/*.md have not exactly one sh block under a line starting '$MARK'"
+grep -q 'scripts/package.sh' "$WORK/block.sh" ||
+  fail "README's package block does not run scripts/package.sh"
+# The blocks' HOME as scripts/test-readme.sh makes it: a ccache.conf naming the compiler cache in
+# effect here (scripts/test.sh's, or when run alone the caller's), base directory /tmp (the
+# clone and package.sh's trees).
+mkdir -p "$WORK/home"
+if command -v ccache >/dev/null; then
+  mkdir -p "$WORK/home/.config/ccache"
+  printf 'cache_dir = %s\nbase_dir = /tmp\nhash_dir = false\nmax_size = %s\n' \
+    "$(ccache -k cache_dir)" "$(ccache -k max_size)" >"$WORK/home/.config/ccache/ccache.conf"
+fi
+dpkg -P gpu-container-runtime >/dev/null 2>&1 || true  # what an aborted earlier run left
+if ! (cd "$CLONE" && env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+  HOME="$WORK/home" LANG=C.UTF-8 LOGS="$WORK/logs" \
+  sh -eu "$WORK/block.sh" </dev/null >"$WORK/out" 2>&1); then
+  cat "$WORK/out" >&2
+  sed 's/^/  /' "$WORK/block.sh" >&2
+  fail "README's package block (above) failed in a fresh clone"
+fi
+rm -rf build-packages && mkdir build-packages
+cp "$CLONE"/build-packages/* build-packages/
 DEB=build-packages/gpu-container-runtime_${VERSION}_amd64.deb
 RPM=build-packages/gpu-container-runtime-${VERSION}.x86_64.rpm
-if [ ! -f "$DEB" ] || [ ! -f "$RPM" ]; then fail "packages not built"; fi
+if [ ! -f "$DEB" ] || [ ! -f "$RPM" ]; then fail "README's package block built no $DEB and $RPM"; fi
+installed=""
+if grep -q '^apt install ' "$WORK/block.sh"; then
+  installed=", the .deb installed with apt"
+  [ "$(dpkg-query -W -f '${Version}' gpu-container-runtime 2>/dev/null)" = "$VERSION" ] ||
+    fail "README's package block did not install the .deb ($VERSION)"
+  dpkg -P gpu-container-runtime >/dev/null || fail "dpkg -P of the .deb README's block installed"
+fi
 warned=0
-scripts/compiler-warnings.sh "$TARBALL_DIR/logs/deb.log" "$TARBALL_DIR/logs/rpm.log" >&2 || warned=$?
-rm -rf "$TARBALL_DIR"
+scripts/compiler-warnings.sh "$WORK/logs/deb.log" "$WORK/logs/rpm.log" "$WORK/out" >&2 || warned=$?
 case $warned in
   0) fail "the package builds warn (above)" ;;
   1) ;;
   *) fail "the package builds' logs cannot be read" ;;
 esac
-pass "built $DEB and $RPM from an unpacked source tarball (no git), no compiler warning"
+pass "README's package block ran as typed in a fresh clone: $DEB and $RPM built with no compiler warning$installed"
+
+# One compile for both: the .rpm's build packaged the .deb's tree, compiling and linking nothing
+# (ninja's descriptions, or its commands were it verbose).
+grep -q '^gpu-container-runtime.spec: packaging the compiled tree ' "$WORK/logs/rpm.log" ||
+  fail "the .rpm was not packaged from the .deb's build tree ($WORK/logs/rpm.log)"
+if grep -E 'Building (C|CXX) object|Linking (C|CXX) |\.o -c ' "$WORK/logs/rpm.log" >&2; then
+  fail "the .rpm's build compiled or linked (above) what the .deb's had"
+fi
+pass "the .rpm packaged the .deb's build tree: nothing compiled twice"
 
 lintian --fail-on error,warning "$DEB" 2>/dev/null || fail "lintian reports problems: lintian $DEB"
 pass "lintian clean (remaining tags explained in deb/lintian-overrides)"
@@ -40,7 +100,7 @@ deb_files=$(dpkg-deb -c "$DEB")
 rpm_files=$(rpm -qlp "$RPM")
 for f in /usr/bin/gpu-container-runtime /usr/bin/gpu-ctk /usr/bin/nvidia-container-runtime \
          /usr/bin/nvidia-container-runtime-hook /usr/bin/nvidia-ctk /usr/bin/nvidia-container-cli \
-         /usr/bin/gpu-device-plugin \
+         /usr/bin/gpu-device-plugin /usr/lib/gpu-container-runtime/gpu-cuda-probe \
          /etc/gpu-container-runtime/config.toml; do
   printf '%s\n' "$rpm_files" | grep -qx "$f" || fail "$f missing from the .rpm"
   printf '%s\n' "$deb_files" | grep -q " \.$f" || fail "$f missing from the .deb"
@@ -57,9 +117,6 @@ rpm -qp --conflicts "$RPM" | grep -q nvidia-container-toolkit || fail "the .rpm 
 rpm -qip "$RPM" | grep -q "^Version *: $VERSION" || fail "the .rpm's version is not $VERSION"
 pass "the .rpm holds the same files, noreplace config, scripts and relations"
 
-WORK=$(mktemp -d /tmp/gcr-pkgtest-XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
-
 # The .rpm in a throw-away root: files in place, an edited config kept across a reinstall
 # (noreplace) and saved as .rpmsave on erase. Scriptlets need a shell inside the root: skipped.
 R="$WORK/rpmroot"
@@ -69,6 +126,20 @@ for f in /usr/bin/gpu-container-runtime /usr/bin/gpu-ctk; do
   [ -f "$R$f" ] || fail "$f not installed by the .rpm"
 done
 ls "$R"/usr/share/man/man1/gpu-ctk.1* >/dev/null 2>&1 || fail "gpu-ctk(1) not installed by the .rpm"
+# The same executables in both packages (each stripped its own way): every ELF file of the .deb
+# has, at its path in the .rpm, the same GNU build ID.
+dpkg-deb -x "$DEB" "$WORK/debroot"
+(cd "$WORK/debroot" && find . -type f) | sed 's|^\.||' >"$WORK/deb-regular-files"
+build_id() { readelf -n "$1" 2>/dev/null | sed -n 's/^ *Build ID: //p'; }
+same=0
+while read -r f; do
+  id=$(build_id "$WORK/debroot$f")
+  [ -n "$id" ] || continue
+  [ "$(build_id "$R$f")" = "$id" ] || fail "$f: the .rpm's build ID is not the .deb's ($id)"
+  same=$((same + 1))
+done <"$WORK/deb-regular-files"
+[ "$same" -ge 3 ] || fail "only $same executables with a build ID in the .deb"
+pass "the .rpm's $same executables are the .deb's (same build IDs)"
 [ -z "$(rpm --root "$R" -V --nodeps gpu-container-runtime)" ] || fail "rpm -V reports changes right after install"
 sed -i 's/^log-level = "info"/log-level = "debug"/' "$R/etc/gpu-container-runtime/config.toml"
 rpm --root "$R" -V --nodeps gpu-container-runtime | grep -q ' c /etc/gpu-container-runtime/config.toml$' \
