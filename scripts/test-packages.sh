@@ -100,6 +100,7 @@ deb_files=$(dpkg-deb -c "$DEB")
 rpm_files=$(rpm -qlp "$RPM")
 for f in /usr/bin/gpu-container-runtime /usr/bin/gpu-ctk /usr/bin/nvidia-container-runtime \
          /usr/bin/nvidia-container-runtime-hook /usr/bin/nvidia-ctk /usr/bin/nvidia-container-cli \
+         /usr/bin/nvidia-cdi-hook \
          /usr/bin/gpu-device-plugin /usr/lib/gpu-container-runtime/gpu-cuda-probe \
          /etc/gpu-container-runtime/config.toml; do
   printf '%s\n' "$rpm_files" | grep -qx "$f" || fail "$f missing from the .rpm"

@@ -1,10 +1,15 @@
-// containerd's config.toml, versions 1, 2 and 3: a CRI runtime entry for the shim (options
+// containerd's config.toml, versions 1 to 4: a CRI runtime entry for the shim (options
 // copied from the current default runtime, BinaryName set, cdi.k8s.io/* annotations passed
-// through), optionally the default runtime and enable_cdi. Versions 2 and 3 get a drop-in
-// holding the whole CRI plugin table (containerd before 2.1 replaces plugin tables from
-// imports instead of merging them) and an `imports` entry in the main file. A file whose
+// through), optionally the default runtime and enable_cdi. Versions 2 to 4 get a drop-in of the
+// main file's version holding the whole CRI plugin table (containerd before 2.1 replaces plugin
+// tables from imports instead of merging them) and an `imports` entry in the main file, unless
+// one of its imports already names the drop-in (containerd 2.3's default file imports
+// `/etc/containerd/conf.d/*.toml`). Version 4 (containerd 2.3) keeps version 3's CRI tables and
+// moves only the server's own settings. A file whose
 // shape is not containerd's (a string where a table or a list belongs) is refused, never
 // overwritten, and every text written is read back and must hold exactly the data meant.
+#include <fnmatch.h>
+
 #include <sstream>
 
 #include "base/text.h"
@@ -60,8 +65,8 @@ Result<int> version_of(const ExistingFile& file, const toml::table& config) {
   if (!file.content || config.empty()) return 2;
   if (!config.contains("version")) return 1;
   const auto version = config["version"].value<int64_t>();
-  if (!version || *version < 1 || *version > 3)
-    return Shape(file.path).wrong("version", "1, 2 or 3");
+  if (!version || *version < 1 || *version > 4)
+    return Shape(file.path).wrong("version", "1, 2, 3 or 4");
   return static_cast<int>(*version);
 }
 
@@ -142,11 +147,18 @@ Result<toml::table> cri_table(const toml::table& config, const std::string& plug
   return *table;
 }
 
-bool imports_contain(const toml::table& config, const std::string& path) {
+// Whether an import names `path` (`as_pattern`: or is a pattern matching it: containerd expands
+// an import with filepath.Glob, a relative one from the main file's directory).
+bool imports_contain(const toml::table& config, const std::string& main_path,
+                     const std::string& path, bool as_pattern) {
   const auto* imports = config["imports"].as_array();
   if (imports == nullptr) return false;
   for (const auto& i : *imports) {
-    if (i.value_or(std::string()) == path) return true;
+    std::string pattern = i.value_or(std::string());
+    if (pattern == path) return true;
+    if (!as_pattern || pattern.empty()) continue;
+    if (pattern[0] != '/') pattern = child_path(dirname_of(main_path), pattern);
+    if (::fnmatch(pattern.c_str(), path.c_str(), FNM_PATHNAME) == 0) return true;
   }
   return false;
 }
@@ -160,7 +172,7 @@ std::string import_line(const std::string& path) {
 Result<std::optional<std::string>> main_with_import(const ExistingFile& file,
                                                     const toml::table& config, int version,
                                                     const std::string& drop_in) {
-  if (imports_contain(config, drop_in)) return std::optional<std::string>();
+  if (imports_contain(config, file.path, drop_in, true)) return std::optional<std::string>();
   toml::table meant = config;
   if (!config.contains("imports")) {
     const bool versioned = file.content && config.contains("version");
@@ -183,7 +195,8 @@ Result<std::optional<std::string>> main_with_import(const ExistingFile& file,
 Result<std::optional<std::string>> main_without_import(const ExistingFile& file,
                                                        const toml::table& config,
                                                        const std::string& drop_in) {
-  if (!imports_contain(config, drop_in) || !file.content) return std::optional<std::string>();
+  if (!imports_contain(config, file.path, drop_in, false) || !file.content)
+    return std::optional<std::string>();
   const std::string line = import_line(drop_in);
   if (file.content->rfind(line, 0) == 0)
     return std::optional<std::string>(file.content->substr(line.size()));

@@ -34,7 +34,7 @@ struct ExistingFile {
   std::optional<std::string> content;  // nullopt: the file does not exist
 };
 
-// The name of containerd's CRI plugin in a configuration of `version` (1, 2 or 3).
+// The name of containerd's CRI plugin in a configuration of `version` (1 to 4).
 [[nodiscard]] std::string containerd_cri_plugin(int version);
 
 // The default main configuration file of an engine.

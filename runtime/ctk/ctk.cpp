@@ -98,6 +98,13 @@ int run_ctk(const std::string& program, const std::vector<std::string>& args) {
   if (tool == "nvidia-container-runtime-hook" || tool == "nvidia-container-toolkit")
     return legacy_nvidia_hook(args);
   if (tool == kNvidiaCliName) return nvidia_container_cli(args);
+  // NVIDIA's CDI hook program: `nvidia-cdi-hook <hook> [flags]` is `nvidia-ctk hook <hook> ...`.
+  // Docker's --gpus looks for this name to ask for CDI devices.
+  if (tool == "nvidia-cdi-hook") {
+    std::vector<std::string> hook{"hook"};
+    hook.insert(hook.end(), args.begin(), args.end());
+    return run_command(tool, hook, true);
+  }
   if (tool != "nvidia-ctk") return run_command("gpu-ctk", args, false);
   auto stripped = strip_nvidia_globals(args);
   if (const int* status = std::get_if<int>(&stripped)) return *status;

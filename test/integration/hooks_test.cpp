@@ -180,6 +180,31 @@ TEST_CASE("create-symlinks: created, idempotent, stale links replaced, bad link 
   }
 }
 
+TEST_CASE("as nvidia-cdi-hook, NVIDIA's CDI specs' hook program: the same hooks, NVIDIA's flags") {
+  require_root();
+  HookBed bed;
+  const std::string program = bed.t / "bin/nvidia-cdi-hook";
+  make_symlink(gcr::test::built("gpu-ctk"), program);
+  gcr::test::RunOptions options;
+  options.stdin_text = bed.state();
+  // As NVIDIA's generated specs call it (createContainer hooks, args[0] the program's name).
+  const auto links = gcr::test::run(
+      {program, "create-symlinks", "--link", "libcuda.so.1::/usr/lib64/libcuda.so"}, options);
+  CHECK_MESSAGE(links.exit_code == 0, links.err);
+  CHECK(gcr::test::run({"/bin/readlink", bed.rootfs + "/usr/lib64/libcuda.so"}).out ==
+        "libcuda.so.1\n");
+  const auto cache = gcr::test::run(
+      {program, "update-ldcache", "--ldconfig-path", "@/sbin/ldconfig", "--folder", "/usr/lib64"},
+      options);
+  CHECK_MESSAGE(cache.exit_code == 0, cache.err);
+  CHECK(bed.cache_listing().find("libcuda.so.1 (libc6,x86-64) => /usr/lib64/libcuda.so.1") !=
+        std::string::npos);
+  // A hook it does not know is a warning, as for gpu-ctk hook: the container still starts.
+  const auto unknown = gcr::test::run({program, "update-application-profile"}, options);
+  CHECK(unknown.exit_code == 0);
+  CHECK(unknown.err.find("unknown hook `update-application-profile`") != std::string::npos);
+}
+
 TEST_CASE("hostile images: links to host paths or climbing out change nothing outside the rootfs") {
   require_root();
   struct Case {

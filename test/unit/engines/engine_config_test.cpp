@@ -163,6 +163,50 @@ TEST_CASE("containerd v3, a missing file (v2), v1 in place, existing imports kep
   CHECK(bad.error().message.find("cannot parse /e/config.toml: invalid TOML at line 2") == 0);
 }
 
+TEST_CASE("containerd 2.3's own default file (version 4): a version 4 drop-in its imports name") {
+  // What `containerd config default` of containerd 2.3.4 writes: version 4, imports
+  // /etc/containerd/conf.d/*.toml, enable_cdi, the server settings moved into plugins.
+  const std::string written = gcr::test::read_file(
+      gcr::test::test_source("data/engines/containerd-2.3.4-config-default.toml"));
+  ConfigureOptions o = options("containerd");
+  o.config_path = "/etc/containerd/config.toml";
+  o.set_as_default = true;
+  const ExistingFile drop{"/etc/containerd/conf.d/99-gpu-container-runtime.toml", std::nullopt};
+  const auto changes = must(gcr::plan_containerd(o, ExistingFile{o.config_path, written}, drop));
+  // The main file already imports the drop-in by its pattern: it stays byte for byte.
+  REQUIRE(changes.size() == 1);
+  CHECK(changes[0].path == drop.path);
+  const auto doc = toml_of(changes[0]);
+  CHECK(doc["version"].value_or(int64_t{0}) == 4);
+  const auto cri = doc["plugins"]["io.containerd.cri.v1.runtime"];
+  CHECK(cri["containerd"]["default_runtime_name"].value_or(std::string()) == "nvidia");
+  CHECK(cri["containerd"]["runtimes"]["nvidia"]["options"]["BinaryName"].value_or(std::string()) ==
+        "/usr/bin/gpu-container-runtime");
+  // Copied from the file's runc: its options (SystemdCgroup and the rest), and CDI as it was.
+  CHECK(cri["containerd"]["runtimes"]["nvidia"]["runtime_type"].value_or(std::string()) ==
+        "io.containerd.runc.v2");
+  CHECK(cri["enable_cdi"].value_or(false));
+  // A relative pattern counts from the main file's directory; a pattern that does not match
+  // gets our import line.
+  const auto relative = must(gcr::plan_containerd(
+      o, ExistingFile{o.config_path, "version = 4\nimports = [\"conf.d/*.toml\"]\n"}, drop));
+  CHECK(change_to(relative, o.config_path) == nullptr);
+  const auto other = must(gcr::plan_containerd(
+      o, ExistingFile{o.config_path, "version = 4\nimports = [\"/etc/other/*.toml\"]\n"}, drop));
+  REQUIRE(change_to(other, o.config_path) != nullptr);
+  CHECK(toml_of(*change_to(other, o.config_path))["imports"].as_array()->size() == 2);
+  // Removal takes the drop-in away and leaves a pattern import alone.
+  o.remove = true;
+  const auto removed = must(gcr::plan_containerd(o, ExistingFile{o.config_path, written},
+                                                 ExistingFile{drop.path, *changes[0].content}));
+  REQUIRE(removed.size() == 1);
+  CHECK(removed[0].path == drop.path);
+  CHECK(!removed[0].content);
+  const auto five = gcr::plan_containerd(o, ExistingFile{o.config_path, "version = 5\n"}, drop);
+  REQUIRE_FALSE(five.ok());
+  CHECK(five.error().message == "`version` must be 1, 2, 3 or 4 (/etc/containerd/config.toml)");
+}
+
 TEST_CASE("containerd: the empty imports list containerd config default writes is a list") {
   const ExistingFile no_drop{"/e/conf.d/99-gpu-container-runtime.toml", std::nullopt};
   auto empty = must(
@@ -230,7 +274,7 @@ TEST_CASE("containerd: a file whose shape is not containerd's is refused, never 
   };
   CHECK(refusal("version = 2\nimports = \"/etc/x.toml\"\n") ==
         "`imports` must be a list of file names (/e/config.toml)");
-  CHECK(refusal("version = \"2\"\n") == "`version` must be 1, 2 or 3 (/e/config.toml)");
+  CHECK(refusal("version = \"2\"\n") == "`version` must be 1, 2, 3 or 4 (/e/config.toml)");
   CHECK(refusal("version = 2\nplugins = 5\n") == "`plugins` must be a table (/e/config.toml)");
   CHECK(refusal("version = 2\n[plugins]\n\"io.containerd.grpc.v1.cri\" = 1\n") ==
         "`plugins.io.containerd.grpc.v1.cri` must be a table (/e/config.toml)");
