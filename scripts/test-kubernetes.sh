@@ -621,9 +621,11 @@ daemon=$(mps_daemon)
 [ "$(mps_daemons | wc -l)" = 4 ] || die "not 4 MPS daemons (one per container size) in the plugin's pod: $(mps_daemons | tr '\n' ' ')"
 volumes=$(kubectl -n kube-system get daemonset gpu-device-plugin -o jsonpath='{.spec.template.spec.volumes[*].name}')
 case " $volumes " in *" driver-root "*) die "the MPS DaemonSet still mounts the host's driver root" ;; esac
-# A quarter of each GPU's memory, by index (the simulated GPUs have 40, 40, 32 and 32 GiB).
+# A quarter of each GPU's memory, by index (the simulated GPUs have 40960, 40960, 16160 and
+# 16160 MiB, as NVML reports an A100-SXM4-40GB and a V100-SXM2-16GB), as the daemon prints it:
+# whole GiB, truncated (4040 MiB is 3G).
 memory=$(for index in 0 1 2 3; do ask_mps "get_default_device_pinned_mem_limit $index"; done | tr '\n' ' ' | sed 's/ $//')
-[ "$memory" = "10G 10G 8G 8G" ] || die "the MPS daemon's pinned-memory limits are '$memory', not a quarter of 40, 40, 32, 32G"
+[ "$memory" = "10G 10G 3G 3G" ] || die "the MPS daemon's pinned-memory limits are '$memory', not a quarter of 40960, 40960, 16160, 16160 MiB (10G 10G 3G 3G)"
 ok "MPS from the DaemonSet (the shipped patch): pod $first runs NVIDIA's daemons (one per container size of 1 to 4 shares, in the pod's cgroup), the node shows 16 shares, the one-share daemon holds 25.0 % of the threads and pinned memory $memory"
 
 # A pod asking for one share: the GPU, the daemon's pipe, the shared /dev/shm, its limits.
@@ -640,13 +642,17 @@ index=$(gpu_index "$seen")
 limit=$(ask_mps "get_default_device_pinned_mem_limit $index" | sed -n 's/^\([0-9]*\)G$/\1/p')
 [ -n "$limit" ] || die "no pinned-memory limit for GPU $index ($seen)"
 printed=$(pod_log gcr-mps c)
-for want in CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25 "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=$((limit * 1024))M" \
-  CUDA_MPS_PIPE_DIRECTORY=/tmp/nvidia-mps control; do
+for want in CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=25 CUDA_MPS_PIPE_DIRECTORY=/tmp/nvidia-mps control; do
   echo "$printed" | grep -qx "$want" || die "the MPS pod did not print '$want': $printed"
 done
+# The pod's limit in MiB, and the daemon's as it prints it: whole GiB, truncated.
+pinned_mib() { echo "$1" | sed -n 's/^CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=\([0-9]*\)M$/\1/p'; }
+one_mib=$(pinned_mib "$printed")
+[ -n "$one_mib" ] && [ "$((one_mib / 1024))" = "$limit" ] ||
+  die "the MPS pod's pinned-memory limit '${one_mib}M' is not the daemon's ${limit}G: $printed"
 wait_for 10 test -f "/proc/$daemon/root/dev/shm/gcr-mps-probe" ||
   die "the MPS pod's /dev/shm is not the daemon's ($MPS_DIR/shm)"
-ok "a pod with one share sees its GPU ($seen, index $index), the daemon's control pipe, its limits (25 %, $((limit * 1024)) MiB, as the daemon holds for that GPU) and the daemon's /dev/shm"
+ok "a pod with one share sees its GPU ($seen, index $index), the daemon's control pipe, its limits (25 %, $one_mib MiB, as the daemon holds for that GPU) and the daemon's /dev/shm"
 
 # Two shares in one container: one GPU, the pipe of the daemon for 2 shares, half of the GPU.
 gpu_pod gcr-mps-two 2 "" "env | grep ^CUDA_MPS_ | sort; echo probe >/dev/shm/gcr-mps-probe-two"
@@ -657,16 +663,16 @@ seen=$(gpus_seen gcr-mps-two)
 index=$(gpu_index "$seen")
 two=$(ask_mps "get_default_device_pinned_mem_limit $index" 2 | sed -n 's/^\([0-9]*\)G$/\1/p')
 [ "$(ask_mps get_default_active_thread_percentage 2)" = 50.0 ] || die "the daemon for 2 shares does not hold 50 % of the threads"
-one=$(ask_mps "get_default_device_pinned_mem_limit $index" | sed -n 's/^\([0-9]*\)G$/\1/p')
-[ "${two:-none}" = "$((one * 2))" ] || die "the daemon for 2 shares holds '${two}G' of GPU $index, not twice one share's ${one}G"
 printed=$(pod_log gcr-mps-two c)
-for want in CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50 "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=$((two * 1024))M" \
+for want in CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50 "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=$((one_mib * 2))M" \
   CUDA_MPS_PIPE_DIRECTORY=/tmp/nvidia-mps; do
   echo "$printed" | grep -qx "$want" || die "the 2-share MPS pod did not print '$want': $printed"
 done
+[ "${two:-none}" = "$((one_mib * 2 / 1024))" ] ||
+  die "the daemon for 2 shares holds '${two}G' of GPU $index, not twice one share's ${one_mib} MiB"
 wait_for 10 test -f "/proc/$(mps_daemons 2)/root/dev/shm/gcr-mps-probe-two" ||
   die "the 2-share MPS pod's /dev/shm is not that of the daemon for 2 shares"
-ok "a pod with two shares sees one GPU ($seen, the 1-share pod's: packed), the limits of the daemon for 2 shares (50 %, $((two * 1024)) MiB) and its /dev/shm"
+ok "a pod with two shares sees one GPU ($seen, the 1-share pod's: packed), the limits of the daemon for 2 shares (50 %, $((one_mib * 2)) MiB) and its /dev/shm"
 
 # Five shares, more than a GPU has: Allocate refuses the kubelet's spread, with the line saying why.
 gpu_pod gcr-mps-five 5

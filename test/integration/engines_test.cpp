@@ -5,9 +5,8 @@
 // machine's own engine configuration is touched. Needs root.
 #include <doctest/doctest.h>
 
-#include <unistd.h>
-
 #include "containerd.h"
+#include "dockerd.h"
 #include "gpu_fixture.h"
 
 using gcr::Json;
@@ -112,26 +111,9 @@ TEST_CASE("dockerd: our runtime as default; the env, --gpus and a failing reques
                       "--runtime-arg=--gpu-config=" + f.config_path()});
   REQUIRE_MESSAGE(configured.exit_code == 0, configured.err);
   gcr::test::make_symlink(gcr::test::built("gpu-ctk"), f.path("bin/nvidia-container-runtime-hook"));
-  gcr::test::RunOptions env;
-  env.env["PATH"] = f.path("bin") + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-  const std::string sock = f.path("docker/d.sock");
-  gcr::test::Daemon dockerd(
-      {"/usr/sbin/dockerd", "--config-file", daemon_json, "--data-root", f.path("docker/data"),
-       "--exec-root", f.path("docker/exec"), "--pidfile", f.path("docker/pid"), "--host",
-       "unix://" + sock, "--bridge=none", "--iptables=false", "--ip6tables=false",
-       "--ip-masq=false", "--storage-driver=vfs"},
-      env, f.path("dockerd.log"));
-  REQUIRE_MESSAGE(gcr::test::wait_for_path(sock, 60), gcr::test::read_file(f.path("dockerd.log")));
-  const auto docker = [&](std::vector<std::string> args) {
-    args.insert(args.begin(), {"/usr/bin/docker", "-H", "unix://" + sock});
-    return gcr::test::run(args);
-  };
-  bool ready = false;
-  for (int i = 0; i < 100 && !ready; ++i) {
-    ready = docker({"info", "--format", "{{.DefaultRuntime}}"}).out == "nvidia\n";
-    if (!ready) ::usleep(200000);
-  }
-  REQUIRE_MESSAGE(ready, gcr::test::read_file(f.path("dockerd.log")));
+  const gcr::test::Dockerd dockerd(f.path("docker"), daemon_json, f.path("bin"));
+  REQUIRE_MESSAGE(dockerd.wait_until_serving("nvidia"), dockerd.log());
+  const auto docker = [&](const std::vector<std::string>& args) { return dockerd.docker(args); };
   CHECK(docker({"info", "--format", "{{json .Runtimes}}"})
             .out.find("\"nvidia\":{\"path\":\"" + gcr::test::built("gpu-container-runtime")) !=
         std::string::npos);

@@ -13,7 +13,9 @@ namespace gcr::test {
 class Containerd {
  public:
   // Lives under `dir`; `env` is the daemon's environment (GPU_CONTAINER_RUNTIME_CONFIG).
-  Containerd(const std::string& dir, const RunOptions& env);
+  // `bin` holds containerd, its runc shim and ctr (another release's, unpacked: the daemon finds
+  // its shim there first).
+  Containerd(const std::string& dir, const RunOptions& env, const std::string& bin = "/usr/bin");
 
   [[nodiscard]] ProcessResult ctr(const std::vector<std::string>& args,
                                   const RunOptions& options = {}) const;
@@ -21,6 +23,7 @@ class Containerd {
 
  private:
   std::string dir_;
+  std::string bin_;
   std::string socket_;
   std::unique_ptr<Daemon> daemon_;
 };
