@@ -1,8 +1,9 @@
 #!/bin/sh
 # The whole test suite from a clean build, as root (real containers and engines run):
 #   1. install dependencies, fetch NVIDIA's real userspace driver from Debian's non-free archive
-#      (test/real-driver.sh: cached outside the checkout, says whether the cache was used; fails
-#      when neither cache nor archive is there), build, run the unit and integration tests;
+#      (test/real-driver.sh) and the containerd and Docker of Debian 13 and sid
+#      (test/newer-engines.sh: both cached outside the checkout, say whether the cache was used;
+#      fail when neither cache nor archive is there), build, run the unit and integration tests;
 #   2. a real single-node Kubernetes cluster from Debian's kubernetes source, containerd and our
 #      plugin (scripts/test-kubernetes.sh: the build is cached outside the checkout, and says
 #      whether the cache was used);
@@ -76,9 +77,10 @@ else
   echo "test.sh: compiler cache empty: every compilation fills $CCACHE_DIR"
 fi
 compiler_cache >/dev/null
-stage "NVIDIA's real driver files"
+stage "NVIDIA's real driver files, and the engines of Debian 13 and sid"
 GCR_REAL_DRIVER=$(test/real-driver.sh)
-export GCR_REAL_DRIVER
+GCR_NEWER_ENGINES=$(test/newer-engines.sh)
+export GCR_REAL_DRIVER GCR_NEWER_ENGINES
 stage "build and test"
 BUILD_DIR=${BUILD_DIR:-build} scripts/build.sh --clean
 ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure
@@ -92,7 +94,7 @@ quiet cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGCR_SANITIZE=
 quiet cmake --build build-asan
 build-asan/test/unit-tests
 build-asan/test/integration-tests \
-  -tce="dockerd*,containerd: *,ctr run --gpus*,end to end*,the image built offline*"
+  -tce="dockerd*,containerd: *,ctr run --gpus*,end to end*,the image built offline*,containerd 1.7 and 2.1*,Docker 26 and 28*"
 
 stage "every parser fuzzed for a short while (clang, libFuzzer)"
 scripts/fuzz.sh "${FUZZ_SECONDS:-20}"

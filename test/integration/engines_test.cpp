@@ -56,11 +56,8 @@ TEST_CASE("containerd: the configured file loads, and ctr run --runc-binary give
   gcr::test::RunOptions env;
   env.env["GPU_CONTAINER_RUNTIME_CONFIG"] = f.config_path();
   const gcr::test::Containerd containerd(f.path("containerd"), env);
-  gcr::test::make_busybox_rootfs(f.path("ctr"));
-  const auto r = containerd.ctr(
-      {"run", "--rm", "--runc-binary", gcr::test::built("gpu-container-runtime"), "--env",
-       "NVIDIA_VISIBLE_DEVICES=1", "--env", "NVIDIA_DRIVER_CAPABILITIES=utility", "--rootfs",
-       f.path("ctr/rootfs"), "gcr-ctr-test", "/bin/sh", "-c", kListGpus});
+  const auto r = containerd.run_through_shim(
+      f.path("ctr"), {"NVIDIA_VISIBLE_DEVICES=1", "NVIDIA_DRIVER_CAPABILITIES=utility"}, kListGpus);
   CHECK(r.err == "");
   CHECK(r.out == "nvidia0 nvidiactl ");
 }

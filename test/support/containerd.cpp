@@ -3,6 +3,8 @@
 #include <memory>
 #include <stdexcept>
 
+#include "shim_fixture.h"
+
 namespace gcr::test {
 
 Containerd::Containerd(const std::string& dir, const RunOptions& env, const std::string& bin)
@@ -28,6 +30,17 @@ ProcessResult Containerd::ctr(const std::vector<std::string>& args,
   std::vector<std::string> argv{bin_ + "/ctr", "--address", socket_};
   argv.insert(argv.end(), args.begin(), args.end());
   return run(argv, options);
+}
+
+ProcessResult Containerd::run_through_shim(const std::string& bundle,
+                                           const std::vector<std::string>& env,
+                                           const std::string& script) const {
+  make_busybox_rootfs(bundle);
+  std::vector<std::string> args{"run", "--rm", "--runc-binary", built("gpu-container-runtime")};
+  for (const auto& var : env) args.insert(args.end(), {"--env", var});
+  args.insert(args.end(),
+              {"--rootfs", bundle + "/rootfs", "gcr-ctr-test", "/bin/sh", "-c", script});
+  return ctr(args);
 }
 
 }  // namespace gcr::test

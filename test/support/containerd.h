@@ -19,6 +19,11 @@ class Containerd {
 
   [[nodiscard]] ProcessResult ctr(const std::vector<std::string>& args,
                                   const RunOptions& options = {}) const;
+  // ctr run of `script` (sh -c) through our shim (--runc-binary), in a busybox rootfs made in
+  // `bundle`, with `env` (NAME=VALUE).
+  [[nodiscard]] ProcessResult run_through_shim(const std::string& bundle,
+                                               const std::vector<std::string>& env,
+                                               const std::string& script) const;
   [[nodiscard]] const std::string& socket() const { return socket_; }
 
  private:
