@@ -183,20 +183,29 @@ Result<ContainerEdits> imex_edits(const std::vector<unsigned>& channels, DriverH
   return edits;
 }
 
-Result<ContainerEdits> live_edits(const GpuRequest& request, const Selection& selected,
-                                  DriverHost& host, const Config& config) {
-  auto edits = driver_edits(request.capabilities, host, config);
-  if (!edits) return edits;
+Result<ContainerEdits> device_edits(const GpuRequest& request, const Selection& selected,
+                                    DriverHost& host) {
+  ContainerEdits edits;
   for (const auto& gpu : selected.gpus) {
     // A GPU present only as a MIG device's parent keeps its display devices to itself.
     const bool drm =
         needs_graphics_libraries(request.capabilities) && selected.whole.count(gpu.index) != 0;
     auto one = gpu_edits(gpu, host, drm);
     if (!one) return one;
-    edits->append(*one);
+    edits.append(*one);
   }
-  if (auto s = add_mig_devices(*edits, request, selected, host); !s) return s.error();
-  if (auto s = add_mig_management(*edits, request, selected.gpus, host); !s) return s.error();
+  if (auto s = add_mig_devices(edits, request, selected, host); !s) return s.error();
+  if (auto s = add_mig_management(edits, request, selected.gpus, host); !s) return s.error();
+  return edits;
+}
+
+Result<ContainerEdits> live_edits(const GpuRequest& request, const Selection& selected,
+                                  DriverHost& host, const Config& config) {
+  auto edits = driver_edits(request.capabilities, host, config);
+  if (!edits) return edits;
+  auto devices = device_edits(request, selected, host);
+  if (!devices) return devices;
+  edits->append(*devices);
   return edits;
 }
 

@@ -30,8 +30,14 @@ void add_read_only_bind(ContainerEdits& edits, const HostFile& file);
 [[nodiscard]] Result<ContainerEdits> imex_edits(const std::vector<unsigned>& channels,
                                                 DriverHost& host);
 
-// driver_edits + gpu_edits of each selected GPU + the access capabilities of the selected
-// MIG devices (of every MIG instance with `all`) + MIG management capabilities.
+// The devices' part of live_edits: gpu_edits of each selected GPU (its DRM nodes with graphics,
+// only when it was asked for itself), the access capabilities of the selected MIG devices (of
+// every MIG instance with `all`) and the MIG management capabilities. `gpu-ctk cdi generate`
+// writes what this gives for each device's ID.
+[[nodiscard]] Result<ContainerEdits> device_edits(const GpuRequest& request,
+                                                  const Selection& selected, DriverHost& host);
+
+// driver_edits + device_edits.
 [[nodiscard]] Result<ContainerEdits> live_edits(const GpuRequest& request,
                                                 const Selection& selected, DriverHost& host,
                                                 const Config& config);

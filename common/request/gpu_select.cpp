@@ -39,17 +39,11 @@ Result<const Gpu*> match_gpu(const std::string& id, const std::vector<Gpu>& gpus
   return Error{quote(id, 128) + " is not a GPU index, GPU UUID, PCI bus id or MIG device"};
 }
 
-const std::vector<MigDevice>& migs_of(const Gpu& gpu, const std::map<std::string, GpuFacts>& nvml) {
-  static const std::vector<MigDevice> none;
-  const auto it = nvml.find(gpu.uuid);
-  return it == nvml.end() ? none : it->second.migs;
-}
-
 Result<MigSelection> match_mig(const std::string& id, const std::vector<Gpu>& gpus,
                                const std::map<std::string, GpuFacts>& nvml) {
   if (iequals(id.substr(0, 4), "MIG-")) {
     for (const auto& gpu : gpus) {
-      for (const auto& mig : migs_of(gpu, nvml)) {
+      for (const auto& mig : mig_devices_of(gpu, nvml)) {
         if (iequals(mig.uuid, id)) return MigSelection{gpu, mig};
       }
     }
@@ -61,7 +55,7 @@ Result<MigSelection> match_mig(const std::string& id, const std::vector<Gpu>& gp
   if (!gpu_index || !mig_index) return Error{quote(id, 128) + " is not <gpu>:<mig>"};
   if (*gpu_index >= gpus.size()) return unknown(id, describe_host(gpus));
   const Gpu& gpu = gpus[*gpu_index];
-  for (const auto& mig : migs_of(gpu, nvml)) {
+  for (const auto& mig : mig_devices_of(gpu, nvml)) {
     if (mig.index == *mig_index) return MigSelection{gpu, mig};
   }
   return unknown(
@@ -69,6 +63,13 @@ Result<MigSelection> match_mig(const std::string& id, const std::vector<Gpu>& gp
 }
 
 }  // namespace
+
+const std::vector<MigDevice>& mig_devices_of(const Gpu& gpu,
+                                             const std::map<std::string, GpuFacts>& nvml) {
+  static const std::vector<MigDevice> none;
+  const auto it = nvml.find(gpu.uuid);
+  return it == nvml.end() ? none : it->second.migs;
+}
 
 bool is_mig_id(const std::string& id) {
   if (id.size() > 4 && iequals(id.substr(0, 4), "MIG-")) return true;

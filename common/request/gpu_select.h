@@ -24,6 +24,10 @@ struct Selection {
   std::set<unsigned> whole;        // indices of the GPUs asked for themselves, not only as parents
 };
 
+// The MIG devices `nvml` (NVML's answers by GPU UUID) lists for a GPU; none when MIG is off.
+[[nodiscard]] const std::vector<MigDevice>& mig_devices_of(
+    const Gpu& gpu, const std::map<std::string, GpuFacts>& nvml);
+
 // True for the forms that name a MIG device (MIG-<uuid>, <gpu>:<mig>).
 [[nodiscard]] bool is_mig_id(const std::string& id);
 
