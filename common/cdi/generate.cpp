@@ -1,9 +1,23 @@
 #include "cdi/generate.h"
 
+#include <algorithm>
+#include <map>
+
+#include "driver/host_facts.h"
 #include "injection/live_edits.h"
+#include "request/gpu_select.h"
 
 namespace gcr {
 namespace {
+
+using GpuFactsByUuid = std::map<std::string, GpuFacts>;
+
+// What the devices are made from: the GPUs, and NVML's MIG devices of each (by GPU UUID).
+struct Discovered {
+  DriverHost& host;
+  std::vector<Gpu> gpus;
+  GpuFactsByUuid facts;
+};
 
 // Device nodes by path only: their numbers, modes and groups are read from the host when the
 // spec is applied. No additionalGids either, which would raise the spec to cdiVersion 0.7.0,
@@ -18,10 +32,74 @@ void paths_only(ContainerEdits& edits) {
   edits.additional_gids.clear();
 }
 
-std::string device_name(const Gpu& gpu, const std::string& strategy) {
+std::string gpu_name(const Gpu& gpu, const std::string& strategy) {
   if (strategy == "uuid") return gpu.uuid;
   if (strategy == "type-index") return "gpu" + std::to_string(gpu.index);
   return std::to_string(gpu.index);
+}
+
+// The <gpu>:<mig> ID the shim takes for a MIG device.
+std::string mig_id(const Gpu& gpu, const MigDevice& mig) {
+  return std::to_string(gpu.index) + ":" + std::to_string(mig.index);
+}
+
+std::string mig_name(const Gpu& gpu, const MigDevice& mig, const std::string& strategy) {
+  if (strategy == "uuid") return mig.uuid;
+  if (strategy == "type-index") return "mig" + mig_id(gpu, mig);
+  return mig_id(gpu, mig);
+}
+
+// NVML's answers, asked only when the driver lists a MIG instance of some GPU: a host without
+// MIG never loads NVML. With MIG, NVML failing is an error: the spec would lack the devices.
+Result<GpuFactsByUuid> mig_facts(DriverHost& host, const std::vector<Gpu>& gpus) {
+  const auto in_mig_mode = std::find_if(
+      gpus.begin(), gpus.end(), [&](const Gpu& gpu) { return !host.mig_instances(gpu).empty(); });
+  if (in_mig_mode == gpus.end()) return GpuFactsByUuid{};
+  auto version = host.version();
+  if (!version) return version.error();
+  auto facts = ask_nvml(host, gpus, *version).answer;
+  if (!facts)
+    return facts.error().wrap("GPU " + std::to_string(in_mig_mode->index) +
+                              " has MIG instances, but NVML cannot name its MIG devices");
+  return facts;
+}
+
+// The device edits the shim gives a container asking for `ids` (or all GPUs), with every
+// capability: the request resolved as the shim resolves it, device nodes by path only.
+Result<ContainerEdits> edits_for(const std::vector<std::string>& ids, bool all,
+                                 const Discovered& found) {
+  GpuRequest request;
+  request.all = all;
+  request.device_ids = ids;
+  request.capabilities = CapabilitySet::all();
+  auto selected = select_gpus(request, found.gpus, &found.facts);
+  if (!selected) return selected.error();
+  auto edits = device_edits(request, *selected, found.host);
+  if (!edits) return edits;
+  paths_only(*edits);
+  return edits;
+}
+
+// One device per name, each with the edits of the shim's `id`.
+Status add_devices(CdiSpec& spec, const std::string& id, const std::vector<std::string>& names,
+                   const Discovered& found) {
+  auto edits = edits_for({id}, false, found);
+  if (!edits) return edits.error();
+  for (const auto& name : names) spec.devices.push_back(CdiDevice{name, {}, *edits});
+  return {};
+}
+
+// A GPU's devices, then its MIG devices', one per naming strategy.
+Status add_gpu(CdiSpec& spec, const Gpu& gpu, const CdiNaming& naming, const Discovered& found) {
+  std::vector<std::string> names;
+  for (const auto& strategy : naming.strategies) names.push_back(gpu_name(gpu, strategy));
+  if (auto s = add_devices(spec, std::to_string(gpu.index), names, found); !s) return s;
+  for (const auto& mig : mig_devices_of(gpu, found.facts)) {
+    names.clear();
+    for (const auto& strategy : naming.strategies) names.push_back(mig_name(gpu, mig, strategy));
+    if (auto s = add_devices(spec, mig_id(gpu, mig), names, found); !s) return s;
+  }
+  return {};
 }
 
 }  // namespace
@@ -40,16 +118,17 @@ Result<CdiSpec> generate_cdi_spec(DriverHost& host, const Config& config, const 
   spec.edits = std::move(*common);
   auto gpus = host.gpus();
   if (!gpus) return gpus.error();
-  CdiDevice all{"all", {}, {}};
-  for (const auto& gpu : *gpus) {
-    auto edits = gpu_edits(gpu, host, true);
-    if (!edits) return edits.error();
-    paths_only(*edits);
-    for (const auto& strategy : naming.strategies)
-      spec.devices.push_back(CdiDevice{device_name(gpu, strategy), {}, *edits});
-    all.edits.append(*edits);
+  auto facts = mig_facts(host, *gpus);
+  if (!facts) return facts.error();
+  const Discovered found{host, *gpus, std::move(*facts)};
+  for (const auto& gpu : found.gpus) {
+    if (auto s = add_gpu(spec, gpu, naming, found); !s) return s.error();
   }
-  if (!gpus->empty() && naming.all_device) spec.devices.push_back(std::move(all));
+  if (!found.gpus.empty() && naming.all_device) {
+    auto all = edits_for({}, true, found);
+    if (!all) return all.error();
+    spec.devices.push_back(CdiDevice{"all", {}, std::move(*all)});
+  }
   spec.version = minimum_cdi_version(spec);
   if (auto s = validate_cdi_spec(spec); !s) return s.error().wrap("the generated spec is invalid");
   return spec;

@@ -11,8 +11,9 @@
 
 namespace gcr {
 
-// How the devices are named (NVIDIA's --device-name-strategy): `index` (0), `uuid`
-// (GPU-<uuid>), `type-index` (gpu0); each strategy given adds one device per GPU.
+// How the devices are named (NVIDIA's --device-name-strategy): `index` (0, and 0:1 for MIG
+// device 1 of GPU 0), `uuid` (GPU-<uuid>, MIG-<uuid>), `type-index` (gpu0, mig0:1); each
+// strategy given adds one device per GPU and per MIG device.
 struct CdiNaming {
   std::vector<std::string> strategies = {"index", "uuid"};
   bool all_device = true;  // a device "all" with every GPU
@@ -21,11 +22,15 @@ struct CdiNaming {
 // Whether `strategy` is one generate_cdi_spec knows.
 [[nodiscard]] bool is_cdi_name_strategy(const std::string& strategy);
 
-// Devices: one per GPU and naming strategy (its node and DRM nodes), plus "all";
-// the spec's own edits hold what every GPU needs (control nodes, libraries, binaries, IPC and
-// graphics configuration of every capability, firmware, the hooks). Device nodes carry only
-// their paths: numbers are read from the host when the spec is applied, so the spec does not
-// go stale when majors change.
+// Devices: one per GPU and per MIG device and naming strategy, plus "all", each with the device
+// edits the shim gives a container asking for that GPU, MIG device or `all` (live_edits.h:
+// device_edits): a GPU's node and DRM nodes; a MIG device's parent GPU node and the access
+// capabilities of its GPU and compute instances. The spec's own edits hold what every GPU
+// needs (control nodes, libraries, binaries, IPC and graphics configuration of every
+// capability, firmware, the hooks). Device nodes carry only their paths: numbers are read from
+// the host when the spec is applied, so the spec does not go stale when majors change. NVML
+// is loaded to name the MIG devices only when the driver lists MIG instances; then a failing
+// NVML is an error (the spec would lack them).
 [[nodiscard]] Result<CdiSpec> generate_cdi_spec(DriverHost& host, const Config& config,
                                                 const std::string& kind,
                                                 const CdiNaming& naming = {});

@@ -6,6 +6,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <map>
+#include <regex>
+#include <string>
+#include <vector>
+
 #include "cdi_fixture.h"
 
 using gcr::Json;
@@ -16,6 +22,33 @@ namespace {
 
 void require_root() {
   REQUIRE_MESSAGE(gcr::test::is_root(), "the simulated GPU host needs root (mknod)");
+}
+
+// The NVML stub's MIG devices of the GPU on bus 3b (index 1, /dev/nvidia0): 1:0 is GPU instance
+// 1 / compute instance 0 (capabilities 12 and 13), 1:1 is GPU instance 2 / compute instance 0
+// (capabilities 21 and 22).
+const std::string kMig0 = "MIG-5eed003b-0000-4000-8000-000000000000";
+const std::string kMig1 = "MIG-5eed003b-0000-4000-8000-000000000001";
+
+std::vector<std::string> device_names(const Json& doc) {
+  std::vector<std::string> names;
+  for (const auto& device : doc["devices"]) names.push_back(device["name"]);
+  return names;
+}
+
+// The device of that name; null when there is none.
+Json device_named(const Json& doc, const std::string& name) {
+  for (const auto& device : doc["devices"]) {
+    if (device["name"] == name) return device;
+  }
+  return nullptr;
+}
+
+// The container paths of a device's nodes.
+std::vector<std::string> node_paths(const Json& device) {
+  std::vector<std::string> paths;
+  for (const auto& node : device["containerEdits"]["deviceNodes"]) paths.push_back(node["path"]);
+  return paths;
 }
 
 }  // namespace
@@ -47,6 +80,114 @@ TEST_CASE("gpu-ctk cdi generate: a valid spec naming every GPU by index and UUID
              {{"path", "/dev/dri/renderD131"},
               {"hostPath", f.host().dev_root() + "/dev/dri/renderD131"}}}));
   CHECK_FALSE(first.contains("additionalGids"));
+}
+
+TEST_CASE(
+    "gpu-ctk cdi generate on a MIG host: a device per MIG device, <gpu>:<mig> and MIG-<uuid>") {
+  require_root();
+  CdiFixture f;
+  const auto& gpus = f.host().gpus();
+  const Json doc = Json::parse(f.ctk({"cdi", "generate", "--format", "json"}).out);
+  CHECK(device_names(doc) == std::vector<std::string>{"0", gpus[0].uuid, "1", gpus[1].uuid, "1:0",
+                                                      kMig0, "1:1", kMig1, "2", gpus[2].uuid, "3",
+                                                      gpus[3].uuid, "all"});
+  // CDI's device name rule (reference/cdi.md section 5), written out here rather than taken
+  // from the reader that validates the spec.
+  const std::regex cdi_name("[A-Za-z0-9]([A-Za-z0-9_.:-]*[A-Za-z0-9])?");
+  for (const auto& name : device_names(doc)) CHECK_MESSAGE(std::regex_match(name, cdi_name), name);
+  CHECK(doc["cdiVersion"] == "0.5.0");  // names starting with a digit need 0.5.0
+
+  const std::string caps = f.host().dev_root() + "/dev/nvidia-caps/nvidia-cap";
+  CHECK(device_named(doc, "1:1")["containerEdits"] ==
+        Json{{"deviceNodes",
+              {{{"path", "/dev/nvidia0"}, {"hostPath", f.host().dev_root() + "/dev/nvidia0"}},
+               {{"path", "/dev/nvidia-caps/nvidia-cap21"}, {"hostPath", caps + "21"}},
+               {{"path", "/dev/nvidia-caps/nvidia-cap22"}, {"hostPath", caps + "22"}}}}});
+  CHECK(device_named(doc, kMig1) ==
+        Json{{"name", kMig1}, {"containerEdits", device_named(doc, "1:1")["containerEdits"]}});
+  const std::vector<std::string> mig0_nodes = {"/dev/nvidia0", "/dev/nvidia-caps/nvidia-cap12",
+                                               "/dev/nvidia-caps/nvidia-cap13"};
+  CHECK(node_paths(device_named(doc, "1:0")) == mig0_nodes);
+  CHECK(node_paths(device_named(doc, kMig0)) == mig0_nodes);
+  // The whole GPU is its node and DRM nodes, no MIG capability; `all` has every instance's.
+  CHECK(node_paths(device_named(doc, "1")) ==
+        std::vector<std::string>{"/dev/nvidia0", "/dev/dri/card1", "/dev/dri/renderD128"});
+  const auto all = node_paths(device_named(doc, "all"));
+  for (const char* cap : {"12", "13", "21", "22"}) {
+    CHECK(std::count(all.begin(), all.end(), "/dev/nvidia-caps/nvidia-cap" + std::string(cap)) ==
+          1);
+  }
+
+  const auto validate = f.ctk({"cdi", "validate", f.spec_dir + "/nvidia.yaml"});
+  CHECK(validate.exit_code == 0);
+  CHECK(validate.out == f.spec_dir + "/nvidia.yaml: ok\n");
+  const auto list = f.ctk({"cdi", "list"});
+  CHECK(list.err == "");
+  for (const auto& name : {std::string("1:0"), std::string("1:1"), kMig0, kMig1})
+    CHECK_MESSAGE(list.out.find("nvidia.com/gpu=" + name + "\n") != std::string::npos, name);
+
+  const Json typed = Json::parse(
+      f.ctk({"cdi", "generate", "--format", "json", "--device-name-strategy", "type-index"}).out);
+  CHECK(device_names(typed) ==
+        std::vector<std::string>{"gpu0", "gpu1", "mig1:0", "mig1:1", "gpu2", "gpu3", "all"});
+}
+
+TEST_CASE("gpu-ctk cdi generate asks NVML only when the driver lists MIG instances") {
+  require_root();
+  CdiFixture f;
+  const std::string nvml =
+      f.host().driver_root() + f.host().lib_dir() + "/libnvidia-ml.so." + f.host().version();
+  REQUIRE(::unlink(nvml.c_str()) == 0);
+  const auto refused = f.ctk({"cdi", "generate"});
+  CHECK(refused.exit_code == 1);
+  CHECK(refused.err ==
+        "gpu-ctk cdi: GPU 1 has MIG instances, but NVML cannot name its MIG "
+        "devices: no libnvidia-ml.so." +
+            f.host().version() + " in the driver root\n");
+  f.host().remove_mig_instances();
+  const auto r = f.ctk({"cdi", "generate", "--format", "json"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto& gpus = f.host().gpus();
+  CHECK(device_names(Json::parse(r.out)) ==
+        std::vector<std::string>{"0", gpus[0].uuid, "1", gpus[1].uuid, "2", gpus[2].uuid, "3",
+                                 gpus[3].uuid, "all"});
+}
+
+TEST_CASE(
+    "a CDI name of a MIG device gives what its live ID gives: parent node, its capabilities") {
+  require_root();
+  CdiFixture f;
+  using Devices = std::map<std::string, std::string>;
+  const Devices mig1 = {{"/dev/nvidia0", "195:0"},
+                        {"/dev/nvidiactl", "195:255"},
+                        {"/dev/nvidia-modeset", "195:254"},
+                        {"/dev/nvidia-uvm", "508:0"},
+                        {"/dev/nvidia-uvm-tools", "508:1"},
+                        {"/dev/nvidia-caps/nvidia-cap21", "509:21"},
+                        {"/dev/nvidia-caps/nvidia-cap22", "509:22"}};
+  REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=nvidia.com/gpu=1:1"}).err == "");
+  CHECK(f.devices() == mig1);
+  const Json rules = f.spec()["linux"]["resources"]["devices"];
+  const auto allows = [&](unsigned major, unsigned minor) {
+    const Json rule = {
+        {"allow", true}, {"type", "c"}, {"major", major}, {"minor", minor}, {"access", "rwm"}};
+    return std::count(rules.begin(), rules.end(), rule);
+  };
+  CHECK(allows(509, 21) == 1);
+  CHECK(allows(509, 22) == 1);
+  CHECK(allows(509, 12) == 0);  // the other instance's
+  CHECK(allows(195, 3) == 0);   // another GPU
+  REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=1:1", "NVIDIA_DRIVER_CAPABILITIES=all"}).err == "");
+  CHECK(f.devices() == mig1);
+
+  REQUIRE(f.create({}, {{"annotations", {{"cdi.k8s.io/gpu", "nvidia.com/gpu=" + kMig0}}}}).err ==
+          "");
+  Devices mig0 = mig1;
+  mig0.erase("/dev/nvidia-caps/nvidia-cap21");
+  mig0.erase("/dev/nvidia-caps/nvidia-cap22");
+  mig0["/dev/nvidia-caps/nvidia-cap12"] = "509:12";
+  mig0["/dev/nvidia-caps/nvidia-cap13"] = "509:13";
+  CHECK(f.devices() == mig0);
 }
 
 TEST_CASE("the shim resolves CDI names: environment, annotations, mode cdi; mixed with live IDs") {
@@ -152,6 +293,25 @@ TEST_CASE("a real container through the shim gets exactly the CDI-named GPU") {
         "nvidia-modeset nvidia-uvm nvidia-uvm-tools nvidia3 nvidiactl cuDriverGetVersion: 12040\n");
 }
 
+TEST_CASE("a real container through the shim gets exactly the MIG device its CDI name names") {
+  require_root();
+  CdiFixture f;
+  f.configure({{"cdi", {{"spec-dirs", {f.spec_dir}}}},
+               {"runtime", {{"runtimes", {gcr::test::runc_path()}}}}});
+  gcr::test::make_busybox_rootfs(f.bundle());
+  Json spec = gcr::test::busybox_spec(
+      {"/bin/sh", "-c",
+       "ls /dev | grep nvidia | tr '\\n' ' '; ls -l /dev/nvidia-caps | grep '^c' | "
+       "awk '{printf \"%s=%s%s \", $NF, $5, $6}'"});
+  spec["process"]["env"].push_back("NVIDIA_VISIBLE_DEVICES=nvidia.com/gpu=1:1");
+  f.write_spec(spec.dump());
+  const auto r = f.shim({"--root", f.path("runc-root"), "run", "--bundle", f.bundle(), "gcr-mig"});
+  CHECK(r.err == "");
+  CHECK(r.out ==
+        "nvidia-caps nvidia-modeset nvidia-uvm nvidia-uvm-tools nvidia0 nvidiactl "
+        "nvidia-cap21=509,21 nvidia-cap22=509,22 ");
+}
+
 TEST_CASE("podman reads the generated spec from /var/run/cdi: --device gives exactly that GPU") {
   require_root();
   REQUIRE_MESSAGE(gcr::test::exists("/usr/bin/podman"),
@@ -173,13 +333,23 @@ TEST_CASE("podman reads the generated spec from /var/run/cdi: --device gives exa
     args.insert(args.begin(), podman.begin(), podman.end());
     return gcr::test::run(args);
   };
+  const auto run_with = [&](const std::string& device) {
+    return with({"run", "--rm", "--device", vendor + "/gpu=" + device, "--ulimit",
+                 "nofile=1024:1024", "--ulimit", "nproc=1024:1024", "--network", "none",
+                 "gcr-busybox", "sh", "-c",
+                 "{ ls /dev | grep nvidia; ls /dev/nvidia-caps 2>/dev/null; } | tr '\\n' ' '"});
+  };
   REQUIRE(with({"import", image, "gcr-busybox"}).exit_code == 0);
-  const auto r = with({"run", "--rm", "--device", vendor + "/gpu=1", "--ulimit", "nofile=1024:1024",
-                       "--ulimit", "nproc=1024:1024", "--network", "none", "gcr-busybox", "sh",
-                       "-c", "ls /dev | grep nvidia | tr '\\n' ' '"});
+  const auto r = run_with("1");
+  // A MIG device by its <gpu>:<mig> name: the CDI reference library reads it as we write it.
+  const auto mig = run_with("1:1");
   ::unlink(spec_file.c_str());
   CHECK(r.err == "");
   CHECK(r.exit_code == 0);
   CHECK(r.out == "nvidia-modeset nvidia-uvm nvidia-uvm-tools nvidia0 nvidiactl ");
+  CHECK(mig.err == "");
+  CHECK(mig.out ==
+        "nvidia-caps nvidia-modeset nvidia-uvm nvidia-uvm-tools nvidia0 nvidiactl nvidia-cap21 "
+        "nvidia-cap22 ");
   (void)with({"rmi", "-f", "gcr-busybox"});
 }

@@ -250,7 +250,7 @@ TEST_CASE("doctor: docker not defaulting to us warns; containerd still on runc f
   const auto none = node.doctor({"--engine", "podman"});
   CHECK(line_starting(none.out, "FAIL  docker: gpu-container-runtime is not registered (" +
                                     node.docker_json() + ")") != "");
-  CHECK(line_starting(none.out, "ok    podman: 9 CDI devices nvidia.com/gpu=*") != "");
+  CHECK(line_starting(none.out, "ok    podman: 13 CDI devices nvidia.com/gpu=*") != "");
 }
 
 TEST_CASE("doctor: CRI-O's drop-ins, and podman without a CDI spec") {

@@ -151,6 +151,10 @@ Json SimHost::driver_config() const {
   return Json{{"driver", {{"root", driver_root_}, {"dev-root", dev_root_}}}};
 }
 
+void SimHost::remove_mig_instances() const {
+  boost::filesystem::remove_all(dev_root_ + "/proc/driver/nvidia/capabilities/gpu0/mig");
+}
+
 void SimHost::write_proc_files() const {
   const std::string proc = dev_root_ + "/proc";
   write_file(

@@ -64,6 +64,9 @@ class SimHost {
 
   // {"driver": {"root": ..., "dev-root": ...}} to merge into a configuration.
   [[nodiscard]] Json driver_config() const;
+  // The driver lists no MIG instance any more (their /proc/driver/nvidia/capabilities files
+  // go), as on a host without MIG; the NVML stub still answers as before.
+  void remove_mig_instances() const;
 
  private:
   void write_proc_files() const;
