@@ -36,6 +36,7 @@ namespace {
 
 constexpr auto kWait = 10s;
 const std::string kMig = "nvidia.com/mig-1g.5gb";
+const std::string kMigUuid1 = "MIG-5eed003b-0000-4000-8000-000000000001";  // GI 2, CI 0
 
 void require_root() {
   REQUIRE_MESSAGE(gcr::test::is_root(), "the simulated GPU host needs root (mknod)");
@@ -149,6 +150,32 @@ TEST_CASE("MIG mixed: a resource per profile beside whole GPUs, each registered"
   v1beta1::AllocateResponse response;
   REQUIRE(f.kubelet->allocate({migs[1]}, response, kMig).ok());
   CHECK(response.container_responses(0).envs().at("NVIDIA_VISIBLE_DEVICES") == migs[1]);
+}
+
+TEST_CASE("MIG with cdi-annotations: the plugin's names are devices of the generated spec") {
+  require_root();
+  gcr::test::CdiFixture node;  // the runtime, with the spec generate wrote for this host
+  for (const auto& [ids, mig] : {std::pair<std::string, std::string>{"uuid", kMigUuid1},
+                                 std::pair<std::string, std::string>{"index", "1:1"}}) {
+    CAPTURE(ids);
+    PluginFixture f(
+        Json{{"mig-strategy", "mixed"}, {"device-list", {"cdi-annotations"}}, {"device-ids", ids}});
+    f.start();
+    REQUIRE_MESSAGE(f.kubelet->wait_for_registrations(2, kWait), f.log());
+    v1beta1::AllocateResponse response;
+    REQUIRE(f.kubelet->allocate({mig}, response, kMig).ok());
+    Json annotations = Json::object();
+    for (const auto& [key, value] : response.container_responses(0).annotations())
+      annotations[key] = value;
+    CHECK(annotations ==
+          Json{{"cdi.k8s.io/gpu-device-plugin_nvidia.com_gpu", "nvidia.com/gpu=" + mig}});
+    REQUIRE(node.create({}, {{"annotations", annotations}}).err == "");
+    const auto devices = node.devices();
+    CHECK(devices.count("/dev/nvidia0") == 1);
+    CHECK(devices.count("/dev/nvidia-caps/nvidia-cap21") == 1);
+    CHECK(devices.count("/dev/nvidia-caps/nvidia-cap22") == 1);
+    CHECK(devices.count("/dev/nvidia-caps/nvidia-cap12") == 0);
+  }
 }
 
 TEST_CASE("MIG single: every GPU's MIG devices as nvidia.com/gpu; a mixture is one line") {
