@@ -1,6 +1,7 @@
 #include "injection/live_edits.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <span>
 #include <string_view>
@@ -97,9 +98,62 @@ std::string link_spec(const LibraryLink& rule, const DriverLibrary& lib,
   return dir + "/" + target + "::" + lib.loader_dir + "/" + rule.link;
 }
 
+// `to` as a link's target from the directory of `link` (both absolute, clean): relative, as the
+// driver's own links are.
+std::string relative_target(const std::string& to, const std::string& link) {
+  const std::string dir = dirname_of(link);
+  const auto from = split(dir, '/');
+  const auto parts = split(to, '/');
+  std::size_t common = 0;
+  while (common < from.size() && common + 1 < parts.size() && from[common] == parts[common])
+    ++common;
+  std::string target;
+  for (std::size_t i = common; i < from.size(); ++i) {
+    if (!from[i].empty()) target += "../";
+  }
+  for (std::size_t i = common; i < parts.size(); ++i) {
+    if (parts[i].empty()) continue;
+    target += std::string(parts[i]) + (i + 1 < parts.size() ? "/" : "");
+  }
+  return target;
+}
+
+// The driver's files, each host file mounted once: another name for a file already mounted
+// (the driver root's link gbm/nvidia-drm_gbm.so -> ../libnvidia-allocator.so.1) becomes a link
+// to where it is mounted, made with the libraries' links.
+class DriverFiles {
+ public:
+  explicit DriverFiles(ContainerEdits& edits) : edits_(edits) {}
+
+  void add(const HostFile& file, std::span<const std::string_view> options = kReadOnlyBind) {
+    const auto [at, fresh] = mounted_.try_emplace(file.host_path, file.path);
+    if (fresh) {
+      add_bind(edits_, file, options);
+    } else if (at->second != file.path) {
+      links_.push_back(relative_target(at->second, file.path) + "::" + file.path);
+    }
+  }
+  void add_folder(const std::string& dir) {
+    if (seen_.insert(dir).second) folders_.push_back(dir);
+  }
+  void add_link(std::string spec) { links_.push_back(std::move(spec)); }
+  // The hook that makes the links and the loader cache (the shim does its work at create when
+  // it can), when there is any.
+  void finish(const Config& config) {
+    if (folders_.empty() && links_.empty()) return;
+    edits_.hooks.push_back(update_libraries_hook(config.hooks, folders_, links_));
+  }
+
+ private:
+  ContainerEdits& edits_;
+  std::map<std::string, std::string> mounted_;  // host file -> where it is mounted
+  std::vector<std::string> folders_;
+  std::set<std::string> seen_;
+  std::vector<std::string> links_;
+};
+
 // Library mounts plus the folders and links the hooks need.
-Status add_libraries(ContainerEdits& edits, const CapabilitySet& caps, DriverHost& host,
-                     const Config& config) {
+Status add_libraries(DriverFiles& files, const CapabilitySet& caps, DriverHost& host) {
   std::vector<DriverLibrary> libs;
   for (LibArch arch : {LibArch::k64, LibArch::k32}) {
     if (arch == LibArch::k32 && !caps.has(Capability::kCompat32)) continue;
@@ -114,19 +168,13 @@ Status add_libraries(ContainerEdits& edits, const CapabilitySet& caps, DriverHos
   if (needs_compute_libraries(caps) && !has_libcuda)
     host.note("no usable libcuda.so." + *version + " in the driver root (" + host.driver_path("/") +
               "): CUDA fails in the container");
-  if (libs.empty()) return {};
-  std::vector<std::string> folders;
-  std::vector<std::string> links;
-  std::set<std::string> seen;
   for (const auto& lib : libs) {
-    add_read_only_bind(edits, lib);
-    const std::string dir = dirname_of(lib.path);
-    if (seen.insert(dir).second) folders.push_back(dir);
+    files.add(lib);
+    files.add_folder(dirname_of(lib.path));
     for (const auto& rule : library_links()) {
-      if (rule.prefix == lib.prefix) links.push_back(link_spec(rule, lib, *version));
+      if (rule.prefix == lib.prefix) files.add_link(link_spec(rule, lib, *version));
     }
   }
-  edits.hooks.push_back(update_libraries_hook(config.hooks, folders, links));
   return {};
 }
 
@@ -149,15 +197,17 @@ Result<ContainerEdits> driver_edits(const CapabilitySet& caps, DriverHost& host,
   auto control = host.control_nodes(caps);
   if (!control) return control.error();
   for (auto& node : *control) add_device_node(edits, std::move(node));
-  if (auto s = add_libraries(edits, caps, host, config); !s) return s.error();
-  for (const auto& bin : host.binaries(caps)) add_read_only_bind(edits, bin);
-  for (const auto& ipc : host.ipc_endpoints(caps)) add_bind(edits, ipc, kIpcBind);
-  for (const auto& fw : host.firmware()) add_read_only_bind(edits, fw);
-  for (const auto& config_file : host.config_files(caps)) add_read_only_bind(edits, config_file);
+  DriverFiles files(edits);
+  if (auto s = add_libraries(files, caps, host); !s) return s.error();
+  for (const auto& bin : host.binaries(caps)) files.add(bin);
+  for (const auto& ipc : host.ipc_endpoints(caps)) files.add(ipc, kIpcBind);
+  for (const auto& fw : host.firmware()) files.add(fw);
+  for (const auto& config_file : host.config_files(caps)) files.add(config_file);
   for (LibArch arch : {LibArch::k64, LibArch::k32}) {
     if (arch == LibArch::k32 && !caps.has(Capability::kCompat32)) continue;
-    for (const auto& module : host.modules(caps, arch)) add_read_only_bind(edits, module);
+    for (const auto& module : host.modules(caps, arch)) files.add(module);
   }
+  files.finish(config);
   return edits;
 }
 
