@@ -118,35 +118,45 @@ std::string relative_target(const std::string& to, const std::string& link) {
   return target;
 }
 
-// The driver's files, each host file mounted once: another name for a file already mounted
-// (the driver root's link gbm/nvidia-drm_gbm.so -> ../libnvidia-allocator.so.1) becomes a link
-// to where it is mounted, made with the libraries' links.
+// The driver's files, each host file mounted once: at the name that is the file itself in the
+// driver root (else the first name found), its other names (the driver root's link
+// gbm/nvidia-drm_gbm.so -> ../libnvidia-allocator.so.1) links to it, as on the host, made with
+// the libraries' links.
 class DriverFiles {
  public:
   explicit DriverFiles(ContainerEdits& edits) : edits_(edits) {}
 
   void add(const HostFile& file, std::span<const std::string_view> options = kReadOnlyBind) {
-    const auto [at, fresh] = mounted_.try_emplace(file.host_path, file.path);
-    if (fresh) {
-      add_bind(edits_, file, options);
-    } else if (at->second != file.path) {
-      links_.push_back(relative_target(at->second, file.path) + "::" + file.path);
-    }
+    files_.push_back({file, options});
+    const auto [at, fresh] = mount_at_.try_emplace(file.host_path, file.path);
+    // The name that is the file itself wins over a link's name found before it.
+    if (!fresh && file.host_path.ends_with(file.path) && !file.host_path.ends_with(at->second))
+      at->second = file.path;
   }
   void add_folder(const std::string& dir) {
     if (seen_.insert(dir).second) folders_.push_back(dir);
   }
   void add_link(std::string spec) { links_.push_back(std::move(spec)); }
-  // The hook that makes the links and the loader cache (the shim does its work at create when
-  // it can), when there is any.
+  // The mounts, the other names' links, and the hook that makes the links and the loader cache
+  // (the shim does its work at create when it can), when there is any of either.
   void finish(const Config& config) {
+    std::set<std::string> mounted;
+    for (const auto& [file, options] : files_) {
+      const std::string& at = mount_at_[file.host_path];
+      if (at == file.path) {
+        if (mounted.insert(file.path).second) add_bind(edits_, file, options);
+      } else {
+        links_.push_back(relative_target(at, file.path) + "::" + file.path);
+      }
+    }
     if (folders_.empty() && links_.empty()) return;
     edits_.hooks.push_back(update_libraries_hook(config.hooks, folders_, links_));
   }
 
  private:
   ContainerEdits& edits_;
-  std::map<std::string, std::string> mounted_;  // host file -> where it is mounted
+  std::vector<std::pair<HostFile, std::span<const std::string_view>>> files_;
+  std::map<std::string, std::string> mount_at_;  // host file -> the name it is mounted at
   std::vector<std::string> folders_;
   std::set<std::string> seen_;
   std::vector<std::string> links_;

@@ -29,6 +29,10 @@ constexpr auto kStopTimeout = std::chrono::seconds(5);
 constexpr auto kPollInterval = std::chrono::milliseconds(20);
 constexpr int kAskSeconds = 5;
 constexpr std::size_t kMaxAnswerBytes = 64 * 1024;
+// What NVIDIA's control client says while the daemon serves another client.
+constexpr std::string_view kBusy = "Cannot send command to MPS control daemon process";
+constexpr int kBusyRetries = 10;
+constexpr auto kBusyPause = std::chrono::milliseconds(50);
 // The child's exit statuses before exec: no private /dev/shm (needs CAP_SYS_ADMIN), no exec.
 constexpr int kNoNamespace = 126;
 constexpr int kNoExec = 127;
@@ -234,6 +238,14 @@ Result<std::string> ask_mps(const std::string& program, const std::string& pipe_
   const std::vector<std::string> env = {std::string("PATH=") + kStandardSearchPath,
                                         "CUDA_MPS_PIPE_DIRECTORY=" + pipe_dir};
   auto run = run_child_with_input({program}, env, command + "\n", kAskSeconds, kMaxAnswerBytes);
+  // The daemon talks to one control client at a time: another one (a pod's, an operator's)
+  // makes ours fail at once with this line. Asked again a little later.
+  for (int again = 0; again < kBusyRetries && run && run->exit_code != 0 &&
+                      (run->out + run->err).find(kBusy) != std::string::npos;
+       ++again) {
+    std::this_thread::sleep_for(kBusyPause);
+    run = run_child_with_input({program}, env, command + "\n", kAskSeconds, kMaxAnswerBytes);
+  }
   if (!run) return run.error().wrap("cannot ask the MPS control daemon `" + command + "`");
   std::string answer = run->out;
   while (!answer.empty() && answer.back() == '\n') answer.pop_back();

@@ -68,12 +68,21 @@ struct MpsNode {
     return dir(replicas, shares) + "/pipe";
   }
 
-  // One command to a daemon through NVIDIA's own client, as an operator would.
+  // One command to a daemon through NVIDIA's own client, as an operator would; asked again while
+  // the daemon is busy with another client (the plugin's), as an operator would.
   [[nodiscard]] std::string ask(const std::string& command, int replicas = 4,
                                 int shares = 1) const {
-    auto r = gcr::run_child_with_input(
-        {program}, {"CUDA_MPS_PIPE_DIRECTORY=" + pipe(replicas, shares)}, command + "\n", 5, 65536);
-    return r && r->exit_code == 0 ? r->out.substr(0, r->out.find('\n')) : "(no answer)";
+    for (int attempt = 0;; ++attempt) {
+      auto r = gcr::run_child_with_input({program},
+                                         {"CUDA_MPS_PIPE_DIRECTORY=" + pipe(replicas, shares)},
+                                         command + "\n", 5, 65536);
+      const bool busy = r && (r->out + r->err).find("Cannot send command") != std::string::npos;
+      if (busy && attempt < 20) {
+        std::this_thread::sleep_for(50ms);
+        continue;
+      }
+      return r && r->exit_code == 0 ? r->out.substr(0, r->out.find('\n')) : "(no answer)";
+    }
   }
 
   // The pids running the control program, with the pipe directory each was given.
