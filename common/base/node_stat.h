@@ -23,5 +23,7 @@ struct NodeStat {
 using NodeStatFn = std::function<Result<NodeStat>(const std::string& host_path)>;
 
 [[nodiscard]] Result<NodeStat> lstat_node(const std::string& host_path);
+// stat(2): what a path's symlinks lead to (a /dev/char link's node).
+[[nodiscard]] Result<NodeStat> stat_node(const std::string& host_path);
 
 }  // namespace gcr
