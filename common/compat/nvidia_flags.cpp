@@ -27,6 +27,7 @@ struct Spelling {
 
 constexpr std::string_view kConfigure = "runtime configure";
 constexpr std::string_view kGenerate = "cdi generate";
+constexpr std::string_view kDevChar = "system create-dev-char-symlinks";
 
 // Reasons that several spellings share.
 constexpr std::string_view kNoOciHookMode =
@@ -43,7 +44,7 @@ constexpr std::string_view kEditOurs =
 constexpr std::string_view kDefaultsOnStdout =
     "gpu-ctk config default prints the defaults on stdout";
 
-constexpr std::array<Spelling, 39> kSpellings = {{
+constexpr std::array<Spelling, 42> kSpellings = {{
     {kConfigure, "nvidia-runtime-name", Means::kOurs, false, "runtime-name", "", ""},
     {kConfigure, "nvidia-runtime-path", Means::kOurs, false, "runtime-path", "", ""},
     {kConfigure, "nvidia-set-as-default", Means::kOurs, true, "set-as-default", "", ""},
@@ -92,6 +93,13 @@ constexpr std::array<Spelling, 39> kSpellings = {{
     {"config default", "output", Means::kRefused, false, "", "", kDefaultsOnStdout},
     {"hook update-ldcache", "ldconfig-path", Means::kOurs, false, "ldconfig-path", "", ""},
     {kGenerate, "ldconfig-path", Means::kOurs, false, "ldconfig-path", "", ""},
+    {kDevChar, "driver-root", Means::kOurs, false, "dev-root", "", ""},
+    {kDevChar, "load-kernel-modules", Means::kRefused, true, "", "",
+     "gpu-ctk loads no kernel module: load them first (nvidia-modprobe -u -c=0); the packages' "
+     "udev rule runs this command when they load"},
+    {kDevChar, "create-device-nodes", Means::kRefused, true, "", "",
+     "gpu-ctk makes no device node: nvidia-modprobe makes them (-c=<minor> for a GPU, -u for "
+     "nvidia-uvm)"},
 }};
 
 // nvidia-ctk's --ldconfig-path names a host program, which we write as @<path>.

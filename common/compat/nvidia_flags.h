@@ -12,12 +12,13 @@
 namespace gcr {
 
 // `command` is the gpu-ctk command path ("runtime configure", "cdi generate", "cdi list",
-// "hook update-ldcache", "hook create-symlinks", "config", "info"). Flags of neither spelling
-// are left for the command's own parser, which rejects them by name. `as_nvidia_ctk` (invoked
-// under that name) reads as nvidia-ctk does: `-name` is `--name`, and an --ldconfig-path without
-// '@' names a host program (written `@PATH`); under gpu-ctk's name such a path stays as given,
-// which the hook refuses (a path inside the container is never run; `cdi generate` itself
-// always writes its --ldconfig-path as a host path).
+// "hook update-ldcache", "hook create-symlinks", "config", "info",
+// "system create-dev-char-symlinks"). Flags of neither spelling are left for the command's own
+// parser, which rejects them by name. `as_nvidia_ctk` (invoked under that name) reads as
+// nvidia-ctk does: `-name` is `--name`, and an --ldconfig-path without '@' names a host program
+// (written `@PATH`); under gpu-ctk's name such a path stays as given, which the hook refuses (a
+// path inside the container is never run; `cdi generate` itself always writes its
+// --ldconfig-path as a host path).
 [[nodiscard]] Result<std::vector<std::string>> translate_nvidia_flags(
     const std::string& command, const std::vector<std::string>& args, bool as_nvidia_ctk);
 

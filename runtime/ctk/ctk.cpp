@@ -13,7 +13,7 @@
 namespace gcr {
 namespace {
 
-constexpr std::array<CtkCommand, 7> kCommands = {{
+constexpr std::array<CtkCommand, 8> kCommands = {{
     {"config", "print the default configuration or check a configuration file", ctk_config},
     {"info", "show the driver version, CUDA version and GPUs the runtime sees", ctk_info},
     {"runtime", "configure Docker, containerd or CRI-O to use gpu-container-runtime", ctk_runtime},
@@ -23,6 +23,8 @@ constexpr std::array<CtkCommand, 7> kCommands = {{
     {"doctor", "check the node end to end and say what keeps GPUs from containers", ctk_doctor},
     {"labels", "print the node's Kubernetes labels (GPU Feature Discovery's names, NVLink sets)",
      ctk_labels},
+    {"system", "the host's /dev/char links for NVIDIA's device nodes (create-dev-char-symlinks)",
+     ctk_system},
 }};
 
 int usage(std::FILE* out) {

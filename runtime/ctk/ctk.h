@@ -25,6 +25,7 @@ struct CtkCommand {
 [[nodiscard]] int ctk_runtime(const std::vector<std::string>& args);
 [[nodiscard]] int ctk_doctor(const std::vector<std::string>& args);
 [[nodiscard]] int ctk_labels(const std::vector<std::string>& args);
+[[nodiscard]] int ctk_system(const std::vector<std::string>& args);
 
 // argv[0] nvidia-container-runtime-hook (or nvidia-container-toolkit).
 [[nodiscard]] int legacy_nvidia_hook(const std::vector<std::string>& args);

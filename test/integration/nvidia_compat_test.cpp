@@ -246,7 +246,9 @@ TEST_CASE("nvidia-ctk: what gpu-ctk does not do is an error that names it") {
   CHECK(source.err.find("--config-source=command is not supported") != std::string::npos);
   const auto system = as(f, "nvidia-ctk", {"system", "create-device-nodes"});
   CHECK(system.exit_code == 2);
-  CHECK(system.err.find("nvidia-ctk: unknown command `system`") == 0);
+  CHECK(system.err ==
+        "gpu-ctk system: create-device-nodes is not supported: gpu-ctk makes no device node: "
+        "nvidia-modprobe makes them (-c=<minor> for a GPU, -u for nvidia-uvm)\n");
   const auto unknown = as(f, "nvidia-ctk", {"runtime", "configure", "--frobnicate"});
   CHECK(unknown.exit_code != 0);
   CHECK(unknown.err.find("frobnicate") != std::string::npos);

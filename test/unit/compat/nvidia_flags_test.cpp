@@ -75,3 +75,16 @@ TEST_CASE("cdi generate and hooks: NVIDIA's names, and ldconfig as a host path")
   CHECK(translated("hook update-ldcache", {"--ldconfig-path", "/sbin/ldconfig"}, false) ==
         Args{"--ldconfig-path=/sbin/ldconfig"});
 }
+
+TEST_CASE("system create-dev-char-symlinks: --driver-root is our --dev-root; loading is refused") {
+  const std::string command = "system create-dev-char-symlinks";
+  CHECK(translated(command, {"--driver-root=/run/nvidia/driver", "--create-all", "-dry-run",
+                             "--dev-char-path", "/dev/char"}) ==
+        Args{"--dev-root=/run/nvidia/driver", "--create-all", "--dry-run", "--dev-char-path",
+             "/dev/char"});
+  CHECK(error_of(command, {"--create-all", "--load-kernel-modules"}) ==
+        "--load-kernel-modules is not supported: gpu-ctk loads no kernel module: load them first "
+        "(nvidia-modprobe -u -c=0); the packages' udev rule runs this command when they load");
+  CHECK(error_of(command, {"--create-device-nodes"})
+            .find("--create-device-nodes is not supported: gpu-ctk makes no device node") == 0);
+}
