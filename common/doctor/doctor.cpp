@@ -1,6 +1,7 @@
 #include "doctor/doctor.h"
 
 #include "doctor/cdi_checks.h"
+#include "doctor/dev_char_checks.h"
 #include "doctor/driver_checks.h"
 #include "doctor/engine_checks.h"
 #include "doctor/kubernetes_checks.h"
@@ -14,6 +15,7 @@ Findings run_doctor(const DoctorOptions& options) {
   Findings findings;
   const Config config = check_config(options.config_path, findings);
   const auto driver_version = check_driver(config, findings);
+  check_dev_char(config, findings);
   const auto runtime = check_runtime(config, findings);
   const CdiRegistry registry = load_cdi_registry(config.cdi.spec_dirs);
   for (const auto& engine : engines_to_check(options)) {

@@ -320,6 +320,43 @@ TEST_CASE("doctor: a CDI spec left from another driver, and one a user could hav
   CHECK(line_starting(r.out, "FAIL  cdi: a spec is refused: ").find(spec) != std::string::npos);
 }
 
+TEST_CASE("doctor: on cgroup v2, NVIDIA nodes without their /dev/char links fail") {
+  REQUIRE(gcr::test::is_root());
+  DoctorNode node;
+  node.make_healthy();
+  const std::string dev_root = node.f.host().dev_root();
+  const std::string links = dev_root + "/dev/char";
+  auto r = node.doctor();  // cgroup v1 (the dev root has no sys/fs/cgroup): not checked
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("/dev/char") == std::string::npos);
+
+  gcr::test::write_file(dev_root + "/sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory\n");
+  r = node.doctor();
+  CHECK(r.exit_code == 1);
+  const std::string unlinked = line_starting(r.out, "FAIL  driver: cgroup v2: ");
+  CHECK_MESSAGE(unlinked.find(" NVIDIA device nodes have no /dev/char link (") != std::string::npos,
+                r.out);
+  CHECK(unlinked.find("`systemctl daemon-reload` takes them from running containers (" + links +
+                      "); fix: gpu-ctk system create-dev-char-symlinks") != std::string::npos);
+
+  const auto made = node.ctk({"system", "create-dev-char-symlinks"});
+  REQUIRE_MESSAGE(made.exit_code == 0, made.err);
+  r = node.doctor();
+  CHECK(r.exit_code == 0);
+  CHECK(line_starting(r.out, "ok    driver: cgroup v2: the ")
+            .find(" NVIDIA device nodes have their /dev/char links (" + links + ")") !=
+        std::string::npos);
+
+  REQUIRE(::unlink((links + "/195:255").c_str()) == 0);
+  gcr::test::make_symlink("../nvidia-modeset", links + "/195:255");  // another device
+  r = node.doctor();
+  CHECK(r.exit_code == 1);
+  CHECK(line_starting(r.out, "FAIL  driver: cgroup v2: 1 of the ")
+            .find(" NVIDIA device nodes have no /dev/char link (195:255 for " +
+                  std::filesystem::canonical(dev_root + "/dev").string() + "/nvidiactl)") !=
+        std::string::npos);
+}
+
 TEST_CASE("doctor: device-list strategies the runtime's [requests] refuse") {
   REQUIRE(gcr::test::is_root());
   DoctorNode node;
