@@ -110,6 +110,10 @@ printf '%s\n' "$rpm_files" | grep -qx /usr/lib/systemd/system/gpu-device-plugin.
   || fail "the device plugin's unit is missing from the .rpm"
 printf '%s\n' "$deb_files" | grep -q ' \./lib/systemd/system/gpu-device-plugin.service' \
   || fail "the device plugin's unit is missing from the .deb"
+for f in udev/rules.d/71-gpu-dev-char.rules; do
+  printf '%s\n' "$rpm_files" | grep -qx "/usr/lib/$f" || fail "/usr/lib/$f missing from the .rpm"
+  printf '%s\n' "$deb_files" | grep -q " \./lib/$f\$" || fail "/lib/$f missing from the .deb"
+done
 rpm -qp --qf '[%{FILENAMES} %{FILEFLAGS:fflags}\n]' "$RPM" | grep -qx '/etc/gpu-container-runtime/config.toml cn' \
   || fail "the .rpm's config.toml is not %config(noreplace)"
 rpm -qp --scripts "$RPM" | grep -q 'gpu-ctk runtime configure' || fail "the .rpm has no post-install hint"
