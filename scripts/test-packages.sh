@@ -110,7 +110,8 @@ printf '%s\n' "$rpm_files" | grep -qx /usr/lib/systemd/system/gpu-device-plugin.
   || fail "the device plugin's unit is missing from the .rpm"
 printf '%s\n' "$deb_files" | grep -q ' \./lib/systemd/system/gpu-device-plugin.service' \
   || fail "the device plugin's unit is missing from the .deb"
-for f in udev/rules.d/71-gpu-dev-char.rules; do
+for f in systemd/system/gpu-cdi-refresh.service systemd/system/gpu-cdi-refresh.path \
+         udev/rules.d/71-gpu-dev-char.rules; do
   printf '%s\n' "$rpm_files" | grep -qx "/usr/lib/$f" || fail "/usr/lib/$f missing from the .rpm"
   printf '%s\n' "$deb_files" | grep -q " \./lib/$f\$" || fail "/lib/$f missing from the .deb"
 done
@@ -175,14 +176,19 @@ pass "upgrade from ${VERSION}~prev kept the edited config; the post-install hint
 
 /usr/bin/gpu-container-runtime --version | grep -q "gpu-container-runtime version $VERSION" || fail "--version"
 /usr/bin/gpu-device-plugin --version | grep -q "gpu-device-plugin version $VERSION" || fail "gpu-device-plugin --version"
-[ ! -e /etc/systemd/system/multi-user.target.wants/gpu-device-plugin.service ] \
-  || fail "the device plugin's unit was enabled by the package"
+for unit in gpu-device-plugin.service gpu-cdi-refresh.service gpu-cdi-refresh.path; do
+  [ ! -e /etc/systemd/system/multi-user.target.wants/$unit ] || fail "$unit was enabled by the package"
+done
+# The units as installed, against this machine's systemd units (PID 1 need not be systemd).
+systemd-analyze verify --man=no /lib/systemd/system/gpu-device-plugin.service \
+  /lib/systemd/system/gpu-cdi-refresh.service /lib/systemd/system/gpu-cdi-refresh.path \
+  >"$WORK/verify.log" 2>&1 || fail "systemd-analyze verify: $(cat "$WORK/verify.log")"
 for link in nvidia-container-runtime-hook nvidia-ctk nvidia-container-cli; do
   [ "$(readlink /usr/bin/$link)" = gpu-ctk ] || fail "$link link"
 done
 /usr/bin/nvidia-ctk --version | grep -q "gpu-ctk version $VERSION (as nvidia-ctk)" || fail "nvidia-ctk --version"
 grep -qx /etc/gpu-container-runtime/config.toml /var/lib/dpkg/info/gpu-container-runtime.conffiles || fail "conffile"
-pass "installed; --version $VERSION; links and conffile in place"
+pass "installed; --version $VERSION; links and conffile in place; units not enabled, verified"
 
 "$B/test/gcr-fixture" busybox "$WORK/bundle" -- /bin/sh -c 'echo container through the installed shim'
 out=$(env -u GPU_CONTAINER_RUNTIME_CONFIG /usr/bin/gpu-container-runtime --root "$WORK/runc" run --bundle "$WORK/bundle" gcr-pkg-$$)
