@@ -320,6 +320,27 @@ TEST_CASE("doctor: a CDI spec left from another driver, and one a user could hav
   CHECK(line_starting(r.out, "FAIL  cdi: a spec is refused: ").find(spec) != std::string::npos);
 }
 
+TEST_CASE("doctor: a CDI spec naming a file the driver no longer has; regenerating fixes it") {
+  REQUIRE(gcr::test::is_root());
+  DoctorNode node;
+  node.make_healthy();
+  const std::string spec = node.f.path("cdi/nvidia.yaml");
+  const std::string firmware = node.f.host().driver_root() + "/lib/firmware/nvidia/" +
+                               gcr::test::SimHost::version() + "/gsp_ga10x.bin";
+  REQUIRE(gcr::test::read_file(spec).find(firmware) != std::string::npos);
+  REQUIRE(::unlink(firmware.c_str()) == 0);
+  auto r = node.doctor();
+  CHECK(r.exit_code == 1);
+  CHECK(line_starting(r.out, "FAIL  cdi: stale spec: it names " + firmware +
+                                 ", which does not exist (" + spec +
+                                 "); fix: gpu-ctk cdi generate --output " + spec) != "");
+  const auto fixed = node.ctk({"cdi", "generate", "--output", spec});
+  REQUIRE_MESSAGE(fixed.exit_code == 0, fixed.err);
+  r = node.doctor();
+  CHECK(r.exit_code == 0);
+  CHECK(line_starting(r.out, "ok    cdi: nvidia.com/gpu: ") != "");
+}
+
 TEST_CASE("doctor: on cgroup v2, NVIDIA nodes without their /dev/char links fail") {
   REQUIRE(gcr::test::is_root());
   DoctorNode node;
