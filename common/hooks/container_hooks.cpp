@@ -9,19 +9,12 @@
 
 #include "base/text.h"
 #include "base/trust.h"
+#include "hooks/cuda_compat.h"
 #include "hooks/ldcache_in_process.h"
 #include "hooks/ldconfig_sandbox.h"
 
 namespace gcr {
 namespace {
-
-bool is_clean_absolute(const std::string& path) {
-  if (path.empty() || path.front() != '/' || path == "/") return false;
-  for (auto part : split(std::string_view(path).substr(1), '/')) {
-    if (part.empty() || part == "." || part == "..") return false;
-  }
-  return true;
-}
 
 Status write_drop_in(const RootFs& root, const std::vector<std::string>& declared) {
   auto dir = root.make_dirs("/etc/ld.so.conf.d");
@@ -93,6 +86,14 @@ std::string host_ldconfig(const std::string& path) {
 
 }  // namespace
 
+bool is_clean_absolute(const std::string& path) {
+  if (path.empty() || path.front() != '/' || path == "/") return false;
+  for (auto part : split(std::string_view(path).substr(1), '/')) {
+    if (part.empty() || part == "." || part == "..") return false;
+  }
+  return true;
+}
+
 Result<LinkSpec> parse_link_spec(const std::string& spec) {
   const auto sep = spec.find("::");
   if (sep == std::string::npos || sep == 0) return Error{quote(spec) + " is not <target>::<link>"};
@@ -145,8 +146,9 @@ Status write_loader_configuration(const RootFs& root, const std::vector<std::str
   return write_drop_in(root, declared);
 }
 
-Status update_ldcache(const RootFs& root, const std::vector<std::string>& folders,
+Status update_ldcache(const RootFs& root, const std::vector<std::string>& requested,
                       const std::string& ldconfig_spec, ImageBudget& budget) {
+  const auto folders = with_compat_first(cuda_compat_drop_in_folder(root), requested);
   auto ldconfig = check_ldcache_request(folders, ldconfig_spec);
   if (!ldconfig) return ldconfig.error();
   // Read and planned before the drop-in and ld.so.conf are written: the plan compares the

@@ -13,11 +13,15 @@ namespace gcr {
 
 inline constexpr const char* kLdConfigDropIn = "00-gpu-container-runtime.conf";
 
+// Whether `path` is absolute, not "/", and without empty, "." or ".." components.
+[[nodiscard]] bool is_clean_absolute(const std::string& path);
+
 // Makes `folders` known to the container's loader (a drop-in under /etc/ld.so.conf.d for those
 // the image does not name, and /etc/ld.so.conf with an include when the image has none), then
 // rebuilds /etc/ld.so.cache: in process when that is exactly ldconfig's result and the image is
 // within `budget`, else with the host ldconfig `ldconfig_spec` ("@/sbin/ldconfig") in its
-// sandbox (budget.exceeded() then says which budget the image went over).
+// sandbox (budget.exceeded() then says which budget the image went over). The folder our
+// enable-cuda-compat drop-in names (hooks/cuda_compat.h) comes before `folders`.
 [[nodiscard]] Status update_ldcache(const RootFs& root, const std::vector<std::string>& folders,
                                     const std::string& ldconfig_spec, ImageBudget& budget);
 

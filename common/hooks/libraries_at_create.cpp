@@ -5,6 +5,7 @@
 
 #include "base/text.h"
 #include "hooks/container_hooks.h"
+#include "hooks/cuda_compat.h"
 #include "hooks/library_links.h"
 
 namespace gcr {
@@ -189,8 +190,11 @@ bool mount_changes_plan(const std::string& destination, const LdcachePlan& plan)
   return false;
 }
 
-Status update_libraries_at_create(const RootFs& root, const LibrariesRequest& request,
+Status update_libraries_at_create(const RootFs& root, const LibrariesRequest& requested,
                                   const std::vector<MountToCome>& mounts) {
+  // The hook's folders, as update_ldcache takes them.
+  LibrariesRequest request = requested;
+  request.folders = with_compat_first(cuda_compat_drop_in_folder(root), request.folders);
   if (request.folders.empty()) return Error{"no folders"};
   ImageBudget budget;  // its time runs from here: the whole in-process update
   // Without a cache of its own the image needs ldconfig, which runs in the hook.

@@ -19,6 +19,7 @@ namespace {
 
 constexpr std::size_t kMaxHeaders = 256;
 constexpr std::size_t kMaxDynamic = 4096;
+constexpr std::size_t kMaxSections = 4096;
 
 bool read_at(int fd, void* out, std::size_t size, std::uint64_t at) {
   return ::pread(fd, out, size, static_cast<off_t>(at)) == static_cast<ssize_t>(size);
@@ -237,7 +238,88 @@ Result<ElfLibrary> read_class(int fd, std::int32_t machine_flags, bool is_64, co
   return lib;
 }
 
+std::uint64_t align_up(std::uint64_t n, std::uint64_t to) {
+  return (n + to - 1) / to * to;
+}
+
+// The descriptor of `owner`'s note among the notes in `notes` (4- or 8-byte aligned entries:
+// namesz, descsz, type, name, descriptor), NULs around it removed.
+std::optional<std::string> note_of(std::string_view notes, std::string_view owner,
+                                   std::uint64_t align) {
+  std::uint64_t at = 0;
+  while (at <= notes.size() && notes.size() - at >= 12) {
+    std::uint32_t header[3];
+    std::memcpy(header, notes.data() + at, sizeof header);
+    const std::uint64_t name_at = at + 12;
+    const std::uint64_t desc_at = name_at + align_up(header[0], align);
+    if (desc_at > notes.size() || header[1] > notes.size() - desc_at) return std::nullopt;
+    const auto trimmed = [&](std::uint64_t from, std::uint64_t size) {
+      std::string_view s = notes.substr(from, size);
+      while (!s.empty() && s.front() == '\0') s.remove_prefix(1);
+      while (!s.empty() && s.back() == '\0') s.remove_suffix(1);
+      return s;
+    };
+    if (trimmed(name_at, header[0]) == owner) return std::string(trimmed(desc_at, header[1]));
+    at = desc_at + align_up(header[1], align);
+  }
+  return std::nullopt;
+}
+
+// The section headers of the 64-bit file `eh` describes, charged.
+Result<std::vector<Elf64_Shdr>> read_sections(int fd, const Elf64_Ehdr& eh, const Meter& meter) {
+  if (eh.e_shoff == 0 || eh.e_shnum == 0) return std::vector<Elf64_Shdr>{};
+  if (eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shnum > kMaxSections ||
+      eh.e_shstrndx >= eh.e_shnum)
+    return Error{"unexpected section headers"};
+  if (auto s = meter.charge(Budget::kLibraryBytes, eh.e_shnum * sizeof(Elf64_Shdr)); !s)
+    return s.error();
+  std::vector<Elf64_Shdr> sections(eh.e_shnum);
+  if (!read_at(fd, sections.data(), sections.size() * sizeof sections[0], eh.e_shoff))
+    return Error{"truncated section headers"};
+  return sections;
+}
+
+// Whether the section name at `offset` in the section-name table `names` is `name`; charged
+// as one lookup of at most name.size() + 1 bytes.
+Result<bool> section_is(int fd, const Elf64_Shdr& names, std::uint32_t offset,
+                        std::string_view name, const Meter& meter) {
+  if (auto s = meter.charge(Budget::kLookupsPerLibrary, 1); !s) return s.error();
+  if (auto s = meter.charge(Budget::kLookups, 1); !s) return s.error();
+  if (offset >= names.sh_size || name.size() + 1 > names.sh_size - offset) return false;
+  if (auto s = meter.charge(Budget::kLibraryBytes, name.size() + 1); !s) return s.error();
+  std::string here(name.size() + 1, '\0');
+  if (!read_at(fd, here.data(), here.size(), names.sh_offset + offset))
+    return Error{"truncated section names"};
+  return here.back() == '\0' && std::string_view(here).substr(0, name.size()) == name;
+}
+
 }  // namespace
+
+Result<std::optional<std::string>> read_elf_note(int fd, std::string_view section,
+                                                 std::string_view owner, ImageBudget& budget,
+                                                 std::string_view file) {
+  const Meter meter{budget, file};
+  Elf64_Ehdr eh{};
+  if (!read_at(fd, &eh, sizeof eh, 0) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0)
+    return Error{std::string(kNotElf)};
+  if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB)
+    return Error{"not a 64-bit little-endian file"};
+  auto sections = read_sections(fd, eh, meter);
+  if (!sections) return sections.error();
+  for (const auto& sh : *sections) {
+    if (sh.sh_type != SHT_NOTE) continue;
+    auto named = section_is(fd, (*sections)[eh.e_shstrndx], sh.sh_name, section, meter);
+    if (!named) return named.error();
+    if (!*named) continue;
+    if (sh.sh_size > kMaxNoteSectionBytes) return Error{"a large " + std::string(section)};
+    if (auto s = meter.charge(Budget::kLibraryBytes, sh.sh_size); !s) return s.error();
+    std::string notes(sh.sh_size, '\0');
+    if (!read_at(fd, notes.data(), notes.size(), sh.sh_offset))
+      return Error{"truncated " + std::string(section)};
+    return note_of(notes, owner, sh.sh_addralign == 8 ? 8 : 4);
+  }
+  return std::optional<std::string>();
+}
 
 Result<ElfLibrary> read_elf_library(int fd, ImageBudget& budget, std::string_view file) {
   const Meter meter{budget, file};

@@ -4,6 +4,7 @@
 // the caller leaves the work to ldconfig.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -26,5 +27,16 @@ struct ElfLibrary {
                                                   std::string_view file);
 
 inline constexpr std::string_view kNotElf = "not an ELF file";
+
+// The descriptor of the first note of `owner` in the 64-bit ELF file's SHT_NOTE section named
+// `section`, NULs around it removed; nothing when the file has no such section or note. Reads
+// the section headers, the section names of the notes and the note section (at most
+// kMaxNoteSectionBytes), charging `budget` in the name of `file`.
+[[nodiscard]] Result<std::optional<std::string>> read_elf_note(int fd, std::string_view section,
+                                                               std::string_view owner,
+                                                               ImageBudget& budget,
+                                                               std::string_view file);
+
+inline constexpr std::size_t kMaxNoteSectionBytes = 4096;
 
 }  // namespace gcr

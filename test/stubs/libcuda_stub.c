@@ -43,6 +43,23 @@ static struct {
   size_t bytes;
 } blocks[kMaxBlocks];
 
+#ifdef GCR_STUB_COMPAT_NOTE
+/* NVIDIA's forward-compatibility note, as libcuda 575.57.08 carries it: the CUDA version it
+ * provides and the driver branches it runs on (a JSON object owned by "NVIDIA Corporation"). */
+__asm__(
+    ".pushsection .note.cuda.fwd_compatibility,\"a\",@note\n"
+    ".balign 4\n"
+    ".long 19\n"
+    ".long 2f - 1f\n"
+    ".long 1\n"
+    ".asciz \"NVIDIA Corporation\"\n"
+    ".balign 4\n"
+    "1: .ascii \"{\\\"Format\\\": 1, \\\"CUDA Version\\\": \\\"12.9\\\", \\\"Driver\\\": "
+    "[535, 550, 560, 565, 570, 575], \\\"Device\\\": [1, 2, 7, 8, 9, 10, 11, 12, 13, 14]}\"\n"
+    "2: .balign 4\n"
+    ".popsection\n");
+#endif
+
 int cuDriverGetVersion(int* version) {
   if (version == 0) return kInvalidValue;
   *version = GCR_STUB_CUDA_VERSION;
