@@ -185,6 +185,18 @@ Status log_level(Importer& in, const std::string& key, const Json& v) {
   return {};
 }
 
+// NVIDIA's ways of loading an image's CUDA forward-compatibility libraries (ldconfig, hook,
+// mount) are ours: the compat folder first in the loader cache; disabled turns that off.
+Status cuda_compat_mode(Importer& in, const std::string& key, const Json& v) {
+  if (!v.is_string()) return in.error(key, "must be a string");
+  const auto m = v.get<std::string>();
+  if (m != "ldconfig" && m != "hook" && m != "mount" && m != "disabled")
+    return in.error(key, "must be ldconfig, hook, mount or disabled");
+  in.set("requests", "cuda-compat-dir", m == "disabled" ? "" : Config::Requests{}.cuda_compat_dir,
+         key);
+  return {};
+}
+
 Status mode(Importer& in, const std::string& key, const Json& v) {
   if (!v.is_string()) return in.error(key, "must be a string");
   const auto m = v.get<std::string>();
@@ -232,8 +244,7 @@ const std::map<std::string, Handler>& handlers() {
        nothing("CSV (Tegra) mode is not supported")},
       {"nvidia-container-runtime.modes.csv.compat-container-root",
        nothing("CSV (Tegra) mode is not supported")},
-      {"nvidia-container-runtime.modes.legacy.cuda-compat-mode",
-       nothing("CUDA forward-compatibility libraries from the image are not mounted")},
+      {"nvidia-container-runtime.modes.legacy.cuda-compat-mode", cuda_compat_mode},
       {"nvidia-container-runtime-hook.path",
        nothing("the runtime injects the GPUs itself; no prestart hook is run")},
       {"nvidia-container-runtime-hook.skip-mode-detection",

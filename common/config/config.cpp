@@ -5,6 +5,7 @@
 #include <initializer_list>
 #include <string_view>
 
+#include "base/text.h"
 #include "vocabulary/capabilities.h"
 #include "vocabulary/cdi_name.h"
 
@@ -267,6 +268,16 @@ Status check_mode(const std::string& mode) {
   return {};
 }
 
+// "" (off) or a path in the image: absolute, without "." or ".." parts.
+Status check_cuda_compat_dir(const std::string& value) {
+  if (value.empty()) return {};
+  if (auto s = require_absolute(value); !s) return s;
+  for (auto part : split(std::string_view(value).substr(1), '/')) {
+    if (part == "." || part == "..") return Error{"must not have `.` or `..` parts"};
+  }
+  return {};
+}
+
 Status check_ldconfig(const std::string& value) {
   if (value.size() < 2 || value[0] != '@' || value[1] != '/') {
     return Error{
@@ -300,6 +311,8 @@ const std::vector<Key>& keys() {
       {"requests", "disable-require", Type::kBool,
        assign(&C::requests, &C::Requests::disable_require)},
       {"requests", "mode", Type::kString, assign(&C::requests, &C::Requests::mode, check_mode)},
+      {"requests", "cuda-compat-dir", Type::kString,
+       assign(&C::requests, &C::Requests::cuda_compat_dir, check_cuda_compat_dir)},
       {"cdi", "spec-dirs", Type::kStringList,
        assign(&C::cdi, &C::Cdi::spec_dirs, require_absolute_each)},
       {"cdi", "default-kind", Type::kString, assign(&C::cdi, &C::Cdi::default_kind, check_kind)},

@@ -33,6 +33,9 @@ struct Config {
     bool disable_require = false;
     std::string mode =
         "auto";  // "auto": unqualified IDs from the live driver; "cdi": <default-kind>=<id>
+    // The image's CUDA forward-compatibility folder, loaded first when its libcuda is newer
+    // than the host's driver; "" = off.
+    std::string cuda_compat_dir = "/usr/local/cuda/compat";
   } requests;
   struct Cdi {
     std::vector<std::string> spec_dirs{"/etc/cdi", "/var/run/cdi"};

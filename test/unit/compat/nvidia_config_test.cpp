@@ -127,6 +127,22 @@ TEST_CASE("a customised file: each choice carried to our key, same decisions on 
   CHECK(summary(ours(gcr::toml_to_json(*table))) == summary(expected));
 }
 
+TEST_CASE("cuda-compat-mode: NVIDIA's ways of loading the image's compat libcuda are ours") {
+  const std::string key = "[nvidia-container-runtime.modes.legacy]\ncuda-compat-mode = ";
+  for (const char* on : {"\"ldconfig\"", "\"hook\"", "\"mount\""}) {
+    CAPTURE(on);
+    CHECK(imported(key + on + "\n").config.requests.cuda_compat_dir == "/usr/local/cuda/compat");
+  }
+  const auto off = imported(key + "\"disabled\"\n");
+  CHECK(off.config.requests.cuda_compat_dir.empty());
+  CHECK(off.toml.find("cuda-compat-dir = \"\"  # "
+                      "nvidia-container-runtime.modes.legacy.cuda-compat-mode\n") !=
+        std::string::npos);
+  CHECK(error_of(key + "\"always\"\n") ==
+        "nvidia.toml: nvidia-container-runtime.modes.legacy.cuda-compat-mode must be ldconfig, "
+        "hook, mount or disabled");
+}
+
 TEST_CASE("values that cannot be carried over") {
   CHECK(error_of("[nvidia-container-runtime]\nlog-level = \"info\"\nruntimes = \"runc\"\n") ==
         "nvidia.toml: nvidia-container-runtime.runtimes must be a list of strings");

@@ -45,6 +45,8 @@ TEST_CASE("the shipped config.toml is exactly the built-in defaults") {
   CHECK(loaded->requests.annotation_prefixes == defaults.requests.annotation_prefixes);
   CHECK(loaded->requests.supported_capabilities == defaults.requests.supported_capabilities);
   CHECK(loaded->requests.mode == defaults.requests.mode);
+  CHECK(loaded->requests.cuda_compat_dir == defaults.requests.cuda_compat_dir);
+  CHECK(defaults.requests.cuda_compat_dir == "/usr/local/cuda/compat");
   CHECK(loaded->cdi.spec_dirs == defaults.cdi.spec_dirs);
   CHECK(loaded->cdi.default_kind == defaults.cdi.default_kind);
   CHECK(loaded->hooks.ctk_path == defaults.hooks.ctk_path);
@@ -183,9 +185,26 @@ TEST_CASE("invalid values are refused") {
        "`gpu` is not a driver capability"},
       {"[cdi]\ndefault-kind = \"gpu\"\n", "`cdi.default-kind` must be a CDI kind"},
       {"[requests]\nmode = \"legacy\"\n", "`requests.mode` must be auto or cdi"},
+      {"[requests]\ncuda-compat-dir = \"usr/local/cuda/compat\"\n",
+       "`requests.cuda-compat-dir` must be an absolute path"},
+      {"[requests]\ncuda-compat-dir = \"/usr/local/cuda/../../etc\"\n",
+       "`requests.cuda-compat-dir` must not have `.` or `..` parts"},
+      {"[requests]\ncuda-compat-dir = 1\n", "`requests.cuda-compat-dir` must be a string"},
       {"[cdi]\nspec-dirs = [\"/etc/cdi\", \"cdi\"]\n", "`cdi` must be an absolute path"},
   };
   expect_refusals(dir, cases);
+}
+
+TEST_CASE("[requests] cuda-compat-dir: a folder in the image, or \"\" to turn it off") {
+  TempDir dir;
+  write_file(dir / "off.toml", "[requests]\ncuda-compat-dir = \"\"\n");
+  auto off = gcr::load_config_file(dir / "off.toml");
+  REQUIRE(off.ok());
+  CHECK(off->requests.cuda_compat_dir.empty());
+  write_file(dir / "other.json", R"({"requests": {"cuda-compat-dir": "/opt/cuda-12.9/compat"}})");
+  auto other = gcr::load_config_file(dir / "other.json");
+  REQUIRE(other.ok());
+  CHECK(other->requests.cuda_compat_dir == "/opt/cuda-12.9/compat");
 }
 
 TEST_CASE("syntax errors name the line; the extension picks the syntax") {
