@@ -183,7 +183,7 @@ done
 systemd-analyze verify --man=no /lib/systemd/system/gpu-device-plugin.service \
   /lib/systemd/system/gpu-cdi-refresh.service /lib/systemd/system/gpu-cdi-refresh.path \
   >"$WORK/verify.log" 2>&1 || fail "systemd-analyze verify: $(cat "$WORK/verify.log")"
-for link in nvidia-container-runtime-hook nvidia-ctk nvidia-container-cli; do
+for link in nvidia-container-runtime-hook nvidia-ctk nvidia-container-cli nvidia-cdi-hook; do
   [ "$(readlink /usr/bin/$link)" = gpu-ctk ] || fail "$link link"
 done
 /usr/bin/nvidia-ctk --version | grep -q "gpu-ctk version $VERSION (as nvidia-ctk)" || fail "nvidia-ctk --version"

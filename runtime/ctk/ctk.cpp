@@ -13,12 +13,16 @@
 namespace gcr {
 namespace {
 
+constexpr const char* kNvidiaCdiHookName = "nvidia-cdi-hook";
+
 constexpr std::array<CtkCommand, 8> kCommands = {{
     {"config", "print the default configuration or check a configuration file", ctk_config},
     {"info", "show the driver version, CUDA version and GPUs the runtime sees", ctk_info},
     {"runtime", "configure Docker, containerd or CRI-O to use gpu-container-runtime", ctk_runtime},
     {"cdi", "generate, list, validate and resolve CDI specs", ctk_cdi},
-    {"hook", "the createContainer hooks (update-libraries; update-ldcache, create-symlinks)",
+    {"hook",
+     "the createContainer hooks (update-libraries; update-ldcache, create-symlinks, "
+     "enable-cuda-compat)",
      ctk_hook},
     {"doctor", "check the node end to end and say what keeps GPUs from containers", ctk_doctor},
     {"labels", "print the node's Kubernetes labels (GPU Feature Discovery's names, NVLink sets)",
@@ -68,7 +72,7 @@ int run_command(const std::string& tool, std::vector<std::string> args, bool nvi
   const std::string name = args.front();
   if (name == "--help" || name == "-h" || name == "help") return usage(stdout);
   if (name == "--version" || name == "-v" || name == "version") {
-    std::printf("gpu-ctk version %s%s\n", kVersion, nvidia ? " (as nvidia-ctk)" : "");
+    std::printf("gpu-ctk version %s%s\n", kVersion, nvidia ? (" (as " + tool + ")").c_str() : "");
     return 0;
   }
   const auto* command = std::find_if(kCommands.begin(), kCommands.end(),
@@ -93,6 +97,14 @@ int run_command(const std::string& tool, std::vector<std::string> args, bool nvi
   return command->run(rest);
 }
 
+// NVIDIA's CDI hook program: `nvidia-cdi-hook <hook> [flags]` is `nvidia-ctk hook <hook>`.
+std::vector<std::string> as_hook_command(std::vector<std::string> args) {
+  const bool version = !args.empty() && (args.front() == "--version" || args.front() == "-v" ||
+                                         args.front() == "version");
+  if (!version) args.insert(args.begin(), "hook");
+  return args;
+}
+
 }  // namespace
 
 int run_ctk(const std::string& program, const std::vector<std::string>& args) {
@@ -100,17 +112,13 @@ int run_ctk(const std::string& program, const std::vector<std::string>& args) {
   if (tool == "nvidia-container-runtime-hook" || tool == "nvidia-container-toolkit")
     return legacy_nvidia_hook(args);
   if (tool == kNvidiaCliName) return nvidia_container_cli(args);
-  // NVIDIA's CDI hook program: `nvidia-cdi-hook <hook> [flags]` is `nvidia-ctk hook <hook> ...`.
-  // Docker's --gpus looks for this name to ask for CDI devices.
-  if (tool == "nvidia-cdi-hook") {
-    std::vector<std::string> hook{"hook"};
-    hook.insert(hook.end(), args.begin(), args.end());
-    return run_command(tool, hook, true);
-  }
-  if (tool != "nvidia-ctk") return run_command("gpu-ctk", args, false);
+  if (tool != "nvidia-ctk" && tool != kNvidiaCdiHookName)
+    return run_command("gpu-ctk", args, false);
   auto stripped = strip_nvidia_globals(args);
   if (const int* status = std::get_if<int>(&stripped)) return *status;
-  return run_command(tool, std::get<std::vector<std::string>>(stripped), true);
+  auto& rest = std::get<std::vector<std::string>>(stripped);
+  return run_command(tool, tool == kNvidiaCdiHookName ? as_hook_command(std::move(rest)) : rest,
+                     true);
 }
 
 }  // namespace gcr

@@ -1,5 +1,6 @@
 // gpu-ctk hook <name> [flags]: the createContainer hook the runtime injects (update-libraries)
-// and the two that NVIDIA's specs and earlier versions name (update-ldcache, create-symlinks).
+// and those that NVIDIA's specs and earlier versions name (update-ldcache, create-symlinks,
+// enable-cuda-compat).
 // The OCI state arrives on stdin. Unknown hook names and flags are warnings (exit 0) so specs
 // written by newer versions keep working; real failures exit 1 with one line on stderr.
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include "config/config.h"
 #include "ctk/ctk.h"
 #include "hooks/container_hooks.h"
+#include "hooks/cuda_compat.h"
 #include "hooks/libraries_request.h"
 #include "ldcache/image_budget.h"
 #include "oci/container_state.h"
@@ -27,12 +29,8 @@ int fail(const std::string& name, const std::string& msg) {
   return 1;
 }
 
-Result<LibrariesRequest> parse_flags(const std::vector<std::string>& args) {
-  LibrariesRequest flags;
-  flags.ldconfig = Config::Hooks{}.ldconfig;  // the configuration's default
-  po::options_description desc;
-  desc.add_options()("folder", po::value(&flags.folders)->composing())(
-      "link", po::value(&flags.links)->composing())("ldconfig-path", po::value(&flags.ldconfig));
+// Reads `args` into the values `desc` names; unknown arguments are warnings.
+Status parse_options(const std::vector<std::string>& args, const po::options_description& desc) {
   try {
     po::variables_map vm;
     const auto parsed = po::command_line_parser(args).options(desc).allow_unregistered().run();
@@ -44,6 +42,34 @@ Result<LibrariesRequest> parse_flags(const std::vector<std::string>& args) {
   } catch (const po::error& e) {
     return Error{e.what()};
   }
+  return {};
+}
+
+Result<LibrariesRequest> parse_flags(const std::vector<std::string>& args) {
+  LibrariesRequest flags;
+  flags.ldconfig = Config::Hooks{}.ldconfig;  // the configuration's default
+  po::options_description desc;
+  desc.add_options()("folder", po::value(&flags.folders)->composing())(
+      "link", po::value(&flags.links)->composing())("ldconfig-path", po::value(&flags.ldconfig));
+  if (auto s = parse_options(args, desc); !s) return s.error();
+  return flags;
+}
+
+// enable-cuda-compat's flags, NVIDIA's names: the host's driver and CUDA versions, and the
+// image's compat folder (--cuda-compat-container-root).
+struct CompatFlags {
+  HostDriver host;
+  std::string dir = Config::Requests{}.cuda_compat_dir;
+};
+
+Result<CompatFlags> parse_compat_flags(const std::vector<std::string>& args) {
+  CompatFlags flags;
+  std::string cuda;
+  po::options_description desc;
+  desc.add_options()("host-driver-version", po::value(&flags.host.version))(
+      "host-cuda-version", po::value(&cuda))("cuda-compat-container-root", po::value(&flags.dir));
+  if (auto s = parse_options(args, desc); !s) return s.error();
+  if (!cuda.empty()) flags.host.cuda = cuda;
   return flags;
 }
 
@@ -66,11 +92,17 @@ void print_usage() {
       "       gpu-ctk hook create-symlinks [--link TARGET::LINK]...\n"
       "       gpu-ctk hook update-libraries [--folder DIR]... [--ldconfig-path @PATH]\n"
       "                                     [--link TARGET::LINK]...\n"
+      "       gpu-ctk hook enable-cuda-compat --host-driver-version VERSION\n"
+      "                                       [--host-cuda-version VERSION]\n"
+      "                                       [--cuda-compat-container-root DIR]\n"
       "update-libraries does both in one process: the links, then the loader cache.\n"
+      "enable-cuda-compat names the image's CUDA forward-compatibility folder (default\n"
+      "/usr/local/cuda/compat) in /etc/ld.so.conf.d/00-compat-gpu-container-runtime.conf when\n"
+      "its libcuda is newer than the host's driver, for the loader-cache hook after it.\n"
       "The OCI container state is read from stdin.\n");
 }
 
-bool is_hook(const std::string& name) {
+bool is_library_hook(const std::string& name) {
   return name == "update-ldcache" || name == "create-symlinks" || name == "update-libraries";
 }
 
@@ -87,6 +119,34 @@ Status run_hook(const std::string& name, const RootFs& root, const LibrariesRequ
   return done;
 }
 
+// The drop-in names the compat folder when it goes first, and is removed otherwise. An image
+// that cannot be read as expected is said, and nothing is done: the container starts.
+Status enable_cuda_compat(const RootFs& root, const CompatFlags& flags) {
+  if (flags.host.version.empty()) return write_cuda_compat_drop_in(root, std::nullopt);
+  ImageBudget budget;
+  auto compat = find_cuda_compat(root, flags.dir, flags.host, budget);
+  if (!compat) warn("CUDA forward compatibility: nothing done: " + compat.error().message);
+  return write_cuda_compat_drop_in(root, compat ? compat->folder : std::nullopt);
+}
+
+int library_hook(const std::string& name, const std::vector<std::string>& args) {
+  auto flags = parse_flags(args);
+  if (!flags) return fail(name, flags.error().message);
+  auto root = open_container_root();
+  if (!root) return fail(name, root.error().message);
+  const Status done = run_hook(name, *root, *flags);
+  return done ? 0 : fail(name, done.error().message);
+}
+
+int compat_hook(const std::string& name, const std::vector<std::string>& args) {
+  auto flags = parse_compat_flags(args);
+  if (!flags) return fail(name, flags.error().message);
+  auto root = open_container_root();
+  if (!root) return fail(name, root.error().message);
+  const Status done = enable_cuda_compat(*root, *flags);
+  return done ? 0 : fail(name, done.error().message);
+}
+
 }  // namespace
 
 int ctk_hook(const std::vector<std::string>& args) {
@@ -95,16 +155,11 @@ int ctk_hook(const std::vector<std::string>& args) {
     return args.empty() ? 2 : 0;
   }
   const std::string name = args.front();
-  if (!is_hook(name)) {
-    warn("unknown hook `" + name + "`: nothing done");
-    return 0;
-  }
-  auto flags = parse_flags(std::vector<std::string>(args.begin() + 1, args.end()));
-  if (!flags) return fail(name, flags.error().message);
-  auto root = open_container_root();
-  if (!root) return fail(name, root.error().message);
-  const Status done = run_hook(name, *root, *flags);
-  return done ? 0 : fail(name, done.error().message);
+  const std::vector<std::string> flags(args.begin() + 1, args.end());
+  if (is_library_hook(name)) return library_hook(name, flags);
+  if (name == "enable-cuda-compat") return compat_hook(name, flags);
+  warn("unknown hook `" + name + "`: nothing done");
+  return 0;
 }
 
 }  // namespace gcr

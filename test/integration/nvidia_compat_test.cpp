@@ -22,7 +22,7 @@ void require_containerd() {
 // A directory of compatibility names, as the package installs them in /usr/bin.
 std::string compat_bin(const GpuFixture& f) {
   const std::string bin = f.path("compat-bin");
-  for (const char* name : {"nvidia-container-cli", "nvidia-ctk"}) {
+  for (const char* name : {"nvidia-container-cli", "nvidia-ctk", "nvidia-cdi-hook"}) {
     if (!gcr::test::exists(bin + "/" + name))
       gcr::test::make_symlink(gcr::test::built("gpu-ctk"), bin + "/" + name);
   }
@@ -253,6 +253,41 @@ TEST_CASE("nvidia-ctk: what gpu-ctk does not do is an error that names it") {
   CHECK(unknown.exit_code != 0);
   CHECK(unknown.err.find("frobnicate") != std::string::npos);
   CHECK(as(f, "nvidia-ctk", {"--version"}).out.find("(as nvidia-ctk)") != std::string::npos);
+}
+
+TEST_CASE("nvidia-cdi-hook: NVIDIA's CDI hook program is `nvidia-ctk hook`") {
+  REQUIRE(gcr::test::is_root());
+  GpuFixture f;
+  CHECK(as(f, "nvidia-cdi-hook", {"--version"}).out.find("(as nvidia-cdi-hook)") !=
+        std::string::npos);
+  CHECK(as(f, "nvidia-cdi-hook", {"--help"}).out.find("enable-cuda-compat") != std::string::npos);
+  const auto spec = as(f, "nvidia-cdi-hook", {"enable-cuda-compat", "--container-spec=x.json"});
+  CHECK(spec.exit_code == 2);
+  CHECK(spec.err ==
+        "nvidia-cdi-hook hook enable-cuda-compat: --container-spec is not supported: the OCI "
+        "state is read from stdin\n");
+  const auto later = as(f, "nvidia-cdi-hook", {"--debug", "update-application-profile"});
+  CHECK(later.exit_code == 0);
+  CHECK(later.err ==
+        "gpu-ctk hook: warning: unknown hook `update-application-profile`: nothing done\n");
+  // A hook that runs, on the rootfs the state on stdin names (in real containers:
+  // cuda_compat_test).
+  const std::string compat = f.path("rootfs/usr/local/cuda/compat/libcuda.so.575.57.08");
+  gcr::test::write_file(
+      compat, gcr::test::read_file(std::string(GCR_STUB_DIR) + "/compat/libcuda.so.575.57.08"));
+  gcr::test::RunOptions state;
+  state.env["GPU_CONTAINER_RUNTIME_CONFIG"] = f.config_path();
+  state.stdin_text = Json{{"ociVersion", "1.0.2"}, {"id", "x"},
+                          {"status", "creating"},  {"pid", 1},
+                          {"bundle", f.path("")},  {"root", f.path("rootfs")}}
+                         .dump();
+  const auto hook = gcr::test::run(
+      {compat_bin(f) + "/nvidia-cdi-hook", "enable-cuda-compat", "--host-driver-version=550.54.15"},
+      state);
+  CHECK(hook.err == "");
+  CHECK(hook.exit_code == 0);
+  CHECK(gcr::test::read_file(f.path("rootfs/etc/ld.so.conf.d/00-compat-gpu-container-runtime.conf"))
+            .ends_with("\n/usr/local/cuda/compat\n"));
 }
 
 TEST_CASE("gpu-ctk config import: prints ours, --write installs it keeping .bak, checks pass") {
