@@ -4,6 +4,7 @@
 #include <map>
 
 #include "driver/host_facts.h"
+#include "edits/injected_hooks.h"
 #include "injection/live_edits.h"
 #include "request/gpu_select.h"
 
@@ -30,6 +31,17 @@ void paths_only(ContainerEdits& edits) {
     node = slim;
   }
   edits.additional_gids.clear();
+}
+
+// CUDA forward compatibility: the enable-cuda-compat hook runs before the update-libraries hook
+// that builds the loader cache from its drop-in.
+Status add_cuda_compat_hook(ContainerEdits& edits, DriverHost& host, const Config& config) {
+  if (config.requests.cuda_compat_dir.empty()) return {};
+  auto version = host.version();
+  if (!version) return version.error();
+  edits.hooks.insert(edits.hooks.begin(), enable_cuda_compat_hook(config.hooks, *version,
+                                                                  config.requests.cuda_compat_dir));
+  return {};
 }
 
 std::string gpu_name(const Gpu& gpu, const std::string& strategy) {
@@ -115,6 +127,7 @@ Result<CdiSpec> generate_cdi_spec(DriverHost& host, const Config& config, const 
   auto common = driver_edits(CapabilitySet::all(), host, config);
   if (!common) return common.error();
   paths_only(*common);
+  if (auto s = add_cuda_compat_hook(*common, host, config); !s) return s.error();
   spec.edits = std::move(*common);
   auto gpus = host.gpus();
   if (!gpus) return gpus.error();

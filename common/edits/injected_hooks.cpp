@@ -47,6 +47,26 @@ Hook update_libraries_hook(const Config::Hooks& hooks, const std::vector<std::st
   return ctk_hook(hooks, std::move(args));
 }
 
+Hook enable_cuda_compat_hook(const Config::Hooks& hooks, const std::string& host_driver_version,
+                             const std::string& dir) {
+  return ctk_hook(hooks, {"enable-cuda-compat", "--host-driver-version", host_driver_version,
+                          "--cuda-compat-container-root", dir});
+}
+
+std::optional<CudaCompatRequest> read_enable_cuda_compat_hook(const Json& hook,
+                                                              const Config::Hooks& hooks) {
+  if (!hook.is_object() || hook.value("path", Json()) != hooks.ctk_path) return std::nullopt;
+  const auto args = hook.find("args");
+  if (args == hook.end() || !args->is_array() || args->size() != 7 ||
+      !std::all_of(args->begin(), args->end(), [](const Json& a) { return a.is_string(); }))
+    return std::nullopt;
+  const Json& a = *args;
+  if (a[0] != "gpu-ctk" || a[1] != "hook" || a[2] != "enable-cuda-compat" ||
+      a[3] != "--host-driver-version" || a[5] != "--cuda-compat-container-root")
+    return std::nullopt;
+  return CudaCompatRequest{a[4].get<std::string>(), a[6].get<std::string>()};
+}
+
 std::optional<LibrariesRequest> read_update_libraries_hook(const Json& hook,
                                                            const Config::Hooks& hooks) {
   if (!hook.is_object()) return std::nullopt;

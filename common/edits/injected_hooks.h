@@ -1,5 +1,5 @@
-// The createContainer hook the shim injects (gpu-ctk hook update-libraries) and the clean-up of
-// hooks it supersedes.
+// The createContainer hooks the shim injects (gpu-ctk hook update-libraries) and CDI specs carry
+// (enable-cuda-compat too), and the clean-up of hooks they supersede.
 #pragma once
 
 #include <optional>
@@ -21,6 +21,23 @@ inline constexpr int kHookTimeoutSeconds = 30;
 [[nodiscard]] Hook update_libraries_hook(const Config::Hooks& hooks,
                                          const std::vector<std::string>& folders,
                                          const std::vector<std::string>& links);
+
+// gpu-ctk hook enable-cuda-compat --host-driver-version <version> --cuda-compat-container-root
+// <dir>: the drop-in that puts the image's CUDA forward-compatibility folder first, for the
+// update-libraries hook after it (hooks/cuda_compat.h). CDI specs carry it; the shim does the
+// same at create.
+[[nodiscard]] Hook enable_cuda_compat_hook(const Config::Hooks& hooks,
+                                           const std::string& host_driver_version,
+                                           const std::string& dir);
+
+// What an enable_cuda_compat_hook asks, read back from a spec's hook object written exactly so
+// (our gpu-ctk, exactly those arguments); anything else: nothing.
+struct CudaCompatRequest {
+  std::string host_driver_version;
+  std::string dir;
+};
+[[nodiscard]] std::optional<CudaCompatRequest> read_enable_cuda_compat_hook(
+    const Json& hook, const Config::Hooks& hooks);
 
 // The arguments of `hook` (a spec's hook object) when it is one update_libraries_hook wrote:
 // our gpu-ctk, and exactly the arguments it writes. Anything else: nothing.

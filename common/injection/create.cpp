@@ -3,6 +3,7 @@
 #include "base/node_stat.h"
 #include "base/step_clock.h"
 #include "base/text.h"
+#include "driver/files.h"
 #include "driver/host.h"
 #include "driver/probe.h"
 #include "injection/gpu_injection.h"
@@ -33,6 +34,14 @@ std::string summary(const GpuRequest& request, const Json& spec) {
   return "GPU request (" + requested(request) + "): spec now has " +
          std::to_string(array_size(spec, Json::json_pointer("/linux/devices"))) + " devices and " +
          std::to_string(array_size(spec, Json::json_pointer("/mounts"))) + " mounts";
+}
+
+// The host's driver version when the container gets the live driver's libcuda (the compute
+// capability's libraries).
+std::optional<std::string> live_driver_version(const GpuRequest& request, DriverHost& host) {
+  if (!request.live() || !needs_compute_libraries(request.capabilities)) return std::nullopt;
+  auto version = host.version();
+  return version ? std::optional<std::string>(*version) : std::nullopt;
 }
 
 }  // namespace
@@ -78,6 +87,7 @@ Status prepare_container(const RuncArgs& runc, const Config& config, const Logge
   auto edited = apply_gathered_edits(bundle->spec, *edits, config, sources);
   if (!edited) return edited.error().wrap("cannot give the container its GPUs");
   clock.mark("edits");
+  put_cuda_compat_first(*edited, runc.bundle, config, live_driver_version(**request, host), logger);
   run_library_hook_at_create(*edited, runc.bundle, config, logger);
   clock.mark("loader cache");
   if (auto s = write_bundle_spec(*bundle, *edited); !s) return s;

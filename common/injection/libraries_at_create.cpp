@@ -8,6 +8,7 @@
 
 #include "base/text.h"
 #include "edits/injected_hooks.h"
+#include "hooks/cuda_compat.h"
 #include "hooks/libraries_at_create.h"
 #include "json/fields.h"
 
@@ -159,7 +160,77 @@ Status try_now(Json& spec, const std::string& bundle, const Config& config) {
   return {};
 }
 
+struct FoundCompatHook {
+  std::size_t index = 0;
+  CudaCompatRequest request;
+};
+
+// Our enable-cuda-compat hook, when the spec holds one.
+std::optional<FoundCompatHook> find_compat_hook(const Json& spec, const Config::Hooks& hooks) {
+  const Json::json_pointer at("/hooks/createContainer");
+  if (!spec.contains(at) || !spec.at(at).is_array()) return std::nullopt;
+  const Json& list = spec.at(at);
+  std::optional<FoundCompatHook> found;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    auto request = read_enable_cuda_compat_hook(list[i], hooks);
+    if (!request) continue;
+    if (found) return std::nullopt;  // two: left to the hooks
+    found = FoundCompatHook{i, std::move(*request)};
+  }
+  return found;
+}
+
+// The decision on the image; nothing when the rootfs cannot be opened here.
+std::optional<CudaCompat> judge_image(const Json& spec, const std::string& bundle,
+                                      const CudaCompatRequest& asked, const Logger& logger) {
+  constexpr std::string_view kWhat = "CUDA forward compatibility: ";
+  auto root = open_rootfs(spec, bundle);
+  if (!root) {
+    logger.debug(std::string(kWhat) + "left to the hooks: " + root.error().message);
+    return std::nullopt;
+  }
+  ImageBudget budget;
+  auto compat =
+      find_cuda_compat(*root, asked.dir, HostDriver{asked.host_driver_version, {}}, budget);
+  if (!compat) {
+    logger.warning(std::string(kWhat) + "nothing done: " + compat.error().message);
+    return CudaCompat{std::nullopt, compat.error().message};
+  }
+  if (compat->folder) {
+    logger.info(std::string(kWhat) + *compat->folder + " loaded first: " + compat->why);
+  } else {
+    logger.debug(std::string(kWhat) + "nothing done: " + compat->why);
+  }
+  return std::move(*compat);
+}
+
+// `args` (update-libraries and its flags) with `folder` as the first --folder.
+void insert_first_folder(Json& args, const std::string& folder) {
+  auto at = std::find(args.begin(), args.end(), "--folder");
+  args.insert(args.insert(at, "--folder") + 1, folder);
+}
+
 }  // namespace
+
+void put_cuda_compat_first(Json& spec, const std::string& bundle, const Config& config,
+                           const std::optional<std::string>& live_driver_version,
+                           const Logger& logger) {
+  auto libs = find_library_hook(spec, config.hooks);
+  if (!libs) return;
+  const auto from_spec = find_compat_hook(spec, config.hooks);
+  std::optional<CudaCompatRequest> asked;
+  if (from_spec) {
+    asked = from_spec->request;
+  } else if (live_driver_version) {
+    asked = CudaCompatRequest{*live_driver_version, config.requests.cuda_compat_dir};
+  }
+  if (!asked || asked->dir.empty()) return;
+  const auto compat = judge_image(spec, bundle, *asked, logger);
+  if (!compat) return;
+  Json& list = spec["hooks"]["createContainer"];
+  if (compat->folder) insert_first_folder(list[libs->index]["args"], *compat->folder);
+  if (from_spec) list.erase(list.begin() + static_cast<std::ptrdiff_t>(from_spec->index));
+}
 
 void run_library_hook_at_create(Json& spec, const std::string& bundle, const Config& config,
                                 const Logger& logger) {

@@ -3,6 +3,7 @@
 // without the hook, one process and runc's handling of it less.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "config/config.h"
@@ -10,6 +11,18 @@
 #include "log/log.h"
 
 namespace gcr {
+
+// CUDA forward compatibility, decided at create on the image as it is before runc's mounts:
+// when the image's compat folder holds a libcuda newer than the host's driver
+// (hooks/cuda_compat.h), puts it first among the folders of the update-libraries hook `spec`
+// holds, so the loader cache (written by that hook or at create) and our drop-in list it
+// first. What is asked comes from our enable-cuda-compat hook in the spec (a CDI spec's), which
+// is then removed, or else, for the driver's libcuda the shim gave the container
+// (`live_driver_version`, the host's driver), from `[requests] cuda-compat-dir`. When the
+// rootfs cannot be opened, the spec is left as it is; why nothing is done is logged.
+void put_cuda_compat_first(Json& spec, const std::string& bundle, const Config& config,
+                           const std::optional<std::string>& live_driver_version,
+                           const Logger& logger);
 
 // Does the work of the update-libraries hook `spec` holds and removes the hook; leaves the spec
 // as it is, saying why at debug level, when the work must wait for the hook. `bundle` as runc
