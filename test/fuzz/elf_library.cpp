@@ -1,9 +1,10 @@
 // What ldconfig reads from a library, read by the in-process cache update from files an image
-// puts in a library folder.
+// puts in a library folder, and the CUDA forward-compatibility note of an image's compat libcuda.
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "fuzz.h"
+#include "hooks/cuda_compat.h"
 #include "ldcache/elf_library.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -14,5 +15,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   gcr::ImageBudget budget;
   (void)gcr::read_elf_library(fd, budget, "elf");
+  gcr::ImageBudget note_budget;
+  auto note = gcr::read_elf_note(fd, ".note.cuda.fwd_compatibility", "NVIDIA Corporation",
+                                 note_budget, "elf");
+  if (note && *note) (void)gcr::parse_cuda_compat_note(**note);
   return 0;
 }
