@@ -20,6 +20,7 @@
 #include "base/text.h"
 #include "driver/files.h"
 #include "driver/root_path.h"
+#include "hooks/driver_params.h"
 #include "hooks/ld_so_conf.h"
 #include "hooks/rootfs.h"
 #include "json/strict_json.h"
@@ -195,6 +196,11 @@ Result<std::string> DriverHost::version() {
     }
   }
   return *version_;
+}
+
+bool DriverHost::modifies_device_files() {
+  auto text = read_regular_file(dev_path(kDriverParamsPath), kMaxProcFileBytes);
+  return text && without_device_node_modification(*text).has_value();
 }
 
 Result<std::vector<Gpu>> DriverHost::gpus() {

@@ -61,6 +61,9 @@ class DriverHost {
 
   [[nodiscard]] Result<std::string> version();
   [[nodiscard]] Result<std::vector<Gpu>> gpus();
+  // Whether the driver's parameters (dev-root proc/driver/nvidia/params) let its libraries
+  // create and change device nodes (ModifyDeviceFiles: 1); false when they cannot be read.
+  [[nodiscard]] bool modifies_device_files();
 
   // /dev/nvidia<minor> of a GPU, checked against the host node (char device, major 195).
   [[nodiscard]] Result<DeviceNode> gpu_node(const Gpu& gpu);

@@ -53,6 +53,17 @@ Hook enable_cuda_compat_hook(const Config::Hooks& hooks, const std::string& host
                           "--cuda-compat-container-root", dir});
 }
 
+Hook disable_device_node_modification_hook(const Config::Hooks& hooks) {
+  return ctk_hook(hooks, {"disable-device-node-modification"});
+}
+
+bool is_device_node_modification_hook(const Json& hook, const Config::Hooks& hooks) {
+  if (!hook.is_object() || hook.value("path", Json()) != hooks.ctk_path) return false;
+  const auto args = hook.find("args");
+  return args != hook.end() &&
+         *args == Json::array({"gpu-ctk", "hook", "disable-device-node-modification"});
+}
+
 std::optional<CudaCompatRequest> read_enable_cuda_compat_hook(const Json& hook,
                                                               const Config::Hooks& hooks) {
   if (!hook.is_object() || hook.value("path", Json()) != hooks.ctk_path) return std::nullopt;

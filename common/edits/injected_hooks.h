@@ -30,6 +30,14 @@ inline constexpr int kHookTimeoutSeconds = 30;
                                            const std::string& host_driver_version,
                                            const std::string& dir);
 
+// gpu-ctk hook disable-device-node-modification: the container's view of the driver's
+// parameters (hooks/driver_params.h) says ModifyDeviceFiles: 0.
+[[nodiscard]] Hook disable_device_node_modification_hook(const Config::Hooks& hooks);
+
+// Whether `hook` is one disable_device_node_modification_hook wrote: it changes nothing the
+// loader cache is built from.
+[[nodiscard]] bool is_device_node_modification_hook(const Json& hook, const Config::Hooks& hooks);
+
 // What an enable_cuda_compat_hook asks, read back from a spec's hook object written exactly so
 // (our gpu-ctk, exactly those arguments); anything else: nothing.
 struct CudaCompatRequest {

@@ -91,14 +91,19 @@ Result<std::vector<MountToCome>> devices_of(const Json& spec) {
 }
 
 // Hooks runc runs before ours (prestart, createRuntime, createContainer hooks listed first)
-// may change what ldconfig reads; so may one after it.
-Status check_no_other_hooks(const Json& spec) {
+// may change what ldconfig reads; so may one after it. Our device-node hook changes nothing
+// ldconfig reads.
+Status check_no_other_hooks(const Json& spec, const Config::Hooks& ours) {
   const Json* hooks = member(spec, "hooks");
   if (hooks == nullptr) return {};
   for (const char* kind : {"prestart", "createRuntime", "createContainer"}) {
     const Json* list = hooks->is_object() ? member(*hooks, kind) : nullptr;
-    const std::size_t ours = std::string(kind) == "createContainer" ? 1 : 0;
-    if (list != nullptr && (!list->is_array() || list->size() > ours))
+    if (list == nullptr) continue;
+    if (!list->is_array()) return Error{std::string("the spec's ") + kind + " hooks are no list"};
+    const auto others = std::count_if(list->begin(), list->end(), [&](const Json& hook) {
+      return !is_device_node_modification_hook(hook, ours);
+    });
+    if (others > (std::string(kind) == "createContainer" ? 1 : 0))
       return Error{std::string("the spec has other ") + kind + " hooks"};
   }
   return {};
@@ -144,7 +149,7 @@ Status try_now(Json& spec, const std::string& bundle, const Config& config) {
   if (has_user_namespace(spec)) return Error{"the container has a user namespace"};
   auto hook = find_library_hook(spec, config.hooks);
   if (!hook) return hook.error();
-  if (auto s = check_no_other_hooks(spec); !s) return s;
+  if (auto s = check_no_other_hooks(spec, config.hooks); !s) return s;
   auto root = open_rootfs(spec, bundle);
   if (!root) return root.error();
   auto mounts = mounts_of(spec, bundle);

@@ -218,6 +218,9 @@ Result<ContainerEdits> driver_edits(const CapabilitySet& caps, DriverHost& host,
     for (const auto& module : host.modules(caps, arch)) files.add(module);
   }
   files.finish(config);
+  // The libraries must not make device nodes: NVIDIA 1.18's disable-device-node-modification.
+  if (host.modifies_device_files())
+    edits.hooks.push_back(disable_device_node_modification_hook(config.hooks));
   return edits;
 }
 

@@ -21,8 +21,8 @@ constexpr std::array<CtkCommand, 8> kCommands = {{
     {"runtime", "configure Docker, containerd or CRI-O to use gpu-container-runtime", ctk_runtime},
     {"cdi", "generate, list, validate and resolve CDI specs", ctk_cdi},
     {"hook",
-     "the createContainer hooks (update-libraries; update-ldcache, create-symlinks, "
-     "enable-cuda-compat)",
+     "the createContainer hooks (update-libraries, disable-device-node-modification; "
+     "update-ldcache, create-symlinks, enable-cuda-compat)",
      ctk_hook},
     {"doctor", "check the node end to end and say what keeps GPUs from containers", ctk_doctor},
     {"labels", "print the node's Kubernetes labels (GPU Feature Discovery's names, NVLink sets)",

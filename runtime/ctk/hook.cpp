@@ -1,6 +1,6 @@
-// gpu-ctk hook <name> [flags]: the createContainer hook the runtime injects (update-libraries)
-// and those that NVIDIA's specs and earlier versions name (update-ldcache, create-symlinks,
-// enable-cuda-compat).
+// gpu-ctk hook <name> [flags]: the createContainer hooks the runtime injects (update-libraries,
+// disable-device-node-modification) and those that NVIDIA's specs and earlier versions name
+// (update-ldcache, create-symlinks, enable-cuda-compat).
 // The OCI state arrives on stdin. Unknown hook names and flags are warnings (exit 0) so specs
 // written by newer versions keep working; real failures exit 1 with one line on stderr.
 #include <algorithm>
@@ -11,6 +11,7 @@
 #include "ctk/ctk.h"
 #include "hooks/container_hooks.h"
 #include "hooks/cuda_compat.h"
+#include "hooks/driver_params.h"
 #include "hooks/libraries_request.h"
 #include "ldcache/image_budget.h"
 #include "oci/container_state.h"
@@ -95,10 +96,13 @@ void print_usage() {
       "       gpu-ctk hook enable-cuda-compat --host-driver-version VERSION\n"
       "                                       [--host-cuda-version VERSION]\n"
       "                                       [--cuda-compat-container-root DIR]\n"
+      "       gpu-ctk hook disable-device-node-modification\n"
       "update-libraries does both in one process: the links, then the loader cache.\n"
       "enable-cuda-compat names the image's CUDA forward-compatibility folder (default\n"
       "/usr/local/cuda/compat) in /etc/ld.so.conf.d/00-compat-gpu-container-runtime.conf when\n"
       "its libcuda is newer than the host's driver, for the loader-cache hook after it.\n"
+      "disable-device-node-modification mounts a copy of the container's\n"
+      "/proc/driver/nvidia/params saying ModifyDeviceFiles: 0 over it.\n"
       "The OCI container state is read from stdin.\n");
 }
 
@@ -138,6 +142,15 @@ int library_hook(const std::string& name, const std::vector<std::string>& args) 
   return done ? 0 : fail(name, done.error().message);
 }
 
+int params_hook(const std::string& name, const std::vector<std::string>& args) {
+  if (auto s = parse_options(args, po::options_description()); !s)
+    return fail(name, s.error().message);
+  auto root = open_container_root();
+  if (!root) return fail(name, root.error().message);
+  auto covered = disable_device_node_modification(*root);
+  return covered ? 0 : fail(name, covered.error().message);
+}
+
 int compat_hook(const std::string& name, const std::vector<std::string>& args) {
   auto flags = parse_compat_flags(args);
   if (!flags) return fail(name, flags.error().message);
@@ -158,6 +171,7 @@ int ctk_hook(const std::vector<std::string>& args) {
   const std::vector<std::string> flags(args.begin() + 1, args.end());
   if (is_library_hook(name)) return library_hook(name, flags);
   if (name == "enable-cuda-compat") return compat_hook(name, flags);
+  if (name == "disable-device-node-modification") return params_hook(name, flags);
   warn("unknown hook `" + name + "`: nothing done");
   return 0;
 }

@@ -84,9 +84,8 @@ TEST_CASE("libraries outside the image's search path are found through the ld.so
                     "/probe; readlink /usr/lib64/libcuda.so; cat "
                     "/etc/ld.so.conf.d/00-gpu-container-runtime.conf");
   CHECK(r.err == "");
-  const Json hooks = f.spec()["hooks"]["createContainer"];
-  REQUIRE(hooks.size() == 1);
-  CHECK(hooks[0]["args"][2] == "update-libraries");
+  CHECK(f.hook_names() ==
+        std::vector<std::string>{"update-libraries", "disable-device-node-modification"});
   CHECK(r.out ==
         "cuDriverGetVersion: 12040\nlibcuda.so.1\n"
         "# Written by gpu-container-runtime: driver libraries injected into this "

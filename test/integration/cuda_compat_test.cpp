@@ -219,7 +219,7 @@ TEST_SUITE("cuda compat") {
     const Json hooks = Json::parse(gcr::test::read_file(f.path("cdi/nvidia.json")))
                            .at("containerEdits")
                            .at("hooks");
-    REQUIRE(hooks.size() == 2);
+    REQUIRE(hooks.size() == 3);
     CHECK(hooks[0]["args"] ==
           Json::array({"gpu-ctk", "hook", "enable-cuda-compat", "--host-driver-version", kOldHost,
                        "--cuda-compat-container-root", "/usr/local/cuda/compat"}));
@@ -232,10 +232,11 @@ TEST_SUITE("cuda compat") {
     CHECK(r.err == "");
     CHECK(r.out == "cuDriverGetVersion: 12020\n");
     // Decided at create: the hook is gone, the update-libraries hook has the folder first.
-    const Json left = f.spec()["hooks"]["createContainer"];
-    REQUIRE(left.size() == 1);
-    CHECK(left[0]["args"][5] == "--folder");
-    CHECK(left[0]["args"][6] == "/usr/local/cuda/compat");
+    CHECK(f.hook_names() ==
+          std::vector<std::string>{"update-libraries", "disable-device-node-modification"});
+    const Json libraries = f.spec()["hooks"]["createContainer"][0]["args"];
+    CHECK(libraries[5] == "--folder");
+    CHECK(libraries[6] == "/usr/local/cuda/compat");
   }
 
   TEST_CASE("NVIDIA's CDI hooks, run as nvidia-cdi-hook in the container: the compat libcuda") {

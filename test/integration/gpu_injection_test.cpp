@@ -80,21 +80,26 @@ TEST_CASE("the injected hooks: createContainer, explicit env, timeout, our gpu-c
   GpuFixture f;
   REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=0", "LD_PRELOAD=/proc/self/cwd/poc.so"}).exit_code ==
           0);
-  const Json hooks = f.spec()["hooks"];
-  REQUIRE(hooks["createContainer"].size() == 1);
-  const Json hook = hooks["createContainer"][0];
-  CHECK(hook["path"] == gcr::test::built("gpu-ctk"));
-  CHECK(hook["args"] == Json({"gpu-ctk", "hook", "update-libraries", "--ldconfig-path",
-                              "@/sbin/ldconfig", "--folder", "/usr/lib/x86_64-linux-gnu", "--link",
-                              "libcuda.so.1::" + kLib + "libcuda.so"}));
-  CHECK(hook["timeout"] == 30);
-  REQUIRE(hook["env"].is_array());
-  CHECK_FALSE(hook["env"].empty());
-  for (const auto& e : hook["env"]) CHECK(e.get<std::string>().rfind("LD_", 0) != 0);
+  const Json hooks = f.spec()["hooks"]["createContainer"];
+  REQUIRE(hooks.size() == 2);
+  CHECK(hooks[0]["args"] == Json({"gpu-ctk", "hook", "update-libraries", "--ldconfig-path",
+                                  "@/sbin/ldconfig", "--folder", "/usr/lib/x86_64-linux-gnu",
+                                  "--link", "libcuda.so.1::" + kLib + "libcuda.so"}));
+  // The host's driver lets its libraries make device nodes; the container's view must not.
+  CHECK(hooks[1]["args"] == Json({"gpu-ctk", "hook", "disable-device-node-modification"}));
+  for (const auto& hook : hooks) {
+    CHECK(hook["path"] == gcr::test::built("gpu-ctk"));
+    CHECK(hook["timeout"] == 30);
+    REQUIRE(hook["env"].is_array());
+    CHECK_FALSE(hook["env"].empty());
+    for (const auto& e : hook["env"]) CHECK(e.get<std::string>().rfind("LD_", 0) != 0);
+  }
 }
 
-TEST_CASE("an image with a loader cache gets its links and cache at create, and no hook") {
+TEST_CASE("an image with a loader cache gets its links and cache at create, and no library hook") {
   require_root();
+  const std::vector<std::string> kParamsOnly{"disable-device-node-modification"};
+  const std::vector<std::string> kBoth{"update-libraries", "disable-device-node-modification"};
   GpuFixture f;
   gcr::test::make_glibc_rootfs(f.bundle());
   const std::string rootfs = f.bundle() + "/rootfs";
@@ -105,7 +110,7 @@ TEST_CASE("an image with a loader cache gets its links and cache at create, and 
   SUBCASE("written by the shim") {
     REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=0"}).exit_code == 0);
     const Json spec = f.spec();
-    CHECK_FALSE(spec.contains("hooks"));
+    CHECK(f.hook_names() == kParamsOnly);
     CHECK(spec["mounts"].size() > 5);
     CHECK(listed().find(cuda) != std::string::npos);
     CHECK(boost::filesystem::read_symlink(rootfs + kLib + "libcuda.so.1").string() ==
@@ -118,7 +123,7 @@ TEST_CASE("an image with a loader cache gets its links and cache at create, and 
     REQUIRE(::unlink((rootfs + "/etc/ld.so.conf.d/x86_64-linux-gnu.conf").c_str()) == 0);
     REQUIRE(gcr::test::run({"/sbin/ldconfig", "-r", rootfs}).exit_code == 0);
     REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=0"}).exit_code == 0);
-    CHECK_FALSE(f.spec().contains("hooks"));
+    CHECK(f.hook_names() == kParamsOnly);
     CHECK(listed().find(cuda) != std::string::npos);
     CHECK(gcr::test::read_file(rootfs + kDropIn) ==
           "# Written by gpu-container-runtime: driver libraries injected into this container.\n" +
@@ -128,7 +133,7 @@ TEST_CASE("an image with a loader cache gets its links and cache at create, and 
     REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=0"},
                      {{"linux", {{"namespaces", {{{"type", "mount"}}, {{"type", "user"}}}}}}})
                 .exit_code == 0);
-    CHECK(f.spec()["hooks"]["createContainer"].size() == 1);
+    CHECK(f.hook_names() == kBoth);
     CHECK(listed().find(cuda) == std::string::npos);
   }
   SUBCASE("a volume over the image's configuration: the hook reads it once mounted") {
@@ -139,7 +144,7 @@ TEST_CASE("an image with a loader cache gets its links and cache at create, and 
                                                        {"type", "bind"},
                                                        {"options", {"rbind"}}}}}})
                 .exit_code == 0);
-    CHECK(f.spec()["hooks"]["createContainer"].size() == 1);
+    CHECK(f.hook_names() == kBoth);
     CHECK(gcr::test::read_file(f.path("shim.log"))
               .find("the loader cache is left to the hook: the mount at /etc/ld.so.conf.d "
                     "changes what ldconfig reads") != std::string::npos);
@@ -148,7 +153,7 @@ TEST_CASE("an image with a loader cache gets its links and cache at create, and 
     REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=0"},
                      {{"hooks", {{"prestart", {{{"path", "/bin/true"}}}}}}})
                 .exit_code == 0);
-    CHECK(f.spec()["hooks"]["createContainer"].size() == 1);
+    CHECK(f.hook_names() == kBoth);
     CHECK(listed().find(cuda) == std::string::npos);
   }
   SUBCASE("a rootfs reached through a symlink, which runc refuses: nothing written through it") {
@@ -157,7 +162,7 @@ TEST_CASE("an image with a loader cache gets its links and cache at create, and 
     boost::filesystem::rename(rootfs, real);
     gcr::test::make_symlink("real-rootfs", rootfs);
     REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=0"}).exit_code == 0);
-    CHECK(f.spec()["hooks"]["createContainer"].size() == 1);
+    CHECK(f.hook_names() == kBoth);
     CHECK(gcr::test::read_file(real + "/etc/ld.so.cache") == cache);
     CHECK_FALSE(boost::filesystem::is_symlink(real + kLib + "libcuda.so"));
   }

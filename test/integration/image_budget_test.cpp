@@ -57,7 +57,8 @@ struct BudgetFixture : gcr::test::GpuFixture {
     if (kRssIsTheImages) CHECK(m.max_rss_kb < kMaxRssKb);
     CHECK(m.cpu_seconds < kMaxCpuSeconds);
     CHECK(logged("the loader cache is left to the hook: ", budget));
-    CHECK(spec()["hooks"]["createContainer"].size() == 1);
+    CHECK(hook_names() ==
+          std::vector<std::string>{"update-libraries", "disable-device-node-modification"});
   }
 
   // The update-libraries hook on the image, measured (its RSS with ldconfig's, its CPU alone).

@@ -49,6 +49,17 @@ std::vector<std::string> GpuFixture::mount_destinations() const {
   return out;
 }
 
+std::vector<std::string> GpuFixture::hook_names() const {
+  std::vector<std::string> out;
+  const Json s = spec();
+  if (!s.contains("hooks") || !s["hooks"].contains("createContainer")) return out;
+  for (const auto& h : s["hooks"]["createContainer"]) {
+    const bool ours = h.contains("args") && h["args"].size() > 2 && h["args"][1] == "hook";
+    out.push_back(ours ? h["args"][2].get<std::string>() : h["path"].get<std::string>());
+  }
+  return out;
+}
+
 Json GpuFixture::mount_at(const std::string& destination) const {
   const Json s = spec();
   for (const auto& m : s["mounts"]) {

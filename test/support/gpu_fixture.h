@@ -29,6 +29,10 @@ class GpuFixture : public ShimFixture {
   [[nodiscard]] std::map<std::string, std::string> devices() const;
   // mount destinations
   [[nodiscard]] std::vector<std::string> mount_destinations() const;
+  // The names of the spec's createContainer hooks ("update-libraries" for gpu-ctk hook
+  // update-libraries ...; a hook of another program: its path). Every GPU container on the
+  // simulated host gets disable-device-node-modification: its params say ModifyDeviceFiles: 1.
+  [[nodiscard]] std::vector<std::string> hook_names() const;
   [[nodiscard]] Json mount_at(const std::string& destination) const;
 
  private:

@@ -60,3 +60,30 @@ TEST_CASE("a hook in any other form is not read as ours") {
   }));
   CHECK_FALSE(changed([](Json& h) { h = Json::array(); }));
 }
+
+TEST_CASE("enable-cuda-compat and disable-device-node-modification read back only as written") {
+  const auto hooks = our_hooks();
+  const Json compat =
+      as_spec_hook(gcr::enable_cuda_compat_hook(hooks, "470.57.02", "/usr/local/cuda/compat"));
+  const auto read = gcr::read_enable_cuda_compat_hook(compat, hooks);
+  REQUIRE(read);
+  CHECK(read->host_driver_version == "470.57.02");
+  CHECK(read->dir == "/usr/local/cuda/compat");
+  const Json params = as_spec_hook(gcr::disable_device_node_modification_hook(hooks));
+  CHECK(params["args"] == Json::array({"gpu-ctk", "hook", "disable-device-node-modification"}));
+  CHECK(gcr::is_device_node_modification_hook(params, hooks));
+  CHECK_FALSE(gcr::read_enable_cuda_compat_hook(params, hooks));
+  CHECK_FALSE(gcr::is_device_node_modification_hook(compat, hooks));
+  for (Json other : {compat, params}) {
+    Json elsewhere = other;
+    elsewhere["path"] = "/tmp/gpu-ctk";
+    CHECK_FALSE(gcr::read_enable_cuda_compat_hook(elsewhere, hooks));
+    CHECK_FALSE(gcr::is_device_node_modification_hook(elsewhere, hooks));
+    other["args"].push_back("--more");
+    CHECK_FALSE(gcr::read_enable_cuda_compat_hook(other, hooks));
+    CHECK_FALSE(gcr::is_device_node_modification_hook(other, hooks));
+  }
+  Json numeric = compat;
+  numeric["args"][4] = 470;
+  CHECK_FALSE(gcr::read_enable_cuda_compat_hook(numeric, hooks));
+}
