@@ -214,6 +214,9 @@ TEST_SUITE("cuda compat") {
     GpuFixture f(host_at(kOldHost));
     real_runc(f, {{"cdi", {{"spec-dirs", {f.path("cdi")}}}}});
     install_compat(f, real_libcuda());
+    // The stub NVML is not the simulated 470 driver's: without it generate cannot name MIG
+    // devices, so this host has none.
+    f.host().remove_mig_instances();
     const auto generated = ctk(f, {"cdi", "generate", "--output", f.path("cdi/nvidia.json")});
     REQUIRE_MESSAGE(generated.exit_code == 0, generated.err);
     const Json hooks = Json::parse(gcr::test::read_file(f.path("cdi/nvidia.json")))
