@@ -648,8 +648,9 @@ done
 # The pod's limit in MiB, and the daemon's as it prints it: whole GiB, truncated.
 pinned_mib() { echo "$1" | sed -n 's/^CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=\([0-9]*\)M$/\1/p'; }
 one_mib=$(pinned_mib "$printed")
-[ -n "$one_mib" ] && [ "$((one_mib / 1024))" = "$limit" ] ||
+if [ -z "$one_mib" ] || [ "$((one_mib / 1024))" != "$limit" ]; then
   die "the MPS pod's pinned-memory limit '${one_mib}M' is not the daemon's ${limit}G: $printed"
+fi
 wait_for 10 test -f "/proc/$daemon/root/dev/shm/gcr-mps-probe" ||
   die "the MPS pod's /dev/shm is not the daemon's ($MPS_DIR/shm)"
 ok "a pod with one share sees its GPU ($seen, index $index), the daemon's control pipe, its limits (25 %, $one_mib MiB, as the daemon holds for that GPU) and the daemon's /dev/shm"
