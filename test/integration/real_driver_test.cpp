@@ -147,7 +147,8 @@ Inspection inspect(const std::string& layout, const std::string& caps) {
   out.err = r.err;
   out.exit_code = r.exit_code;
   out.destinations = f.mount_destinations();
-  for (const auto& m : f.spec()["mounts"]) {
+  const Json spec_now = f.spec();
+  for (const auto& m : spec_now["mounts"]) {
     std::error_code ec;
     const auto real = std::filesystem::canonical(m["source"].get<std::string>(), ec);
     if (!ec && std::filesystem::is_regular_file(real)) out.sources.push_back(real);
