@@ -4,7 +4,7 @@
 // reader counts what it is about to read or examine here before it allocates or works on it.
 // Over any budget the in-process update declines with an error naming the budget and the file;
 // the container still starts, with ldconfig doing the work in its sandbox (memory and CPU
-// limited). The README's Security section states the same table.
+// limited). docs/security.md states the same table.
 #pragma once
 
 #include <array>
