@@ -121,6 +121,11 @@ rpm -qp --scripts "$RPM" | grep -q 'gpu-ctk runtime configure' || fail "the .rpm
 rpm -qp --requires "$RPM" | grep -q '(runc or crun)' || fail "the .rpm does not require runc or crun"
 rpm -qp --conflicts "$RPM" | grep -q nvidia-container-toolkit || fail "the .rpm does not conflict with nvidia-container-toolkit"
 rpm -qip "$RPM" | grep -q "^Version *: $VERSION" || fail "the .rpm's version is not $VERSION"
+# README's links lead into docs/, installed beside it.
+printf '%s\n' "$rpm_files" | grep -qx /usr/share/doc/gpu-container-runtime/docs/testing.md \
+  || fail "docs/ is missing from the .rpm"
+printf '%s\n' "$deb_files" | grep -q ' \./usr/share/doc/gpu-container-runtime/docs/testing.md' \
+  || fail "docs/ is missing from the .deb"
 pass "the .rpm holds the same files, noreplace config, scripts and relations"
 
 # The .rpm in a throw-away root: files in place, an edited config kept across a reinstall
