@@ -13,6 +13,8 @@
 # Prints the directory holding trixie/ and sid/ last. Needs root (the programs run as root and
 # must be root's).
 set -eu
+# shellcheck source=test/private-apt.sh
+. "$(dirname "$0")/private-apt.sh"
 
 CACHE=${GCR_TEST_CACHE:-/var/cache/gpu-container-runtime-tests}/engines
 ARCHIVE=${GCR_DEBIAN_ARCHIVE:-http://deb.debian.org/debian}
@@ -44,14 +46,9 @@ versions=""
 for suite in $SUITES; do
   S=$CACHE/$suite
   rm -rf "$S"
-  mkdir -p "$S/apt/lists/partial" "$S/apt/cache/archives/partial" "$S/debs" "$S/root"
-  echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $ARCHIVE $suite main" \
-    >"$S/apt/sources.list"
-  APT="-o Dir::Etc::SourceList=$S/apt/sources.list -o Dir::Etc::SourceParts=/dev/null
-    -o Dir::State::Lists=$S/apt/lists -o Dir::Cache=$S/apt/cache
-    -o Dir::Etc::Preferences=/dev/null -o Dir::Etc::PreferencesParts=/dev/null
-    -o Dir::State::status=/dev/null -o APT::Architectures::=amd64 -o Debug::NoLocking=1
-    -o APT::Sandbox::User=root"
+  mkdir -p "$S/debs" "$S/root"
+  private_apt "$S/apt" \
+    "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $ARCHIVE $suite main" amd64
   # shellcheck disable=SC2086 # the options are split on purpose
   apt-get $APT -q update >"$S/apt/update.log" 2>&1 ||
     die "cannot reach Debian's archive ($ARCHIVE $suite): $(tail -n 3 "$S/apt/update.log" | tr '\n' ' ')"

@@ -18,6 +18,8 @@
 # without the archive, this fails. Prints the directory holding debian/ and flat/ last.
 # Needs root (the files must be root's, as a real driver's are).
 set -eu
+# shellcheck source=test/private-apt.sh
+. "$(dirname "$0")/private-apt.sh"
 
 CACHE=${GCR_TEST_CACHE:-/var/cache/gpu-container-runtime-tests}/nvidia-driver
 ARCHIVE=${GCR_DEBIAN_ARCHIVE:-http://deb.debian.org/debian}
@@ -57,16 +59,8 @@ fi
 
 say "cache not used ($CACHE has no layouts of this revision): downloading from $ARCHIVE"
 rm -rf "$CACHE/apt" "$CACHE/debs" "$CACHE/layouts" "$CACHE/ready"
-mkdir -p "$CACHE/apt/lists/partial" "$CACHE/apt/cache/archives/partial" "$CACHE/debs"
-cat >"$CACHE/apt/sources.list" <<EOF
-deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $ARCHIVE bookworm main contrib non-free non-free-firmware
-EOF
-APT="-o Dir::Etc::SourceList=$CACHE/apt/sources.list -o Dir::Etc::SourceParts=/dev/null
-  -o Dir::State::Lists=$CACHE/apt/lists -o Dir::Cache=$CACHE/apt/cache
-  -o Dir::Etc::Preferences=/dev/null -o Dir::Etc::PreferencesParts=/dev/null
-  -o Dir::State::status=/dev/null
-  -o APT::Architectures::=amd64 -o APT::Architectures::=i386 -o Debug::NoLocking=1
-  -o APT::Sandbox::User=root"
+mkdir -p "$CACHE/debs"
+private_apt "$CACHE/apt" "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $ARCHIVE bookworm main contrib non-free non-free-firmware" amd64 i386
 # shellcheck disable=SC2086
 apt-get $APT -q update >"$CACHE/apt/update.log" 2>&1 ||
   die "cannot reach Debian's archive ($ARCHIVE): $(tail -n 3 "$CACHE/apt/update.log" | tr '\n' ' ')"
