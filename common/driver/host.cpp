@@ -476,11 +476,19 @@ const DriverHost::Listing& DriverHost::listing(const std::string& in_root_dir) {
   return listings_.emplace(in_root_dir, std::move(listing)).first->second;
 }
 
+std::optional<std::string> DriverHost::resolved_dir(const std::string& in_root_dir) {
+  auto dir = in_driver_root(in_root_dir);
+  if (!dir) return std::nullopt;
+  return *dir == "/" ? std::string() : *dir;
+}
+
 std::optional<std::string> DriverHost::find_file(const std::string& in_root_dir,
                                                  const std::string& name, struct stat& st) {
-  const Listing& dir = listing(in_root_dir);
-  if (dir.names.count(name) == 0) return std::nullopt;
-  std::string path = dir.resolved + "/" + name;
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos)
+    return std::nullopt;
+  const auto dir = resolved_dir(in_root_dir);
+  if (!dir) return std::nullopt;
+  std::string path = *dir + "/" + name;
   if (::lstat(driver_path(path).c_str(), &st) != 0) return std::nullopt;
   if (!S_ISLNK(st.st_mode)) return path;
   auto resolved = in_driver_root(path);
@@ -499,7 +507,7 @@ std::vector<DriverLibrary> DriverHost::libraries_from_dirs(const std::vector<std
       if (!found || !vet_library(prefix, driver_path(*found))) continue;
       // /usr/lib and /lib hold either word size; the other directories hold one.
       if ((dir == "/usr/lib" || dir == "/lib") && elf_arch(driver_path(*found)) != arch) continue;
-      const std::string& in = listing(std::string(dir)).resolved;
+      const auto in = resolved_dir(std::string(dir)).value_or("");
       out.push_back(DriverLibrary{
           {*found, driver_path(*found)}, prefix, in.empty() ? dirname_of(*found) : in});
       break;
@@ -578,7 +586,7 @@ std::optional<DriverLibrary> DriverHost::named_library(const std::string& name, 
   for (const std::string_view dir : library_dirs(arch)) {
     struct stat st {};
     if (auto found = find_file(std::string(dir), name, st)) {
-      const std::string& in = listing(std::string(dir)).resolved;
+      const auto in = resolved_dir(std::string(dir)).value_or("");
       if (auto lib = accept(*found, in.empty() ? dirname_of(*found) : in)) return lib;
     }
   }

@@ -138,7 +138,10 @@ class DriverHost {
     std::set<std::string> names;
   };
   const Listing& listing(const std::string& in_root_dir);
-  // The in-root path of `name` in `in_root_dir` with symlinks resolved, and its stat.
+  // An in-root directory resolved inside the root ("" for the root itself), if it resolves.
+  std::optional<std::string> resolved_dir(const std::string& in_root_dir);
+  // The in-root path of `name` in `in_root_dir` with symlinks resolved, and its stat: one
+  // lstat, not a listing (a host's library directory holds a thousand names).
   std::optional<std::string> find_file(const std::string& in_root_dir, const std::string& name,
                                        struct stat& st);
   Result<DeviceNode> checked_node(const std::string& name, unsigned expected_major);

@@ -1,8 +1,9 @@
 // gcr-fixture: builds test fixtures from the command line, for the demo and the benchmarks.
 //   gcr-fixture busybox BUNDLE [NAME=VALUE...] -- CMD...   a bundle with a busybox rootfs
 //   gcr-fixture glibc BUNDLE [NAME=VALUE...] -- CMD...     the same plus glibc and /probe
-//   gcr-fixture gpu-host DIR [GPUS] [lib64]                a simulated GPU host (needs root);
-//                                                          prints the [driver] keys for it
+//   gcr-fixture gpu-host DIR [GPUS] [lib64] [version=V]    a simulated GPU host (needs root);
+//                                                          prints the [driver] keys for it;
+//                                                          V: the driver version /proc reports
 //   gcr-fixture hostile cache|includes|needed BUNDLE        a glibc bundle asking for GPU 0
 //                                                          whose image is one of issue 25's
 //                                                          hostile ones; prints its budget
@@ -39,7 +40,10 @@ int bundle(const std::vector<std::string>& args) {
 int gpu_host(const std::vector<std::string>& args) {
   gcr::test::SimHostOptions options;
   if (args.size() >= 3) options.gpus = static_cast<unsigned>(std::stoul(args[2]));
-  if (args.size() >= 4 && args[3] == "lib64") options.layout = gcr::test::LibLayout::kLib64Cache;
+  for (std::size_t i = 3; i < args.size(); ++i) {
+    if (args[i] == "lib64") options.layout = gcr::test::LibLayout::kLib64Cache;
+    if (args[i].rfind("version=", 0) == 0) options.driver_version = args[i].substr(8);
+  }
   const gcr::test::SimHost host(args[1], options);
   std::printf("[driver]\nroot = \"%s\"\ndev-root = \"%s\"\n", host.driver_root().c_str(),
               host.dev_root().c_str());
@@ -78,7 +82,7 @@ int main(int argc, char** argv) {
   if (status == 2) {
     std::fprintf(stderr,
                  "usage: gcr-fixture busybox|glibc BUNDLE [NAME=VALUE...] -- CMD...\n"
-                 "       gcr-fixture gpu-host DIR [GPUS] [lib64]\n"
+                 "       gcr-fixture gpu-host DIR [GPUS] [lib64] [version=V]\n"
                  "       gcr-fixture hostile cache|includes|needed BUNDLE\n"
                  "       gcr-fixture measure [NAME=VALUE...] -- CMD...\n");
   }
