@@ -174,7 +174,7 @@ Result<std::optional<std::vector<LdCacheEntry>>> load_ld_cache(const std::string
 }  // namespace
 
 DriverHost::DriverHost(Config::Driver roots, NodeStatFn stat)
-    : roots_(std::move(roots)), stat_(std::move(stat)) {}
+    : roots_(std::move(roots)), stat_(std::move(stat)), resolver_(roots_.root) {}
 
 std::string DriverHost::dev_path(const std::string& in_root) const {
   return join_root(roots_.dev_root, in_root);
@@ -449,20 +449,7 @@ Result<std::vector<DriverLibrary>> DriverHost::libraries_from_cache(
 }
 
 Result<std::string> DriverHost::in_driver_root(const std::string& path) {
-  Result<RootResolution> at = RootResolution{};
-  std::string written;
-  for (const auto part : split(path, '/')) {
-    if (part.empty() || part == ".") continue;
-    written += "/" + std::string(part);
-    if (const auto known = resolutions_.find(written); known != resolutions_.end()) {
-      at = known->second;
-    } else {
-      at = resolve_in_root_from(roots_.root, *at, part);
-      if (resolutions_.size() < kMaxResolutions) resolutions_.emplace(written, at);
-    }
-    if (!at) return at.error();
-  }
-  return at->resolved.empty() ? std::string("/") : at->resolved;
+  return resolver_.resolve(path);
 }
 
 const DriverHost::Listing& DriverHost::listing(const std::string& in_root_dir) {

@@ -183,10 +183,8 @@ class DriverHost {
   // directories; by path when the name is one.
   std::optional<DriverLibrary> named_library(const std::string& name, LibArch arch);
   std::vector<std::string> names_in_config(const HostFile& config);
-  // resolve_in_root in the driver root, each leading part of a path resolved once (at most
-  // kMaxResolutions kept): the driver's files share a few directories.
+  // resolve_in_root in the driver root, each answer remembered (RootResolver).
   Result<std::string> in_driver_root(const std::string& path);
-  static constexpr std::size_t kMaxResolutions = 4096;
 
   Config::Driver roots_;
   NodeStatFn stat_;
@@ -196,8 +194,7 @@ class DriverHost {
   std::optional<Result<std::optional<std::vector<LdCacheEntry>>>> ld_cache_;
   std::optional<std::set<std::string>> configured_dirs_;
   std::map<std::string, Listing> listings_;
-  // Where resolving each path asked so far stood after each of its parts (as written).
-  std::map<std::string, Result<RootResolution>> resolutions_;
+  RootResolver resolver_;
   TrustCheck trust_;
   std::vector<std::string> notes_;
   std::map<std::string, std::string> refusals_;  // by library prefix

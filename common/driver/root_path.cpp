@@ -1,6 +1,9 @@
 #include "driver/root_path.h"
 
+#include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -22,6 +25,16 @@ void push_components(std::deque<std::string>& todo, std::string_view path) {
 std::string parent_of(const std::string& path) {
   const auto slash = path.rfind('/');
   return slash == std::string::npos || slash == 0 ? std::string() : path.substr(0, slash);
+}
+
+// What /proc/self/fd says `fd` names; "" when it cannot be read.
+std::string fd_name(int fd) {
+  const std::string link = "/proc/self/fd/" + std::to_string(fd);
+  std::string target(4096, '\0');
+  const ssize_t n = ::readlink(link.c_str(), target.data(), target.size());
+  if (n <= 0 || static_cast<std::size_t>(n) == target.size()) return "";
+  target.resize(static_cast<std::size_t>(n));
+  return target;
 }
 
 Result<std::string> read_link(const std::string& host_path) {
@@ -67,6 +80,63 @@ Result<std::string> resolve_in_root(const std::string& root, std::string_view pa
   auto done = resolve_in_root_from(root, RootResolution{}, path);
   if (!done) return done.error();
   return done->resolved.empty() ? std::string("/") : done->resolved;
+}
+
+Result<std::string> RootResolver::resolve(const std::string& path) {
+  if (const auto known = answers_.find(path); known != answers_.end()) return known->second;
+  Result<std::string> answer = Error{""};
+  if (auto fast = by_kernel(path)) {
+    answer = std::move(*fast);
+  } else {
+    answer = by_parts(path);
+  }
+  if (answers_.size() < kMaxRemembered) answers_.emplace(path, answer);
+  return answer;
+}
+
+std::optional<std::string> RootResolver::by_kernel(const std::string& path) {
+  if (!root_fd_) {
+    root_fd_.emplace(::open(root_.empty() ? "/" : root_.c_str(),
+                            O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (root_fd_->valid()) real_root_ = fd_name(root_fd_->get());
+    if (real_root_ == "/") real_root_.clear();
+  }
+  if (!root_fd_->valid() || path.empty() || path.front() != '/') return std::nullopt;
+  open_how how{};
+  how.flags = O_PATH | O_CLOEXEC;
+  how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+  const std::string relative = path.substr(path.find_first_not_of('/') == std::string::npos
+                                               ? path.size()
+                                               : path.find_first_not_of('/'));
+  const Fd fd(static_cast<int>(::syscall(SYS_openat2, root_fd_->get(),
+                                         relative.empty() ? "." : relative.c_str(), &how,
+                                         sizeof how)));
+  if (!fd.valid()) return std::nullopt;
+  const std::string name = fd_name(fd.get());
+  // The name must lie in the root as /proc/self/fd names it (a root reached through a bind
+  // mount can be named otherwise: then the parts are walked).
+  if (name.rfind(real_root_, 0) != 0) return std::nullopt;
+  const std::string in_root = name.substr(real_root_.size());
+  if (in_root.empty()) return std::string("/");
+  if (in_root.front() != '/') return std::nullopt;
+  return in_root;
+}
+
+Result<std::string> RootResolver::by_parts(const std::string& path) {
+  Result<RootResolution> at = RootResolution{};
+  std::string written;
+  for (const auto part : split(path, '/')) {
+    if (part.empty() || part == ".") continue;
+    written += "/" + std::string(part);
+    if (const auto known = parts_.find(written); known != parts_.end()) {
+      at = known->second;
+    } else {
+      at = resolve_in_root_from(root_, *at, part);
+      if (parts_.size() < kMaxRemembered) parts_.emplace(written, at);
+    }
+    if (!at) return at.error();
+  }
+  return at->resolved.empty() ? std::string("/") : at->resolved;
 }
 
 }  // namespace gcr

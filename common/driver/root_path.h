@@ -4,9 +4,12 @@
 // goes through the fd-based resolver in rootfs.h instead.
 #pragma once
 
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "base/fs.h"
 #include "base/result.h"
 
 namespace gcr {
@@ -28,5 +31,27 @@ struct RootResolution {
 [[nodiscard]] Result<RootResolution> resolve_in_root_from(const std::string& root,
                                                           RootResolution from,
                                                           std::string_view path);
+
+// resolve_in_root for one root, each answer remembered. A path that resolves costs one
+// openat2(RESOLVE_IN_ROOT) and a readlink of its /proc/self/fd name; one that does not (or a
+// kernel without openat2) is walked part by part, each leading part resolved once, so that
+// the error names the part that failed as resolve_in_root names it.
+class RootResolver {
+ public:
+  explicit RootResolver(std::string root) : root_(std::move(root)) {}
+  [[nodiscard]] Result<std::string> resolve(const std::string& path);
+
+ private:
+  // The in-root path the kernel resolves `path` to; nullopt when it cannot say.
+  std::optional<std::string> by_kernel(const std::string& path);
+  Result<std::string> by_parts(const std::string& path);
+  static constexpr std::size_t kMaxRemembered = 4096;
+
+  std::string root_;
+  std::optional<Fd> root_fd_;    // opened on first use; invalid when the root cannot be opened
+  std::string real_root_;        // its name in /proc/self/fd, without a trailing slash
+  std::map<std::string, Result<std::string>> answers_;
+  std::map<std::string, Result<RootResolution>> parts_;  // after each leading part, as written
+};
 
 }  // namespace gcr
