@@ -235,8 +235,35 @@ Result<std::string> write_temp(int dirfd, const std::string& name, std::string_v
 
 }  // namespace
 
+namespace {
+
+// Whether dirfd/name is a regular file of one name holding exactly `data`, with the mode and
+// owner a new one would get.
+bool holds_exactly(int dirfd, const std::string& name, std::string_view data,
+                   const FileOwner& owner) {
+  Fd fd(::openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+  struct stat st {};
+  if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+      static_cast<std::size_t>(st.st_size) != data.size() || (st.st_mode & 07777) != owner.mode ||
+      st.st_uid != (owner.uid == static_cast<uid_t>(-1) ? ::geteuid() : owner.uid) ||
+      st.st_gid != (owner.gid == static_cast<gid_t>(-1) ? ::getegid() : owner.gid))
+    return false;
+  std::string held(data.size() + 1, '\0');
+  std::size_t got = 0;
+  while (got < held.size()) {
+    const ssize_t n = ::read(fd.get(), held.data() + got, held.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  return got == data.size() && std::string_view(held.data(), got) == data;
+}
+
+}  // namespace
+
 Status write_file_atomic_at(int dirfd, const std::string& name, std::string_view data,
                             const FileOwner& owner, Durability durability) {
+  if (durability == Durability::kNone && holds_exactly(dirfd, name, data, owner)) return {};
   remove_stale_temps(dirfd, name);
   auto temp = write_temp(dirfd, name, data, owner, durability);
   if (!temp) return temp.error();

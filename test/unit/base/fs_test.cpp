@@ -52,6 +52,46 @@ TEST_CASE("only kContentAndName syncs the directory; files rewritten on every cr
   CHECK(entries_in(dir.path()) == 1);
 }
 
+// A rootfs file (kNone) that already holds the data is kept: the same inode. Anything else
+// about it that a new file would not have (data, mode, a second name, a symlink) replaces it.
+TEST_CASE("kNone leaves a file holding exactly the data as it is, and replaces any other") {
+  TempDir dir;
+  gcr::Fd fd(::open(dir.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  auto inode = [&](const std::string& name) {
+    struct stat st {};
+    REQUIRE(::lstat((dir / name).c_str(), &st) == 0);
+    return st.st_ino;
+  };
+  auto write = [&](const std::string& name, std::string_view data, mode_t mode = 0644) {
+    REQUIRE(gcr::write_file_atomic_at(fd.get(), name, data, gcr::FileOwner{mode},
+                                      Durability::kNone));
+  };
+  write("f", "cache");
+  const auto first = inode("f");
+  write("f", "cache");
+  CHECK(inode("f") == first);
+  write("f", "cachE");
+  CHECK(inode("f") != first);
+  CHECK(gcr::test::read_file(dir / "f") == "cachE");
+  const auto second = inode("f");
+  write("f", "cachE", 0600);
+  CHECK(inode("f") != second);
+  write("f", "cach");
+  CHECK(gcr::test::read_file(dir / "f") == "cach");
+  // A second name: writing through it must not change the other file.
+  REQUIRE(::link((dir / "f").c_str(), (dir / "g").c_str()) == 0);
+  write("f", "cach");
+  CHECK(inode("f") != inode("g"));
+  // A symlink to a file holding the data is replaced by a file.
+  gcr::test::write_file(dir / "target", "cach");
+  REQUIRE(::chmod((dir / "target").c_str(), 0644) == 0);
+  REQUIRE(::symlink("target", (dir / "s").c_str()) == 0);
+  write("s", "cach");
+  struct stat st {};
+  REQUIRE(::lstat((dir / "s").c_str(), &st) == 0);
+  CHECK(S_ISREG(st.st_mode));
+}
+
 TEST_CASE("read_fd reads a file whole, and refuses one byte past the limit") {
   TempDir dir;
   const std::string text(100000, 'x');
