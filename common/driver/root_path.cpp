@@ -96,8 +96,7 @@ Result<std::string> RootResolver::resolve(const std::string& path) {
 
 std::optional<std::string> RootResolver::by_kernel(const std::string& path) {
   if (!root_fd_) {
-    root_fd_.emplace(::open(root_.empty() ? "/" : root_.c_str(),
-                            O_PATH | O_DIRECTORY | O_CLOEXEC));
+    root_fd_.emplace(::open(root_.empty() ? "/" : root_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (root_fd_->valid()) real_root_ = fd_name(root_fd_->get());
     if (real_root_ == "/") real_root_.clear();
   }
@@ -105,12 +104,10 @@ std::optional<std::string> RootResolver::by_kernel(const std::string& path) {
   open_how how{};
   how.flags = O_PATH | O_CLOEXEC;
   how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
-  const std::string relative = path.substr(path.find_first_not_of('/') == std::string::npos
-                                               ? path.size()
-                                               : path.find_first_not_of('/'));
-  const Fd fd(static_cast<int>(::syscall(SYS_openat2, root_fd_->get(),
-                                         relative.empty() ? "." : relative.c_str(), &how,
-                                         sizeof how)));
+  const auto first = path.find_first_not_of('/');
+  const std::string relative = first == std::string::npos ? "." : path.substr(first);
+  const Fd fd(static_cast<int>(
+      ::syscall(SYS_openat2, root_fd_->get(), relative.c_str(), &how, sizeof how)));
   if (!fd.valid()) return std::nullopt;
   const std::string name = fd_name(fd.get());
   // The name must lie in the root as /proc/self/fd names it (a root reached through a bind

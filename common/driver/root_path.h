@@ -48,8 +48,8 @@ class RootResolver {
   static constexpr std::size_t kMaxRemembered = 4096;
 
   std::string root_;
-  std::optional<Fd> root_fd_;    // opened on first use; invalid when the root cannot be opened
-  std::string real_root_;        // its name in /proc/self/fd, without a trailing slash
+  std::optional<Fd> root_fd_;  // opened on first use; invalid when the root cannot be opened
+  std::string real_root_;      // its name in /proc/self/fd, without a trailing slash
   std::map<std::string, Result<std::string>> answers_;
   std::map<std::string, Result<RootResolution>> parts_;  // after each leading part, as written
 };

@@ -63,8 +63,8 @@ TEST_CASE("kNone leaves a file holding exactly the data as it is, and replaces a
     return st.st_ino;
   };
   auto write = [&](const std::string& name, std::string_view data, mode_t mode = 0644) {
-    REQUIRE(gcr::write_file_atomic_at(fd.get(), name, data, gcr::FileOwner{mode},
-                                      Durability::kNone));
+    REQUIRE(
+        gcr::write_file_atomic_at(fd.get(), name, data, gcr::FileOwner{mode}, Durability::kNone));
   };
   write("f", "cache");
   const auto first = inode("f");

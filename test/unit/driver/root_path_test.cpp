@@ -69,3 +69,38 @@ TEST_CASE("a resolution continued part by part ends where the whole path's does"
   CHECK(whole("/chain/d29/f14").find("too many levels of symbolic links") != std::string::npos);
   CHECK(whole("/usr/lib64/f14") == "/usr/lib64/libcuda.so.550");
 }
+
+// The resolver asks the kernel (openat2 in the root) where a path leads and walks the parts
+// only when that fails: both must give resolve_in_root's answer, error text included, also for
+// a root named through a symlink (whose /proc/self/fd name is another) and a root that is a
+// prefix of a sibling's name.
+TEST_CASE("RootResolver answers as resolve_in_root does, by the kernel or part by part") {
+  TempDir t;
+  const std::string root = t / "root";
+  write_file(root + "/usr/lib64/libcuda.so.550", "x");
+  write_file(t / "rootless/usr/lib64/libcuda.so.550", "outside");
+  make_symlink("libcuda.so.550", root + "/usr/lib64/libcuda.so.1");
+  make_symlink("/usr/lib64", root + "/lib/abs");
+  make_symlink("../..", root + "/lib/up");
+  make_symlink("../../rootless/usr/lib64/libcuda.so.550", root + "/lib/sibling");
+  make_symlink("loop2", root + "/lib/loop1");
+  make_symlink("loop1", root + "/lib/loop2");
+  make_symlink(root, t / "via");
+  for (const std::string& named : {root, t / "via"}) {
+    gcr::RootResolver resolver(named);
+    for (const std::string path :
+         {"/usr/lib64/libcuda.so.1", "/lib/abs/libcuda.so.1", "/lib/up/usr/lib64/libcuda.so.1",
+          "/lib/up/lib/abs/../lib64/libcuda.so.550", "/", "//usr//lib64/", "/usr/lib64/missing",
+          "/lib/sibling", "/lib/loop1", "/lib/abs/missing/deeper"}) {
+      CAPTURE(named);
+      CAPTURE(path);
+      const auto expected = resolve_in_root(named, path);
+      for (int asked = 0; asked < 2; ++asked) {  // the second answer is the remembered one
+        const auto got = resolver.resolve(path);
+        REQUIRE(got.ok() == expected.ok());
+        if (got) CHECK(*got == *expected);
+        if (!got) CHECK(got.error().message == expected.error().message);
+      }
+    }
+  }
+}
