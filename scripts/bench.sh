@@ -1,10 +1,12 @@
 #!/bin/sh
 # Prints how much the shim adds to runc: median ratio of paired runs (shim / runc) and the
 # spread (p10..p90). Needs root (it runs containers). N pairs per case (default 300).
-#   scripts/bench.sh [N] [SECTION...]   sections: goals steps gpu hook hostile plugin (default: all)
+#   scripts/bench.sh [N] [SECTION...]   sections: goals steps real gpu hook hostile plugin
+#                                        (default: all)
 # `goals` prints, for each of the speed goals, ours, the floor and the gap in both layouts;
 # `steps` the shim's own GPU create, step by step, in both layouts, with the page faults of a
-# create, of a pass-through call and of the wrapper.
+# create, of a pass-through call and of the wrapper; `real` the same steps and runc's lifecycle
+# on NVIDIA's real driver files (test/real-driver.sh) with a host loader cache of real size.
 set -eu
 cd "$(dirname "$0")/.."
 N=300
@@ -62,9 +64,11 @@ export GPU_CONTAINER_RUNTIME_CONFIG="$WORK/config.toml"
 # A simulated host with 8 GPUs; gpu_config RUNTIME [LOG_LEVEL LOG_FILE] writes the configuration
 # for it.
 "$B/test/gcr-fixture" gpu-host "$DISK/host" 8 >"$WORK/driver.toml"
+# DRIVER: the [driver] keys of the host the GPU rows run on.
+DRIVER=$WORK/driver.toml HOST=""
 gpu_config() {
-  shipped_config "$WORK/gpu.toml" "$1" "$(sed -n 's/^root = "\(.*\)"/\1/p' "$WORK/driver.toml")" \
-    "$(sed -n 's/^dev-root = "\(.*\)"/\1/p' "$WORK/driver.toml")" "${2:-info}" "${3:-}"
+  shipped_config "$WORK/gpu.toml" "$1" "$(sed -n 's/^root = "\(.*\)"/\1/p' "$DRIVER")" \
+    "$(sed -n 's/^dev-root = "\(.*\)"/\1/p' "$DRIVER")" "${2:-info}" "${3:-}"
 }
 gpu_config "$RUNC"
 
@@ -76,14 +80,16 @@ lifecycle() {
 whole() {
   printf 'cp %s/%s %s/config.json && %s' "$2" "$3" "$2" "$(lifecycle "$1" "$2")"
 }
-# The 1-GPU container (compute,utility) the goal is about and a container without GPU, both
-# with glibc and an ld.so.cache as CUDA images have, in the current layout: gpu/original.json
-# asks for the GPU, gpu/edited.json is what the shim made of it; plain/original.json.
+# The 1-GPU container (compute,utility, or CAPS) the goal is about and a container without GPU,
+# both with glibc and an ld.so.cache as CUDA images have, in the current layout:
+# gpu/original.json asks for the GPU, gpu/edited.json is what the shim made of it;
+# plain/original.json.
+CAPS=compute,utility
 gpu_and_plain() {
   fresh plain && "$B/test/gcr-fixture" glibc "$BUNDLES/plain" -- /bin/sh -c true
   cp "$BUNDLES/plain/config.json" "$BUNDLES/plain/original.json"
   fresh gpu && "$B/test/gcr-fixture" glibc "$BUNDLES/gpu" NVIDIA_VISIBLE_DEVICES=0 \
-    NVIDIA_DRIVER_CAPABILITIES=compute,utility -- /bin/sh -c true
+    NVIDIA_DRIVER_CAPABILITIES=$CAPS -- /bin/sh -c true
   cp "$BUNDLES/gpu/config.json" "$BUNDLES/gpu/original.json"
   GPU_CONTAINER_RUNTIME_CONFIG=$WORK/gpu.toml "$SHIM" --root "$WORK/root" create \
     --bundle "$BUNDLES/gpu" gcr-bench-gpu
@@ -116,7 +122,7 @@ steps() {
   gpu_and_plain
   gpu_config /bin/true
   copy="cp $BUNDLES/gpu/original.json $BUNDLES/gpu/config.json"
-  echo "[$LAYOUT] the shim's own 1-GPU create (runc replaced by /bin/true) against cp + /bin/true (median of $N pairs)"
+  echo "[$LAYOUT$HOST] the shim's own 1-GPU create ($CAPS; runc replaced by /bin/true) against cp + /bin/true (median of $N pairs)"
   GPU_CONTAINER_RUNTIME_CONFIG=$WORK/gpu.toml "$B/test/bench-pairs" "$N" /bin/sh -c "$copy && /bin/true" -- \
     /bin/sh -c "$copy && $SHIM create --bundle $BUNDLES/gpu x"
   # Page faults of one call beyond those of /bin/true alone (which each call runs last): on a
@@ -136,14 +142,16 @@ steps() {
   sed -n 's/.*create steps: \(.*\) (ms wall\/CPU).*/\1/p' "$WORK/steps.log" |
     tr ',' '\n' | sed 's/^ //; s/loader cache/loader-cache/' >"$WORK/steps.txt"
   line="  its steps at debug level (median ms, wall/CPU):"
+  total=0
   for step in configuration request discovery edits loader-cache write; do
     wall=$(awk -v s="$step" '$1 == s { split($2, f, "/"); print f[1] }' "$WORK/steps.txt" | sort -n |
       awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
     cpu=$(awk -v s="$step" '$1 == s { split($2, f, "/"); print f[2] }' "$WORK/steps.txt" | sort -n |
       awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
     line="$line $step $wall/$cpu"
+    total=$(awk -v a="$total" -v b="$cpu" 'BEGIN { printf "%.3f", a + b }')
   done
-  echo "$line"
+  echo "$line; CPU of the steps $total"
   gpu_config "$RUNC"
 }
 
@@ -163,6 +171,48 @@ if want steps; then
   on_tmpfs && steps
   on_disk && steps
   on_tmpfs
+fi
+
+# NVIDIA's real driver files (Debian 12's 535 packages, test/real-driver.sh) in Debian's layout
+# and the .run installer's, each copied to a root of its own with 650 more libraries beside the
+# driver's (each its own SONAME, as a host's library directory holds) and a loader cache of the
+# size hosts have (about 690 entries; a real H100 host had 522), the simulated /dev and /proc
+# around them: the shim's own create step by step for compute,utility and for all
+# capabilities, then runc's lifecycle on the spec the shim wrote against a container without GPU.
+real_host() { # LAYOUT
+  rm -rf "$DISK/real" && mkdir "$DISK/real"
+  cp -a "$LAYOUTS/$1" "$DISK/real/root"
+  printf 'void gcr_pad(void) {}\n' >"$DISK/real/pad.c"
+  cc -shared -nostdlib -fPIC -Wl,-soname,libgcrpad0000.so.1 -o "$DISK/real/pad.so" "$DISK/real/pad.c"
+  for i in $(seq 650); do
+    name=$(printf 'libgcrpad%04d' "$i")
+    sed "s/libgcrpad0000/$name/" "$DISK/real/pad.so" >"$DISK/real/root/usr/lib/x86_64-linux-gnu/$name.so.1"
+  done
+  ldconfig -r "$DISK/real/root"
+  "$B/test/gcr-fixture" gpu-host "$DISK/real/host" 8 "version=$VERSION" |
+    sed "s|^root = .*|root = \"$DISK/real/root\"|" >"$WORK/real.toml"
+  HOST=", $1 layout, $(ldconfig -r "$DISK/real/root" -p | sed -n '1s/ libs.*//p') cache entries"
+}
+real_rows() {
+  for CAPS in compute,utility all; do steps; done
+  CAPS=compute,utility
+  gpu_and_plain
+  echo "[$LAYOUT$HOST] runc on the shim's 1-GPU spec ($(grep -c '"destination"' "$BUNDLES/gpu/edited.json") mounts) / a container without GPU (median of $N pairs)"
+  "$B/test/bench-pairs" "$N" /bin/sh -c "$(whole "$RUNC" "$BUNDLES/plain" original.json)" -- \
+    /bin/sh -c "$(whole "$RUNC" "$BUNDLES/gpu" edited.json)"
+}
+if want real; then
+  LAYOUTS=${GCR_REAL_DRIVER:-$(test/real-driver.sh | tail -n 1)}
+  VERSION=$(head -n 1 "$LAYOUTS/../ready")
+  DRIVER=$WORK/real.toml
+  for layout in debian flat; do
+    real_host "$layout"
+    gpu_config "$RUNC"
+    on_tmpfs && real_rows
+  done
+  rm -rf "$DISK/real"
+  HOST="" DRIVER=$WORK/driver.toml
+  gpu_config "$RUNC"
 fi
 
 if want gpu; then
