@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <stdexcept>
+#include <utility>
 
 #include "shim_fixture.h"
 
@@ -16,13 +17,41 @@ Containerd::Containerd(const std::string& dir, const RunOptions& env, const std:
                          "/state\"\ndisabled_plugins = [\"io.containerd.grpc.v1.cri\"]\n[grpc]\n  "
                          "address = \"" +
                          socket_ + "\"\n[ttrpc]\n  address = \"" + dir + "/t.sock\"\n");
+  start(config, env);
+}
+
+Containerd::Containerd(const std::string& dir, const std::string& config, const std::string& socket,
+                       const RunOptions& env, const std::string& bin)
+    : dir_(dir), bin_(bin), socket_(socket) {
+  if (!exists(bin + "/containerd")) throw std::runtime_error("no containerd in " + bin);
+  start(config, env);
+}
+
+void Containerd::start(const std::string& config, const RunOptions& env) {
   RunOptions daemon_env = env;
-  daemon_env.env["PATH"] = bin + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+  daemon_env.env["PATH"] = bin_ + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+  make_dirs(dir_);
   daemon_ =
-      std::make_unique<Daemon>(std::vector<std::string>{bin + "/containerd", "--config", config},
-                               daemon_env, dir + "/containerd.log");
+      std::make_unique<Daemon>(std::vector<std::string>{bin_ + "/containerd", "--config", config},
+                               daemon_env, dir_ + "/containerd.log");
   if (!wait_for_path(socket_, 30))
-    throw std::runtime_error("containerd did not start: " + read_file(dir + "/containerd.log"));
+    throw std::runtime_error("containerd did not start: " + read_file(dir_ + "/containerd.log"));
+}
+
+std::string Containerd::private_config(std::string stock, const std::string& dir) {
+  const std::pair<const char*, const char*> moves[] = {
+      {"/var/lib/containerd", "/root"}, {"/run/containerd", "/state"},
+      {"/opt/containerd", "/opt"},      {"/var/run/nri", "/nri"},
+      {"/etc/nri", "/nri/conf"},        {"/opt/nri", "/nri/plugins"},
+      {"/etc/cni/net.d", "/cni"},       {"/etc/cdi", "/cdi"},
+      {"/var/run/cdi", "/cdi-run"}};
+  const auto replace = [&stock](const std::string& from, const std::string& to) {
+    for (auto at = stock.find(from); at != std::string::npos; at = stock.find(from, at + to.size()))
+      stock.replace(at, from.size(), to);
+  };
+  for (const auto& [from, to] : moves) replace(from, dir + to);
+  replace("restrict_oom_score_adj = false", "restrict_oom_score_adj = true");
+  return stock;
 }
 
 ProcessResult Containerd::ctr(const std::vector<std::string>& args,
