@@ -129,6 +129,50 @@ TEST_SUITE("newer engines") {
     }
   }
 
+  TEST_CASE("containerd 1.7 and 2.1: ctr run --gpus through the shim, --device with our spec") {
+    REQUIRE_MESSAGE(gcr::test::is_root(), "engines need root");
+    for (const auto& release : kReleases) {
+      const std::string suite = release.suite;
+      CAPTURE(suite);
+      GpuFixture f;
+      f.configure({{"runtime", {{"runtimes", {gcr::test::runc_path()}}}}});
+      generate_spec(f, f.path("cdi"));
+      // ctr --gpus adds a prestart hook running nvidia-container-cli from ctr's PATH: ours.
+      gcr::test::make_symlink(gcr::test::built("gpu-ctk"), f.path("bin/nvidia-container-cli"));
+      gcr::test::RunOptions ctr_env;
+      ctr_env.env["PATH"] = f.path("bin") + ":/usr/sbin:/usr/bin:/sbin:/bin";
+      gcr::test::RunOptions env;
+      env.env["GPU_CONTAINER_RUNTIME_CONFIG"] = f.config_path();
+      const gcr::test::Containerd containerd(f.path("containerd"), env,
+                                             root_of(release) + "/usr/bin");
+      gcr::test::make_busybox_rootfs(f.path("ctr"));
+      const auto run_args = [&](const std::vector<std::string>& flags, const std::string& id) {
+        std::vector<std::string> args{"run", "--rm"};
+        args.insert(args.end(), flags.begin(), flags.end());
+        args.insert(args.end(), {"--rootfs", f.path("ctr/rootfs"), id, "/bin/sh", "-c", kGpuNodes});
+        return args;
+      };
+      const auto gpus = containerd.ctr(
+          run_args({"--runc-binary", gcr::test::built("gpu-container-runtime"), "--gpus", "0"},
+                   "gcr-ctr-gpus"),
+          ctr_env);
+      CHECK(gpus.err == "");
+      CHECK(gpus.out == gpu_nodes(f, {0}));
+      // --device with a CDI name: ctr 2.x resolves it from /etc/cdi and /var/run/cdi (no flag
+      // names other folders), plain runc runs our spec's edits; 1.7's ctr takes a device path.
+      const auto device =
+          containerd.ctr_with_cdi_specs(f.path("cdi"), f.path("cdi-ns"),
+                                        run_args({"--device", "nvidia.com/gpu=1"}, "gcr-ctr-cdi"));
+      if (suite == "sid") {
+        CHECK(device.err == "");
+        CHECK(device.out == gpu_nodes(f, {1}));
+      } else {
+        CHECK(device.exit_code != 0);
+        CHECK(device.err.find("stat nvidia.com/gpu=1: no such file") != std::string::npos);
+      }
+    }
+  }
+
   TEST_CASE("Docker 26 and 28: the runtime by env, CDI devices from our spec, and --gpus") {
     REQUIRE_MESSAGE(gcr::test::is_root(), "engines need root");
     for (const auto& release : kReleases) {

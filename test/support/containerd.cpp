@@ -61,6 +61,38 @@ ProcessResult Containerd::ctr(const std::vector<std::string>& args,
   return run(argv, options);
 }
 
+ProcessResult Containerd::ctr_with_cdi_specs(const std::string& specs, const std::string& work,
+                                             const std::vector<std::string>& args,
+                                             const RunOptions& options) const {
+  make_dirs(work + "/upper/cdi");
+  make_dirs(work + "/work");
+  const std::string script = R"(set -e
+specs=$1 work=$2
+shift 2
+if [ ! -d /etc/cdi ]; then
+  mount -t overlay overlay -o "lowerdir=/etc,upperdir=$work/upper,workdir=$work/work" /etc
+fi
+mount -t tmpfs -o mode=0755 tmpfs /etc/cdi
+cp "$specs"/* /etc/cdi/
+if [ -d /var/run/cdi ]; then mount -t tmpfs -o mode=0755 tmpfs /var/run/cdi; fi
+exec "$@")";
+  std::vector<std::string> argv{"/usr/bin/unshare",
+                                "--mount",
+                                "--propagation",
+                                "private",
+                                "/bin/sh",
+                                "-c",
+                                script,
+                                "sh",
+                                specs,
+                                work,
+                                bin_ + "/ctr",
+                                "--address",
+                                socket_};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run(argv, options);
+}
+
 ProcessResult Containerd::run_through_shim(const std::string& bundle,
                                            const std::vector<std::string>& env,
                                            const std::string& script) const {

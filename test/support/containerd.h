@@ -32,6 +32,14 @@ class Containerd {
 
   [[nodiscard]] ProcessResult ctr(const std::vector<std::string>& args,
                                   const RunOptions& options = {}) const;
+  // ctr in a private mount namespace where /etc/cdi is a tmpfs holding copies of the specs in
+  // `specs` and /var/run/cdi (where the machine has one) an empty tmpfs: ctr 2.x reads CDI specs
+  // from those folders alone, on the client side. Where the machine has no /etc/cdi, an overlay
+  // on /etc in that namespace (its upper layer under `work`) makes the folder; the machine's own
+  // /etc, /etc/cdi and /var/run/cdi stay as they are.
+  [[nodiscard]] ProcessResult ctr_with_cdi_specs(const std::string& specs, const std::string& work,
+                                                 const std::vector<std::string>& args,
+                                                 const RunOptions& options = {}) const;
   // ctr run of `script` (sh -c) through our shim (--runc-binary), in a busybox rootfs made in
   // `bundle`, with `env` (NAME=VALUE).
   [[nodiscard]] ProcessResult run_through_shim(const std::string& bundle,
