@@ -64,9 +64,9 @@ std::string gpu_nodes(const GpuFixture& f, const std::vector<unsigned>& gpus) {
   return out;
 }
 
-// The image a pod's sandbox and containers run, under the sandbox image's name in `config`
-// (a containerd's `config dump`: never pulled), imported into the CRI's namespace: busybox,
-// sleeping.
+// The image a pod's sandbox and containers run, under the sandbox image's name in `dump` (what
+// a containerd's `config dump` printed: that image is never pulled), imported into the CRI's
+// namespace: busybox, sleeping.
 std::string import_sandbox_image(const gcr::test::Containerd& containerd, const GpuFixture& f,
                                  const std::string& dump) {
   const auto loaded = gcr::parse_toml(dump, "config dump");
@@ -137,7 +137,8 @@ TEST_SUITE("newer engines") {
       GpuFixture f;
       f.configure({{"runtime", {{"runtimes", {gcr::test::runc_path()}}}}});
       generate_spec(f, f.path("cdi"));
-      // ctr --gpus adds a prestart hook running nvidia-container-cli from ctr's PATH: ours.
+      // ctr --gpus adds a hook running nvidia-container-cli from ctr's PATH (ours): prestart in
+      // 1.7, createRuntime in 2.1. The shim reads it from either.
       gcr::test::make_symlink(gcr::test::built("gpu-ctk"), f.path("bin/nvidia-container-cli"));
       gcr::test::RunOptions ctr_env;
       ctr_env.env["PATH"] = f.path("bin") + ":/usr/sbin:/usr/bin:/sbin:/bin";

@@ -1,12 +1,20 @@
 #include "containerd.h"
 
+#include <signal.h>
+
+#include <boost/filesystem.hpp>
+#include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <stdexcept>
 #include <utility>
+#include <vector>
 
 #include "shim_fixture.h"
 
 namespace gcr::test {
+
+namespace fs = boost::filesystem;
 
 Containerd::Containerd(const std::string& dir, const RunOptions& env, const std::string& bin)
     : dir_(dir), bin_(bin), socket_(dir + "/c.sock") {
@@ -25,6 +33,49 @@ Containerd::Containerd(const std::string& dir, const std::string& config, const 
     : dir_(dir), bin_(bin), socket_(socket) {
   if (!exists(bin + "/containerd")) throw std::runtime_error("no containerd in " + bin);
   start(config, env);
+}
+
+Containerd::~Containerd() {
+  daemon_.reset();
+  boost::system::error_code ec;
+  std::vector<fs::path> task_dirs;
+  const fs::path tasks = fs::path(dir_) / "state/io.containerd.runtime.v2.task";
+  if (fs::is_directory(tasks, ec)) {
+    for (const auto& ns : fs::directory_iterator(tasks, ec)) {
+      for (const auto& task : fs::directory_iterator(ns.path(), ec)) task_dirs.push_back(task);
+    }
+  }
+  // The containers: each task's init.pid (a task removed has no folder left).
+  for (const auto& task : task_dirs) {
+    if (!fs::exists(task / "init.pid", ec)) continue;
+    const int pid = std::atoi(read_file((task / "init.pid").string()).c_str());
+    if (pid > 1) ::kill(pid, SIGKILL);
+  }
+  // The shims: the processes started with `-address <this containerd's socket>`.
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+    std::vector<std::string> argv;
+    for (std::string arg; std::getline(in, arg, '\0');) argv.push_back(arg);
+    for (std::size_t i = 1; i < argv.size(); ++i) {
+      if (argv[i - 1] == "-address" && argv[i] == socket_) ::kill(std::stoi(name), SIGKILL);
+    }
+  }
+  // Their sockets, in the machine's /run/containerd/s whatever the state folder: named in each
+  // task's `address` (1.7) or `bootstrap.json` (2.x).
+  const std::string sockets = "/run/containerd/s/";
+  for (const auto& task : task_dirs) {
+    for (const char* file : {"address", "bootstrap.json"}) {
+      if (!fs::exists(task / file, ec)) continue;
+      const std::string text = read_file((task / file).string());
+      const auto at = text.find("unix://" + sockets);
+      if (at == std::string::npos) continue;
+      const auto name = at + std::string("unix://").size() + sockets.size();
+      const auto end = text.find_first_not_of("0123456789abcdef", name);
+      fs::remove(sockets + text.substr(name, end - name), ec);
+    }
+  }
 }
 
 void Containerd::start(const std::string& config, const RunOptions& env) {

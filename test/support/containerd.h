@@ -20,6 +20,12 @@ class Containerd {
   // private_config, then configured), serving `socket` (the file's grpc address).
   Containerd(const std::string& dir, const std::string& config, const std::string& socket,
              const RunOptions& env, const std::string& bin);
+  // Stops containerd, then kills by pid what is left running (the containers of a test that
+  // failed before removing them: each task's state/.../init.pid; their shims: the processes
+  // whose -address is this containerd's socket).
+  ~Containerd();
+  Containerd(const Containerd&) = delete;
+  Containerd& operator=(const Containerd&) = delete;
 
   // The text of a file `containerd config default` wrote with every host path it names for
   // containerd to write (root, state and sockets, the opt and NRI plugins' folders) and the

@@ -1,8 +1,10 @@
 #include "cri_client.h"
 
 #include <chrono>
+#include <iostream>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 namespace gcr::test {
 
@@ -98,11 +100,21 @@ CriPod::~CriPod() {
   runtime::v1::StopPodSandboxRequest stop;
   stop.set_pod_sandbox_id(id_);
   runtime::v1::StopPodSandboxResponse stopped;
-  cri_.runtime().StopPodSandbox(CriClient::context().get(), stop, &stopped);
+  const auto stop_status =
+      cri_.runtime().StopPodSandbox(CriClient::context().get(), stop, &stopped);
   runtime::v1::RemovePodSandboxRequest remove;
   remove.set_pod_sandbox_id(id_);
   runtime::v1::RemovePodSandboxResponse removed;
-  cri_.runtime().RemovePodSandbox(CriClient::context().get(), remove, &removed);
+  const auto remove_status =
+      cri_.runtime().RemovePodSandbox(CriClient::context().get(), remove, &removed);
+  // A destructor cannot throw: what failed goes to stderr (the Containerd object kills what is
+  // left by pid when the test stops it).
+  for (const auto& [call, status] :
+       {std::pair{"StopPodSandbox", stop_status}, std::pair{"RemovePodSandbox", remove_status}}) {
+    if (!status.ok())
+      std::cerr << "CRI " << call << " failed: " << status.error_message() << " (" << cri_.socket()
+                << ")\n";
+  }
 }
 
 std::string CriPod::start_container(const std::string& name, const std::string& image,
