@@ -15,11 +15,11 @@
 #include "dockerd.h"
 #include "engines/engines.h"
 #include "gpu_fixture.h"
-#include "plugin_fixture.h"
 #include "real_driver.h"
 #include "toml/toml.h"
 #ifdef GCR_CRI_API
 #include "cri_client.h"
+#include "plugin_fixture.h"
 #endif
 
 using gcr::Json;
@@ -64,6 +64,7 @@ std::string gpu_nodes(const GpuFixture& f, const std::vector<unsigned>& gpus) {
   return out;
 }
 
+#ifdef GCR_CRI_API
 // The image a pod's sandbox and containers run, under the sandbox image's name in `dump` (what
 // a containerd's `config dump` printed: that image is never pulled), imported into the CRI's
 // namespace: busybox, sleeping.
@@ -85,6 +86,7 @@ std::string import_sandbox_image(const gcr::test::Containerd& containerd, const 
   REQUIRE_MESSAGE(imported.exit_code == 0, imported.err);
   return image;
 }
+#endif
 
 }  // namespace
 
