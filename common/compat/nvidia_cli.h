@@ -1,6 +1,6 @@
 // nvidia-container-cli's command line (libnvidia-container's CLI): its global flags, the
-// commands `configure`, `info` and `list` with theirs. Read by the shim (the prestart hook
-// containerd's `ctr run --gpus` adds) and by our nvidia-container-cli compatibility command.
+// commands `configure`, `info` and `list` with theirs. Read by the shim (the hook containerd's
+// `ctr run --gpus` adds) and by our nvidia-container-cli compatibility command.
 #pragma once
 
 #include <string>

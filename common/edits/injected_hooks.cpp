@@ -113,13 +113,15 @@ void remove_superseded_hooks(Json& spec, const Config::Hooks& hooks) {
   for (auto& [kind, list] : all->items()) {
     if (!list.is_array()) continue;
     const bool prestart = kind == "prestart";
-    list.erase(std::remove_if(list.begin(), list.end(),
-                              [&](const Json& h) {
-                                return (prestart &&
-                                        (is_legacy_nvidia_hook(h) || is_ctr_gpus_hook_entry(h))) ||
-                                       is_our_hook(h, hooks);
-                              }),
-               list.end());
+    const bool create_runtime = kind == "createRuntime";
+    list.erase(
+        std::remove_if(list.begin(), list.end(),
+                       [&](const Json& h) {
+                         return (prestart && is_legacy_nvidia_hook(h)) ||
+                                ((prestart || create_runtime) && is_ctr_gpus_hook_entry(h)) ||
+                                is_our_hook(h, hooks);
+                       }),
+        list.end());
   }
 }
 

@@ -54,8 +54,8 @@ struct CudaCompatRequest {
 
 // Removes what a GPU container no longer needs once the shim has done the work: the
 // nvidia-container-runtime-hook prestart hook docker --gpus adds, the nvidia-container-cli one
-// ctr --gpus adds, and hooks an earlier run of this shim injected (so running twice on one
-// bundle adds nothing twice).
+// ctr --gpus adds (prestart in containerd 1.x, createRuntime in 2.1), and hooks an earlier run of
+// this shim injected (so running twice on one bundle adds nothing twice).
 void remove_superseded_hooks(Json& spec, const Config::Hooks& hooks);
 
 }  // namespace gcr

@@ -185,13 +185,15 @@ Status read_hooks(const Json& spec, SpecView& view) {
         return s;
     }
   }
-  const auto prestart = it->find("prestart");
-  if (prestart == it->end() || prestart->is_null()) return {};
-  for (const auto& hook : *prestart) {
-    SpecHook h{hook.at("path").get<std::string>(), {}};
-    const auto args = hook.find("args");
-    if (args != hook.end() && !args->is_null()) h.args = args->get<std::vector<std::string>>();
-    view.prestart_hooks.push_back(std::move(h));
+  for (const char* kind : {"prestart", "createRuntime"}) {
+    const auto list = it->find(kind);
+    if (list == it->end() || list->is_null()) continue;
+    for (const auto& hook : *list) {
+      SpecHook h{hook.at("path").get<std::string>(), {}};
+      const auto args = hook.find("args");
+      if (args != hook.end() && !args->is_null()) h.args = args->get<std::vector<std::string>>();
+      view.runtime_hooks.push_back(std::move(h));
+    }
   }
   return {};
 }

@@ -19,7 +19,7 @@ struct SpecMount {
   std::string destination;
 };
 
-// A prestart hook: what it runs.
+// A prestart or createRuntime hook: what it runs.
 struct SpecHook {
   std::string path;
   std::vector<std::string> args;
@@ -30,7 +30,9 @@ struct SpecView {
   bool privileged = false;                 // CAP_SYS_ADMIN in process.capabilities.bounding
   std::vector<SpecMount> mounts;
   std::vector<std::pair<std::string, std::string>> annotations;  // in the spec's order
-  std::vector<SpecHook> prestart_hooks;  // `hooks.prestart` (containerd's --gpus hook is one)
+  // `hooks.prestart`, then `hooks.createRuntime`: where containerd's ctr --gpus puts its hook
+  // (1.x in prestart, 2.1 in createRuntime: the OCI spec deprecated prestart)
+  std::vector<SpecHook> runtime_hooks;
   std::string root_path;
 };
 

@@ -48,7 +48,7 @@ Result<CliHookRequest> request_of(const std::vector<std::string>& args) {
 }  // namespace
 
 Result<std::optional<CliHookRequest>> read_cli_hook(const SpecView& spec) {
-  for (const auto& hook : spec.prestart_hooks) {
+  for (const auto& hook : spec.runtime_hooks) {
     if (!is_ctr_gpus_hook(hook.args)) continue;
     auto request = request_of(nvidia_cli_args(hook.args));
     if (!request) return request.error();

@@ -21,10 +21,11 @@ struct CliHookRequest {
   std::vector<std::string> imex_channels;  // --imex-channel
 };
 
-// The request of the first prestart hook that is containerd's --gpus hook; nullopt when there
-// is none. A flag nvidia-container-cli does not have, or a `configure` missing, is an error
-// naming it. Flags about how libnvidia-container works (--load-kmods, --ldcache, --no-cgroups,
-// --pid, ...) do not change the request.
+// The request of the first prestart or createRuntime hook that is containerd's --gpus hook
+// (ctr 1.x puts it in prestart, 2.1 in createRuntime); nullopt when there is none. A flag
+// nvidia-container-cli does not have, or a `configure` missing, is an error naming it. Flags
+// about how libnvidia-container works (--load-kmods, --ldcache, --no-cgroups, --pid, ...) do not
+// change the request.
 [[nodiscard]] Result<std::optional<CliHookRequest>> read_cli_hook(const SpecView& spec);
 
 }  // namespace gcr

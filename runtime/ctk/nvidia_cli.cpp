@@ -1,6 +1,7 @@
 // nvidia-container-cli: the name containerd's `ctr run --gpus` looks up in PATH and puts in a
-// prestart hook. With gpu-container-runtime as the runtime the shim reads that hook as the
-// container's GPU request and removes it, so `configure` never runs; if it does, the container
+// hook (prestart in containerd 1.x, createRuntime in 2.1; 2.3 asks for CDI devices instead).
+// With gpu-container-runtime as the runtime the shim reads that hook as the container's GPU
+// request and removes it, so `configure` never runs; if it does, the container
 // reached plain runc and it fails with what to change (never a half-configured container).
 // `info` and `list` print what our discovery finds, in nvidia-container-cli's format.
 #include <cstdio>

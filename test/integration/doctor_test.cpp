@@ -18,6 +18,7 @@
 
 #include "config/config.h"
 #include "gpu_fixture.h"
+#include "real_driver.h"
 
 using gcr::Json;
 using gcr::test::GpuFixture;
@@ -445,6 +446,19 @@ TEST_CASE("doctor: device-list cdi-cri on a kubelet or containerd that drops CDI
   CHECK(line_starting(r.out,
                       "FAIL  kubernetes: device-list cdi-cri, but containerd 1.6 does not apply "
                       "CDI devices (1.7 does, with enable_cdi = true): pods get no GPU") != "");
+  CHECK(r.exit_code == 1);
+  // The containerd of Debian 13 (1.7) and sid (2.1) first in PATH: they apply CDI devices.
+  for (const char* suite : {"trixie", "sid"}) {
+    CAPTURE(suite);
+    gcr::test::make_symlink(gcr::test::newer_engines() + "/" + suite + "/root/usr/bin/containerd",
+                            node.bin_dir + "/containerd");
+    r = node.doctor();
+    CHECK(line_starting(r.out,
+                        "ok    kubernetes: the runtime accepts what the device plugin "
+                        "hands out") != "");
+    CHECK(r.out.find("cdi-cri, but") == std::string::npos);
+    std::filesystem::remove(node.bin_dir + "/containerd");
+  }
   // Where the plugin hands out annotations as well, they are what the runtime reads.
   node.configure({{"device-plugin", {{"device-list", {"cdi-annotations"}}}}});
   r = node.doctor();

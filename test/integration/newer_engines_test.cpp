@@ -4,8 +4,12 @@
 // from the file it writes itself (containerd) or an empty daemon.json (Docker), its
 // configuration loaded back by that engine, and containers that see exactly the GPU they asked
 // for, through the shim's environment request, CDI devices from our generated spec, and
-// Docker's --gpus. Needs root.
+// Docker's --gpus. Through containerd's CRI as a kubelet drives it: pods whose containers are
+// configured from what our device plugin's Allocate answered, for each device-list strategy.
+// Needs root.
 #include <doctest/doctest.h>
+
+#include <algorithm>
 
 #include "containerd.h"
 #include "dockerd.h"
@@ -13,6 +17,10 @@
 #include "gpu_fixture.h"
 #include "real_driver.h"
 #include "toml/toml.h"
+#ifdef GCR_CRI_API
+#include "cri_client.h"
+#include "plugin_fixture.h"
+#endif
 
 using gcr::Json;
 using gcr::test::GpuFixture;
@@ -20,6 +28,7 @@ using gcr::test::GpuFixture;
 namespace {
 
 const std::string kListGpus = "ls /dev | grep nvidia | tr '\\n' ' '";
+const std::string kGpuNodes = "ls /dev | grep -E '^nvidia[0-9]+$' | tr '\\n' ' '";
 
 struct Release {
   const char* suite;
@@ -44,6 +53,40 @@ void generate_spec(const GpuFixture& f, const std::string& dir) {
                          dir + "/nvidia.yaml"});
   REQUIRE_MESSAGE(spec.exit_code == 0, spec.err);
 }
+
+// What kGpuNodes prints in a container given `gpus` (indices) of the simulated host.
+std::string gpu_nodes(const GpuFixture& f, const std::vector<unsigned>& gpus) {
+  std::vector<std::string> nodes;
+  for (unsigned i : gpus) nodes.push_back("nvidia" + std::to_string(f.host().gpus().at(i).minor));
+  std::sort(nodes.begin(), nodes.end());
+  std::string out;
+  for (const auto& n : nodes) out += n + " ";
+  return out;
+}
+
+#ifdef GCR_CRI_API
+// The image a pod's sandbox and containers run, under the sandbox image's name in `dump` (what
+// a containerd's `config dump` printed: that image is never pulled), imported into the CRI's
+// namespace: busybox, sleeping.
+std::string import_sandbox_image(const gcr::test::Containerd& containerd, const GpuFixture& f,
+                                 const std::string& dump) {
+  const auto loaded = gcr::parse_toml(dump, "config dump");
+  REQUIRE_MESSAGE(loaded.ok(), dump);
+  const auto plugins = (*loaded)["plugins"];
+  const std::string image = plugins["io.containerd.grpc.v1.cri"]["sandbox_image"].value_or(
+      plugins["io.containerd.cri.v1.images"]["pinned_images"]["sandbox"].value_or(std::string()));
+  REQUIRE_MESSAGE(!image.empty(), dump);
+  gcr::test::make_busybox_rootfs(f.path("image"));
+  const std::string tar = f.path("image.tar");
+  const auto archived = gcr::test::run(
+      {std::string(GCR_TEST_SOURCE_DIR) + "/scripts/image-archive.sh", f.path("image/rootfs"),
+       image, R"({"Entrypoint":["/bin/busybox","sleep","600"]})", tar});
+  REQUIRE_MESSAGE(archived.exit_code == 0, archived.err);
+  const auto imported = containerd.ctr({"--namespace", "k8s.io", "images", "import", tar});
+  REQUIRE_MESSAGE(imported.exit_code == 0, imported.err);
+  return image;
+}
+#endif
 
 }  // namespace
 
@@ -88,6 +131,51 @@ TEST_SUITE("newer engines") {
     }
   }
 
+  TEST_CASE("containerd 1.7 and 2.1: ctr run --gpus through the shim, --device with our spec") {
+    REQUIRE_MESSAGE(gcr::test::is_root(), "engines need root");
+    for (const auto& release : kReleases) {
+      const std::string suite = release.suite;
+      CAPTURE(suite);
+      GpuFixture f;
+      f.configure({{"runtime", {{"runtimes", {gcr::test::runc_path()}}}}});
+      generate_spec(f, f.path("cdi"));
+      // ctr --gpus adds a hook running nvidia-container-cli from ctr's PATH (ours): prestart in
+      // 1.7, createRuntime in 2.1. The shim reads it from either.
+      gcr::test::make_symlink(gcr::test::built("gpu-ctk"), f.path("bin/nvidia-container-cli"));
+      gcr::test::RunOptions ctr_env;
+      ctr_env.env["PATH"] = f.path("bin") + ":/usr/sbin:/usr/bin:/sbin:/bin";
+      gcr::test::RunOptions env;
+      env.env["GPU_CONTAINER_RUNTIME_CONFIG"] = f.config_path();
+      const gcr::test::Containerd containerd(f.path("containerd"), env,
+                                             root_of(release) + "/usr/bin");
+      gcr::test::make_busybox_rootfs(f.path("ctr"));
+      const auto run_args = [&](const std::vector<std::string>& flags, const std::string& id) {
+        std::vector<std::string> args{"run", "--rm"};
+        args.insert(args.end(), flags.begin(), flags.end());
+        args.insert(args.end(), {"--rootfs", f.path("ctr/rootfs"), id, "/bin/sh", "-c", kGpuNodes});
+        return args;
+      };
+      const auto gpus = containerd.ctr(
+          run_args({"--runc-binary", gcr::test::built("gpu-container-runtime"), "--gpus", "0"},
+                   "gcr-ctr-gpus"),
+          ctr_env);
+      CHECK(gpus.err == "");
+      CHECK(gpus.out == gpu_nodes(f, {0}));
+      // --device with a CDI name: ctr 2.x resolves it from /etc/cdi and /var/run/cdi (no flag
+      // names other folders), plain runc runs our spec's edits; 1.7's ctr takes a device path.
+      const auto device =
+          containerd.ctr_with_cdi_specs(f.path("cdi"), f.path("cdi-ns"),
+                                        run_args({"--device", "nvidia.com/gpu=1"}, "gcr-ctr-cdi"));
+      if (suite == "sid") {
+        CHECK(device.err == "");
+        CHECK(device.out == gpu_nodes(f, {1}));
+      } else {
+        CHECK(device.exit_code != 0);
+        CHECK(device.err.find("stat nvidia.com/gpu=1: no such file") != std::string::npos);
+      }
+    }
+  }
+
   TEST_CASE("Docker 26 and 28: the runtime by env, CDI devices from our spec, and --gpus") {
     REQUIRE_MESSAGE(gcr::test::is_root(), "engines need root");
     for (const auto& release : kReleases) {
@@ -128,5 +216,89 @@ TEST_SUITE("newer engines") {
       CHECK(run({"--runtime", "nvidia", "--gpus", "device=1"}) ==
             "nvidia-uvm nvidia-uvm-tools nvidia0 nvidiactl ");
     }
+  }
+
+  TEST_CASE("containerd 1.7 and 2.1 through the CRI: pods get the GPUs our plugin allocated") {
+    REQUIRE_MESSAGE(gcr::test::is_root(), "engines need root");
+#ifndef GCR_CRI_API
+    FAIL("built without the CRI API: run test/newer-engines.sh, then configure again");
+#else
+    // What our plugin's Allocate answers for each device-list strategy, as the kubelet gets it:
+    // a GPU for envvar and cdi-annotations, two for cdi-cri (the CRI's CDI_devices field).
+    struct Strategy {
+      const char* name;
+      std::vector<unsigned> gpus;
+      v1beta1::ContainerAllocateResponse answer;
+    };
+    std::vector<Strategy> strategies = {
+        {"envvar", {1}, {}}, {"cdi-annotations", {2}, {}}, {"cdi-cri", {0, 3}, {}}};
+    for (auto& s : strategies) {
+      gcr::test::PluginFixture plugin(Json{{"device-list", {s.name}}});
+      plugin.start();
+      std::vector<std::string> ids;
+      for (unsigned i : s.gpus) ids.push_back(plugin.host.gpus().at(i).uuid);
+      v1beta1::AllocateResponse response;
+      const auto status = plugin.kubelet->allocate(ids, response);
+      REQUIRE_MESSAGE(status.ok(), status.error_message());
+      s.answer = response.container_responses(0);
+    }
+    // Each answer holds its strategy's form alone.
+    CHECK(strategies[0].answer.envs().size() == 1);
+    CHECK(strategies[1].answer.annotations().size() == 1);
+    CHECK(strategies[2].answer.cdi_devices().size() == 2);
+    for (const auto& s : strategies) {
+      CHECK(s.answer.envs().size() + s.answer.annotations().size() +
+                static_cast<std::size_t>(s.answer.cdi_devices().size()) ==
+            (s.gpus.size() == 2 ? 2U : 1U));
+    }
+    for (const auto& release : kReleases) {
+      const std::string suite = release.suite;
+      CAPTURE(suite);
+      const std::string bin = root_of(release) + "/usr/bin";
+      GpuFixture f;
+      // Our shim (the pods' runtime) and containerd read the node's CDI specs from one folder.
+      const std::string dir = f.path("containerd");
+      f.configure({{"runtime", {{"runtimes", {gcr::test::runc_path()}}}},
+                   {"cdi", {{"spec-dirs", {dir + "/cdi"}}}}});
+      // containerd's own default file on private paths, configured by gpu-ctk: our runtime as
+      // the handler a RuntimeClass names; on 1.7, --cdi turns on CDI.
+      const auto stock = gcr::test::run({bin + "/containerd", "config", "default"});
+      REQUIRE(stock.exit_code == 0);
+      const std::string file = dir + "/config.toml";
+      gcr::test::write_file(file, gcr::test::Containerd::private_config(stock.out, dir));
+      std::vector<std::string> configure{"runtime",
+                                         "configure",
+                                         "--runtime=containerd",
+                                         "--config",
+                                         file,
+                                         "--runtime-path",
+                                         gcr::test::built("gpu-container-runtime")};
+      if (release.suite == std::string("trixie")) configure.push_back("--cdi");
+      const auto configured = ctk(configure);
+      REQUIRE_MESSAGE(configured.exit_code == 0, configured.err);
+      generate_spec(f, dir + "/cdi");
+      const auto dump = gcr::test::run({bin + "/containerd", "--config", file, "config", "dump"});
+      REQUIRE_MESSAGE(dump.exit_code == 0, dump.err);
+
+      gcr::test::RunOptions env;
+      env.env["GPU_CONTAINER_RUNTIME_CONFIG"] = f.config_path();
+      const gcr::test::Containerd containerd(dir, file, dir + "/state/containerd.sock", env, bin);
+      const std::string image = import_sandbox_image(containerd, f, dump.out);
+      const gcr::test::CriClient cri(containerd.socket());
+      cri.wait_until_ready();
+      const std::string version = cri.version();
+      CAPTURE(version);
+      gcr::test::CriPod pod(cri, "gcr-gpus", "nvidia", f.path("pods"));
+      for (const auto& s : strategies) {
+        const std::string strategy = s.name;
+        CAPTURE(strategy);
+        const std::string id =
+            pod.start_container(s.name, image, {"/bin/busybox", "sleep", "600"}, s.answer);
+        const auto seen = pod.exec(id, {"/bin/sh", "-c", kGpuNodes});
+        CHECK_MESSAGE(seen.err == "", gcr::test::read_file(dir + "/containerd.log"));
+        CHECK(seen.out == gpu_nodes(f, s.gpus));
+      }
+    }
+#endif
   }
 }

@@ -21,14 +21,16 @@ std::vector<std::string> ctr_hook(const std::vector<std::string>& flags = {"--de
   return args;
 }
 
+// `kind`: ctr 1.x's prestart, or 2.1's createRuntime.
 Json spec_with_hook(const std::vector<std::string>& hook_args,
-                    const std::vector<std::string>& env = {"PATH=/bin"}) {
+                    const std::vector<std::string>& env = {"PATH=/bin"},
+                    const std::string& kind = "prestart") {
   return Json{{"ociVersion", "1.0.2"},
               {"process", {{"env", env}, {"capabilities", {{"bounding", Json::array()}}}}},
               {"hooks",
-               {{"prestart", Json::array({Json{{"path", "/usr/bin/containerd"},
-                                               {"args", hook_args},
-                                               {"env", Json::array({"PATH=/usr/bin"})}}})}}}};
+               {{kind, Json::array({Json{{"path", "/usr/bin/containerd"},
+                                         {"args", hook_args},
+                                         {"env", Json::array({"PATH=/usr/bin"})}}})}}}};
 }
 
 }  // namespace
@@ -43,6 +45,18 @@ TEST_CASE("ctr --gpus: the hook's devices and capability flags are the request")
         std::vector<std::string>{"0", "2"});
   CHECK(must_request(spec_with_hook(ctr_hook({"-d", "all"}))).all);
   CHECK(must_request(spec_with_hook(ctr_hook({}))).no_gpu());
+}
+
+TEST_CASE("ctr --gpus of containerd 2.1: the same hook as a createRuntime hook") {
+  const auto r = must_request(spec_with_hook(ctr_hook({"--device=0"}), {}, "createRuntime"));
+  CHECK(r.source == gcr::GpuRequest::Source::kCliHook);
+  CHECK(r.device_ids == std::vector<std::string>{"0"});
+  // A createContainer or poststart hook of that shape is not ctr's.
+  for (const char* kind : {"createContainer", "poststart"}) {
+    const auto other = request_of(spec_with_hook(ctr_hook(), {}, kind));
+    REQUIRE(other.ok());
+    CHECK_FALSE(other->has_value());
+  }
 }
 
 TEST_CASE(
