@@ -124,11 +124,13 @@ Result<CdiSpec> generate_cdi_spec(DriverHost& host, const Config& config, const 
                                   const CdiNaming& naming) {
   CdiSpec spec;
   spec.kind = kind;
-  auto common = driver_edits(CapabilitySet::all(), host, config);
-  if (!common) return common.error();
-  paths_only(*common);
-  if (auto s = add_cuda_compat_hook(*common, host, config); !s) return s.error();
-  spec.edits = std::move(*common);
+  auto gathered = driver_edits(CapabilitySet::all(), host, config);
+  if (!gathered) return gathered.error();
+  // A CDI spec's edits are all the engine applies: the libraries request travels as its hook.
+  ContainerEdits common = with_libraries_hook(std::move(*gathered), config.hooks);
+  paths_only(common);
+  if (auto s = add_cuda_compat_hook(common, host, config); !s) return s.error();
+  spec.edits = std::move(common);
   auto gpus = host.gpus();
   if (!gpus) return gpus.error();
   auto facts = mig_facts(host, *gpus);

@@ -191,14 +191,8 @@ void apply_mounts(Json& spec, const std::vector<Mount>& mounts, std::vector<std:
 }
 
 void apply_hooks(Json& spec, const std::vector<Hook>& hooks) {
-  for (const auto& h : hooks) {
-    Json entry = Json::object();
-    entry["path"] = h.path;
-    if (!h.args.empty()) entry["args"] = h.args;
-    entry["env"] = hook_environment(h.env);
-    if (h.timeout) entry["timeout"] = *h.timeout;
-    array_member(object_member(spec, "hooks"), h.hook_name.c_str()).push_back(std::move(entry));
-  }
+  for (const auto& h : hooks)
+    array_member(object_member(spec, "hooks"), h.hook_name.c_str()).push_back(hook_entry(h));
 }
 
 void apply_additional_gids(Json& spec, const std::vector<std::uint32_t>& gids) {
@@ -211,6 +205,15 @@ void apply_additional_gids(Json& spec, const std::vector<std::uint32_t>& gids) {
 }
 
 }  // namespace
+
+Json hook_entry(const Hook& hook) {
+  Json entry = Json::object();
+  entry["path"] = hook.path;
+  if (!hook.args.empty()) entry["args"] = hook.args;
+  entry["env"] = hook_environment(hook.env);
+  if (hook.timeout) entry["timeout"] = *hook.timeout;
+  return entry;
+}
 
 Status apply_edits(Json& spec, const ContainerEdits& edits, const NodeStatFn& stat,
                    std::vector<std::string>& kept) {

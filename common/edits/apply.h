@@ -15,6 +15,9 @@
 
 namespace gcr {
 
+// One hook as a spec's hooks list holds it (path, args, env, timeout).
+[[nodiscard]] Json hook_entry(const Hook& hook);
+
 // Edits `spec` in memory. On error the spec may be partly edited: callers work on a copy. A
 // mount the spec already has at an edit's destination is kept (the user's volume wins) unless
 // it is the same mount; `kept` receives those destinations. Every hook gets an explicit

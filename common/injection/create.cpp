@@ -87,12 +87,15 @@ Status prepare_container(const RuncArgs& runc, const Config& config, const Logge
   auto edited = apply_gathered_edits(bundle->spec, *edits, config, sources);
   if (!edited) return edited.error().wrap("cannot give the container its GPUs");
   clock.mark("edits");
-  put_cuda_compat_first(*edited, runc.bundle, config, live_driver_version(**request, host), logger);
-  run_library_hook_at_create(*edited, runc.bundle, config, logger);
+  Json& spec = edited->spec;
+  put_cuda_compat_first(spec, edits->libraries, runc.bundle, config,
+                        live_driver_version(**request, host), logger);
+  run_library_hook_at_create(spec, edits->libraries, edited->first_edit_hook, runc.bundle, config,
+                             logger);
   clock.mark("loader cache");
-  if (auto s = write_bundle_spec(*bundle, *edited); !s) return s;
+  if (auto s = write_bundle_spec(*bundle, spec); !s) return s;
   clock.mark("write");
-  logger.info(summary(**request, *edited));
+  logger.info(summary(**request, spec));
   if (logger.enabled(LogLevel::kDebug)) logger.debug("create steps: " + clock.summary());
   return {};
 }

@@ -38,8 +38,8 @@ Result<std::optional<std::map<std::string, GpuFacts>>> mig_table(const GpuReques
 }
 
 // The live driver's part: GPUs chosen by unqualified IDs (or none/all) and the driver files.
-Result<ContainerEdits> live_part(const GpuRequest& request, const Config& config,
-                                 const InjectionSources& sources) {
+Result<GatheredEdits> live_part(const GpuRequest& request, const Config& config,
+                                const InjectionSources& sources) {
   auto version = sources.host.version();
   if (!version) return version.error();
   auto gpus = sources.host.gpus();
@@ -64,15 +64,22 @@ Status check_cdi_only_requirements(const GpuRequest& request, const InjectionSou
                             sources.probe);
 }
 
+// How many createContainer hooks `spec` has.
+std::size_t created_container_hooks(const Json& spec) {
+  const Json::json_pointer at("/hooks/createContainer");
+  return spec.contains(at) && spec.at(at).is_array() ? spec.at(at).size() : 0;
+}
+
 }  // namespace
 
-Result<ContainerEdits> gather_edits(const GpuRequest& request, const Config& config,
-                                    const InjectionSources& sources) {
-  ContainerEdits edits;
+Result<GatheredEdits> gather_edits(const GpuRequest& request, const Config& config,
+                                   const InjectionSources& sources) {
+  GatheredEdits gathered;
+  ContainerEdits& edits = gathered.edits;
   if (request.live()) {
     auto part = live_part(request, config, sources);
     if (!part) return part.error();
-    edits.append(*part);
+    gathered = std::move(*part);
   } else if (auto s = check_cdi_only_requirements(request, sources); !s) {
     return s.error();
   }
@@ -97,17 +104,20 @@ Result<ContainerEdits> gather_edits(const GpuRequest& request, const Config& con
     edits.append(*part);
   }
   for (const auto& note : sources.host.take_notes()) sources.logger.warning(note);
-  return edits;
+  return gathered;
 }
 
-Result<Json> apply_gathered_edits(const Json& spec, const ContainerEdits& edits,
-                                  const Config& config, const InjectionSources& sources) {
+Result<EditedSpec> apply_gathered_edits(const Json& spec, const GatheredEdits& gathered,
+                                        const Config& config, const InjectionSources& sources) {
   TrustCheck trust;
-  if (auto s = check_hook_programs(edits, trust); !s) return s.error();
-  Json edited = spec;
-  remove_superseded_hooks(edited, config.hooks);
+  if (auto s = check_hook_programs(gathered.edits, trust); !s) return s.error();
+  if (auto s = gathered.libraries ? trust.program(config.hooks.ctk_path) : Status{}; !s)
+    return Error{"hook program refused: " + s.error().message};
+  EditedSpec edited{spec, 0};
+  remove_superseded_hooks(edited.spec, config.hooks);
+  edited.first_edit_hook = created_container_hooks(edited.spec);
   std::vector<std::string> kept;
-  if (auto s = apply_edits(edited, edits, sources.stat, kept); !s) return s.error();
+  if (auto s = apply_edits(edited.spec, gathered.edits, sources.stat, kept); !s) return s.error();
   for (const auto& destination : kept) {
     sources.logger.warning("the container's own mount at " + destination +
                            " is kept; the driver's file is not mounted there");

@@ -10,6 +10,7 @@
 #include "edits/edits.h"
 #include "injection/cdi_resolver.h"
 #include "injection/gated_devices.h"
+#include "injection/live_edits.h"
 #include "json/strict_json.h"
 #include "log/log.h"
 #include "request/request.h"
@@ -26,15 +27,25 @@ struct InjectionSources {
 };
 
 // Discovery: what the request asks of the live driver and the CDI specs, as container edits
-// (the GPUs chosen, the requirements checked, the driver files found). Unqualified IDs are
-// resolved against the live driver, qualified names through CDI; both become one set of edits.
-[[nodiscard]] Result<ContainerEdits> gather_edits(const GpuRequest& request, const Config& config,
-                                                  const InjectionSources& sources);
+// (the GPUs chosen, the requirements checked, the driver files found) and the live driver's
+// libraries request. Unqualified IDs are resolved against the live driver, qualified names
+// through CDI; both become one set of edits.
+[[nodiscard]] Result<GatheredEdits> gather_edits(const GpuRequest& request, const Config& config,
+                                                 const InjectionSources& sources);
 
-// The edits applied once, to a copy of `spec` (hook programs checked first); `spec` itself is
-// never touched.
-[[nodiscard]] Result<Json> apply_gathered_edits(const Json& spec, const ContainerEdits& edits,
-                                                const Config& config,
-                                                const InjectionSources& sources);
+// A spec with the edits applied, and where in its createContainer hooks the edits' own begin:
+// where the update-libraries hook goes when the shim leaves the work to it.
+struct EditedSpec {
+  Json spec;
+  std::size_t first_edit_hook = 0;
+};
+
+// The edits applied once, to a copy of `spec` (hook programs checked first, with [hooks]
+// ctk-path when there is a libraries request: the hook's program, should it be needed); `spec`
+// itself is never touched.
+[[nodiscard]] Result<EditedSpec> apply_gathered_edits(const Json& spec,
+                                                      const GatheredEdits& gathered,
+                                                      const Config& config,
+                                                      const InjectionSources& sources);
 
 }  // namespace gcr

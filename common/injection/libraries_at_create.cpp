@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "base/text.h"
+#include "edits/apply.h"
 #include "edits/injected_hooks.h"
 #include "hooks/cuda_compat.h"
 #include "hooks/libraries_at_create.h"
@@ -92,8 +93,9 @@ Result<std::vector<MountToCome>> devices_of(const Json& spec) {
 
 // Hooks runc runs before ours (prestart, createRuntime, createContainer hooks listed first)
 // may change what ldconfig reads; so may one after it. Our device-node hook changes nothing
-// ldconfig reads.
-Status check_no_other_hooks(const Json& spec, const Config::Hooks& ours) {
+// ldconfig reads. `ours_in_spec`: the update-libraries hook is one of the spec's createContainer
+// hooks.
+Status check_no_other_hooks(const Json& spec, const Config::Hooks& ours, bool ours_in_spec) {
   const Json* hooks = member(spec, "hooks");
   if (hooks == nullptr) return {};
   for (const char* kind : {"prestart", "createRuntime", "createContainer"}) {
@@ -103,7 +105,7 @@ Status check_no_other_hooks(const Json& spec, const Config::Hooks& ours) {
     const auto others = std::count_if(list->begin(), list->end(), [&](const Json& hook) {
       return !is_device_node_modification_hook(hook, ours);
     });
-    if (others > (std::string(kind) == "createContainer" ? 1 : 0))
+    if (others > (ours_in_spec && std::string(kind) == "createContainer" ? 1 : 0))
       return Error{std::string("the spec has other ") + kind + " hooks"};
   }
   return {};
@@ -144,12 +146,11 @@ bool has_user_namespace(const Json& spec) {
 
 // In a user namespace the hook writes as the container's root, and a shim that is not root
 // could not write what the hook writes.
-Status try_now(Json& spec, const std::string& bundle, const Config& config) {
+Status try_now(const Json& spec, const LibrariesRequest& request, bool hook_in_spec,
+               const std::string& bundle, const Config& config) {
   if (::geteuid() != 0) return Error{"the runtime does not run as root"};
   if (has_user_namespace(spec)) return Error{"the container has a user namespace"};
-  auto hook = find_library_hook(spec, config.hooks);
-  if (!hook) return hook.error();
-  if (auto s = check_no_other_hooks(spec, config.hooks); !s) return s;
+  if (auto s = check_no_other_hooks(spec, config.hooks, hook_in_spec); !s) return s;
   auto root = open_rootfs(spec, bundle);
   if (!root) return root.error();
   auto mounts = mounts_of(spec, bundle);
@@ -157,11 +158,34 @@ Status try_now(Json& spec, const std::string& bundle, const Config& config) {
   auto nodes = devices_of(spec);
   if (!nodes) return nodes.error();
   mounts->insert(mounts->end(), nodes->begin(), nodes->end());
-  if (auto s = update_libraries_at_create(*root, hook->request, *mounts); !s) return s;
+  return update_libraries_at_create(*root, request, *mounts);
+}
+
+// Removes the createContainer hook at `index`, and the lists it leaves empty.
+void erase_created_container_hook(Json& spec, std::size_t index) {
   Json& list = spec["hooks"]["createContainer"];
-  list.erase(list.begin() + static_cast<std::ptrdiff_t>(hook->index));
+  list.erase(list.begin() + static_cast<std::ptrdiff_t>(index));
   if (list.empty()) spec["hooks"].erase("createContainer");
   if (spec["hooks"].empty()) spec.erase("hooks");
+}
+
+// The libraries request as its hook, at `index` among the createContainer hooks.
+void insert_libraries_hook(Json& spec, const LibrariesRequest& request, std::size_t index,
+                           const Config::Hooks& hooks) {
+  Json& list = spec["hooks"]["createContainer"];
+  if (!list.is_array()) list = Json::array();
+  list.insert(list.begin() + static_cast<std::ptrdiff_t>(std::min(index, list.size())),
+              hook_entry(update_libraries_hook(hooks, request.folders, request.links)));
+}
+
+// The work done now: with the live driver's request, or the hook the spec holds (then removed).
+Status do_now(Json& spec, const std::optional<LibrariesRequest>& libraries,
+              const std::string& bundle, const Config& config) {
+  if (libraries) return try_now(spec, *libraries, false, bundle, config);
+  auto hook = find_library_hook(spec, config.hooks);
+  if (!hook) return hook.error();
+  if (auto s = try_now(spec, hook->request, true, bundle, config); !s) return s;
+  erase_created_container_hook(spec, hook->index);
   return {};
 }
 
@@ -217,11 +241,13 @@ void insert_first_folder(Json& args, const std::string& folder) {
 
 }  // namespace
 
-void put_cuda_compat_first(Json& spec, const std::string& bundle, const Config& config,
+void put_cuda_compat_first(Json& spec, std::optional<LibrariesRequest>& libraries,
+                           const std::string& bundle, const Config& config,
                            const std::optional<std::string>& live_driver_version,
                            const Logger& logger) {
-  auto libs = find_library_hook(spec, config.hooks);
-  if (!libs) return;
+  auto in_spec =
+      libraries ? Result<FoundHook>(Error{"typed"}) : find_library_hook(spec, config.hooks);
+  if (!libraries && !in_spec) return;
   const auto from_spec = find_compat_hook(spec, config.hooks);
   std::optional<CudaCompatRequest> asked;
   if (from_spec) {
@@ -233,23 +259,28 @@ void put_cuda_compat_first(Json& spec, const std::string& bundle, const Config& 
   const auto compat = judge_image(spec, bundle, *asked, logger);
   if (!compat) return;
   Json& list = spec["hooks"]["createContainer"];
-  if (compat->folder) insert_first_folder(list[libs->index]["args"], *compat->folder);
+  if (compat->folder && libraries)
+    libraries->folders.insert(libraries->folders.begin(), *compat->folder);
+  if (compat->folder && !libraries)
+    insert_first_folder(list[in_spec->index]["args"], *compat->folder);
   if (from_spec) list.erase(list.begin() + static_cast<std::ptrdiff_t>(from_spec->index));
 }
 
-void run_library_hook_at_create(Json& spec, const std::string& bundle, const Config& config,
-                                const Logger& logger) {
+void run_library_hook_at_create(Json& spec, const std::optional<LibrariesRequest>& libraries,
+                                std::size_t hook_at, const std::string& bundle,
+                                const Config& config, const Logger& logger) {
   Status done = Error{"not tried"};
   try {
-    done = try_now(spec, bundle, config);
+    done = do_now(spec, libraries, bundle, config);
   } catch (const std::exception& e) {
     done = Error{e.what()};  // out of memory, most likely: the hook still does the work
   }
-  if (!done) {
-    logger.debug("the loader cache is left to the hook: " + done.error().message);
+  if (done) {
+    logger.debug("links and loader cache written into the rootfs at create; no hook");
     return;
   }
-  logger.debug("links and loader cache written into the rootfs at create; no hook");
+  logger.debug("the loader cache is left to the hook: " + done.error().message);
+  if (libraries) insert_libraries_hook(spec, *libraries, hook_at, config.hooks);
 }
 
 }  // namespace gcr

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "config/config.h"
+#include "hooks/libraries_request.h"
 #include "json/strict_json.h"
 #include "log/log.h"
 
@@ -14,20 +15,25 @@ namespace gcr {
 
 // CUDA forward compatibility, decided at create on the image as it is before runc's mounts:
 // when the image's compat folder holds a libcuda newer than the host's driver
-// (hooks/cuda_compat.h), puts it first among the folders of the update-libraries hook `spec`
-// holds, so the loader cache (written by that hook or at create) and our drop-in list it
-// first. What is asked comes from our enable-cuda-compat hook in the spec (a CDI spec's), which
-// is then removed, or else, for the driver's libcuda the shim gave the container
-// (`live_driver_version`, the host's driver), from `[requests] cuda-compat-dir`. When the
-// rootfs cannot be opened, the spec is left as it is; why nothing is done is logged.
-void put_cuda_compat_first(Json& spec, const std::string& bundle, const Config& config,
+// (hooks/cuda_compat.h), puts it first among the folders of the libraries request (`libraries`,
+// the live driver's, or else the update-libraries hook `spec` holds, a CDI spec's), so the loader
+// cache (written by that hook or at create) and our drop-in list it first. What is asked comes
+// from our enable-cuda-compat hook in the spec (a CDI spec's), which is then removed, or else,
+// for the driver's libcuda the shim gave the container (`live_driver_version`, the host's
+// driver), from `[requests] cuda-compat-dir`. When the rootfs cannot be opened, nothing changes;
+// why nothing is done is logged.
+void put_cuda_compat_first(Json& spec, std::optional<LibrariesRequest>& libraries,
+                           const std::string& bundle, const Config& config,
                            const std::optional<std::string>& live_driver_version,
                            const Logger& logger);
 
-// Does the work of the update-libraries hook `spec` holds and removes the hook; leaves the spec
-// as it is, saying why at debug level, when the work must wait for the hook. `bundle` as runc
-// was given it ("" is the working directory).
-void run_library_hook_at_create(Json& spec, const std::string& bundle, const Config& config,
-                                const Logger& logger);
+// Does the work of the libraries request: `libraries` (the live driver's) or else the
+// update-libraries hook `spec` holds (a CDI spec's), which is then removed. When the work must
+// wait for the hook (said at debug level), `libraries` is written into the spec as its hook, at
+// `hook_at` among the createContainer hooks (where the edits' own hooks begin); a hook the spec
+// holds stays. `bundle` as runc was given it ("" is the working directory).
+void run_library_hook_at_create(Json& spec, const std::optional<LibrariesRequest>& libraries,
+                                std::size_t hook_at, const std::string& bundle,
+                                const Config& config, const Logger& logger);
 
 }  // namespace gcr

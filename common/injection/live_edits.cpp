@@ -137,9 +137,9 @@ class DriverFiles {
     if (seen_.insert(dir).second) folders_.push_back(dir);
   }
   void add_link(std::string spec) { links_.push_back(std::move(spec)); }
-  // The mounts, the other names' links, and the hook that makes the links and the loader cache
-  // (the shim does its work at create when it can), when there is any of either.
-  void finish(const Config& config) {
+  // The mounts, the other names' links, and the request that the links and the loader cache
+  // be made (by the shim at create when it can, else by the hook), when there is any of either.
+  std::optional<LibrariesRequest> finish(const Config& config) {
     std::set<std::string> mounted;
     for (const auto& [file, options] : files_) {
       const std::string& at = mount_at_[file.host_path];
@@ -149,8 +149,8 @@ class DriverFiles {
         links_.push_back(relative_target(at, file.path) + "::" + file.path);
       }
     }
-    if (folders_.empty() && links_.empty()) return;
-    edits_.hooks.push_back(update_libraries_hook(config.hooks, folders_, links_));
+    if (folders_.empty() && links_.empty()) return std::nullopt;
+    return LibrariesRequest{folders_, links_, config.hooks.ldconfig};
   }
 
  private:
@@ -201,8 +201,16 @@ void add_read_only_bind(ContainerEdits& edits, const HostFile& file) {
   add_bind(edits, file, kReadOnlyBind);
 }
 
-Result<ContainerEdits> driver_edits(const CapabilitySet& caps, DriverHost& host,
-                                    const Config& config) {
+ContainerEdits with_libraries_hook(GatheredEdits gathered, const Config::Hooks& hooks) {
+  if (!gathered.libraries) return std::move(gathered.edits);
+  auto& list = gathered.edits.hooks;
+  list.insert(list.begin(),
+              update_libraries_hook(hooks, gathered.libraries->folders, gathered.libraries->links));
+  return std::move(gathered.edits);
+}
+
+Result<GatheredEdits> driver_edits(const CapabilitySet& caps, DriverHost& host,
+                                   const Config& config) {
   ContainerEdits edits;
   auto control = host.control_nodes(caps);
   if (!control) return control.error();
@@ -217,11 +225,11 @@ Result<ContainerEdits> driver_edits(const CapabilitySet& caps, DriverHost& host,
     if (arch == LibArch::k32 && !caps.has(Capability::kCompat32)) continue;
     for (const auto& module : host.modules(caps, arch)) files.add(module);
   }
-  files.finish(config);
+  auto libraries = files.finish(config);
   // The libraries must not make device nodes: NVIDIA 1.18's disable-device-node-modification.
   if (host.modifies_device_files())
     edits.hooks.push_back(disable_device_node_modification_hook(config.hooks));
-  return edits;
+  return GatheredEdits{std::move(edits), std::move(libraries)};
 }
 
 Result<ContainerEdits> gpu_edits(const Gpu& gpu, DriverHost& host, bool drm) {
@@ -262,14 +270,14 @@ Result<ContainerEdits> device_edits(const GpuRequest& request, const Selection& 
   return edits;
 }
 
-Result<ContainerEdits> live_edits(const GpuRequest& request, const Selection& selected,
-                                  DriverHost& host, const Config& config) {
-  auto edits = driver_edits(request.capabilities, host, config);
-  if (!edits) return edits;
+Result<GatheredEdits> live_edits(const GpuRequest& request, const Selection& selected,
+                                 DriverHost& host, const Config& config) {
+  auto gathered = driver_edits(request.capabilities, host, config);
+  if (!gathered) return gathered;
   auto devices = device_edits(request, selected, host);
-  if (!devices) return devices;
-  edits->append(*devices);
-  return edits;
+  if (!devices) return devices.error();
+  gathered->edits.append(*devices);
+  return gathered;
 }
 
 }  // namespace gcr

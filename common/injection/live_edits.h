@@ -8,6 +8,7 @@
 #include "config/config.h"
 #include "driver/host.h"
 #include "edits/edits.h"
+#include "hooks/libraries_request.h"
 #include "request/gpu_select.h"
 #include "request/request.h"
 
@@ -18,10 +19,23 @@ void add_device_node(ContainerEdits& edits, DeviceNode node);
 // A host file bind-mounted read-only at the same path.
 void add_read_only_bind(ContainerEdits& edits, const HostFile& file);
 
+// Container edits and, typed, what the update-libraries hook would be asked (the links to make
+// and the library folders, with [hooks] ldconfig): the shim does that work itself at create when
+// it can (injection/libraries_at_create.h) and writes the hook only when it cannot.
+struct GatheredEdits {
+  ContainerEdits edits;
+  std::optional<LibrariesRequest> libraries;
+};
+
+// The libraries request as its hook (gpu-ctk hook update-libraries), put first among the edits'
+// hooks: where the hook stands among the driver's (before disable-device-node-modification).
+[[nodiscard]] ContainerEdits with_libraries_hook(GatheredEdits gathered,
+                                                 const Config::Hooks& hooks);
+
 // What every container using the driver gets for `caps`: control nodes, libraries, binaries,
-// IPC endpoints, firmware, graphics configuration files and the hooks.
-[[nodiscard]] Result<ContainerEdits> driver_edits(const CapabilitySet& caps, DriverHost& host,
-                                                  const Config& config);
+// IPC endpoints, firmware, graphics configuration files, the hooks, and the libraries request.
+[[nodiscard]] Result<GatheredEdits> driver_edits(const CapabilitySet& caps, DriverHost& host,
+                                                 const Config& config);
 
 // One GPU's device node, and with `drm` its /dev/dri nodes.
 [[nodiscard]] Result<ContainerEdits> gpu_edits(const Gpu& gpu, DriverHost& host, bool drm);
@@ -38,8 +52,7 @@ void add_read_only_bind(ContainerEdits& edits, const HostFile& file);
                                                   const Selection& selected, DriverHost& host);
 
 // driver_edits + device_edits.
-[[nodiscard]] Result<ContainerEdits> live_edits(const GpuRequest& request,
-                                                const Selection& selected, DriverHost& host,
-                                                const Config& config);
+[[nodiscard]] Result<GatheredEdits> live_edits(const GpuRequest& request, const Selection& selected,
+                                               DriverHost& host, const Config& config);
 
 }  // namespace gcr
