@@ -17,9 +17,9 @@
 #include "config/config.h"
 #include "driver/proc.h"
 #include "driver/root_path.h"
-#include "edits/edits.h"
 #include "ldcache/ldcache.h"
 #include "vocabulary/capabilities.h"
+#include "vocabulary/device_node.h"
 
 namespace gcr {
 
