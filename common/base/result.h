@@ -1,6 +1,7 @@
 // Errors as values: every fallible function at a module boundary returns a Result.
 // An Error carries one human line ("what failed: why (path)"); callers add context with
-// wrap() as it travels up, and the executable prints it once.
+// wrap() as it travels up, and the executable prints it once. Where code decides on an error,
+// it tests the error's kind, never its text.
 #pragma once
 
 #include <optional>
@@ -10,12 +11,19 @@
 
 namespace gcr {
 
+// The errors code decides on; all others are kNone.
+enum class ErrorKind : unsigned char {
+  kNone,
+  kNotElf,  // a file without the ELF magic (ldcache/elf_library.h)
+};
+
 struct Error {
   std::string message;
+  ErrorKind kind = ErrorKind::kNone;
 
-  // Prefixes the message with what the caller was doing: "context: message".
+  // Prefixes the message with what the caller was doing: "context: message"; the kind stays.
   [[nodiscard]] Error wrap(const std::string& context) const {
-    return Error{context + ": " + message};
+    return Error{context + ": " + message, kind};
   }
 };
 

@@ -19,18 +19,27 @@ namespace gcr {
 // The error is "not owned by root" or "writable by group or others".
 [[nodiscard]] Status owned_by_root_only(const struct stat& st, uid_t also_owner = 0);
 
-class TrustCheck {
+// The verdicts driver discovery and the create path ask for, as a seam: TrustCheck is the
+// real one; unit tests give an in-memory host instead.
+class FileTrust {
+ public:
+  virtual ~FileTrust() = default;
+  // A file (any type) under trusted directories, owned by root, not writable by others;
+  // `st` receives its lstat. Symlinks on the way are followed and the targets checked too.
+  [[nodiscard]] virtual Status file(const std::string& path, struct stat& st) = 0;
+  // file() plus: a regular file that can be executed.
+  [[nodiscard]] virtual Status program(const std::string& path) = 0;
+};
+
+class TrustCheck final : public FileTrust {
  public:
   // `also_owner`: a user trusted as root is (0: root alone; tests give their own).
   explicit TrustCheck(uid_t also_owner = 0) : also_owner_(also_owner) {}
 
   // A directory and everything above it.
   [[nodiscard]] Status directory(const std::string& path);
-  // A file (any type) under trusted directories, owned by root, not writable by others;
-  // `st` receives its lstat. Symlinks on the way are followed and the targets checked too.
-  [[nodiscard]] Status file(const std::string& path, struct stat& st);
-  // file() plus: a regular file that can be executed.
-  [[nodiscard]] Status program(const std::string& path);
+  [[nodiscard]] Status file(const std::string& path, struct stat& st) override;
+  [[nodiscard]] Status program(const std::string& path) override;
   // A directory we make things in (mkdir -p first, when it is missing): everything above it
   // judged as directory() judges it, and the directory itself (or, while it is missing, the
   // nearest one above it that exists, where ours would be made) owned by root and not writable

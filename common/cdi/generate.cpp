@@ -37,7 +37,7 @@ void paths_only(ContainerEdits& edits) {
 // that builds the loader cache from its drop-in.
 Status add_cuda_compat_hook(ContainerEdits& edits, DriverHost& host, const Config& config) {
   if (config.requests.cuda_compat_dir.empty()) return {};
-  auto version = host.version();
+  auto version = host.devices().version();
   if (!version) return version.error();
   edits.hooks.insert(edits.hooks.begin(), enable_cuda_compat_hook(config.hooks, *version,
                                                                   config.requests.cuda_compat_dir));
@@ -64,10 +64,11 @@ std::string mig_name(const Gpu& gpu, const MigDevice& mig, const std::string& st
 // NVML's answers, asked only when the driver lists a MIG instance of some GPU: a host without
 // MIG never loads NVML. With MIG, NVML failing is an error: the spec would lack the devices.
 Result<GpuFactsByUuid> mig_facts(DriverHost& host, const std::vector<Gpu>& gpus) {
-  const auto in_mig_mode = std::find_if(
-      gpus.begin(), gpus.end(), [&](const Gpu& gpu) { return !host.mig_instances(gpu).empty(); });
+  const auto in_mig_mode = std::find_if(gpus.begin(), gpus.end(), [&](const Gpu& gpu) {
+    return !host.devices().mig_instances(gpu).empty();
+  });
   if (in_mig_mode == gpus.end()) return GpuFactsByUuid{};
-  auto version = host.version();
+  auto version = host.devices().version();
   if (!version) return version.error();
   auto facts = ask_nvml(host, gpus, *version).answer;
   if (!facts)
@@ -131,7 +132,7 @@ Result<CdiSpec> generate_cdi_spec(DriverHost& host, const Config& config, const 
   paths_only(common);
   if (auto s = add_cuda_compat_hook(common, host, config); !s) return s.error();
   spec.edits = std::move(common);
-  auto gpus = host.gpus();
+  auto gpus = host.devices().gpus();
   if (!gpus) return gpus.error();
   auto facts = mig_facts(host, *gpus);
   if (!facts) return facts.error();

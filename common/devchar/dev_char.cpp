@@ -22,17 +22,17 @@ constexpr unsigned kModesetMinor = 254;
 constexpr std::size_t kMaxProcFileBytes = 1 << 20;
 
 // The dev root's /dev by its real path; "" when it has none.
-std::string real_dev_dir(const DriverHost& host) {
+std::string real_dev_dir(const DeviceNodes& nodes) {
   char real[PATH_MAX];
-  if (::realpath(host.dev_path("/dev").c_str(), real) == nullptr) return "";
+  if (::realpath(nodes.dev_path("/dev").c_str(), real) == nullptr) return "";
   return real;
 }
 
 // The nodes of `pattern` in the dev root's `dir` ("/dev", "/dev/nvidia-caps"), at their path
 // below `real_dev`.
-void add_nodes(DriverHost& host, const std::string& real_dev, const std::string& dir,
+void add_nodes(DeviceNodes& nodes, const std::string& real_dev, const std::string& dir,
                const std::string& pattern, std::vector<CharNode>& out) {
-  for (const auto& node : host.char_nodes(dir, pattern)) {
+  for (const auto& node : nodes.char_nodes(dir, pattern)) {
     out.push_back(CharNode{real_dev + node.path.substr(4), static_cast<unsigned>(*node.major),
                            static_cast<unsigned>(*node.minor)});
   }
@@ -64,28 +64,28 @@ std::string dev_char_name(const CharNode& node) {
   return std::to_string(node.major) + ":" + std::to_string(node.minor);
 }
 
-std::vector<CharNode> present_nvidia_nodes(DriverHost& host) {
-  const std::string dev = real_dev_dir(host);
+std::vector<CharNode> present_nvidia_nodes(DeviceNodes& nodes) {
+  const std::string dev = real_dev_dir(nodes);
   std::vector<CharNode> found;
   if (dev.empty()) return found;
-  add_nodes(host, dev, "/dev", "nvidia*", found);
-  add_nodes(host, dev, "/dev/nvidia-caps", "*", found);
-  add_nodes(host, dev, "/dev/nvidia-caps-imex-channels", "*", found);
+  add_nodes(nodes, dev, "/dev", "nvidia*", found);
+  add_nodes(nodes, dev, "/dev/nvidia-caps", "*", found);
+  add_nodes(nodes, dev, "/dev/nvidia-caps-imex-channels", "*", found);
   return with_announced({}, found);
 }
 
-Result<std::vector<CharNode>> announced_nvidia_nodes(DriverHost& host) {
-  if (auto version = host.version(); !version) return version.error();
-  auto gpus = host.gpus();
+Result<std::vector<CharNode>> announced_nvidia_nodes(DeviceNodes& nodes) {
+  if (auto version = nodes.version(); !version) return version.error();
+  auto gpus = nodes.gpus();
   if (!gpus) return gpus.error();
-  const std::string devices_path = host.dev_path("/proc/devices");
+  const std::string devices_path = nodes.dev_path("/proc/devices");
   auto devices = read_regular_file(devices_path, kMaxProcFileBytes);
   if (!devices)
     return Error{"cannot read the device majors: " + devices.error().message + " (" + devices_path +
                  ")"};
   const auto majors = parse_char_majors(*devices);
-  std::string dev = real_dev_dir(host);
-  if (dev.empty()) dev = clean_path(host.dev_path("/dev"));
+  std::string dev = real_dev_dir(nodes);
+  if (dev.empty()) dev = clean_path(nodes.dev_path("/dev"));
   std::vector<CharNode> out;
   std::set<unsigned> gpu_minors;
   for (const auto& gpu : *gpus) {
@@ -100,7 +100,7 @@ Result<std::vector<CharNode>> announced_nvidia_nodes(DriverHost& host) {
   }
   const auto caps = majors.find("nvidia-caps");
   if (caps == majors.end()) return out;
-  if (auto mig = host.mig_minors()) {
+  if (auto mig = nodes.mig_minors()) {
     for (const unsigned minor : cap_minors(*mig, gpu_minors))
       out.push_back({dev + "/nvidia-caps/nvidia-cap" + std::to_string(minor), caps->second, minor});
   }

@@ -12,7 +12,7 @@
 #include "base/fs.h"
 #include "base/node_stat.h"
 #include "base/result.h"
-#include "driver/host.h"
+#include "driver/device_nodes.h"
 
 namespace gcr {
 
@@ -31,13 +31,13 @@ struct CharNode {
 // nvidiactl, nvidia-uvm, nvidia-uvm-tools, nvidia-modeset, nvidia-nvswitch*, nvidia-nvlink...)
 // and every node in nvidia-caps/ and nvidia-caps-imex-channels/. A second node with the numbers
 // of one before it is left out. Paths are below the dev root's real /dev (symlinks resolved).
-[[nodiscard]] std::vector<CharNode> present_nvidia_nodes(DriverHost& host);
+[[nodiscard]] std::vector<CharNode> present_nvidia_nodes(DeviceNodes& nodes);
 
 // The nodes the loaded driver announces, whether they exist yet or not: nvidia<minor> of each
 // GPU it lists, nvidiactl and nvidia-modeset; nvidia-uvm and nvidia-uvm-tools once
 // proc/devices lists nvidia-uvm; the MIG capabilities (config, monitor, those of the GPUs
 // listed) once it lists nvidia-caps. An error when the driver is not loaded.
-[[nodiscard]] Result<std::vector<CharNode>> announced_nvidia_nodes(DriverHost& host);
+[[nodiscard]] Result<std::vector<CharNode>> announced_nvidia_nodes(DeviceNodes& nodes);
 
 // `present`, then the nodes of `announced` whose numbers are not among them.
 [[nodiscard]] std::vector<CharNode> with_announced(std::vector<CharNode> present,

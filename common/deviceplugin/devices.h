@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "config/config.h"
-#include "driver/host.h"
+#include "driver/device_nodes.h"
 #include "driver/probe.h"
 
 namespace gcr {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "config/config.h"
-#include "driver/host.h"
+#include "driver/device_nodes.h"
 
 namespace gcr {
 

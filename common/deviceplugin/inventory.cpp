@@ -4,6 +4,7 @@
 
 #include "base/node_stat.h"
 #include "deviceplugin/xid_watch.h"
+#include "driver/host.h"
 
 namespace gcr {
 namespace {
@@ -16,11 +17,11 @@ bool same_devices(const std::vector<PluginDevice>& a, const std::vector<PluginDe
                     });
 }
 
-std::string mig_layout_of(DriverHost& host, const std::vector<Gpu>& gpus) {
+std::string mig_layout_of(DeviceNodes& nodes, const std::vector<Gpu>& gpus) {
   std::string layout;
   for (const auto& gpu : gpus) {
     layout += gpu.uuid + ":";
-    for (const auto& i : host.mig_instances(gpu))
+    for (const auto& i : nodes.mig_instances(gpu))
       layout += std::to_string(i.gpu_instance) + "/" + std::to_string(i.compute_instance) + ",";
     layout += ";";
   }
@@ -46,9 +47,9 @@ std::set<std::string> Inventory::unhealthy_gpus() const {
   return out;
 }
 
-void Inventory::discover(DriverHost& host, Nvml* nvml, InventoryChange& change) {
-  auto found = host.gpus();
-  if (auto version = host.version(); !version || !found) {
+void Inventory::discover(DeviceNodes& nodes, Nvml* nvml, InventoryChange& change) {
+  auto found = nodes.gpus();
+  if (auto version = nodes.version(); !version || !found) {
     const std::string why = !version ? version.error().message : found.error().message;
     if (driver_missing_ != why) {
       change.lines.push_back(why + ": advertising " +
@@ -85,9 +86,9 @@ void Inventory::discover(DriverHost& host, Nvml* nvml, InventoryChange& change) 
   }
 }
 
-void Inventory::read_mig_layout(DriverHost& host, Nvml* nvml, InventoryChange& change) {
+void Inventory::read_mig_layout(DeviceNodes& nodes, Nvml* nvml, InventoryChange& change) {
   if (config_.device_plugin.mig_strategy == "none" || driver_missing_) return;
-  const std::string layout = mig_layout_of(host, known_);
+  const std::string layout = mig_layout_of(nodes, known_);
   if (layout == mig_layout_ && !change.gpus_changed) return;
   if (!mig_layout_.empty() && layout != mig_layout_)
     change.lines.push_back("the MIG layout changed");
@@ -108,8 +109,8 @@ void Inventory::read_mig_layout(DriverHost& host, Nvml* nvml, InventoryChange& c
 InventoryChange Inventory::refresh(Nvml* nvml) {
   InventoryChange change;
   DriverHost host(config_.driver, lstat_node);  // a new one: nothing cached between ticks
-  discover(host, nvml, change);
-  read_mig_layout(host, nvml, change);
+  discover(host.devices(), nvml, change);
+  read_mig_layout(host.devices(), nvml, change);
   std::map<std::string, std::string> failing;
   if (driver_missing_) {
     for (const auto& gpu : known_) failing.emplace(gpu.uuid, *driver_missing_);
@@ -138,7 +139,7 @@ InventoryChange Inventory::use_nvml(Nvml& nvml) {
                          topology_.source);
   mig_layout_.clear();
   DriverHost host(config_.driver, lstat_node);
-  read_mig_layout(host, &nvml, change);
+  read_mig_layout(host.devices(), &nvml, change);
   change.devices_changed = relist().devices_changed;
   return change;
 }

@@ -15,7 +15,7 @@
 #include "config/config.h"
 #include "deviceplugin/devices.h"
 #include "deviceplugin/health.h"
-#include "driver/host.h"
+#include "driver/device_nodes.h"
 #include "driver/nvml.h"
 #include "topology/topology.h"
 
@@ -63,8 +63,8 @@ class Inventory {
     bool seen_lost = false;            // NVML stopped answering since (a reset under way)
   };
 
-  void discover(DriverHost& host, Nvml* nvml, InventoryChange& change);
-  void read_mig_layout(DriverHost& host, Nvml* nvml, InventoryChange& change);
+  void discover(DeviceNodes& nodes, Nvml* nvml, InventoryChange& change);
+  void read_mig_layout(DeviceNodes& nodes, Nvml* nvml, InventoryChange& change);
   InventoryChange relist();
 
   const Config& config_;

@@ -5,6 +5,7 @@
 
 #include "base/node_stat.h"
 #include "base/text.h"
+#include "driver/host.h"
 
 namespace gcr {
 namespace {
@@ -48,7 +49,7 @@ Result<MpsPlan> MpsSupervisor::plan_for(const std::vector<Gpu>& gpus, Nvml* nvml
   DriverHost host(config_.driver, lstat_node);
   const auto program = mps_control_program(host);
   if (!program)
-    return Error{"no nvidia-cuda-mps-control in the driver root (" + host.driver_path("/") +
+    return Error{"no nvidia-cuda-mps-control in the driver root (" + host.files().driver_path("/") +
                  "): install NVIDIA's MPS (nvidia-cuda-mps)"};
   MpsPlan plan;
   plan.program = *program;

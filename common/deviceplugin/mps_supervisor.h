@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "config/config.h"
-#include "driver/host.h"
+#include "driver/device_nodes.h"
 #include "driver/nvml.h"
 #include "log/log.h"
 #include "mps/mps_daemon.h"

@@ -27,10 +27,11 @@ std::string named_nodes(const std::vector<CharNode>& nodes) {
 
 void check_dev_char(const Config& config, Findings& findings) {
   DriverHost host(config.driver, lstat_node);
-  if (::access(host.dev_path("/sys/fs/cgroup/cgroup.controllers").c_str(), F_OK) != 0) return;
-  const auto nodes = present_nvidia_nodes(host);
+  if (::access(host.devices().dev_path("/sys/fs/cgroup/cgroup.controllers").c_str(), F_OK) != 0)
+    return;
+  const auto nodes = present_nvidia_nodes(host.devices());
   if (nodes.empty()) return;
-  const std::string dir = host.dev_path("/dev/char");
+  const std::string dir = host.devices().dev_path("/dev/char");
   const auto unlinked = unlinked_nodes(nodes, dir, stat_node);
   if (unlinked.empty()) {
     findings.ok(kArea,

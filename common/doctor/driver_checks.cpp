@@ -27,33 +27,33 @@ bool has_node(const std::vector<DeviceNode>& nodes, const std::string& path) {
 void check_gpu_nodes(DriverHost& host, const std::vector<Gpu>& gpus, Findings& findings) {
   for (const auto& gpu : gpus) {
     const std::string name = "GPU " + std::to_string(gpu.index);
-    auto node = host.gpu_node(gpu);
+    auto node = host.devices().gpu_node(gpu);
     if (node) {
       findings.ok(kArea, name + " " + gpu.uuid + " at " + gpu.bus.to_string(),
-                  host.dev_path(node->path));
+                  host.devices().dev_path(node->path));
     } else {
       findings.fail(
           kArea, name + ": " + node.error().message,
-          host.dev_path("/dev/nvidia" + std::to_string(gpu.minor)),
+          host.devices().dev_path("/dev/nvidia" + std::to_string(gpu.minor)),
           "nvidia-modprobe -c " + std::to_string(gpu.minor) + " (or reload the nvidia module)");
     }
   }
 }
 
 void check_control_nodes(DriverHost& host, Findings& findings) {
-  auto control = host.control_nodes(just(Capability::kUtility));
+  auto control = host.devices().control_nodes(just(Capability::kUtility));
   if (!control) {
-    findings.fail(kArea, control.error().message, host.dev_path("/dev/nvidiactl"),
+    findings.fail(kArea, control.error().message, host.devices().dev_path("/dev/nvidiactl"),
                   "nvidia-modprobe (or reload the nvidia module)");
     return;
   }
-  findings.ok(kArea, "nvidiactl present", host.dev_path("/dev/nvidiactl"));
-  auto compute = host.control_nodes(just(Capability::kCompute));
+  findings.ok(kArea, "nvidiactl present", host.devices().dev_path("/dev/nvidiactl"));
+  auto compute = host.devices().control_nodes(just(Capability::kCompute));
   if (compute && has_node(*compute, "/dev/nvidia-uvm")) {
-    findings.ok(kArea, "nvidia-uvm loaded", host.dev_path("/dev/nvidia-uvm"));
+    findings.ok(kArea, "nvidia-uvm loaded", host.devices().dev_path("/dev/nvidia-uvm"));
   } else {
     findings.fail(kArea, "nvidia-uvm is not loaded: CUDA fails in every container",
-                  compute ? host.dev_path("/dev/nvidia-uvm") : compute.error().message,
+                  compute ? host.devices().dev_path("/dev/nvidia-uvm") : compute.error().message,
                   "nvidia-modprobe -u -c=0");
   }
 }
@@ -65,7 +65,7 @@ void check_libcuda(DriverHost& host, const std::string& version, Findings& findi
   if (cuda.answer)
     findings.ok(kArea, "libcuda answers: CUDA " + *cuda.answer, cuda.path);
   else if (cuda.path.empty())
-    findings.fail(kArea, cuda.answer.error().message, host.driver_path("/"), fix);
+    findings.fail(kArea, cuda.answer.error().message, host.files().driver_path("/"), fix);
   else
     findings.fail(kArea, "libcuda does not answer: " + cuda.answer.error().message, cuda.path, fix);
 }
@@ -92,7 +92,7 @@ void check_nvml(DriverHost& host, const std::vector<Gpu>& gpus, const std::strin
     findings.fail(kArea,
                   nvml.answer.error().message +
                       ": nvidia-smi and gpu-device-plugin's topology and health need it",
-                  host.driver_path("/"), fix);
+                  host.files().driver_path("/"), fix);
   else
     findings.fail(kArea, "NVML does not answer: " + nvml.answer.error().message, nvml.path, fix);
 }
@@ -100,15 +100,15 @@ void check_nvml(DriverHost& host, const std::vector<Gpu>& gpus, const std::strin
 void check_persistenced(DriverHost& host, Findings& findings) {
   for (const char* socket :
        {"/run/nvidia-persistenced/socket", "/var/run/nvidia-persistenced/socket"}) {
-    if (host.driver_file(socket, S_IFSOCK)) {
-      findings.ok(kArea, "nvidia-persistenced is running", host.driver_path(socket));
+    if (host.files().driver_file(socket, S_IFSOCK)) {
+      findings.ok(kArea, "nvidia-persistenced is running", host.files().driver_path(socket));
       return;
     }
   }
   findings.warn(kArea,
                 "nvidia-persistenced is not running: each container start re-initialises the GPUs "
                 "(slower, and state is lost between jobs)",
-                host.driver_path("/run/nvidia-persistenced/socket"),
+                host.files().driver_path("/run/nvidia-persistenced/socket"),
                 "systemctl enable --now nvidia-persistenced");
 }
 
@@ -116,20 +116,21 @@ void check_persistenced(DriverHost& host, Findings& findings) {
 
 std::optional<std::string> check_driver(const Config& config, Findings& findings) {
   DriverHost host(config.driver, lstat_node);
-  auto version = host.version();
+  auto version = host.devices().version();
   if (!version) {
     findings.fail(kArea, "the NVIDIA kernel module is not loaded: " + version.error().message,
-                  host.dev_path("/proc/driver/nvidia/version"), "modprobe nvidia");
+                  host.devices().dev_path("/proc/driver/nvidia/version"), "modprobe nvidia");
     return std::nullopt;
   }
   findings.ok(kArea, "kernel module " + *version + " loaded",
-              host.dev_path("/proc/driver/nvidia/version"));
-  auto gpus = host.gpus();
+              host.devices().dev_path("/proc/driver/nvidia/version"));
+  auto gpus = host.devices().gpus();
   if (!gpus) {
-    findings.fail(kArea, gpus.error().message, host.dev_path("/proc/driver/nvidia/gpus"),
+    findings.fail(kArea, gpus.error().message, host.devices().dev_path("/proc/driver/nvidia/gpus"),
                   "check dmesg for NVRM errors");
   } else if (gpus->empty()) {
-    findings.fail(kArea, "the driver lists no GPU", host.dev_path("/proc/driver/nvidia/gpus"),
+    findings.fail(kArea, "the driver lists no GPU",
+                  host.devices().dev_path("/proc/driver/nvidia/gpus"),
                   "check dmesg for NVRM errors and lspci for the GPUs");
   } else {
     check_gpu_nodes(host, *gpus, findings);

@@ -74,12 +74,12 @@ void check_mps(const Config& config, Findings& findings) {
   const auto program = mps_control_program(host);
   if (!program) {
     findings.fail(kArea, "sharing = \"mps\", but the driver has no nvidia-cuda-mps-control",
-                  host.driver_path("/"), "install NVIDIA's MPS (Debian: nvidia-cuda-mps)");
+                  host.files().driver_path("/"), "install NVIDIA's MPS (Debian: nvidia-cuda-mps)");
     return;
   }
   // The GPUs of each share count, served by a daemon per container size.
   std::map<std::int64_t, std::size_t> groups;
-  if (const auto gpus = host.gpus()) {
+  if (const auto gpus = host.devices().gpus()) {
     for (const auto& gpu : *gpus) ++groups[config.replicas_for(gpu.index, gpu.model)];
   }
   for (const auto& [replicas, count] : groups)

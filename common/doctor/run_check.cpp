@@ -108,7 +108,7 @@ std::optional<unsigned long long> memory_mib(DriverHost& host, const PciAddress&
 // Under sharing = "mps": what Allocate hands a container of one share of `gpu`.
 void add_mps_client(const Config& config, DriverHost& host, const std::string& gpu, Json& spec) {
   if (!config.mps()) return;
-  auto gpus = host.gpus();
+  auto gpus = host.devices().gpus();
   if (!gpus) return;
   for (const auto& g : *gpus) {
     if (g.uuid != gpu && std::to_string(g.index) != gpu) continue;
@@ -246,13 +246,13 @@ void check_run(const Config& config, const RunCheck& run, Findings& findings) {
   DriverHost host(config.driver, lstat_node);
   std::vector<std::string> gpus = run.gpus;
   if (gpus.empty()) {
-    auto found = host.gpus();
+    auto found = host.devices().gpus();
     if (found) {
       for (const auto& gpu : *found) gpus.push_back(std::to_string(gpu.index));
     }
     if (gpus.empty()) {
       findings.fail(kArea, "no NVIDIA GPU on this host: nothing to run on",
-                    host.dev_path("/proc/driver/nvidia/gpus"),
+                    host.devices().dev_path("/proc/driver/nvidia/gpus"),
                     "gpu-ctk doctor's driver lines say why the driver shows none");
       return;
     }

@@ -9,7 +9,7 @@ std::optional<std::string> driver_library_path(DriverHost& host, Capability cap,
                                                const std::string& prefix) {
   CapabilitySet caps;
   caps.add(cap);
-  auto libs = host.libraries(caps, LibArch::k64);
+  auto libs = host.files().libraries(caps, LibArch::k64);
   if (!libs) return std::nullopt;
   for (const auto& lib : *libs) {
     if (lib.prefix == prefix) return lib.host_path;
@@ -24,7 +24,7 @@ namespace {
 std::string missing_library(const DriverHost& host, const std::string& prefix,
                             const std::string& version) {
   const std::string why = "no " + prefix + "." + version + " in the driver root";
-  const auto refused = host.refusal(prefix);
+  const auto refused = host.files().refusal(prefix);
   return refused ? why + ": " + *refused : why;
 }
 
@@ -48,9 +48,9 @@ LibraryAnswer<std::map<std::string, GpuFacts>> ask_nvml(DriverHost& host,
 
 Result<HostFacts> gather_host_facts(DriverHost& host, const HostFactsQuery& query) {
   HostFacts facts;
-  auto version = host.version();
+  auto version = host.devices().version();
   if (!version) return version.error();
-  auto gpus = host.gpus();
+  auto gpus = host.devices().gpus();
   if (!gpus) return gpus.error();
   facts.version = *version;
   facts.gpus = *gpus;

@@ -9,20 +9,9 @@
 #include <vector>
 
 #include "json/strict_json.h"
+#include "vocabulary/device_node.h"
 
 namespace gcr {
-
-struct DeviceNode {
-  std::string path;       // inside the container
-  std::string host_path;  // "" means the same as path
-  std::string type;       // "", "c", "b", "u" or "p"
-  std::optional<std::int64_t> major;
-  std::optional<std::int64_t> minor;
-  std::optional<std::uint32_t> file_mode;
-  std::string permissions;  // subset of "rwm"; "" means "rwm"; "none" means no access
-  std::optional<std::uint32_t> uid;
-  std::optional<std::uint32_t> gid;
-};
 
 struct Mount {
   std::string host_path;

@@ -326,7 +326,7 @@ class Planner {
     if (!file) return file.error();
     if (!*file) return {};  // not a file, or a dangling link: ldconfig passes it by
     auto lib = read_elf_library((*file)->get(), budget_, path);
-    if (!lib && lib.error().message == kNotElf) return {};
+    if (!lib && lib.error().kind == ErrorKind::kNotElf) return {};
     // A budget's error names the file already.
     if (!lib) return budget_.exceeded() ? lib.error() : lib.error().wrap(path);
     if (!lib->soname) return Error{path + " has no soname"};

@@ -3,6 +3,7 @@
 #include "base/node_stat.h"
 #include "base/step_clock.h"
 #include "base/text.h"
+#include "base/trust.h"
 #include "driver/files.h"
 #include "driver/host.h"
 #include "driver/probe.h"
@@ -40,7 +41,7 @@ std::string summary(const GpuRequest& request, const Json& spec) {
 // capability's libraries).
 std::optional<std::string> live_driver_version(const GpuRequest& request, DriverHost& host) {
   if (!request.live() || !needs_compute_libraries(request.capabilities)) return std::nullopt;
-  auto version = host.version();
+  auto version = host.devices().version();
   return version ? std::optional<std::string>(*version) : std::nullopt;
 }
 
@@ -80,7 +81,8 @@ Status prepare_container(const RuncArgs& runc, const Config& config, const Logge
   CtkProbe probe(config);
   CtkCdiResolver cdi(config);
   const NodeStatFn stat = lstat_node;
-  const InjectionSources sources{host, probe, cdi, stat, logger};
+  TrustCheck hook_trust;
+  const InjectionSources sources{host, probe, cdi, stat, hook_trust, logger};
   auto edits = gather_edits(**request, config, sources);
   if (!edits) return edits.error().wrap("cannot give the container its GPUs");
   clock.mark("discovery");

@@ -50,15 +50,15 @@ Result<ContainerEdits> gated_feature_edits(GatedFeature feature, DriverHost& hos
   const FeatureFiles& wanted = files_of(feature);
   ContainerEdits edits;
   for (const auto& pattern : wanted.nodes) {
-    for (auto& node : host.char_nodes(pattern.dir, pattern.name))
+    for (auto& node : host.devices().char_nodes(pattern.dir, pattern.name))
       add_device_node(edits, std::move(node));
   }
   if (edits.device_nodes.empty()) {
     return Error{std::string(gated_feature_variable(feature)) + "=enabled: no device node " +
-                 patterns_text(wanted.nodes) + " (" + host.dev_path("/dev") + ")"};
+                 patterns_text(wanted.nodes) + " (" + host.devices().dev_path("/dev") + ")"};
   }
   for (const auto& [path, type] : wanted.files) {
-    if (auto file = host.driver_file(path, type)) add_read_only_bind(edits, *file);
+    if (auto file = host.files().driver_file(path, type)) add_read_only_bind(edits, *file);
   }
   return edits;
 }

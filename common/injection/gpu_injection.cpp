@@ -40,9 +40,9 @@ Result<std::optional<std::map<std::string, GpuFacts>>> mig_table(const GpuReques
 // The live driver's part: GPUs chosen by unqualified IDs (or none/all) and the driver files.
 Result<GatheredEdits> live_part(const GpuRequest& request, const Config& config,
                                 const InjectionSources& sources) {
-  auto version = sources.host.version();
+  auto version = sources.host.devices().version();
   if (!version) return version.error();
-  auto gpus = sources.host.gpus();
+  auto gpus = sources.host.devices().gpus();
   if (!gpus) return gpus.error();
   auto migs = mig_table(request, sources.probe);
   if (!migs) return migs.error().wrap(origin_of(request));
@@ -58,7 +58,7 @@ Result<GatheredEdits> live_part(const GpuRequest& request, const Config& config,
 // when there is one (without it the driver's facts are unknown, which counts as met).
 Status check_cdi_only_requirements(const GpuRequest& request, const InjectionSources& sources) {
   if (request.requirements.empty()) return {};
-  auto version = sources.host.version();
+  auto version = sources.host.devices().version();
   return check_requirements(request.requirements, {},
                             version ? std::optional<std::string>(*version) : std::nullopt,
                             sources.probe);
@@ -103,15 +103,15 @@ Result<GatheredEdits> gather_edits(const GpuRequest& request, const Config& conf
     }
     edits.append(*part);
   }
-  for (const auto& note : sources.host.take_notes()) sources.logger.warning(note);
+  for (const auto& note : sources.host.notes().take()) sources.logger.warning(note);
   return gathered;
 }
 
 Result<EditedSpec> apply_gathered_edits(const Json& spec, const GatheredEdits& gathered,
                                         const Config& config, const InjectionSources& sources) {
-  TrustCheck trust;
-  if (auto s = check_hook_programs(gathered.edits, trust); !s) return s.error();
-  if (auto s = gathered.libraries ? trust.program(config.hooks.ctk_path) : Status{}; !s)
+  if (auto s = check_hook_programs(gathered.edits, sources.hook_trust); !s) return s.error();
+  if (auto s = gathered.libraries ? sources.hook_trust.program(config.hooks.ctk_path) : Status{};
+      !s)
     return Error{"hook program refused: " + s.error().message};
   EditedSpec edited{spec, 0};
   remove_superseded_hooks(edited.spec, config.hooks);

@@ -4,6 +4,7 @@
 
 #include "base/node_stat.h"
 #include "base/result.h"
+#include "base/trust.h"
 #include "config/config.h"
 #include "driver/host.h"
 #include "driver/probe.h"
@@ -23,7 +24,8 @@ struct InjectionSources {
   DriverProbe& probe;
   CdiResolver& cdi;
   const NodeStatFn& stat;
-  const Logger& logger;  // for what is skipped rather than failed
+  FileTrust& hook_trust;  // judges the programs of the edits' hooks
+  const Logger& logger;   // for what is skipped rather than failed
 };
 
 // Discovery: what the request asks of the live driver and the CDI specs, as container edits

@@ -32,7 +32,7 @@ void add_bind(ContainerEdits& edits, const HostFile& file,
 Status add_cap(ContainerEdits& edits, DriverHost& host, const std::optional<unsigned>& minor,
                const char* what) {
   if (!minor) return Error{std::string("the driver lists no MIG ") + what + " capability"};
-  auto node = host.cap_node(*minor);
+  auto node = host.devices().cap_node(*minor);
   if (!node) return node.error();
   add_device_node(edits, std::move(*node));
   return {};
@@ -43,7 +43,7 @@ Status add_cap(ContainerEdits& edits, DriverHost& host, const std::optional<unsi
 Status add_mig_management(ContainerEdits& edits, const GpuRequest& request,
                           const std::vector<Gpu>& selected, DriverHost& host) {
   if (!request.mig_config && !request.mig_monitor) return {};
-  auto minors = host.mig_minors();
+  auto minors = host.devices().mig_minors();
   if (!minors) return minors.error();
   if (request.mig_config) {
     if (auto s = add_cap(edits, host, minors->config, "config"); !s) return s;
@@ -55,7 +55,7 @@ Status add_mig_management(ContainerEdits& edits, const GpuRequest& request,
     const std::string prefix = "gpu" + std::to_string(gpu.minor) + "/";
     for (const auto& [path, minor] : minors->by_path) {
       if (path.rfind(prefix, 0) != 0) continue;
-      if (auto node = host.cap_node(minor)) add_device_node(edits, std::move(*node));
+      if (auto node = host.devices().cap_node(minor)) add_device_node(edits, std::move(*node));
     }
   }
   return {};
@@ -70,12 +70,13 @@ Status add_mig_devices(ContainerEdits& edits, const GpuRequest& request, const S
     wanted.emplace_back(m.gpu, MigInstance{m.mig.gpu_instance, m.mig.compute_instance});
   if (request.all) {
     for (const auto& gpu : selected.gpus) {
-      for (const auto& instance : host.mig_instances(gpu)) wanted.emplace_back(gpu, instance);
+      for (const auto& instance : host.devices().mig_instances(gpu))
+        wanted.emplace_back(gpu, instance);
     }
   }
   std::set<std::string> added;
   for (const auto& [gpu, instance] : wanted) {
-    auto nodes = host.mig_access_nodes(gpu, instance);
+    auto nodes = host.devices().mig_access_nodes(gpu, instance);
     if (!nodes)
       return nodes.error().wrap("GPU " + std::to_string(gpu.index) + " MIG instance " +
                                 std::to_string(instance.gpu_instance) + "/" +
@@ -167,17 +168,17 @@ Status add_libraries(DriverFiles& files, const CapabilitySet& caps, DriverHost& 
   std::vector<DriverLibrary> libs;
   for (LibArch arch : {LibArch::k64, LibArch::k32}) {
     if (arch == LibArch::k32 && !caps.has(Capability::kCompat32)) continue;
-    auto found = host.libraries(caps, arch);
+    auto found = host.files().libraries(caps, arch);
     if (!found) return found.error();
     libs.insert(libs.end(), found->begin(), found->end());
   }
-  auto version = host.version();
+  auto version = host.devices().version();
   if (!version) return version.error();
   const bool has_libcuda = std::any_of(
       libs.begin(), libs.end(), [](const DriverLibrary& l) { return l.prefix == "libcuda.so"; });
   if (needs_compute_libraries(caps) && !has_libcuda)
-    host.note("no usable libcuda.so." + *version + " in the driver root (" + host.driver_path("/") +
-              "): CUDA fails in the container");
+    host.notes().add("no usable libcuda.so." + *version + " in the driver root (" +
+                     host.files().driver_path("/") + "): CUDA fails in the container");
   for (const auto& lib : libs) {
     files.add(lib);
     files.add_folder(dirname_of(lib.path));
@@ -212,33 +213,33 @@ ContainerEdits with_libraries_hook(GatheredEdits gathered, const Config::Hooks& 
 Result<GatheredEdits> driver_edits(const CapabilitySet& caps, DriverHost& host,
                                    const Config& config) {
   ContainerEdits edits;
-  auto control = host.control_nodes(caps);
+  auto control = host.devices().control_nodes(caps);
   if (!control) return control.error();
   for (auto& node : *control) add_device_node(edits, std::move(node));
   DriverFiles files(edits);
   if (auto s = add_libraries(files, caps, host); !s) return s.error();
-  for (const auto& bin : host.binaries(caps)) files.add(bin);
-  for (const auto& ipc : host.ipc_endpoints(caps)) files.add(ipc, kIpcBind);
-  for (const auto& fw : host.firmware()) files.add(fw);
-  for (const auto& config_file : host.config_files(caps)) files.add(config_file);
+  for (const auto& bin : host.files().binaries(caps)) files.add(bin);
+  for (const auto& ipc : host.files().ipc_endpoints(caps)) files.add(ipc, kIpcBind);
+  for (const auto& fw : host.files().firmware()) files.add(fw);
+  for (const auto& config_file : host.files().config_files(caps)) files.add(config_file);
   for (LibArch arch : {LibArch::k64, LibArch::k32}) {
     if (arch == LibArch::k32 && !caps.has(Capability::kCompat32)) continue;
-    for (const auto& module : host.modules(caps, arch)) files.add(module);
+    for (const auto& module : host.files().modules(caps, arch)) files.add(module);
   }
   auto libraries = files.finish(config);
   // The libraries must not make device nodes: NVIDIA 1.18's disable-device-node-modification.
-  if (host.modifies_device_files())
+  if (host.devices().modifies_device_files())
     edits.hooks.push_back(disable_device_node_modification_hook(config.hooks));
   return GatheredEdits{std::move(edits), std::move(libraries)};
 }
 
 Result<ContainerEdits> gpu_edits(const Gpu& gpu, DriverHost& host, bool drm) {
-  auto node = host.gpu_node(gpu);
+  auto node = host.devices().gpu_node(gpu);
   if (!node) return node.error().wrap("GPU " + std::to_string(gpu.index));
   ContainerEdits edits;
   add_device_node(edits, std::move(*node));
   if (!drm) return edits;
-  auto drm_nodes = host.drm_nodes(gpu);
+  auto drm_nodes = host.devices().drm_nodes(gpu);
   if (!drm_nodes) return drm_nodes.error().wrap("GPU " + std::to_string(gpu.index));
   for (auto& drm_node : *drm_nodes) add_device_node(edits, std::move(drm_node));
   return edits;
@@ -247,7 +248,7 @@ Result<ContainerEdits> gpu_edits(const Gpu& gpu, DriverHost& host, bool drm) {
 Result<ContainerEdits> imex_edits(const std::vector<unsigned>& channels, DriverHost& host) {
   ContainerEdits edits;
   for (unsigned channel : channels) {
-    auto node = host.imex_channel_node(channel);
+    auto node = host.devices().imex_channel_node(channel);
     if (!node) return node.error().wrap("IMEX channel " + std::to_string(channel));
     add_device_node(edits, std::move(*node));
   }

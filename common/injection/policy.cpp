@@ -85,7 +85,7 @@ void withhold_unsupported_capabilities(ContainerEdits& edits,
       " file(s) of driver capabilities not in [requests] supported-capabilities: " + list);
 }
 
-Status check_hook_programs(const ContainerEdits& edits, TrustCheck& trust) {
+Status check_hook_programs(const ContainerEdits& edits, FileTrust& trust) {
   for (const auto& hook : edits.hooks) {
     if (auto s = trust.program(hook.path); !s)
       return Error{"hook program refused: " + s.error().message};

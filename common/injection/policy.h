@@ -24,6 +24,6 @@ void withhold_unsupported_capabilities(ContainerEdits& edits,
 
 // Each hook's program is absolute, exists, and only root can change it or the directories on
 // its path; the error names the program and why.
-[[nodiscard]] Status check_hook_programs(const ContainerEdits& edits, TrustCheck& trust);
+[[nodiscard]] Status check_hook_programs(const ContainerEdits& edits, FileTrust& trust);
 
 }  // namespace gcr

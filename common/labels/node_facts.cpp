@@ -3,6 +3,7 @@
 #include "base/fs.h"
 #include "base/node_stat.h"
 #include "base/text.h"
+#include "driver/host.h"
 
 namespace gcr {
 namespace {
@@ -49,7 +50,7 @@ GpuLabelFacts NodeFactsReader::gpu_facts(const Gpu& gpu, const LabelSources& sou
 
 void NodeFactsReader::read_driver_version() {
   DriverHost host(roots_, lstat_node);
-  if (auto version = host.version()) driver_version_ = *version;
+  if (auto version = host.devices().version()) driver_version_ = *version;
 }
 
 void NodeFactsReader::ask_cuda_version(Nvml* nvml) {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "config/config.h"
-#include "driver/host.h"
+#include "driver/device_nodes.h"
 #include "driver/nvml.h"
 #include "labels/labels.h"
 #include "topology/topology.h"

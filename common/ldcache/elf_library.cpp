@@ -301,7 +301,7 @@ Result<std::optional<std::string>> read_elf_note(int fd, std::string_view sectio
   const Meter meter{budget, file};
   Elf64_Ehdr eh{};
   if (!read_at(fd, &eh, sizeof eh, 0) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0)
-    return Error{std::string(kNotElf)};
+    return Error{std::string(kNotElf), ErrorKind::kNotElf};
   if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB)
     return Error{"not a 64-bit little-endian file"};
   auto sections = read_sections(fd, eh, meter);
@@ -325,7 +325,7 @@ Result<ElfLibrary> read_elf_library(int fd, ImageBudget& budget, std::string_vie
   const Meter meter{budget, file};
   unsigned char ident[EI_NIDENT + 4];  // e_ident, e_type, e_machine
   if (!read_at(fd, ident, sizeof ident, 0) || std::memcmp(ident, ELFMAG, SELFMAG) != 0)
-    return Error{std::string(kNotElf)};
+    return Error{std::string(kNotElf), ErrorKind::kNotElf};
   if (ident[EI_DATA] != ELFDATA2LSB) return Error{"not little-endian"};
   const auto machine = static_cast<std::uint16_t>(ident[EI_NIDENT + 2] | ident[EI_NIDENT + 3] << 8);
   if (ident[EI_CLASS] == ELFCLASS64 && machine == EM_X86_64)

@@ -22,7 +22,8 @@ struct ElfLibrary {
 
 // Reads the library `file` open at `fd`, charging `budget` for the bytes read and the names
 // looked up (the string table is read once, the part holding the names; a budget's error names
-// `file`, the others do not). "not an ELF file" for anything without the ELF magic.
+// `file`, the others do not). "not an ELF file", of kind ErrorKind::kNotElf, for anything without
+// the ELF magic.
 [[nodiscard]] Result<ElfLibrary> read_elf_library(int fd, ImageBudget& budget,
                                                   std::string_view file);
 

@@ -227,7 +227,7 @@ Result<Fd> make_mps_dirs(const MpsPlan& plan, uid_t also_owner) {
 std::optional<std::string> mps_control_program(DriverHost& host) {
   CapabilitySet compute;
   compute.add(Capability::kCompute);
-  for (const auto& file : host.binaries(compute)) {
+  for (const auto& file : host.files().binaries(compute)) {
     if (file.path.ends_with("/nvidia-cuda-mps-control")) return file.host_path;
   }
   return std::nullopt;

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "base/result.h"
-#include "driver/host.h"
+#include "driver/device_nodes.h"
 #include "driver/probe.h"
 #include "request/requirement.h"
 

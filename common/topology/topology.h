@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "config/config.h"
-#include "driver/host.h"
+#include "driver/device_nodes.h"
 #include "driver/nvml.h"
 
 namespace gcr {

@@ -42,7 +42,7 @@ Result<HostFacts> gather(const InfoOptions& options) {
 // otherwise.
 int print_topology(const InfoOptions& options) {
   DriverHost host(options.roots, lstat_node);
-  auto gpus = host.gpus();
+  auto gpus = host.devices().gpus();
   if (!gpus) {
     std::fprintf(stderr, "gpu-ctk: %s\n", gpus.error().message.c_str());
     return 1;

@@ -62,15 +62,15 @@ std::map<std::string, std::vector<MigDevice>> mig_devices(const std::vector<Gpu>
 std::set<std::string> unhealthy_gpus(DriverHost& host, const std::vector<Gpu>& gpus) {
   std::set<std::string> out;
   for (const auto& gpu : gpus) {
-    if (!host.gpu_node(gpu)) out.insert(gpu.uuid);
+    if (!host.devices().gpu_node(gpu)) out.insert(gpu.uuid);
   }
   return out;
 }
 
 Result<Labels> discover_labels(const Config& config) {
   DriverHost host(config.driver, lstat_node);
-  if (auto version = host.version(); !version) return version.error();
-  auto gpus = host.gpus();
+  if (auto version = host.devices().version(); !version) return version.error();
+  auto gpus = host.devices().gpus();
   if (!gpus) return gpus.error();
   if (gpus->empty()) return Error{"the driver lists no GPU: no labels"};
   const auto nvml = open_nvml(host);

@@ -98,16 +98,16 @@ Result<std::vector<std::string>> device_paths(DriverHost& host, const std::strin
       request.device_ids.emplace_back(t);
     }
   }
-  auto gpus = host.gpus();
+  auto gpus = host.devices().gpus();
   if (!gpus) return gpus.error();
   auto selected = select_gpus(request, *gpus, nullptr);
   if (!selected) return selected.error();
-  auto control = host.control_nodes(CapabilitySet::all());
+  auto control = host.devices().control_nodes(CapabilitySet::all());
   if (!control) return control.error();
   std::vector<std::string> out;
   for (const auto& node : *control) out.push_back(host_path_of(node));
   for (const auto& gpu : selected->gpus) {
-    auto node = host.gpu_node(gpu);
+    auto node = host.devices().gpu_node(gpu);
     if (!node) return node.error();
     out.push_back(host_path_of(*node));
   }
@@ -128,22 +128,22 @@ int list(DriverHost& host, const std::vector<CliFlagValue>& flags) {
   }
   const auto caps = CapabilitySet::all();
   if (want("binaries")) {
-    for (const auto& f : host.binaries(caps)) paths.push_back(f.host_path);
+    for (const auto& f : host.files().binaries(caps)) paths.push_back(f.host_path);
   }
   if (want("libraries")) {
     std::vector<LibArch> arches{LibArch::k64};
     if (!chosen || has_flag(flags, "compat32")) arches.push_back(LibArch::k32);
     for (LibArch arch : arches) {
-      auto libs = host.libraries(caps, arch);
+      auto libs = host.files().libraries(caps, arch);
       if (!libs) return fail("detection error: " + libs.error().message);
       for (const auto& lib : *libs) paths.push_back(lib.host_path);
     }
   }
   if (want("firmwares") && chosen) {
-    for (const auto& f : host.firmware()) paths.push_back(f.host_path);
+    for (const auto& f : host.files().firmware()) paths.push_back(f.host_path);
   }
   if (want("ipcs")) {
-    for (const auto& f : host.ipc_endpoints(caps)) paths.push_back(f.host_path);
+    for (const auto& f : host.files().ipc_endpoints(caps)) paths.push_back(f.host_path);
   }
   for (const auto& p : paths) std::printf("%s\n", p.c_str());
   return 0;

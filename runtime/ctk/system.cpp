@@ -11,6 +11,7 @@
 #include "ctk/ctk.h"
 #include "devchar/dev_char.h"
 #include "devchar/watch.h"
+#include "driver/host.h"
 
 namespace po = boost::program_options;
 
@@ -35,9 +36,9 @@ void error_line(const std::string& message) {
 // The nodes to link: those present, and with --create-all those the driver announces.
 std::vector<CharNode> nodes_to_link(const DevCharOptions& options, bool& ok) {
   DriverHost host(options.roots, lstat_node);
-  auto nodes = present_nvidia_nodes(host);
+  auto nodes = present_nvidia_nodes(host.devices());
   if (!options.create_all) return nodes;
-  auto announced = announced_nvidia_nodes(host);
+  auto announced = announced_nvidia_nodes(host.devices());
   if (!announced) {
     error_line("--create-all: " + announced.error().message);
     ok = false;
@@ -119,7 +120,8 @@ int create_dev_char_symlinks(const std::vector<std::string>& args) {
   }
   if (!options.watch) return link_nodes(options) ? 0 : 1;
   const DriverHost host(options.roots, lstat_node);
-  auto watched = watch_dev_nodes(host.dev_path("/dev"), [&] { (void)link_nodes(options); });
+  auto watched =
+      watch_dev_nodes(host.devices().dev_path("/dev"), [&] { (void)link_nodes(options); });
   if (!watched) {
     error_line(watched.error().message);
     return 1;

@@ -13,6 +13,7 @@
 #include <map>
 
 #include "devchar/dev_char.h"
+#include "driver/host.h"
 #include "sim_host.h"
 #include "test_support.h"
 
@@ -103,7 +104,7 @@ TEST_CASE("a loaded driver announces its GPUs, control nodes, UVM and the GPUs' 
   const gcr::test::SimHost sim(dir / "host", options);
   gcr::test::make_dirs(sim.dev_root() + "/dev");
   gcr::DriverHost host(gcr::Config::Driver{sim.driver_root(), sim.dev_root()}, gcr::lstat_node);
-  const auto announced = gcr::announced_nvidia_nodes(host);
+  const auto announced = gcr::announced_nvidia_nodes(host.devices());
   REQUIRE_MESSAGE(announced.ok(), announced.error().message);
   char real[PATH_MAX];
   REQUIRE(::realpath((sim.dev_root() + "/dev").c_str(), real) != nullptr);
@@ -122,7 +123,7 @@ TEST_CASE("a loaded driver announces its GPUs, control nodes, UVM and the GPUs' 
   CHECK(*announced == expected);
 
   gcr::DriverHost no_driver(gcr::Config::Driver{sim.driver_root(), dir / "empty"}, gcr::lstat_node);
-  const auto none = gcr::announced_nvidia_nodes(no_driver);
+  const auto none = gcr::announced_nvidia_nodes(no_driver.devices());
   REQUIRE_FALSE(none.ok());
   CHECK(none.error().message.find("NVIDIA driver not found") == 0);
 }

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <set>
 
 #include "deviceplugin/preferred.h"
 #include "topology_fixtures.h"

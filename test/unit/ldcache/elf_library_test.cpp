@@ -52,6 +52,8 @@ TEST_CASE("what the in-process update leaves to ldconfig is an error") {
   auto text = read(t / "script");
   REQUIRE_FALSE(text.ok());
   CHECK(text.error().message == gcr::kNotElf);
+  CHECK(text.error().kind == gcr::ErrorKind::kNotElf);
+  CHECK(text.error().wrap("in /lib").kind == gcr::ErrorKind::kNotElf);
   // An executable (a program interpreter) and a truncated library are not indexed here.
   CHECK_FALSE(read("/bin/sh").ok());
   const std::string lib = gcr::test::read_file(kStubs + "/lib64/libcuda.so." + kVersion);
@@ -59,6 +61,7 @@ TEST_CASE("what the in-process update leaves to ldconfig is an error") {
   auto truncated = read(t / "truncated.so");
   REQUIRE_FALSE(truncated.ok());
   CHECK(truncated.error().message != gcr::kNotElf);
+  CHECK(truncated.error().kind == gcr::ErrorKind::kNone);
 }
 
 namespace {

@@ -29,7 +29,7 @@ TEST_CASE("sysfs alone: the PCIe relation from where the device paths part, NUMA
   options.device_nodes = false;
   const gcr::test::SimHost host(dir / "host", options);
   gcr::DriverHost driver({host.driver_root(), host.dev_root()}, gcr::lstat_node);
-  auto gpus = driver.gpus();
+  auto gpus = driver.devices().gpus();
   REQUIRE(gpus.ok());
   const auto t = gcr::topology_from_sysfs(*gpus, {host.driver_root(), host.dev_root()});
   CHECK(t.source == "sysfs");

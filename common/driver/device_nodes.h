@@ -1,0 +1,94 @@
+// The driver as [driver] dev-root shows it: its version, its GPUs, and the device nodes a
+// container is given, each checked against the host node. Each question is answered on demand
+// and remembered, so a request only pays for what it needs.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/node_stat.h"
+#include "base/result.h"
+#include "driver/host_fs.h"
+#include "driver/notes.h"
+#include "driver/proc.h"
+#include "vocabulary/capabilities.h"
+#include "vocabulary/device_node.h"
+
+namespace gcr {
+
+struct Gpu {
+  unsigned index = 0;  // position in PCI bus order, as NVML numbers GPUs
+  std::string model;
+  std::string uuid;
+  PciAddress bus;
+  unsigned minor = 0;
+};
+
+// A MIG instance (GPU instance, compute instance) that exists on a GPU.
+struct MigInstance {
+  unsigned gpu_instance = 0;
+  unsigned compute_instance = 0;
+  bool operator==(const MigInstance&) const = default;
+};
+
+class DeviceNodes {
+ public:
+  // `dev_root`'s files read through `fs`, its nodes through `stat`; what a container may miss
+  // is added to `notes`.
+  DeviceNodes(std::string dev_root, NodeStatFn stat, HostFs& fs, Notes& notes);
+
+  [[nodiscard]] Result<std::string> version();
+  [[nodiscard]] Result<std::vector<Gpu>> gpus();
+  // Whether the driver's parameters (dev-root proc/driver/nvidia/params) let its libraries
+  // create and change device nodes (ModifyDeviceFiles: 1); false when they cannot be read.
+  [[nodiscard]] bool modifies_device_files();
+
+  // /dev/nvidia<minor> of a GPU, checked against the host node (char device, major 195).
+  [[nodiscard]] Result<DeviceNode> gpu_node(const Gpu& gpu);
+  // /dev/dri/card* and /dev/dri/renderD* of a GPU, as sysfs lists them (dev-root
+  // sys/bus/pci/devices/<bus>/drm), checked against the host (char device, major 226). None
+  // when the GPU has no DRM device (nvidia-drm not loaded); listed nodes absent from /dev skipped.
+  [[nodiscard]] Result<std::vector<DeviceNode>> drm_nodes(const Gpu& gpu);
+  // nvidiactl always; nvidia-uvm and nvidia-uvm-tools with compute libraries; nvidia-modeset
+  // with display. Optional nodes that are absent are skipped.
+  [[nodiscard]] Result<std::vector<DeviceNode>> control_nodes(const CapabilitySet& caps);
+  // /dev/nvidia-caps/nvidia-cap<minor>, checked against the nvidia-caps major.
+  [[nodiscard]] Result<DeviceNode> cap_node(unsigned minor);
+  // /dev/nvidia-caps-imex-channels/channel<N>: its major the one /proc/devices lists for
+  // nvidia-caps-imex-channels, its minor N.
+  [[nodiscard]] Result<DeviceNode> imex_channel_node(unsigned channel);
+  // proc/driver/nvidia-caps/mig-minors: which cap minor stands for what.
+  [[nodiscard]] Result<MigMinors> mig_minors();
+  // The MIG instances proc/driver/nvidia/capabilities/gpu<minor>/mig lists for a GPU.
+  [[nodiscard]] std::vector<MigInstance> mig_instances(const Gpu& gpu);
+  // The access-capability nodes of one instance (GPU instance, then compute instance).
+  [[nodiscard]] Result<std::vector<DeviceNode>> mig_access_nodes(const Gpu& gpu,
+                                                                 const MigInstance& instance);
+
+  // The character device nodes in dev-root's `dir` whose names match the fnmatch(3)
+  // `pattern`, sorted by name; entries of other types (symlinks too) are left out.
+  [[nodiscard]] std::vector<DeviceNode> char_nodes(const std::string& dir,
+                                                   const std::string& pattern);
+
+  // Where dev-root's files are, for messages and for tools that read them directly.
+  [[nodiscard]] std::string dev_path(const std::string& in_root) const;
+
+ private:
+  Result<std::map<std::string, unsigned>> char_majors();
+  Result<DeviceNode> checked_node(const std::string& name, unsigned expected_major);
+  DeviceNode node_from(const std::string& container_path, const NodeStat& st) const;
+  // checked_node with the major /proc/devices lists for `module`.
+  Result<DeviceNode> node_of_module(const std::string& name, const std::string& module);
+
+  std::string dev_root_;
+  NodeStatFn stat_;
+  HostFs& fs_;
+  Notes& notes_;
+  std::optional<Result<std::string>> version_;
+  std::optional<Result<std::vector<Gpu>>> gpus_;
+  std::optional<Result<std::map<std::string, unsigned>>> majors_;
+};
+
+}  // namespace gcr
