@@ -1,7 +1,7 @@
 // What the update-libraries hook is asked to do: the links to make in the container, the
 // library folders to add to its loader cache, and the host's ldconfig that indexes them. The
-// shim writes it into the spec, reads it back to do the work at create, and gpu-ctk parses it
-// from the hook's flags.
+// shim carries it from discovery to the loader-cache step as it is, and writes it into the spec
+// as the hook's flags only when it leaves the work to the hook; gpu-ctk parses it from them.
 #pragma once
 
 #include <string>
