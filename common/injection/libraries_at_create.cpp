@@ -245,9 +245,13 @@ void put_cuda_compat_first(Json& spec, std::optional<LibrariesRequest>& librarie
                            const std::string& bundle, const Config& config,
                            const std::optional<std::string>& live_driver_version,
                            const Logger& logger) {
-  auto in_spec =
-      libraries ? Result<FoundHook>(Error{"typed"}) : find_library_hook(spec, config.hooks);
-  if (!libraries && !in_spec) return;
+  // Where the folder goes: the live driver's request, else the hook the spec holds.
+  std::optional<FoundHook> in_spec;
+  if (!libraries) {
+    auto found = find_library_hook(spec, config.hooks);
+    if (!found) return;
+    in_spec = std::move(*found);
+  }
   const auto from_spec = find_compat_hook(spec, config.hooks);
   std::optional<CudaCompatRequest> asked;
   if (from_spec) {
@@ -258,12 +262,11 @@ void put_cuda_compat_first(Json& spec, std::optional<LibrariesRequest>& librarie
   if (!asked || asked->dir.empty()) return;
   const auto compat = judge_image(spec, bundle, *asked, logger);
   if (!compat) return;
-  Json& list = spec["hooks"]["createContainer"];
   if (compat->folder && libraries)
     libraries->folders.insert(libraries->folders.begin(), *compat->folder);
-  if (compat->folder && !libraries)
-    insert_first_folder(list[in_spec->index]["args"], *compat->folder);
-  if (from_spec) list.erase(list.begin() + static_cast<std::ptrdiff_t>(from_spec->index));
+  if (compat->folder && in_spec)
+    insert_first_folder(spec["hooks"]["createContainer"][in_spec->index]["args"], *compat->folder);
+  if (from_spec) erase_created_container_hook(spec, from_spec->index);
 }
 
 void run_library_hook_at_create(Json& spec, const std::optional<LibrariesRequest>& libraries,

@@ -156,6 +156,25 @@ TEST_SUITE("cuda compat") {
     CHECK(cached_libcuda(f) == "/usr/lib/x86_64-linux-gnu/libcuda.so.1");
   }
 
+  // A driver that leaves device nodes alone needs no device-node hook, and an image whose compat
+  // libcuda is older than the host's needs nothing of it: the loader cache is written at create
+  // and the spec holds no hook at all (the compat check must not leave a hook list behind).
+  TEST_CASE("a newer host driver that modifies no device nodes: nothing changes, and no hook") {
+    REQUIRE_MESSAGE(gcr::test::is_root(), "running containers needs root");
+    GpuFixture f;  // 550.54.15
+    gcr::test::write_file(f.host().dev_root() + "/proc/driver/nvidia/params",
+                          "ModifyDeviceFiles: 0\nDeviceFileUID: 0\nDeviceFileGID: 0\n"
+                          "DeviceFileMode: 438\n");
+    real_runc(f);
+    install_compat(f, real_libcuda());
+    const auto r = run_probe(f);
+    CHECK(r.err == "");
+    CHECK(r.out == "cuDriverGetVersion: 12040\n");
+    CHECK(cached_libcuda(f) == "/usr/lib/x86_64-linux-gnu/libcuda.so.1");
+    const Json written = Json::parse(gcr::test::read_file(f.bundle() + "/config.json"));
+    CHECK_MESSAGE(!written.contains("hooks"), written.value("hooks", Json()).dump());
+  }
+
   TEST_CASE("a compat folder reached through a symlink is named as resolved in the image") {
     REQUIRE_MESSAGE(gcr::test::is_root(), "running containers needs root");
     GpuFixture f(host_at(kOldHost));
