@@ -118,20 +118,25 @@ Status check_regular_source(HostFs& fs, const std::string& path, const struct st
   return {};
 }
 
-// The driver root's ld.so.cache; nullopt when it has none.
-Result<std::optional<std::vector<LdCacheEntry>>> load_ld_cache(HostFs& fs,
-                                                               const std::string& path) {
+// The driver root's ld.so.cache, its entries views of the bytes it keeps; none when the root has
+// no cache.
+Result<std::unique_ptr<RootLdCache>> load_ld_cache(HostFs& fs, const std::string& path) {
   struct stat st {};
-  if (!fs.lstat(path, st) && errno == ENOENT) return std::optional<std::vector<LdCacheEntry>>();
+  if (!fs.lstat(path, st) && errno == ENOENT) return std::unique_ptr<RootLdCache>();
   auto data = fs.read_file(path, kMaxLdCacheBytes);
   if (!data)
     return Error{"cannot read the driver root's ld.so.cache: " + data.error().message + " (" +
                  path + ")"};
-  auto entries = parse_ld_cache(*data);
-  if (!entries)
-    return Error{"cannot read the driver root's ld.so.cache: " + entries.error().message + " (" +
+  auto cache = std::make_unique<RootLdCache>();
+  cache->data = std::move(*data);
+  // The host's own file, bounded all the same (but for time: it is not an image's).
+  ImageBudget budget = ImageBudget::untimed();
+  auto read = read_ld_cache(cache->data, budget, "");
+  if (!read)
+    return Error{"cannot read the driver root's ld.so.cache: " + read.error().message + " (" +
                  path + ")"};
-  return std::optional<std::vector<LdCacheEntry>>(std::move(*entries));
+  cache->entries = std::move(read->entries);
+  return cache;
 }
 
 }  // namespace
@@ -144,11 +149,11 @@ std::string DriverRootFiles::driver_path(const std::string& in_root) const {
   return join_root(root_, in_root);
 }
 
-Result<const std::vector<LdCacheEntry>*> DriverRootFiles::ld_cache() {
+Result<const std::vector<LdCacheRef>*> DriverRootFiles::ld_cache() {
   if (!ld_cache_) ld_cache_ = load_ld_cache(fs_, driver_path("/etc/ld.so.cache"));
   if (!ld_cache_->ok()) return ld_cache_->error();
-  const auto& entries = ld_cache_->value();
-  return entries ? &*entries : nullptr;
+  const auto& cache = ld_cache_->value();
+  return cache ? &cache->entries : nullptr;
 }
 
 Result<std::vector<DriverLibrary>> DriverRootFiles::libraries_from_cache(
@@ -159,8 +164,8 @@ Result<std::vector<DriverLibrary>> DriverRootFiles::libraries_from_cache(
   for (const auto& entry : **cache) {
     if (entry.arch != arch) continue;
     for (const auto& prefix : prefixes) {
-      if (entry.soname.rfind(prefix, 0) != 0) continue;
-      auto resolved = in_driver_root(entry.path);
+      if (!entry.soname.starts_with(prefix)) continue;
+      auto resolved = in_driver_root(std::string(entry.path));
       if (!resolved || basename_of(*resolved) != prefix + "." + version) continue;
       if (!accepted_library_directory(dirname_of(*resolved))) {
         refuse_library(prefix, driver_path(*resolved) +
@@ -170,7 +175,7 @@ Result<std::vector<DriverLibrary>> DriverRootFiles::libraries_from_cache(
         continue;
       }
       if (!vet_library(prefix, driver_path(*resolved))) continue;
-      auto loader_dir = in_driver_root(dirname_of(entry.path));
+      auto loader_dir = in_driver_root(dirname_of(std::string(entry.path)));
       chosen[prefix] = DriverLibrary{{*resolved, driver_path(*resolved)},
                                      prefix,
                                      loader_dir && accepted_library_directory(*loader_dir)
@@ -296,9 +301,9 @@ std::optional<DriverLibrary> DriverRootFiles::named_library(const std::string& n
   if (cache && *cache != nullptr) {
     for (const auto& entry : **cache) {
       if (entry.arch != arch || entry.soname != name) continue;
-      auto resolved = in_driver_root(entry.path);
+      auto resolved = in_driver_root(std::string(entry.path));
       if (!resolved || !accepted_library_directory(dirname_of(*resolved))) continue;
-      auto loader_dir = in_driver_root(dirname_of(entry.path));
+      auto loader_dir = in_driver_root(dirname_of(std::string(entry.path)));
       return accept(*resolved, loader_dir && accepted_library_directory(*loader_dir)
                                    ? *loader_dir
                                    : dirname_of(*resolved));

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -36,6 +37,12 @@ struct DriverLibrary : HostFile {
   // The in-root directory the driver root's loader finds it in: `path`'s own, or the one
   // holding the link the loader follows (Debian's /usr/lib/<triplet> for nvidia/current).
   std::string loader_dir;
+};
+
+// The driver root's ld.so.cache as read: its bytes, and its entries as views of them.
+struct RootLdCache {
+  std::string data;
+  std::vector<LdCacheRef> entries;
 };
 
 class DriverRootFiles {
@@ -91,7 +98,7 @@ class DriverRootFiles {
   // lstat, not a listing (a host's library directory holds a thousand names).
   std::optional<std::string> find_file(const std::string& in_root_dir, const std::string& name,
                                        struct stat& st);
-  Result<const std::vector<LdCacheEntry>*> ld_cache();
+  Result<const std::vector<LdCacheRef>*> ld_cache();
   // The directories the driver root's own loader configuration names (etc/ld.so.conf and the
   // files it includes), resolved inside the root, but for system ones (/etc, /proc, ...): a
   // driver kept outside the usual library directories (/usr/local/nvidia/lib64) is found where
@@ -134,7 +141,7 @@ class DriverRootFiles {
   HostFs& fs_;
   FileTrust& trust_;
   Notes& notes_;
-  std::optional<Result<std::optional<std::vector<LdCacheEntry>>>> ld_cache_;
+  std::optional<Result<std::unique_ptr<RootLdCache>>> ld_cache_;  // null: the root has none
   std::optional<std::set<std::string>> configured_dirs_;
   std::map<std::string, Listing> listings_;
   std::map<std::string, std::string> refusals_;  // by library prefix
