@@ -90,6 +90,7 @@ gpu_and_plain() {
   cp "$BUNDLES/plain/config.json" "$BUNDLES/plain/original.json"
   fresh gpu && "$B/test/gcr-fixture" glibc "$BUNDLES/gpu" NVIDIA_VISIBLE_DEVICES=0 \
     NVIDIA_DRIVER_CAPABILITIES=$CAPS -- /bin/sh -c true
+  cp "$BUNDLES/gpu/rootfs/etc/ld.so.cache" "$BUNDLES/gpu/image-ld.so.cache"
   cp "$BUNDLES/gpu/config.json" "$BUNDLES/gpu/original.json"
   GPU_CONTAINER_RUNTIME_CONFIG=$WORK/gpu.toml "$SHIM" --root "$WORK/root" create \
     --bundle "$BUNDLES/gpu" gcr-bench-gpu
@@ -115,6 +116,30 @@ goals() {
     --floor /bin/sh -c "$(whole "$WRAPPER $RUNC" "$BUNDLES/gpu" edited.json)"
 }
 
+# "  LABEL (median ms, wall/CPU): <step> <wall>/<cpu>...; CPU of the steps <sum>": N calls of the
+# shim's 1-GPU create at debug level, PREP run before each, each step's median from their lines.
+step_medians() { # LABEL PREP
+  gpu_config /bin/true debug "$WORK/steps.log"
+  rm -f "$WORK/steps.log"
+  for _ in $(seq "$N"); do
+    sh -c "$2"
+    GPU_CONTAINER_RUNTIME_CONFIG=$WORK/gpu.toml "$SHIM" create --bundle "$BUNDLES/gpu" x
+  done
+  sed -n 's/.*create steps: \(.*\) (ms wall\/CPU).*/\1/p' "$WORK/steps.log" |
+    tr ',' '\n' | sed 's/^ //; s/loader cache/loader-cache/' >"$WORK/steps.txt"
+  line="  $1 (median ms, wall/CPU):"
+  total=0
+  for step in configuration request discovery edits loader-cache write; do
+    wall=$(awk -v s="$step" '$1 == s { split($2, f, "/"); print f[1] }' "$WORK/steps.txt" | sort -n |
+      awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+    cpu=$(awk -v s="$step" '$1 == s { split($2, f, "/"); print f[2] }' "$WORK/steps.txt" | sort -n |
+      awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+    line="$line $step $wall/$cpu"
+    total=$(awk -v a="$total" -v b="$cpu" 'BEGIN { printf "%.3f", a + b }')
+  done
+  echo "$line; CPU of the steps $total"
+}
+
 # The shim's own work on the 1-GPU create (runc replaced by /bin/true): the whole call against
 # cp + /bin/true at the shipped log level, then N more calls at debug level, each step's median
 # wall and CPU time from their debug lines (the rest of a call is exec, start-up and hand-off).
@@ -133,25 +158,11 @@ steps() {
   create=$(faults "$SHIM" create --bundle "$BUNDLES/gpu" x)
   echo "  page faults beyond /bin/true's: the shim's create $((create - alone)), a pass-through call" \
     "$(($(faults "$SHIM" state x) - alone)), the wrapper $(($(faults "$WRAPPER" /bin/true state x) - alone))"
-  gpu_config /bin/true debug "$WORK/steps.log"
-  rm -f "$WORK/steps.log"
-  for _ in $(seq "$N"); do
-    $copy
-    GPU_CONTAINER_RUNTIME_CONFIG=$WORK/gpu.toml "$SHIM" create --bundle "$BUNDLES/gpu" x
-  done
-  sed -n 's/.*create steps: \(.*\) (ms wall\/CPU).*/\1/p' "$WORK/steps.log" |
-    tr ',' '\n' | sed 's/^ //; s/loader cache/loader-cache/' >"$WORK/steps.txt"
-  line="  its steps at debug level (median ms, wall/CPU):"
-  total=0
-  for step in configuration request discovery edits loader-cache write; do
-    wall=$(awk -v s="$step" '$1 == s { split($2, f, "/"); print f[1] }' "$WORK/steps.txt" | sort -n |
-      awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
-    cpu=$(awk -v s="$step" '$1 == s { split($2, f, "/"); print f[2] }' "$WORK/steps.txt" | sort -n |
-      awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
-    line="$line $step $wall/$cpu"
-    total=$(awk -v a="$total" -v b="$cpu" 'BEGIN { printf "%.3f", a + b }')
-  done
-  echo "$line; CPU of the steps $total"
+  step_medians "its steps at debug level" "$copy"
+  # A first start: the image's own loader cache and no drop-in, which the shim then writes.
+  if [ -n "$HOST" ]; then
+    step_medians "a first start's steps" "$copy && cp $BUNDLES/gpu/image-ld.so.cache $BUNDLES/gpu/rootfs/etc/ld.so.cache && rm -f $BUNDLES/gpu/rootfs/etc/ld.so.conf.d/00-gpu-container-runtime.conf"
+  fi
   gpu_config "$RUNC"
 }
 
