@@ -248,15 +248,8 @@ bool holds_exactly(int dirfd, const std::string& name, std::string_view data,
       st.st_uid != (owner.uid == static_cast<uid_t>(-1) ? ::geteuid() : owner.uid) ||
       st.st_gid != (owner.gid == static_cast<gid_t>(-1) ? ::getegid() : owner.gid))
     return false;
-  std::string held(data.size() + 1, '\0');
-  std::size_t got = 0;
-  while (got < held.size()) {
-    const ssize_t n = ::read(fd.get(), held.data() + got, held.size() - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got += static_cast<std::size_t>(n);
-  }
-  return got == data.size() && std::string_view(held.data(), got) == data;
+  const auto held = read_fd(fd.get(), data.size(), st);
+  return held && *held == data;
 }
 
 }  // namespace

@@ -196,9 +196,10 @@ const DriverRootFiles::Listing& DriverRootFiles::listing(const std::string& in_r
   auto it = listings_.find(in_root_dir);
   if (it != listings_.end()) return it->second;
   Listing listing;
-  if (auto dir = in_driver_root(in_root_dir)) {
-    listing.resolved = *dir == "/" ? "" : *dir;
-    for (auto& name : fs_.list(driver_path(*dir))) listing.names.insert(std::move(name));
+  if (auto dir = resolved_dir(in_root_dir)) {
+    listing.resolved = *dir;
+    for (auto& name : fs_.list(driver_path(dir->empty() ? "/" : *dir)))
+      listing.names.insert(std::move(name));
   }
   return listings_.emplace(in_root_dir, std::move(listing)).first->second;
 }

@@ -27,22 +27,20 @@ std::string parent_of(const std::string& path) {
   return slash == std::string::npos || slash == 0 ? std::string() : path.substr(0, slash);
 }
 
-// What /proc/self/fd says `fd` names; "" when it cannot be read.
-std::string fd_name(int fd) {
-  const std::string link = "/proc/self/fd/" + std::to_string(fd);
-  std::string target(4096, '\0');
-  const ssize_t n = ::readlink(link.c_str(), target.data(), target.size());
-  if (n <= 0 || static_cast<std::size_t>(n) == target.size()) return "";
-  target.resize(static_cast<std::size_t>(n));
-  return target;
-}
-
+// The target of a symlink; an error for one longer than the buffer (never a truncated name).
 Result<std::string> read_link(const std::string& host_path) {
   std::string target(4096, '\0');
   const ssize_t n = ::readlink(host_path.c_str(), target.data(), target.size());
   if (n < 0) return Error{errno_text(errno)};
+  if (static_cast<std::size_t>(n) == target.size()) return Error{errno_text(ENAMETOOLONG)};
   target.resize(static_cast<std::size_t>(n));
   return target;
+}
+
+// What /proc/self/fd says `fd` names; "" when it cannot be read.
+std::string fd_name(int fd) {
+  auto name = read_link("/proc/self/fd/" + std::to_string(fd));
+  return name ? *name : "";
 }
 
 }  // namespace
