@@ -28,10 +28,17 @@ class DriverHost {
   [[nodiscard]] DriverRootFiles& files() { return files_; }
   [[nodiscard]] const DriverRootFiles& files() const { return files_; }
   [[nodiscard]] Notes& notes() { return notes_; }
+  // What files() reads the host through and judges its files with.
+  [[nodiscard]] HostFs& fs() { return fs_; }
+  [[nodiscard]] FileTrust& trust() { return trust_; }
+  // Whether that is the real host (SystemFs and TrustCheck), not a unit test's.
+  [[nodiscard]] bool on_system() const { return &fs_ == &system_fs_; }
 
  private:
   SystemFs system_fs_;
   TrustCheck system_trust_;
+  HostFs& fs_;
+  FileTrust& trust_;
   Notes notes_;
   DeviceNodes devices_;
   DriverRootFiles files_;

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "base/fs.h"
+#include "base/text.h"
 #include "hooks/ld_so_conf.h"
 #include "hooks/rootfs.h"
 #include "ldcache/image_budget.h"
@@ -53,13 +54,16 @@ Result<std::string> SystemFs::resolve_in_root(const std::string& root, const std
   return resolvers_.try_emplace(root, root).first->second.resolve(path);
 }
 
-Result<std::vector<std::string>> SystemFs::loader_conf_dirs(const std::string& root) {
+Result<LoaderConf> SystemFs::loader_conf(const std::string& root) {
   auto tree = RootFs::open(root);
   // The host's own configuration, bounded all the same (but for time: it is not an image's).
   ImageBudget budget = ImageBudget::untimed();
   auto conf = tree ? read_ld_so_conf(*tree, budget) : Result<LdSoConf>(tree.error());
   if (!conf) return conf.error();
-  return std::move(conf->directories);
+  LoaderConf loader{std::move(conf->directories), {"/etc/ld.so.conf"}};
+  loader.consulted.insert(loader.consulted.end(), conf->files.begin(), conf->files.end());
+  for (const auto& pattern : conf->includes) loader.consulted.push_back(dirname_of(pattern));
+  return loader;
 }
 
 }  // namespace gcr

@@ -17,6 +17,14 @@
 
 namespace gcr {
 
+// A tree's loader configuration as discovery uses it.
+struct LoaderConf {
+  std::vector<std::string> directories;  // the directories named, in ldconfig's order
+  // In-root paths of what was read: etc/ld.so.conf (there or not), each file it includes and
+  // each directory an include line lists.
+  std::vector<std::string> consulted;
+};
+
 class HostFs {
  public:
   virtual ~HostFs() = default;
@@ -36,10 +44,9 @@ class HostFs {
   // resolve_in_root (driver/root_path.h) in the tree at `root`: where `path` leads there.
   [[nodiscard]] virtual Result<std::string> resolve_in_root(const std::string& root,
                                                             const std::string& path) = 0;
-  // The directories the loader configuration of the tree at `root` names (etc/ld.so.conf and
-  // the files it includes, hooks/ld_so_conf.h), in ldconfig's order.
-  [[nodiscard]] virtual Result<std::vector<std::string>> loader_conf_dirs(
-      const std::string& root) = 0;
+  // The loader configuration of the tree at `root` (etc/ld.so.conf and the files it includes,
+  // hooks/ld_so_conf.h).
+  [[nodiscard]] virtual Result<LoaderConf> loader_conf(const std::string& root) = 0;
 };
 
 class SystemFs final : public HostFs {
@@ -53,7 +60,7 @@ class SystemFs final : public HostFs {
   // Each root's answers remembered (RootResolver: openat2 in the root, the parts walked when
   // that fails).
   Result<std::string> resolve_in_root(const std::string& root, const std::string& path) override;
-  Result<std::vector<std::string>> loader_conf_dirs(const std::string& root) override;
+  Result<LoaderConf> loader_conf(const std::string& root) override;
 
  private:
   std::map<std::string, RootResolver> resolvers_;

@@ -145,6 +145,25 @@ DriverRootFiles::DriverRootFiles(std::string root, DeviceNodes& devices, HostFs&
                                  FileTrust& trust, Notes& notes)
     : root_(std::move(root)), devices_(devices), fs_(fs), trust_(trust), notes_(notes) {}
 
+Result<DriverFileSet> DriverRootFiles::file_set(const CapabilitySet& caps) {
+  DriverFileSet set;
+  for (LibArch arch : {LibArch::k64, LibArch::k32}) {
+    if (arch == LibArch::k32 && !caps.has(Capability::kCompat32)) continue;
+    auto found = libraries(caps, arch);
+    if (!found) return found.error();
+    set.libraries.insert(set.libraries.end(), found->begin(), found->end());
+  }
+  set.binaries = binaries(caps);
+  set.firmware = firmware();
+  set.config_files = config_files(caps);
+  for (LibArch arch : {LibArch::k64, LibArch::k32}) {
+    if (arch == LibArch::k32 && !caps.has(Capability::kCompat32)) continue;
+    auto found = modules(caps, arch);
+    set.modules.insert(set.modules.end(), found.begin(), found.end());
+  }
+  return set;
+}
+
 std::string DriverRootFiles::driver_path(const std::string& in_root) const {
   return join_root(root_, in_root);
 }
@@ -444,12 +463,12 @@ std::optional<HostFile> DriverRootFiles::driver_file(const std::string& path, mo
 const std::set<std::string>& DriverRootFiles::configured_library_dirs() {
   if (configured_dirs_) return *configured_dirs_;
   configured_dirs_.emplace();
-  auto conf = fs_.loader_conf_dirs(root_);
+  auto conf = fs_.loader_conf(root_);
   if (!conf) {
     notes_.add("cannot read the driver root's loader configuration: " + conf.error().message);
     return *configured_dirs_;
   }
-  for (const auto& dir : *conf) {
+  for (const auto& dir : conf->directories) {
     auto resolved = in_driver_root(dir);
     if (resolved && !is_system_directory(*resolved)) configured_dirs_->insert(*resolved);
   }

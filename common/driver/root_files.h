@@ -45,6 +45,16 @@ struct RootLdCache {
   std::vector<LdCacheRef> entries;
 };
 
+// Every driver file a container of some capabilities gets from the root but its IPC endpoints
+// (a daemon's socket comes and goes): what the discovery cache (discovery_cache/) may keep.
+struct DriverFileSet {
+  std::vector<DriverLibrary> libraries;  // 64-bit, then 32-bit with compat32
+  std::vector<HostFile> binaries;
+  std::vector<HostFile> firmware;
+  std::vector<HostFile> config_files;
+  std::vector<HostFile> modules;  // 64-bit, then 32-bit with compat32
+};
+
 class DriverRootFiles {
  public:
   // `root`'s files read through `fs` and judged by `trust`; the driver's version is the one
@@ -70,12 +80,16 @@ class DriverRootFiles {
   // A file of `type` (S_IFREG, S_IFDIR, S_IFSOCK) at `path` in the driver root, if there is
   // one: injected at `path`, from the host file its symlinks (resolved inside the root) lead to.
   [[nodiscard]] std::optional<HostFile> driver_file(const std::string& path, mode_t type);
+  // libraries, binaries, firmware, config_files and modules of `caps`, for each architecture
+  // `caps` asks for.
+  [[nodiscard]] Result<DriverFileSet> file_set(const CapabilitySet& caps);
 
   // Why discovery refused a library of `prefix` ("libcuda.so") it found, if it did.
   [[nodiscard]] std::optional<std::string> refusal(const std::string& prefix) const;
 
   // Where the driver root's files are, for messages and for tools that read them directly.
   [[nodiscard]] std::string driver_path(const std::string& in_root) const;
+  [[nodiscard]] const std::string& root() const { return root_; }
 
  private:
   // Whether a host file may be handed to containers: only root can change it or the path to it

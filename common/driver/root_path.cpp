@@ -27,7 +27,14 @@ std::string parent_of(const std::string& path) {
   return slash == std::string::npos || slash == 0 ? std::string() : path.substr(0, slash);
 }
 
-// The target of a symlink; an error for one longer than the buffer (never a truncated name).
+// What /proc/self/fd says `fd` names; "" when it cannot be read.
+std::string fd_name(int fd) {
+  auto name = read_link("/proc/self/fd/" + std::to_string(fd));
+  return name ? *name : "";
+}
+
+}  // namespace
+
 Result<std::string> read_link(const std::string& host_path) {
   std::string target(4096, '\0');
   const ssize_t n = ::readlink(host_path.c_str(), target.data(), target.size());
@@ -36,14 +43,6 @@ Result<std::string> read_link(const std::string& host_path) {
   target.resize(static_cast<std::size_t>(n));
   return target;
 }
-
-// What /proc/self/fd says `fd` names; "" when it cannot be read.
-std::string fd_name(int fd) {
-  auto name = read_link("/proc/self/fd/" + std::to_string(fd));
-  return name ? *name : "";
-}
-
-}  // namespace
 
 Result<RootResolution> resolve_in_root_from(const std::string& root, RootResolution from,
                                             std::string_view path) {

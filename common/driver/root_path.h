@@ -14,6 +14,10 @@
 
 namespace gcr {
 
+// The target of the symlink at a host path; an error for one longer than 4096 bytes (never a
+// truncated name).
+[[nodiscard]] Result<std::string> read_link(const std::string& host_path);
+
 // The in-root absolute path `path` leads to ("/usr/lib/libcuda.so.1" ->
 // "/usr/lib/libcuda.so.550.54.15"), following at most 40 symlinks. Errors when a component is
 // missing or the budget runs out.

@@ -104,6 +104,7 @@ Result<GatheredEdits> gather_edits(const GpuRequest& request, const Config& conf
     edits.append(*part);
   }
   for (const auto& note : sources.host.notes().take()) sources.logger.warning(note);
+  for (const auto& line : sources.host.notes().take_debug()) sources.logger.debug(line);
   return gathered;
 }
 

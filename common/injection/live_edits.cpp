@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "base/text.h"
+#include "discovery_cache/driver_files_cache.h"
 #include "driver/files.h"
 #include "edits/injected_hooks.h"
 
@@ -164,14 +165,8 @@ class DriverFiles {
 };
 
 // Library mounts plus the folders and links the hooks need.
-Status add_libraries(DriverFiles& files, const CapabilitySet& caps, DriverHost& host) {
-  std::vector<DriverLibrary> libs;
-  for (LibArch arch : {LibArch::k64, LibArch::k32}) {
-    if (arch == LibArch::k32 && !caps.has(Capability::kCompat32)) continue;
-    auto found = host.files().libraries(caps, arch);
-    if (!found) return found.error();
-    libs.insert(libs.end(), found->begin(), found->end());
-  }
+Status add_libraries(DriverFiles& files, const std::vector<DriverLibrary>& libs,
+                     const CapabilitySet& caps, DriverHost& host) {
   auto version = host.devices().version();
   if (!version) return version.error();
   const bool has_libcuda = std::any_of(
@@ -216,16 +211,15 @@ Result<GatheredEdits> driver_edits(const CapabilitySet& caps, DriverHost& host,
   auto control = host.devices().control_nodes(caps);
   if (!control) return control.error();
   for (auto& node : *control) add_device_node(edits, std::move(node));
+  auto found = cached_file_set(caps, host, config.runtime.state_dir);
+  if (!found) return found.error();
   DriverFiles files(edits);
-  if (auto s = add_libraries(files, caps, host); !s) return s.error();
-  for (const auto& bin : host.files().binaries(caps)) files.add(bin);
+  if (auto s = add_libraries(files, found->libraries, caps, host); !s) return s.error();
+  for (const auto& bin : found->binaries) files.add(bin);
   for (const auto& ipc : host.files().ipc_endpoints(caps)) files.add(ipc, kIpcBind);
-  for (const auto& fw : host.files().firmware()) files.add(fw);
-  for (const auto& config_file : host.files().config_files(caps)) files.add(config_file);
-  for (LibArch arch : {LibArch::k64, LibArch::k32}) {
-    if (arch == LibArch::k32 && !caps.has(Capability::kCompat32)) continue;
-    for (const auto& module : host.files().modules(caps, arch)) files.add(module);
-  }
+  for (const auto& fw : found->firmware) files.add(fw);
+  for (const auto& config_file : found->config_files) files.add(config_file);
+  for (const auto& module : found->modules) files.add(module);
   auto libraries = files.finish(config);
   // The libraries must not make device nodes: NVIDIA 1.18's disable-device-node-modification.
   if (host.devices().modifies_device_files())

@@ -17,6 +17,7 @@
 using gcr::Json;
 using gcr::test::CdiFixture;
 using gcr::test::GpuFixture;
+using gcr::test::LoggedFixture;
 
 namespace {
 
@@ -26,35 +27,6 @@ void require_root() {
 
 const std::string kLib = "/usr/lib/x86_64-linux-gnu/";
 const std::string kVersion = gcr::test::SimHost::version();
-
-// A fixture that also writes the shim's JSON-lines log.
-struct LoggedFixture : GpuFixture {
-  explicit LoggedFixture(const gcr::test::SimHostOptions& options = {}) : GpuFixture(options) {
-    configure(Json::object());
-  }
-  void configure(const Json& extra) const {
-    Json config = Json::object();
-    config["runtime"] = {{"log-file", path("shim.log")}, {"log-level", "debug"}};
-    config.merge_patch(extra);
-    GpuFixture::configure(config);
-  }
-  // The messages logged at `level`.
-  [[nodiscard]] std::vector<std::string> logged(const std::string& level) const {
-    std::vector<std::string> out;
-    if (!gcr::test::exists(path("shim.log"))) return out;
-    std::ifstream in(path("shim.log"));
-    for (std::string line; std::getline(in, line);) {
-      const Json entry = Json::parse(line);
-      if (entry["level"] == level) out.push_back(entry["msg"]);
-    }
-    return out;
-  }
-  [[nodiscard]] bool warned(const std::string& part) const {
-    const auto warnings = logged("warning");
-    return std::any_of(warnings.begin(), warnings.end(),
-                       [&](const std::string& w) { return w.find(part) != std::string::npos; });
-  }
-};
 
 bool has(const std::vector<std::string>& v, const std::string& x) {
   return std::find(v.begin(), v.end(), x) != v.end();

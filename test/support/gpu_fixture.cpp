@@ -1,5 +1,7 @@
 #include "gpu_fixture.h"
 
+#include <algorithm>
+#include <fstream>
 #include <stdexcept>
 
 namespace gcr::test {
@@ -66,6 +68,34 @@ Json GpuFixture::mount_at(const std::string& destination) const {
     if (m["destination"] == destination) return m;
   }
   return nullptr;
+}
+
+LoggedFixture::LoggedFixture(const SimHostOptions& options) : GpuFixture(options) {
+  configure(Json::object());
+}
+
+void LoggedFixture::configure(const Json& extra) const {
+  Json config = Json::object();
+  config["runtime"] = {{"log-file", path("shim.log")}, {"log-level", "debug"}};
+  config.merge_patch(extra);
+  GpuFixture::configure(config);
+}
+
+std::vector<std::string> LoggedFixture::logged(const std::string& level) const {
+  std::vector<std::string> out;
+  if (!exists(path("shim.log"))) return out;
+  std::ifstream in(path("shim.log"));
+  for (std::string line; std::getline(in, line);) {
+    const Json entry = Json::parse(line);
+    if (entry["level"] == level) out.push_back(entry["msg"]);
+  }
+  return out;
+}
+
+bool LoggedFixture::warned(const std::string& part) const {
+  const auto warnings = logged("warning");
+  return std::any_of(warnings.begin(), warnings.end(),
+                     [&](const std::string& w) { return w.find(part) != std::string::npos; });
 }
 
 }  // namespace gcr::test

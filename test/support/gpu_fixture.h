@@ -39,4 +39,16 @@ class GpuFixture : public ShimFixture {
   SimHost host_;
 };
 
+// A GpuFixture whose shim also writes its JSON-lines log, at debug level.
+class LoggedFixture : public GpuFixture {
+ public:
+  explicit LoggedFixture(const SimHostOptions& options = {});
+  // configure() with the log's keys.
+  void configure(const Json& extra) const;
+  // The messages logged at `level`.
+  [[nodiscard]] std::vector<std::string> logged(const std::string& level) const;
+  // Whether a warning holds `part`.
+  [[nodiscard]] bool warned(const std::string& part) const;
+};
+
 }  // namespace gcr::test

@@ -112,8 +112,8 @@ Result<std::string> VirtualHost::resolve_in_root(const std::string& root, const 
   return resolved.empty() ? std::string("/") : resolved;
 }
 
-Result<std::vector<std::string>> VirtualHost::loader_conf_dirs(const std::string&) {
-  return std::vector<std::string>();
+Result<LoaderConf> VirtualHost::loader_conf(const std::string&) {
+  return LoaderConf{};
 }
 
 Status VirtualHost::file(const std::string& path, struct stat& st) {

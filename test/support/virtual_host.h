@@ -34,7 +34,7 @@ class VirtualHost final : public HostFs, public FileTrust {
   std::string head(const std::string& path, std::size_t size) override;
   bool read_only_fs(const std::string& path) override;
   Result<std::string> resolve_in_root(const std::string& root, const std::string& path) override;
-  Result<std::vector<std::string>> loader_conf_dirs(const std::string& root) override;
+  Result<LoaderConf> loader_conf(const std::string& root) override;
   // The file's own verdict (owned_by_root_only), its directories taken as trusted.
   Status file(const std::string& path, struct stat& st) override;
   Status program(const std::string& path) override;

@@ -1,0 +1,130 @@
+#include "discovery_cache/driver_files_cache.h"
+
+#include <sys/stat.h>
+
+#include <ctime>
+
+#include "discovery_cache/fields.h"
+#include "discovery_cache/recording_host.h"
+#include "discovery_cache/stamped_file.h"
+
+namespace gcr {
+namespace {
+
+void write_files(FieldWriter& w, const std::vector<HostFile>& files) {
+  w.number(files.size());
+  for (const auto& f : files) {
+    w.text(f.path);
+    w.text(f.host_path);
+  }
+}
+
+bool read_files(FieldReader& r, std::vector<HostFile>& files) {
+  std::size_t n = 0;
+  if (!r.count(n)) return false;
+  files.resize(n);
+  for (auto& f : files) {
+    if (!r.text(f.path) || !r.text(f.host_path)) return false;
+  }
+  return true;
+}
+
+// What changes when this program does (a package upgrade, a rebuild): what it found is not
+// what another build would find.
+std::string program_identity() {
+  struct stat st {};
+  if (::stat("/proc/self/exe", &st) != 0) return "";
+  return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" +
+         std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
+         std::to_string(st.st_mtim.tv_nsec) + ":" + std::to_string(st.st_ctim.tv_sec) + "." +
+         std::to_string(st.st_ctim.tv_nsec);
+}
+
+// Found again through a recorder, and kept when it may be.
+Result<DriverFileSet> find_and_keep(const CapabilitySet& caps, DriverHost& host,
+                                    const std::string& dir, const std::string& key) {
+  timespec started{};
+  ::clock_gettime(CLOCK_REALTIME, &started);
+  RecordingHost recorder(host.fs(), host.trust());
+  const auto earlier = host.notes().take();
+  DriverRootFiles files(host.files().root(), host.devices(), recorder, recorder, host.notes());
+  auto set = files.file_set(caps);
+  const auto notes = host.notes().take();
+  for (const auto& line : earlier) host.notes().add(line);
+  for (const auto& line : notes) host.notes().add(line);
+  if (!set || !recorder.complete()) return set;
+  const Stamped stamped{recorder.consulted().stamps(), recorder.read_only_answers(),
+                        encode_file_set(*set, notes)};
+  if (auto kept = store_stamped(dir, key, stamped, started); kept) {
+    host.notes().add_debug("driver files kept in the discovery cache with " +
+                           std::to_string(stamped.stamps.size()) + " paths' stamps (" + dir + ")");
+  } else {
+    host.notes().add_debug("driver files not kept in the discovery cache: " + kept.error().message);
+  }
+  return set;
+}
+
+}  // namespace
+
+std::string encode_file_set(const DriverFileSet& set, const std::vector<std::string>& notes) {
+  FieldWriter w;
+  w.number(set.libraries.size());
+  for (const auto& lib : set.libraries) {
+    w.text(lib.path);
+    w.text(lib.host_path);
+    w.text(lib.prefix);
+    w.text(lib.loader_dir);
+  }
+  for (const auto* files : {&set.binaries, &set.firmware, &set.config_files, &set.modules})
+    write_files(w, *files);
+  w.number(notes.size());
+  for (const auto& line : notes) w.text(line);
+  return w.take();
+}
+
+std::optional<DecodedFileSet> decode_file_set(const std::string& payload) {
+  FieldReader r(payload);
+  DecodedFileSet decoded;
+  std::size_t n = 0;
+  if (!r.count(n)) return std::nullopt;
+  decoded.set.libraries.resize(n);
+  for (auto& lib : decoded.set.libraries) {
+    if (!r.text(lib.path) || !r.text(lib.host_path) || !r.text(lib.prefix) ||
+        !r.text(lib.loader_dir))
+      return std::nullopt;
+  }
+  auto& set = decoded.set;
+  for (auto* files : {&set.binaries, &set.firmware, &set.config_files, &set.modules}) {
+    if (!read_files(r, *files)) return std::nullopt;
+  }
+  if (!r.count(n)) return std::nullopt;
+  decoded.notes.resize(n);
+  for (auto& line : decoded.notes) {
+    if (!r.text(line)) return std::nullopt;
+  }
+  if (!r.at_end()) return std::nullopt;
+  return decoded;
+}
+
+Result<DriverFileSet> cached_file_set(const CapabilitySet& caps, DriverHost& host,
+                                      const std::string& state_dir) {
+  if (!host.on_system() || state_dir.empty()) return host.files().file_set(caps);
+  auto version = host.devices().version();
+  if (!version) return version.error();
+  const std::string dir = state_dir + "/discovery";
+  const std::string key = "root " + host.files().root() + "\nversion " + *version +
+                          "\ncapabilities " + caps.to_string() + "\nprogram " + program_identity() +
+                          "\n";
+  auto payload = load_stamped(dir, key);
+  auto decoded = payload ? decode_file_set(*payload) : std::nullopt;
+  if (decoded) {
+    for (auto& line : decoded->notes) host.notes().add(std::move(line));
+    host.notes().add_debug("driver files from the discovery cache (" + dir + ")");
+    return std::move(decoded->set);
+  }
+  host.notes().add_debug("discovery cache not used: " +
+                         (payload ? "unreadable (" + dir + ")" : payload.error().message));
+  return find_and_keep(caps, host, dir, key);
+}
+
+}  // namespace gcr

@@ -1,0 +1,96 @@
+// The discovery cache (issue 44) through the built shim on the simulated host: a create uses what
+// the one before it found and writes the same spec, and what was kept is not used once a file
+// or folder it was found from changes, so that a library made writable by others is refused
+// again and a library removed is not mounted. Needs root.
+#include <doctest/doctest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "gpu_fixture.h"
+
+using gcr::Json;
+using gcr::test::LoggedFixture;
+
+namespace {
+
+const std::string kLib = "/usr/lib/x86_64-linux-gnu/";
+const std::string kVersion = gcr::test::SimHost::version();
+
+// A simulated host whose shim keeps its discovery cache in the fixture, and whose driver files
+// are older than the 2 s the cache wants (they were just made).
+struct CachedFixture : LoggedFixture {
+  CachedFixture() {
+    configure({{"runtime", {{"state-dir", path("state")}}}});
+    ::sleep(3);
+  }
+  // Creates a 1-GPU container and returns the debug lines about the cache this create logged.
+  std::vector<std::string> create_gpu() {
+    const auto before = logged("debug").size();
+    const auto r = create({"NVIDIA_VISIBLE_DEVICES=0"});
+    CHECK(r.err == "");
+    REQUIRE(r.exit_code == 0);
+    std::vector<std::string> lines;
+    const auto debug = logged("debug");
+    for (auto i = before; i < debug.size(); ++i) {
+      if (debug[i].find("discovery cache") != std::string::npos) lines.push_back(debug[i]);
+    }
+    return lines;
+  }
+  [[nodiscard]] bool mounted(const std::string& destination) const {
+    const auto mounts = mount_destinations();
+    return std::find(mounts.begin(), mounts.end(), destination) != mounts.end();
+  }
+};
+
+bool starts(const std::vector<std::string>& lines, std::size_t i, const std::string& prefix) {
+  return i < lines.size() && lines[i].starts_with(prefix);
+}
+
+}  // namespace
+
+TEST_CASE("discovery cache: kept by one create, used by the next, the same spec written") {
+  REQUIRE_MESSAGE(gcr::test::is_root(), "the simulated GPU host needs root (mknod, chown)");
+  CachedFixture f;
+  auto lines = f.create_gpu();
+  CHECK(starts(lines, 0, "discovery cache not used: nothing kept yet"));
+  CHECK(starts(lines, 1, "driver files kept in the discovery cache with "));
+  const Json found = f.spec();
+  lines = f.create_gpu();
+  CHECK(lines == std::vector<std::string>{"driver files from the discovery cache (" +
+                                          f.path("state") + "/discovery)"});
+  CHECK(f.spec() == found);
+  CHECK(f.mounted(kLib + "libcuda.so." + kVersion));
+  // The file is the shim's alone.
+  struct stat st {};
+  REQUIRE(::stat(f.path("state/discovery").c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0700);
+}
+
+TEST_CASE("discovery cache: not used once a driver file or its folder changed") {
+  REQUIRE_MESSAGE(gcr::test::is_root(), "the simulated GPU host needs root (mknod, chown)");
+  CachedFixture f;
+  const std::string ml = f.host().driver_root() + kLib + "libnvidia-ml.so." + kVersion;
+  (void)f.create_gpu();
+  REQUIRE(starts(f.create_gpu(), 0, "driver files from the discovery cache"));
+  REQUIRE(f.mounted(kLib + "libnvidia-ml.so." + kVersion));
+
+  SUBCASE("a library made writable by its group is refused again") {
+    REQUIRE(::chmod(ml.c_str(), 0664) == 0);
+    const auto lines = f.create_gpu();
+    CHECK(starts(lines, 0, "discovery cache not used: changed since it was kept: " + ml));
+    CHECK(f.warned("writable by group or others (" + ml + ")"));
+    CHECK_FALSE(f.mounted(kLib + "libnvidia-ml.so." + kVersion));
+  }
+  SUBCASE("a library removed is not mounted") {
+    REQUIRE(::unlink(ml.c_str()) == 0);
+    const auto lines = f.create_gpu();
+    CHECK(starts(lines, 0,
+                 "discovery cache not used: changed since it was kept: " + f.host().driver_root() +
+                     "/usr/lib/x86_64-linux-gnu"));
+    CHECK_FALSE(f.mounted(kLib + "libnvidia-ml.so." + kVersion));
+    CHECK(f.mounted(kLib + "libcuda.so." + kVersion));
+  }
+}
