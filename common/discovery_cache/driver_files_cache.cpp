@@ -7,6 +7,7 @@
 #include "discovery_cache/fields.h"
 #include "discovery_cache/recording_host.h"
 #include "discovery_cache/stamped_file.h"
+#include "driver/host_fs.h"
 
 namespace gcr {
 namespace {
@@ -22,9 +23,10 @@ void write_files(FieldWriter& w, const std::vector<HostFile>& files) {
 bool read_files(FieldReader& r, std::vector<HostFile>& files) {
   std::size_t n = 0;
   if (!r.count(n)) return false;
-  files.resize(n);
-  for (auto& f : files) {
+  for (std::size_t i = 0; i < n; ++i) {
+    HostFile f;
     if (!r.text(f.path) || !r.text(f.host_path)) return false;
+    files.push_back(std::move(f));
   }
   return true;
 }
@@ -45,16 +47,31 @@ Result<DriverFileSet> find_and_keep(const CapabilitySet& caps, DriverHost& host,
                                     const std::string& dir, const std::string& key) {
   timespec started{};
   ::clock_gettime(CLOCK_REALTIME, &started);
-  RecordingHost recorder(host.fs(), host.trust());
+  // A host of its own: nothing remembered from before the stamps were taken.
+  SystemFs fs;
+  TrustCheck trust;
+  RecordingHost recorder(fs, trust);
   const auto earlier = host.notes().take();
   DriverRootFiles files(host.files().root(), host.devices(), recorder, recorder, host.notes());
   auto set = files.file_set(caps);
   const auto notes = host.notes().take();
   for (const auto& line : earlier) host.notes().add(line);
   for (const auto& line : notes) host.notes().add(line);
-  if (!set || !recorder.complete()) return set;
+  if (!set) return set;
+  if (!recorder.complete()) {
+    host.notes().add_debug("driver files not kept in the discovery cache: a look-up failed");
+    return set;
+  }
   const Stamped stamped{recorder.consulted().stamps(), recorder.read_only_answers(),
                         encode_file_set(*set, notes)};
+  // Each path was stamped before discovery read it: one that changed since may have changed
+  // under it.
+  if (auto changed = changed_path(stamped.stamps)) {
+    host.notes().add_debug(
+        "driver files not kept in the discovery cache: changed during discovery (" + *changed +
+        ")");
+    return set;
+  }
   if (auto kept = store_stamped(dir, key, stamped, started); kept) {
     host.notes().add_debug("driver files kept in the discovery cache with " +
                            std::to_string(stamped.stamps.size()) + " paths' stamps (" + dir + ")");
@@ -87,20 +104,22 @@ std::optional<DecodedFileSet> decode_file_set(const std::string& payload) {
   DecodedFileSet decoded;
   std::size_t n = 0;
   if (!r.count(n)) return std::nullopt;
-  decoded.set.libraries.resize(n);
-  for (auto& lib : decoded.set.libraries) {
+  for (std::size_t i = 0; i < n; ++i) {
+    DriverLibrary lib;
     if (!r.text(lib.path) || !r.text(lib.host_path) || !r.text(lib.prefix) ||
         !r.text(lib.loader_dir))
       return std::nullopt;
+    decoded.set.libraries.push_back(std::move(lib));
   }
   auto& set = decoded.set;
   for (auto* files : {&set.binaries, &set.firmware, &set.config_files, &set.modules}) {
     if (!read_files(r, *files)) return std::nullopt;
   }
   if (!r.count(n)) return std::nullopt;
-  decoded.notes.resize(n);
-  for (auto& line : decoded.notes) {
+  for (std::size_t i = 0; i < n; ++i) {
+    std::string line;
     if (!r.text(line)) return std::nullopt;
+    decoded.notes.push_back(std::move(line));
   }
   if (!r.at_end()) return std::nullopt;
   return decoded;
@@ -108,7 +127,8 @@ std::optional<DecodedFileSet> decode_file_set(const std::string& payload) {
 
 Result<DriverFileSet> cached_file_set(const CapabilitySet& caps, DriverHost& host,
                                       const std::string& state_dir) {
-  if (!host.on_system() || state_dir.empty()) return host.files().file_set(caps);
+  const std::string program = program_identity();
+  if (!host.on_system() || state_dir.empty() || program.empty()) return host.files().file_set(caps);
   auto version = host.devices().version();
   if (!version) return version.error();
   const std::string dir = state_dir + "/discovery";

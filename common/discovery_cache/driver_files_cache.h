@@ -1,12 +1,13 @@
 // The driver root's files for a request's capabilities, kept between calls: a create on a
 // host whose driver files have not changed reads what an earlier create found instead of
 // looking up and vetting each file again (issue 44). What is kept is used only while every
-// directory and file discovery consulted (each part of each path, through symlinks, up to /)
-// keeps its device, inode, mode, owner, links, size, mtime and ctime, and the driver's version,
-// the capabilities and this program are the ones it was found with; nothing changed less than
-// kRacyWindowSeconds before it was found. It lives in `[runtime] state-dir`/discovery (0700),
-// a file per driver root, version and capabilities, read only when owned by us and writable by
-// nobody else. IPC endpoints and device nodes are always read live.
+// file and directory discovery consulted (each part of each path, through symlinks, from /)
+// still has its stamp (path_stamps.h), and only for the driver root, driver version,
+// capabilities and shim build (the executable's device, inode, size and times) it was found
+// with; nothing is kept that was found from a path changed during discovery or less than
+// kRacyWindowSeconds before it. It lives in `[runtime] state-dir`/discovery (0700), read only
+// when owned by us and writable by nobody else. IPC endpoints and device nodes are always read
+// live.
 #pragma once
 
 #include <optional>

@@ -1,8 +1,9 @@
 // Driver discovery read through a recorder: every answer is the host's (`fs` and `trust`), and
-// every path asked about is noted in a ConsultedPaths, so that what discovery found can be kept
-// with the stamps of what it depended on.
+// every path asked about is stamped in a ConsultedPaths before it is read, so that what
+// discovery found can be kept with the stamps of what it depended on.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -34,16 +35,17 @@ class RecordingHost final : public HostFs, public FileTrust {
   Status program(const std::string& path) override;
 
   [[nodiscard]] const ConsultedPaths& consulted() const { return consulted_; }
-  [[nodiscard]] const std::vector<ReadOnlyAnswer>& read_only_answers() const { return read_only_; }
-  // False when a question's answer depended on more than the paths noted (a loader
-  // configuration that could not be read to the end).
+  [[nodiscard]] std::vector<ReadOnlyAnswer> read_only_answers() const;
+  // False when an answer depended on more than the paths stamped: a failure the stamps do not
+  // explain (no memory or descriptors, an I/O error, a short read), or a loader configuration
+  // that could not be read to the end.
   [[nodiscard]] bool complete() const { return complete_; }
 
  private:
   HostFs& fs_;
   FileTrust& trust_;
   ConsultedPaths consulted_;
-  std::vector<ReadOnlyAnswer> read_only_;
+  std::map<std::string, bool> read_only_;
   bool complete_ = true;
 };
 

@@ -4,12 +4,14 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <optional>
 
 #include "base/fs.h"
 #include "base/text.h"
+#include "base/trust.h"
 #include "discovery_cache/fields.h"
 
 namespace gcr {
@@ -77,9 +79,11 @@ const PathStamp* racy_stamp(const std::vector<PathStamp>& stamps, timespec start
   return nullptr;
 }
 
-// `dir`, made 0700 when missing, opened when it is ours.
+// `dir`, made 0700 when missing, opened when it is ours and only root (or we) can change the
+// directories above it.
 Result<Fd> our_directory(const std::string& dir) {
   const std::string parent = dirname_of(dir);
+  if (auto s = TrustCheck(::geteuid()).work_directory(parent); !s) return s.error();
   if (auto s = make_directories(parent); !s) return s.error();
   if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
     return Error{"cannot make the directory: " + errno_text(errno) + " (" + dir + ")"};
@@ -91,15 +95,25 @@ Result<Fd> our_directory(const std::string& dir) {
   return fd;
 }
 
-// Removes every entry but `keep` when there are kMaxEntries or more.
+// With kMaxEntries kept files or more, removes the older half but `keep` (another shim's
+// temporary file, a name starting with '.', is left alone).
 void make_room(const Fd& dir, const std::string& path, const std::string& keep) {
   auto copy = Fd(::openat(dir.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!copy.valid()) return;
   auto entries = list_directory(std::move(copy), path, SIZE_MAX);
-  if (!entries || entries->size() < kMaxEntries) return;
+  if (!entries) return;
+  std::vector<std::pair<std::int64_t, std::string>> kept;  // mtime in ns, name
   for (const auto& e : *entries) {
-    if (e.name != keep) (void)::unlinkat(dir.get(), e.name.c_str(), 0);
+    struct stat st {};
+    if (e.name.starts_with(".") || e.name == keep ||
+        ::fstatat(dir.get(), e.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+      continue;
+    kept.emplace_back(std::int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec, e.name);
   }
+  if (kept.size() < kMaxEntries) return;
+  std::sort(kept.begin(), kept.end());
+  for (std::size_t i = 0; i < kept.size() / 2; ++i)
+    (void)::unlinkat(dir.get(), kept[i].second.c_str(), 0);
 }
 
 }  // namespace
@@ -136,16 +150,18 @@ std::optional<Stamped> read_stamped(std::string_view data, const std::string& ke
   std::size_t n = 0;
   if (!r.text(kept_key) || kept_key != key || !r.count(n)) return std::nullopt;
   Stamped stamped;
-  stamped.stamps.resize(n);
-  for (auto& s : stamped.stamps) {
+  for (std::size_t i = 0; i < n; ++i) {
+    PathStamp s;
     if (!read_stamp(r, s)) return std::nullopt;
+    stamped.stamps.push_back(std::move(s));
   }
   if (!r.count(n)) return std::nullopt;
-  stamped.read_only.resize(n);
-  for (auto& answer : stamped.read_only) {
+  for (std::size_t i = 0; i < n; ++i) {
+    ReadOnlyAnswer answer;
     std::uint64_t flag = 0;
     if (!r.text(answer.path) || !r.number(flag) || flag > 1) return std::nullopt;
     answer.read_only = flag == 1;
+    stamped.read_only.push_back(std::move(answer));
   }
   if (!r.text(stamped.payload) || !r.at_end()) return std::nullopt;
   return stamped;
@@ -168,7 +184,7 @@ Result<std::string> load_stamped(const std::string& dir, const std::string& key)
   if (static_cast<std::size_t>(st.st_size) > kMaxFileBytes)
     return Error{"larger than 1 MiB (" + path + ")"};
   auto data = read_fd(fd.get(), kMaxFileBytes, st);
-  if (!data) return data.error().wrap("unreadable");
+  if (!data) return Error{"unreadable: " + data.error().message + " (" + path + ")"};
   auto stamped = read_stamped(*data, key);
   if (!stamped) return Error{"unreadable (" + path + ")"};
   if (auto changed = changed_path(stamped->stamps))

@@ -60,9 +60,8 @@ Result<LoaderConf> SystemFs::loader_conf(const std::string& root) {
   ImageBudget budget = ImageBudget::untimed();
   auto conf = tree ? read_ld_so_conf(*tree, budget) : Result<LdSoConf>(tree.error());
   if (!conf) return conf.error();
-  LoaderConf loader{std::move(conf->directories), {"/etc/ld.so.conf"}};
-  loader.consulted.insert(loader.consulted.end(), conf->files.begin(), conf->files.end());
-  for (const auto& pattern : conf->includes) loader.consulted.push_back(dirname_of(pattern));
+  LoaderConf loader{std::move(conf->directories), std::move(conf->files), {}};
+  for (const auto& pattern : conf->includes) loader.listed.push_back(dirname_of(pattern));
   return loader;
 }
 

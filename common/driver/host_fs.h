@@ -20,9 +20,8 @@ namespace gcr {
 // A tree's loader configuration as discovery uses it.
 struct LoaderConf {
   std::vector<std::string> directories;  // the directories named, in ldconfig's order
-  // In-root paths of what was read: etc/ld.so.conf (there or not), each file it includes and
-  // each directory an include line lists.
-  std::vector<std::string> consulted;
+  std::vector<std::string> consulted;    // in-root: etc/ld.so.conf and each file it includes
+  std::vector<std::string> listed;       // in-root: each directory an include line lists
 };
 
 class HostFs {

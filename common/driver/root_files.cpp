@@ -146,9 +146,10 @@ DriverRootFiles::DriverRootFiles(std::string root, DeviceNodes& devices, HostFs&
     : root_(std::move(root)), devices_(devices), fs_(fs), trust_(trust), notes_(notes) {}
 
 Result<DriverFileSet> DriverRootFiles::file_set(const CapabilitySet& caps) {
+  std::vector<LibArch> arches{LibArch::k64};
+  if (caps.has(Capability::kCompat32)) arches.push_back(LibArch::k32);
   DriverFileSet set;
-  for (LibArch arch : {LibArch::k64, LibArch::k32}) {
-    if (arch == LibArch::k32 && !caps.has(Capability::kCompat32)) continue;
+  for (LibArch arch : arches) {
     auto found = libraries(caps, arch);
     if (!found) return found.error();
     set.libraries.insert(set.libraries.end(), found->begin(), found->end());
@@ -156,8 +157,7 @@ Result<DriverFileSet> DriverRootFiles::file_set(const CapabilitySet& caps) {
   set.binaries = binaries(caps);
   set.firmware = firmware();
   set.config_files = config_files(caps);
-  for (LibArch arch : {LibArch::k64, LibArch::k32}) {
-    if (arch == LibArch::k32 && !caps.has(Capability::kCompat32)) continue;
+  for (LibArch arch : arches) {
     auto found = modules(caps, arch);
     set.modules.insert(set.modules.end(), found.begin(), found.end());
   }

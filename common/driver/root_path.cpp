@@ -15,13 +15,6 @@
 namespace gcr {
 namespace {
 
-void push_components(std::deque<std::string>& todo, std::string_view path) {
-  const auto parts = split(path, '/');
-  for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
-    if (!it->empty() && *it != ".") todo.emplace_front(*it);
-  }
-}
-
 std::string parent_of(const std::string& path) {
   const auto slash = path.rfind('/');
   return slash == std::string::npos || slash == 0 ? std::string() : path.substr(0, slash);
@@ -35,6 +28,13 @@ std::string fd_name(int fd) {
 
 }  // namespace
 
+void push_path_parts(std::deque<std::string>& todo, std::string_view path) {
+  const auto parts = split(path, '/');
+  for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
+    if (!it->empty() && *it != ".") todo.emplace_front(*it);
+  }
+}
+
 Result<std::string> read_link(const std::string& host_path) {
   std::string target(4096, '\0');
   const ssize_t n = ::readlink(host_path.c_str(), target.data(), target.size());
@@ -47,7 +47,7 @@ Result<std::string> read_link(const std::string& host_path) {
 Result<RootResolution> resolve_in_root_from(const std::string& root, RootResolution from,
                                             std::string_view path) {
   std::deque<std::string> todo;
-  push_components(todo, path);
+  push_path_parts(todo, path);
   std::string& resolved = from.resolved;
   while (!todo.empty()) {
     const std::string part = std::move(todo.front());
@@ -68,7 +68,7 @@ Result<RootResolution> resolve_in_root_from(const std::string& root, RootResolut
     auto target = read_link(host);
     if (!target) return Error{target.error().message + " (" + host + ")"};
     if (!target->empty() && target->front() == '/') resolved.clear();
-    push_components(todo, *target);
+    push_path_parts(todo, *target);
   }
   return from;
 }

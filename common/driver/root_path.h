@@ -4,6 +4,7 @@
 // goes through the fd-based resolver in rootfs.h instead.
 #pragma once
 
+#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -13,6 +14,12 @@
 #include "base/result.h"
 
 namespace gcr {
+
+// The most symlinks one path may lead through, as Linux allows.
+constexpr int kMaxSymlinks = 40;
+
+// The parts of `path` put ahead of those in `todo`, in order, without empty and "." parts.
+void push_path_parts(std::deque<std::string>& todo, std::string_view path);
 
 // The target of the symlink at a host path; an error for one longer than 4096 bytes (never a
 // truncated name).
@@ -27,7 +34,7 @@ namespace gcr {
 // still follow.
 struct RootResolution {
   std::string resolved;
-  int links_left = 40;  // as Linux allows one path
+  int links_left = kMaxSymlinks;
 };
 
 // resolve_in_root's work on `path` continued from `from`, so that a caller can keep where a

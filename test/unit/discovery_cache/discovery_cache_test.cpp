@@ -2,6 +2,7 @@
 // in, and when what is kept may be used. On a temporary tree, without root.
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,10 +10,13 @@
 #include <ctime>
 #include <filesystem>
 
+#include "base/trust.h"
 #include "discovery_cache/driver_files_cache.h"
 #include "discovery_cache/fields.h"
 #include "discovery_cache/path_stamps.h"
+#include "discovery_cache/recording_host.h"
 #include "discovery_cache/stamped_file.h"
+#include "driver/host_fs.h"
 #include "test_support.h"
 
 using gcr::ConsultedPaths;
@@ -207,17 +211,30 @@ TEST_CASE("stamped file: nothing found from files changed less than 2 s before i
   CHECK(gcr::load_stamped(dir, "key").error().message == "nothing kept yet");
 }
 
-TEST_CASE("stamped file: a full directory is emptied before another is kept") {
+TEST_CASE("stamped file: a full directory loses its older half before another is kept") {
   Tree tree;
   const std::string dir = tree.t / "state/discovery";
   const Stamped stamped{tree.consulted().stamps(), {}, "payload"};
-  for (int i = 0; i < 16; ++i)
+  std::vector<std::string> files;  // by key
+  for (int i = 0; i < 16; ++i) {
     REQUIRE(gcr::store_stamped(dir, "key " + std::to_string(i), stamped, started_in(3)).ok());
-  CHECK(names_in(dir).size() == 16);
+    for (const auto& name : names_in(dir)) {
+      if (!has(files, name)) files.push_back(name);
+    }
+    // Key i written i seconds after the first.
+    const timespec times[2] = {{0, UTIME_OMIT}, {1700000000 + i, 0}};
+    REQUIRE(::utimensat(AT_FDCWD, (dir + "/" + files.back()).c_str(), times, 0) == 0);
+  }
+  REQUIRE(files.size() == 16);
+  write_file(dir + "/.files-0.tmp", "another shim's file, not yet renamed", 0600);
   REQUIRE(gcr::store_stamped(dir, "key 16", stamped, started_in(3)).ok());
-  CHECK(names_in(dir).size() == 1);
+  const auto left = names_in(dir);
+  CHECK(left.size() == 10);
+  for (int i = 0; i < 16; ++i) CHECK_MESSAGE(has(left, files[i]) == (i >= 8), i);
+  CHECK(has(left, ".files-0.tmp"));
   CHECK(gcr::load_stamped(dir, "key 16").ok());
-  CHECK_FALSE(gcr::load_stamped(dir, "key 15").ok());
+  CHECK(gcr::load_stamped(dir, "key 15").ok());
+  CHECK(gcr::load_stamped(dir, "key 7").error().message == "nothing kept yet");
 }
 
 TEST_CASE("a driver file set and its notes read back exactly; a damaged one does not") {
@@ -271,4 +288,50 @@ TEST_CASE("fields: numbers and texts read back; lengths beyond the data are refu
   CHECK_FALSE(gcr::FieldReader("5:abc").text(text));
   CHECK_FALSE(gcr::FieldReader("1000000,ab").count(count));
   CHECK_FALSE(gcr::FieldReader(",").number(n));
+}
+
+TEST_CASE("recording: each path is stamped before discovery reads it") {
+  Tree tree;
+  gcr::SystemFs fs;
+  gcr::TrustCheck trust(::geteuid());
+  gcr::RecordingHost recorder(fs, trust);
+  struct stat st {};
+  REQUIRE(recorder.lstat(tree.real, st));
+  CHECK_FALSE(recorder.lstat(tree.lib + "/nvidia/current/libnvidia-ml.so.1", st));
+  CHECK(recorder.complete());
+  // Changed after it was read: the stamps taken then say so, so nothing found is kept.
+  REQUIRE(::chmod((tree.lib + "/nvidia").c_str(), 0775) == 0);
+  CHECK(gcr::changed_path(recorder.consulted().stamps()) == tree.lib + "/nvidia");
+}
+
+TEST_CASE("recording: a configuration file added where an include line looks is seen") {
+  Tree tree;
+  write_file(tree.root + "/etc/ld.so.conf", "include /etc/ld.so.conf.d/*.conf\n");
+  write_file(tree.root + "/etc/ld.so.conf.d/x86_64-linux-gnu.conf", "/usr/lib/x86_64-linux-gnu\n");
+  gcr::SystemFs fs;
+  gcr::TrustCheck trust(::geteuid());
+  gcr::RecordingHost recorder(fs, trust);
+  const auto conf = recorder.loader_conf(tree.root);
+  REQUIRE(conf.ok());
+  CHECK(conf->directories == std::vector<std::string>{"/usr/lib/x86_64-linux-gnu"});
+  const auto stamps = recorder.consulted().stamps();
+  CHECK(gcr::changed_path(stamps) == std::nullopt);
+  write_file(tree.root + "/etc/ld.so.conf.d/nvidia.conf", "/usr/local/nvidia/lib64\n");
+  CHECK(gcr::changed_path(stamps) == tree.root + "/etc/ld.so.conf.d");
+}
+
+TEST_CASE("stamps: a link's owner counts in a sticky folder, where trust reads it") {
+  if (::geteuid() != 0) return;  // lchown needs root
+  Tree tree;
+  const std::string sticky = tree.root + "/opt";
+  gcr::test::make_dirs(sticky);
+  REQUIRE(::chmod(sticky.c_str(), 01777) == 0);
+  make_symlink("/usr/lib/x86_64-linux-gnu/nvidia/current/libcuda.so.580.95.05",
+               sticky + "/libcuda.so.1");
+  ConsultedPaths consulted;
+  consulted.in_root(tree.root, "/opt/libcuda.so.1");
+  const auto stamps = consulted.stamps();
+  CHECK(has(paths_of(stamps), sticky + "/libcuda.so.1"));
+  REQUIRE(::lchown((sticky + "/libcuda.so.1").c_str(), 1000, 1000) == 0);
+  CHECK(gcr::changed_path(stamps) == sticky + "/libcuda.so.1");
 }
