@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 
@@ -25,7 +26,10 @@ Result<Json> parse_toml_config(const std::string& text, const std::string& path)
 }
 
 Result<Json> parse_config_text(const std::string& path, const std::string& text) {
-  if (path.ends_with(".toml")) return parse_toml_config(text, path);
+  if (path.ends_with(".toml")) {
+    if (auto simple = simple_config_toml(text)) return std::move(*simple);
+    return parse_toml_config(text, path);
+  }
   if (path.ends_with(".json")) {
     auto doc = parse_json_strict(text);
     if (!doc) return doc.error().wrap("invalid JSON");
@@ -64,9 +68,33 @@ std::optional<std::string> plain_string(std::string_view& s) {
   return std::string(text);
 }
 
-// A plain string or a one-line array of them (a comma after the last allowed) at the front of
-// `s`, which moves past it.
+// A plain string or a one-line array of them (a comma after the last allowed), `true` or
+// `false`, a decimal integer of at most 18 digits, or `{}`, at the front of `s`, which moves
+// past it.
 std::optional<Json> simple_value(std::string_view& s) {
+  for (const bool value : {true, false}) {
+    const std::string_view word = value ? "true" : "false";
+    if (s.starts_with(word)) {
+      s.remove_prefix(word.size());
+      return Json(value);
+    }
+  }
+  if (s.starts_with('{')) {
+    s = skip_blanks(s.substr(1));
+    if (!s.starts_with('}')) return std::nullopt;
+    s.remove_prefix(1);
+    return Json::object();
+  }
+  const bool negative = s.starts_with('-');
+  const std::string_view digits = s.substr(negative ? 1 : 0);
+  const std::size_t n = std::min(digits.find_first_not_of("0123456789"), digits.size());
+  if (n > 0) {
+    if (n > 18 || (n > 1 && digits.front() == '0')) return std::nullopt;
+    std::int64_t magnitude = 0;
+    for (char c : digits.substr(0, n)) magnitude = magnitude * 10 + (c - '0');
+    s.remove_prefix((negative ? 1 : 0) + n);
+    return Json(negative ? -magnitude : magnitude);
+  }
   if (!s.starts_with('[')) {
     auto text = plain_string(s);
     return text ? std::optional<Json>(std::move(*text)) : std::nullopt;
@@ -93,7 +121,7 @@ bool is_printable_ascii_text(std::string_view text) {
 }
 
 Result<Json> parse_runtime_table(const std::string& table, const std::string& path) {
-  if (auto simple = simple_runtime_table(table)) return std::move(*simple);
+  if (auto simple = simple_config_toml(table)) return std::move(*simple);
   return parse_toml_config(table, path);
 }
 
@@ -137,38 +165,49 @@ std::optional<std::string> runtime_table_text(std::string_view text) {
   return table;
 }
 
-std::optional<Json> simple_runtime_table(std::string_view table) {
-  if (!is_printable_ascii_text(table)) return std::nullopt;
-  std::map<std::string, Json> values;  // a TOML table's keys come out in this order
-  bool header = false;
-  for (std::size_t start = 0; start < table.size();) {
-    const std::size_t end = std::min(table.find('\n', start), table.size());
-    std::string_view rest = skip_blanks(table.substr(start, end - start));
+std::optional<Json> simple_config_toml(std::string_view text) {
+  if (!is_printable_ascii_text(text)) return std::nullopt;
+  // A TOML table's keys come out in this order; so do the tables.
+  std::map<std::string, std::map<std::string, Json>> tables;
+  std::map<std::string, Json>* table = nullptr;
+  for (std::size_t start = 0; start < text.size();) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    std::string_view rest = skip_blanks(text.substr(start, end - start));
     start = end + 1;
     if (rest.empty() || rest.starts_with('#')) continue;
-    if (!header) {
-      if (!rest.starts_with("[runtime]")) return std::nullopt;
-      rest.remove_prefix(std::string_view("[runtime]").size());
-      header = true;
+    // A bare key or table name, from `from`: its end.
+    const auto bare_end = [&rest](std::size_t from) {
+      return std::min(rest.find_first_not_of(
+                          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-", from),
+                      rest.size());
+    };
+    if (rest.starts_with('[')) {
+      const std::size_t name_end = bare_end(1);
+      const std::string name(rest.substr(1, name_end - 1));
+      rest = rest.substr(name_end);
+      if (name.empty() || !rest.starts_with(']')) return std::nullopt;
+      rest.remove_prefix(1);
+      auto [at, fresh] = tables.try_emplace(name);
+      if (!fresh) return std::nullopt;
+      table = &at->second;
     } else {
-      const std::size_t key_end =
-          std::min(rest.find_first_not_of(
-                       "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"),
-                   rest.size());
+      const std::size_t key_end = bare_end(0);
       const std::string key(rest.substr(0, key_end));
       rest = skip_blanks(rest.substr(key_end));
-      if (key.empty() || !rest.starts_with('=')) return std::nullopt;
+      if (table == nullptr || key.empty() || !rest.starts_with('=')) return std::nullopt;
       rest = skip_blanks(rest.substr(1));
       auto value = simple_value(rest);
-      if (!value || !values.emplace(key, std::move(*value)).second) return std::nullopt;
+      if (!value || !table->emplace(key, std::move(*value)).second) return std::nullopt;
     }
     rest = skip_blanks(rest);
     if (!rest.empty() && !rest.starts_with('#')) return std::nullopt;
   }
-  if (!header) return Json::object();
-  Json runtime = Json::object();
-  for (auto& [key, value] : values) runtime[key] = std::move(value);
-  return Json{{"runtime", std::move(runtime)}};
+  Json doc = Json::object();
+  for (auto& [name, keys] : tables) {
+    Json& out = doc[name] = Json::object();
+    for (auto& [key, value] : keys) out[key] = std::move(value);
+  }
+  return doc;
 }
 
 Result<Config> load_config_file(const std::string& path, ConfigScope scope) {

@@ -36,13 +36,14 @@ enum class ConfigScope { kWhole, kRuntimeTable };
 // TOML by itself: the caller reads the whole file.
 [[nodiscard]] std::optional<std::string> runtime_table_text(std::string_view text);
 
-// runtime_table_text's table as toml_to_json would give it (its keys in order), read without a
-// TOML parser where every line is one a configuration file usually holds: blank, a comment, the
-// header, or `key = "text"` or `key = ["a", "b"]` on one line, in printable ASCII. nullopt for
-// anything else (an escape, a literal string, a number, a boolean, a duplicate key, a header
-// written otherwise), which the caller hands to the TOML parser: the pass-through calls of a
-// shipped file never start it.
-[[nodiscard]] std::optional<Json> simple_runtime_table(std::string_view table);
+// A TOML text as toml_to_json would give it (tables and keys in order), read without a TOML
+// parser where every line is one a configuration file usually holds: blank, a comment, a plain
+// `[table]` header, or `key = value` on one line, the value `"text"`, `["a", "b"]`, `true`,
+// `false`, a decimal integer or `{}`, all in printable ASCII. nullopt for anything else (an
+// escape, a literal string, a key before the first table, a dotted or quoted name, a duplicate
+// key or table, a float, an array of other things), which the caller hands to the TOML parser:
+// neither a create nor a pass-through call with a shipped file starts it.
+[[nodiscard]] std::optional<Json> simple_config_toml(std::string_view text);
 
 // The explicit path the environment asks for ($GPU_CONTAINER_RUNTIME_CONFIG), if any.
 [[nodiscard]] std::optional<std::string> config_path_from_env();

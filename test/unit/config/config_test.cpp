@@ -254,40 +254,74 @@ TEST_CASE("a pass-through call reads the [runtime] table alone, where lines tell
   }
 }
 
-TEST_CASE("a [runtime] table of the usual forms is read without the TOML parser, as it reads it") {
+TEST_CASE("a file of the usual forms is read without the TOML parser, as the parser reads it") {
   const auto parsed = [](const std::string& text) {
     auto table = gcr::parse_toml(text, "x.toml");
     REQUIRE(table.ok());
     return gcr::toml_to_json(*table);
   };
-  const auto shipped = gcr::runtime_table_text(gcr::default_config_toml());
-  REQUIRE(shipped.has_value());
-  const auto simple = gcr::simple_runtime_table(*shipped);
+  // The shipped file, whole and its [runtime] table alone.
+  const std::string shipped = gcr::default_config_toml();
+  const auto whole = gcr::simple_config_toml(shipped);
+  REQUIRE(whole.has_value());
+  CHECK(*whole == parsed(shipped));
+  CHECK(whole->at("device-plugin").at("replicas") == 1);
+  CHECK(whole->at("device-plugin").at("replicas-by-gpu") == gcr::Json::object());
+  CHECK(whole->at("requests").at("accept-volume-mounts") == false);
+  const auto runtime = gcr::runtime_table_text(shipped);
+  REQUIRE(runtime.has_value());
+  const auto simple = gcr::simple_config_toml(*runtime);
   REQUIRE(simple.has_value());
-  CHECK(*simple == parsed(*shipped));
+  CHECK(*simple == parsed(*runtime));
   CHECK(simple->at("runtime").at("runtimes") == gcr::Json::array({"runc", "crun"}));
   for (const std::string text :
        {"", "# only\n", "[runtime]\n", "[runtime]# c\nruntimes=[\"a\"]\n",
         "  [runtime]  # c\n\n  log-level = \"debug\"   # c\n\truntimes = [ \"/a\" , \"b\", ]#c\n",
         "[runtime]\nstate-dir = \"/x\"\nlog-file = \"\"\nruntimes = []\nlog-level = \"a#b\tc\"\n",
-        "[runtime]\nunknown-key = \"x\"\nA_1 = [\"\"]\n"}) {
+        "[runtime]\nunknown-key = \"x\"\nA_1 = [\"\"]\n", "[runtime]\nlog-file = 1\n",
+        "[runtime]\nlog-file = true\n", "[runtime]\nx = {}\n", "[runtime]\nx = { }#c\n",
+        "[z]\nb = -0\na = -922337203685477580\n[a]\nt=false\n-x = 0\n1 = 999999999999999999\n"}) {
     CAPTURE(text);
-    const auto read = gcr::simple_runtime_table(text);
+    const auto read = gcr::simple_config_toml(text);
     REQUIRE(read.has_value());
     CHECK(*read == parsed(text));
   }
   // Anything else is the parser's to read (or refuse).
-  for (const std::string text :
-       {"[runtime]\nlog-file = \"a\\\\b\"\n", "[runtime]\nlog-file = 'a'\n",
-        "[runtime]\nlog-file = 1\n", "[runtime]\nlog-file = true\n",
-        "[runtime]\nlog-file = \"a\"\nlog-file = \"b\"\n", "[ runtime ]\n",
-        "[runtime]\nruntimes = [\n\"a\"]\n", "[runtime]\r\n", "[runtime] # \xC3\xA9\n",
-        "[runtime]\nlog-file = \"a\" x\n", "[runtime]\na.b = \"x\"\n", "[runtime]\n\"a\" = \"x\"\n",
-        "[runtime]\nruntimes = [\"a\" \"b\"]\n", "[runtime]\nruntimes = [,]\n",
-        "[runtime]\nlog-file = \"a\n", "[runtime]\nx = {}\n",
-        "[runtime]\nlog-file = \"\"\"a\"\"\"\n", "[runtime]\n= \"a\"\n", "log-file = \"a\"\n"}) {
+  for (const std::string text : {"[runtime]\nlog-file = \"a\\\\b\"\n",
+                                 "[runtime]\nlog-file = 'a'\n",
+                                 "[runtime]\nlog-file = \"a\"\nlog-file = \"b\"\n",
+                                 "[ runtime ]\n",
+                                 "[runtime]\nruntimes = [\n\"a\"]\n",
+                                 "[runtime]\r\n",
+                                 "[runtime] # \xC3\xA9\n",
+                                 "[runtime]\nlog-file = \"a\" x\n",
+                                 "[runtime]\na.b = \"x\"\n",
+                                 "[runtime]\n\"a\" = \"x\"\n",
+                                 "[runtime]\nruntimes = [\"a\" \"b\"]\n",
+                                 "[runtime]\nruntimes = [,]\n",
+                                 "[runtime]\nlog-file = \"a\n",
+                                 "[runtime]\nlog-file = \"\"\"a\"\"\"\n",
+                                 "[runtime]\n= \"a\"\n",
+                                 "log-file = \"a\"\n",
+                                 "[a.b]\n",
+                                 "[[a]]\n",
+                                 "[a]\n[a]\n",
+                                 "[a]\nx = 1.5\n",
+                                 "[a]\nx = 1e3\n",
+                                 "[a]\nx = 01\n",
+                                 "[a]\nx = +1\n",
+                                 "[a]\nx = -\n",
+                                 "[a]\nx = 1_000\n",
+                                 "[a]\nx = [1, 2]\n",
+                                 "[a]\nx = { b = 1 }\n",
+                                 "[a]\nx = truex\n",
+                                 "[a]\nx = 1979-05-27\n",
+                                 "[a]\n.x = 1\n",
+                                 "[a]\nx = 1234567890123456789\n",
+                                 "[a]\nx = inf\n",
+                                 "[a]x\n"}) {
     CAPTURE(text);
-    CHECK_FALSE(gcr::simple_runtime_table(text).has_value());
+    CHECK_FALSE(gcr::simple_config_toml(text).has_value());
   }
 }
 
