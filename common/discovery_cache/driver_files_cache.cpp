@@ -45,6 +45,12 @@ std::string program_identity() {
 // Found again through a recorder, and kept when it may be.
 Result<DriverFileSet> find_and_keep(const CapabilitySet& caps, DriverHost& host,
                                     const std::string& dir, const std::string& key) {
+  // Where nothing can be kept (a shim that is not root, a read-only /run), nothing is stamped.
+  if (auto ready = store_directory(dir); !ready) {
+    host.notes().add_debug("driver files not kept in the discovery cache: " +
+                           ready.error().message);
+    return host.files().file_set(caps);
+  }
   timespec started{};
   ::clock_gettime(CLOCK_REALTIME, &started);
   // A host of its own: nothing remembered from before the stamps were taken.

@@ -79,22 +79,6 @@ const PathStamp* racy_stamp(const std::vector<PathStamp>& stamps, timespec start
   return nullptr;
 }
 
-// `dir`, made 0700 when missing, opened when it is ours and only root (or we) can change the
-// directories above it.
-Result<Fd> our_directory(const std::string& dir) {
-  const std::string parent = dirname_of(dir);
-  if (auto s = TrustCheck(::geteuid()).work_directory(parent); !s) return s.error();
-  if (auto s = make_directories(parent); !s) return s.error();
-  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
-    return Error{"cannot make the directory: " + errno_text(errno) + " (" + dir + ")"};
-  Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  struct stat st {};
-  if (!fd.valid() || ::fstat(fd.get(), &st) != 0)
-    return Error{"cannot open the directory: " + errno_text(errno) + " (" + dir + ")"};
-  if (!ours(st)) return Error{"not owned by us alone (" + dir + ")"};
-  return fd;
-}
-
 // With kMaxEntries kept files or more, removes the older half but `keep` (another shim's
 // temporary file, a name starting with '.', is left alone).
 void make_room(const Fd& dir, const std::string& path, const std::string& keep) {
@@ -117,6 +101,20 @@ void make_room(const Fd& dir, const std::string& path, const std::string& keep) 
 }
 
 }  // namespace
+
+Result<Fd> store_directory(const std::string& dir) {
+  const std::string parent = dirname_of(dir);
+  if (auto s = TrustCheck(::geteuid()).work_directory(parent); !s) return s.error();
+  if (auto s = make_directories(parent); !s) return s.error();
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+    return Error{"cannot make the directory: " + errno_text(errno) + " (" + dir + ")"};
+  Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  struct stat st {};
+  if (!fd.valid() || ::fstat(fd.get(), &st) != 0)
+    return Error{"cannot open the directory: " + errno_text(errno) + " (" + dir + ")"};
+  if (!ours(st)) return Error{"not owned by us alone (" + dir + ")"};
+  return fd;
+}
 
 std::string write_stamped(const std::string& key, const Stamped& stamped) {
   FieldWriter w;
@@ -199,7 +197,7 @@ Status store_stamped(const std::string& dir, const std::string& key, const Stamp
   if (const auto* racy = racy_stamp(stamped.stamps, started))
     return Error{"changed less than " + std::to_string(kRacyWindowSeconds) +
                  " s before discovery (" + racy->path + ")"};
-  auto fd = our_directory(dir);
+  auto fd = store_directory(dir);
   if (!fd) return fd.error();
   const std::string name = file_name(key);
   make_room(*fd, dir, name);

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/fs.h"
 #include "base/result.h"
 #include "discovery_cache/path_stamps.h"
 #include "discovery_cache/recording_host.h"
@@ -34,6 +35,10 @@ constexpr time_t kRacyWindowSeconds = 2;
 // writable by others, one name) in a directory of ours, that holds `key`, and whose every stamp
 // and read-only answer still holds. The error says why not ("none kept" when there is none).
 [[nodiscard]] Result<std::string> load_stamped(const std::string& dir, const std::string& key);
+
+// `dir` opened to keep files in: made 0700 when missing, ours and writable by nobody else, the
+// directories above it only root's (or ours) to change. The error says why nothing can be kept.
+[[nodiscard]] Result<Fd> store_directory(const std::string& dir);
 
 // Keeps `stamped` in `dir` (made 0700 when missing) for `key`, unless a whole stamp's mtime or
 // ctime is within kRacyWindowSeconds of `started` or later; a full directory is emptied first. The

@@ -94,3 +94,21 @@ TEST_CASE("discovery cache: not used once a driver file or its folder changed") 
     CHECK(f.mounted(kLib + "libcuda.so." + kVersion));
   }
 }
+
+TEST_CASE("discovery cache: off where nothing can be kept, and the create is as without it") {
+  REQUIRE_MESSAGE(gcr::test::is_root(), "the simulated GPU host needs root (mknod, chown)");
+  LoggedFixture f;
+  gcr::test::make_dirs(f.path("open"));
+  REQUIRE(::chmod(f.path("open").c_str(), 0777) == 0);
+  f.configure({{"runtime", {{"state-dir", f.path("open/state")}}}});
+  const auto r = f.create({"NVIDIA_VISIBLE_DEVICES=0"});
+  CHECK(r.err == "");
+  REQUIRE(r.exit_code == 0);
+  const auto debug = f.logged("debug");
+  CHECK(std::find(debug.begin(), debug.end(),
+                  "driver files not kept in the discovery cache: writable by group or others (" +
+                      f.path("open") + ")") != debug.end());
+  CHECK_FALSE(gcr::test::exists(f.path("open/state")));
+  const auto mounts = f.mount_destinations();
+  CHECK(std::find(mounts.begin(), mounts.end(), kLib + "libcuda.so." + kVersion) != mounts.end());
+}

@@ -335,3 +335,16 @@ TEST_CASE("stamps: a link's owner counts in a sticky folder, where trust reads i
   REQUIRE(::lchown((sticky + "/libcuda.so.1").c_str(), 1000, 1000) == 0);
   CHECK(gcr::changed_path(stamps) == sticky + "/libcuda.so.1");
 }
+
+TEST_CASE("stamped file: nothing is kept below a folder others can write") {
+  Tree tree;
+  const std::string open = tree.t / "open";
+  gcr::test::make_dirs(open);
+  REQUIRE(::chmod(open.c_str(), 0777) == 0);
+  const auto ready = gcr::store_directory(open + "/state/discovery");
+  REQUIRE_FALSE(ready.ok());
+  CHECK(ready.error().message == "writable by group or others (" + open + ")");
+  const Stamped stamped{tree.consulted().stamps(), {}, "payload"};
+  CHECK_FALSE(gcr::store_stamped(open + "/state/discovery", "key", stamped, started_in(3)).ok());
+  CHECK_FALSE(gcr::test::exists(open + "/state"));
+}
