@@ -139,8 +139,7 @@ Result<DriverFileSet> cached_file_set(const CapabilitySet& caps, DriverHost& hos
   if (!version) return version.error();
   const std::string dir = state_dir + "/discovery";
   const std::string key = "root " + host.files().root() + "\nversion " + *version +
-                          "\ncapabilities " + caps.to_string() + "\nprogram " + program_identity() +
-                          "\n";
+                          "\ncapabilities " + caps.to_string() + "\nprogram " + program + "\n";
   auto payload = load_stamped(dir, key);
   auto decoded = payload ? decode_file_set(*payload) : std::nullopt;
   if (decoded) {
