@@ -49,28 +49,81 @@ bool DeviceNodes::modifies_device_files() {
   return text && without_device_node_modification(*text).has_value();
 }
 
+Result<Gpu> DeviceNodes::read_gpu(const std::string& entry) {
+  const std::string path = dev_path("/proc/driver/nvidia/gpus") + "/" + entry + "/information";
+  auto text = fs_.read_file(path, kMaxProcFileBytes);
+  if (!text)
+    return Error{"cannot read GPU information: " + text.error().message + " (" + path + ")"};
+  auto info = parse_gpu_information(*text);
+  if (!info)
+    return Error{"cannot read GPU information: " + info.error().message + " (" + path + ")"};
+  return Gpu{0, info->model, info->uuid, info->bus, info->minor};
+}
+
 Result<std::vector<Gpu>> DeviceNodes::gpus() {
   if (gpus_) return *gpus_;
-  const std::string dir = dev_path("/proc/driver/nvidia/gpus");
   std::vector<Gpu> found;
-  for (const auto& entry : fs_.list(dir)) {
-    const std::string path = dir + "/" + entry + "/information";
-    auto text = fs_.read_file(path, kMaxProcFileBytes);
-    if (!text) {
-      gpus_ = Error{"cannot read GPU information: " + text.error().message + " (" + path + ")"};
+  for (const auto& entry : fs_.list(dev_path("/proc/driver/nvidia/gpus"))) {
+    auto gpu = read_gpu(entry);
+    if (!gpu) {
+      gpus_ = gpu.error();
       return *gpus_;
     }
-    auto info = parse_gpu_information(*text);
-    if (!info) {
-      gpus_ = Error{"cannot read GPU information: " + info.error().message + " (" + path + ")"};
-      return *gpus_;
-    }
-    found.push_back(Gpu{0, info->model, info->uuid, info->bus, info->minor});
+    found.push_back(std::move(*gpu));
   }
   std::sort(found.begin(), found.end(), [](const Gpu& a, const Gpu& b) { return a.bus < b.bus; });
   for (unsigned i = 0; i < found.size(); ++i) found[i].index = i;
   gpus_ = found;
   return *gpus_;
+}
+
+Result<std::vector<PciAddress>> DeviceNodes::gpu_buses() {
+  if (!gpu_entries_ && !gpus_) {
+    std::vector<GpuEntry> entries;
+    bool by_bus = true;
+    for (const auto& name : fs_.list(dev_path("/proc/driver/nvidia/gpus"))) {
+      const auto bus = parse_pci_address(name);
+      by_bus = by_bus && bus;
+      if (bus) entries.push_back(GpuEntry{*bus, name});
+    }
+    std::sort(entries.begin(), entries.end(),
+              [](const GpuEntry& a, const GpuEntry& b) { return a.bus < b.bus; });
+    by_bus = by_bus && std::adjacent_find(entries.begin(), entries.end(),
+                                          [](const GpuEntry& a, const GpuEntry& b) {
+                                            return a.bus == b.bus;
+                                          }) == entries.end();
+    gpu_entries_.emplace(by_bus ? std::optional(std::move(entries)) : std::nullopt);
+  }
+  std::vector<PciAddress> buses;
+  if (gpu_entries_ && *gpu_entries_) {
+    for (const auto& entry : **gpu_entries_) buses.push_back(entry.bus);
+    return buses;
+  }
+  auto all = gpus();
+  if (!all) return all.error();
+  for (const auto& gpu : *all) buses.push_back(gpu.bus);
+  return buses;
+}
+
+Result<Gpu> DeviceNodes::gpu(unsigned index) {
+  auto buses = gpu_buses();
+  if (!buses) return buses.error();
+  if (index >= buses->size()) return Error{"no GPU " + std::to_string(index)};
+  if (const auto it = read_gpus_.find(index); it != read_gpus_.end()) return it->second;
+  if (!gpus_ && gpu_entries_ && *gpu_entries_) {
+    const GpuEntry& entry = (**gpu_entries_)[index];
+    auto one = read_gpu(entry.name);
+    if (!one) return one.error();
+    if (one->bus == entry.bus) {
+      one->index = index;
+      return read_gpus_.emplace(index, std::move(*one)).first->second;
+    }
+    gpu_entries_.emplace(std::nullopt);  // named otherwise: the whole table decides
+  }
+  auto all = gpus();
+  if (!all) return all.error();
+  if (index >= all->size()) return Error{"no GPU " + std::to_string(index)};
+  return (*all)[index];
 }
 
 Result<std::map<std::string, unsigned>> DeviceNodes::char_majors() {

@@ -40,7 +40,13 @@ class DeviceNodes {
   DeviceNodes(std::string dev_root, NodeStatFn stat, HostFs& fs, Notes& notes);
 
   [[nodiscard]] Result<std::string> version();
+  // Every GPU, each one's proc/driver/nvidia/gpus/<bus>/information read.
   [[nodiscard]] Result<std::vector<Gpu>> gpus();
+  // The GPUs' bus ids in index order, from the names of proc/driver/nvidia/gpus' entries alone.
+  [[nodiscard]] Result<std::vector<PciAddress>> gpu_buses();
+  // GPU `index` (in bus order, below gpu_buses().size()), its information file read alone;
+  // every GPU's when an entry's name is no bus id or not the bus its file gives.
+  [[nodiscard]] Result<Gpu> gpu(unsigned index);
   // Whether the driver's parameters (dev-root proc/driver/nvidia/params) let its libraries
   // create and change device nodes (ModifyDeviceFiles: 1); false when they cannot be read.
   [[nodiscard]] bool modifies_device_files();
@@ -81,6 +87,13 @@ class DeviceNodes {
   DeviceNode node_from(const std::string& container_path, const NodeStat& st) const;
   // checked_node with the major /proc/devices lists for `module`.
   Result<DeviceNode> node_of_module(const std::string& name, const std::string& module);
+  // The GPU described by the information file in entry `entry` of proc/driver/nvidia/gpus.
+  Result<Gpu> read_gpu(const std::string& entry);
+
+  struct GpuEntry {
+    PciAddress bus;
+    std::string name;
+  };
 
   std::string dev_root_;
   NodeStatFn stat_;
@@ -88,6 +101,9 @@ class DeviceNodes {
   Notes& notes_;
   std::optional<Result<std::string>> version_;
   std::optional<Result<std::vector<Gpu>>> gpus_;
+  // The entries in bus order; nothing when one is named otherwise (then gpus() answers).
+  std::optional<std::optional<std::vector<GpuEntry>>> gpu_entries_;
+  std::map<unsigned, Gpu> read_gpus_;
   std::optional<Result<std::map<std::string, unsigned>>> majors_;
 };
 

@@ -42,11 +42,9 @@ Result<GatheredEdits> live_part(const GpuRequest& request, const Config& config,
                                 const InjectionSources& sources) {
   auto version = sources.host.devices().version();
   if (!version) return version.error();
-  auto gpus = sources.host.devices().gpus();
-  if (!gpus) return gpus.error();
   auto migs = mig_table(request, sources.probe);
   if (!migs) return migs.error().wrap(origin_of(request));
-  auto selected = select_gpus(request, *gpus, *migs ? &**migs : nullptr);
+  auto selected = select_gpus(request, sources.host.devices(), *migs ? &**migs : nullptr);
   if (!selected) return selected.error().wrap(origin_of(request));
   if (auto s = check_requirements(request.requirements, selected->gpus, *version, sources.probe);
       !s)

@@ -8,10 +8,14 @@
 namespace gcr {
 namespace {
 
+std::string describe_host(std::size_t count) {
+  if (count == 0) return "this host has no GPU";
+  if (count == 1) return "this host has GPU 0";
+  return "this host has GPUs 0-" + std::to_string(count - 1);
+}
+
 std::string describe_host(const std::vector<Gpu>& gpus) {
-  if (gpus.empty()) return "this host has no GPU";
-  if (gpus.size() == 1) return "this host has GPU 0";
-  return "this host has GPUs 0-" + std::to_string(gpus.size() - 1);
+  return describe_host(gpus.size());
 }
 
 Error unknown(const std::string& id, const std::string& why) {
@@ -19,22 +23,28 @@ Error unknown(const std::string& id, const std::string& why) {
                printable(id, 128) + "`: " + why};
 }
 
-Result<const Gpu*> match_gpu(const std::string& id, const std::vector<Gpu>& gpus) {
+// The index of the GPU `id` names.
+Result<unsigned> match_gpu(const std::string& id, GpuSource& gpus) {
   if (const auto index = parse_decimal(id)) {
-    if (*index >= gpus.size()) return unknown(id, describe_host(gpus));
-    return &gpus[*index];
+    auto buses = gpus.buses();
+    if (!buses) return buses.error();
+    if (*index >= buses->size()) return unknown(id, describe_host(buses->size()));
+    return static_cast<unsigned>(*index);
   }
   if (id.size() > 4 && iequals(id.substr(0, 4), "GPU-")) {
+    auto all = gpus.all();
+    if (!all) return all.error();
     const auto it =
-        std::find_if(gpus.begin(), gpus.end(), [&](const Gpu& g) { return iequals(g.uuid, id); });
-    if (it == gpus.end()) return unknown(id, describe_host(gpus));
-    return &*it;
+        std::find_if(all->begin(), all->end(), [&](const Gpu& g) { return iequals(g.uuid, id); });
+    if (it == all->end()) return unknown(id, describe_host(*all));
+    return it->index;
   }
   if (const auto bus = parse_pci_address(id)) {
-    const auto it =
-        std::find_if(gpus.begin(), gpus.end(), [&](const Gpu& g) { return g.bus == *bus; });
-    if (it == gpus.end()) return unknown(id, describe_host(gpus));
-    return &*it;
+    auto buses = gpus.buses();
+    if (!buses) return buses.error();
+    const auto it = std::find(buses->begin(), buses->end(), *bus);
+    if (it == buses->end()) return unknown(id, describe_host(buses->size()));
+    return static_cast<unsigned>(it - buses->begin());
   }
   return Error{quote(id, 128) + " is not a GPU index, GPU UUID, PCI bus id or MIG device"};
 }
@@ -76,7 +86,7 @@ bool is_mig_id(const std::string& id) {
   return id.find(':') != std::string::npos && id.find('.') == std::string::npos;
 }
 
-Result<Selection> select_gpus(const GpuRequest& request, const std::vector<Gpu>& gpus,
+Result<Selection> select_gpus(const GpuRequest& request, GpuSource& gpus,
                               const std::map<std::string, GpuFacts>* nvml) {
   Selection out;
   std::set<unsigned> chosen;
@@ -85,24 +95,74 @@ Result<Selection> select_gpus(const GpuRequest& request, const std::vector<Gpu>&
     if (is_mig_id(id)) {
       if (nvml == nullptr)
         return Error{"MIG device `" + printable(id, 128) + "`: NVML did not answer"};
-      auto mig = match_mig(id, gpus, *nvml);
+      auto all = gpus.all();
+      if (!all) return all.error();
+      auto mig = match_mig(id, *all, *nvml);
       if (!mig) return mig.error();
       chosen.insert(mig->gpu.index);
       if (migs_seen.insert(mig->mig.uuid).second) out.migs.push_back(*mig);
       continue;
     }
-    auto gpu = match_gpu(id, gpus);
-    if (!gpu) return gpu.error();
-    chosen.insert((*gpu)->index);
-    out.whole.insert((*gpu)->index);
+    auto index = match_gpu(id, gpus);
+    if (!index) return index.error();
+    chosen.insert(*index);
+    out.whole.insert(*index);
   }
   if (request.all) {
-    out.gpus = gpus;
-    for (const auto& gpu : gpus) out.whole.insert(gpu.index);
+    auto all = gpus.all();
+    if (!all) return all.error();
+    out.gpus = std::move(*all);
+    for (const auto& gpu : out.gpus) out.whole.insert(gpu.index);
     return out;
   }
-  for (unsigned index : chosen) out.gpus.push_back(gpus[index]);
+  for (unsigned index : chosen) {
+    auto gpu = gpus.at(index);
+    if (!gpu) return gpu.error();
+    out.gpus.push_back(std::move(*gpu));
+  }
   return out;
+}
+
+namespace {
+
+class GpuList final : public GpuSource {
+ public:
+  explicit GpuList(const std::vector<Gpu>& gpus) : gpus_(gpus) {}
+  Result<std::vector<PciAddress>> buses() override {
+    std::vector<PciAddress> out;
+    for (const auto& gpu : gpus_) out.push_back(gpu.bus);
+    return out;
+  }
+  Result<Gpu> at(unsigned index) override { return gpus_.at(index); }
+  Result<std::vector<Gpu>> all() override { return gpus_; }
+
+ private:
+  const std::vector<Gpu>& gpus_;
+};
+
+class DriverGpus final : public GpuSource {
+ public:
+  explicit DriverGpus(DeviceNodes& nodes) : nodes_(nodes) {}
+  Result<std::vector<PciAddress>> buses() override { return nodes_.gpu_buses(); }
+  Result<Gpu> at(unsigned index) override { return nodes_.gpu(index); }
+  Result<std::vector<Gpu>> all() override { return nodes_.gpus(); }
+
+ private:
+  DeviceNodes& nodes_;
+};
+
+}  // namespace
+
+Result<Selection> select_gpus(const GpuRequest& request, const std::vector<Gpu>& gpus,
+                              const std::map<std::string, GpuFacts>* nvml) {
+  GpuList list(gpus);
+  return select_gpus(request, list, nvml);
+}
+
+Result<Selection> select_gpus(const GpuRequest& request, DeviceNodes& nodes,
+                              const std::map<std::string, GpuFacts>* nvml) {
+  DriverGpus driver(nodes);
+  return select_gpus(request, driver, nvml);
 }
 
 }  // namespace gcr

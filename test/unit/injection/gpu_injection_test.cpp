@@ -150,6 +150,56 @@ TEST_CASE("gather_edits: the asked GPU's node, the control nodes, the driver's f
   CHECK(has_arg(hooked.hooks[1], "disable-device-node-modification"));
 }
 
+// The node a request for `ids` gets, or its error.
+std::string gpu_node_for(VirtualHost& fs, std::vector<std::string> ids) {
+  gcr::GpuRequest request = gpu_one();
+  request.device_ids = std::move(ids);
+  auto gathered = gather(fs, request);
+  if (!gathered.edits.ok()) return gathered.edits.error().message;
+  return device_paths(gathered.edits->edits).back();
+}
+
+TEST_CASE("gather_edits: a GPU named by index or bus id needs its own information file alone") {
+  VirtualHost fs;
+  make_gpu_host(fs);
+  const std::string broken = "/devroot/proc/driver/nvidia/gpus/0000:b3:00.0/information";
+  fs.add_file(broken, "Model: \t\t NVIDIA A100\n");
+  CHECK(gpu_node_for(fs, {"1"}) == "/dev/nvidia1 <- /devroot/dev/nvidia1");
+  CHECK(gpu_node_for(fs, {"0000:65:00.0"}) == "/dev/nvidia1 <- /devroot/dev/nvidia1");
+  // A UUID is looked for in every GPU's file; the broken one is named.
+  const std::string why =
+      "cannot read GPU information: missing GPU UUID, Bus Location or "
+      "Device Minor (" +
+      broken + ")";
+  CHECK(gpu_node_for(fs, {"GPU-00000001-0000-0000-0000-000000000000"}).find(why) !=
+        std::string::npos);
+  CHECK(gpu_node_for(fs, {"2"}).find(why) != std::string::npos);
+  CHECK(gpu_node_for(fs, {"3"}).find("unknown GPU `3`: this host has GPUs 0-2") !=
+        std::string::npos);
+}
+
+TEST_CASE("gather_edits: GPU entries not named by their bus are ordered by the buses they give") {
+  VirtualHost fs;
+  make_gpu_host(fs);
+  fs.remove("/devroot/proc/driver/nvidia/gpus/0000:17:00.0/information");
+  fs.remove("/devroot/proc/driver/nvidia/gpus/0000:65:00.0/information");
+  // The entry named first gives the later bus: GPU 0 is the other one.
+  fs.add_file("/devroot/proc/driver/nvidia/gpus/0000:17:00.0/information",
+              gpu_information("0000:65:00.0", 1));
+  fs.add_file("/devroot/proc/driver/nvidia/gpus/0000:65:00.0/information",
+              gpu_information("0000:17:00.0", 0));
+  CHECK(gpu_node_for(fs, {"0"}) == "/dev/nvidia0 <- /devroot/dev/nvidia0");
+  CHECK(gpu_node_for(fs, {"1"}) == "/dev/nvidia1 <- /devroot/dev/nvidia1");
+  VirtualHost named;
+  make_gpu_host(named);
+  named.remove("/devroot/proc/driver/nvidia/gpus/0000:65:00.0/information");
+  named.remove("/devroot/proc/driver/nvidia/gpus/0000:65:00.0");
+  named.add_file("/devroot/proc/driver/nvidia/gpus/second/information",
+                 gpu_information("0000:65:00.0", 1));
+  CHECK(gpu_node_for(named, {"1"}) == "/dev/nvidia1 <- /devroot/dev/nvidia1");
+  CHECK(gpu_node_for(named, {"0000:65:00.0"}) == "/dev/nvidia1 <- /devroot/dev/nvidia1");
+}
+
 TEST_CASE("gather_edits: a library root does not own is refused, said, and not mounted") {
   VirtualHost fs;
   make_gpu_host(fs);
