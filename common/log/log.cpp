@@ -36,11 +36,12 @@ std::string timestamp() {
   const std::time_t t = secs.count();
   std::tm tm{};
   ::gmtime_r(&t, &tm);
+  // Formatted by hand: strftime reads the time zone files (/etc/localtime) on every call.
   char buf[64];
-  const std::size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  char frac[16];
-  std::snprintf(frac, sizeof frac, ".%09lldZ", static_cast<long long>(nanos));
-  return std::string(buf, n) + frac;
+  const int n = std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%09lldZ",
+                              tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+                              tm.tm_sec, static_cast<long long>(nanos));
+  return std::string(buf, n > 0 ? static_cast<std::size_t>(n) : 0);
 }
 
 void append_line(const std::string& path, const std::string& line) {
