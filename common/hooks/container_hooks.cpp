@@ -51,7 +51,7 @@ Status ensure_ld_so_conf(const RootFs& root) {
   return {};
 }
 
-Status create_one_symlink(const RootFs& root, const std::string& spec) {
+Status create_one_symlink(const RootFs& root, const std::string& spec, bool* wrote) {
   auto parsed = parse_link_spec(spec);
   if (!parsed) return parsed.error();
   const std::string& target = parsed->target;
@@ -60,12 +60,13 @@ Status create_one_symlink(const RootFs& root, const std::string& spec) {
     return Error{"link `" + printable(link) + "` must be an absolute path without `..`"};
   const auto slash = link.rfind('/');
   const std::string name = link.substr(slash + 1);
-  auto dir = root.make_dirs(slash == 0 ? "/" : link.substr(0, slash));
+  auto dir = root.make_dirs(slash == 0 ? "/" : link.substr(0, slash), wrote);
   if (!dir) return dir.error();
   char existing[4096];
   const ssize_t n = ::readlinkat(dir->get(), name.c_str(), existing, sizeof existing);
   if (n >= 0 && std::string(existing, static_cast<std::size_t>(n)) == target) return {};
   const std::string temp = temp_name_for(name);
+  if (wrote != nullptr) *wrote = true;
   if (::symlinkat(target.c_str(), dir->get(), temp.c_str()) != 0) {
     return Error{"cannot create " + link + ": " + errno_text(errno)};
   }
@@ -162,9 +163,9 @@ Status update_ldcache(const RootFs& root, const std::vector<std::string>& reques
   return run_ldconfig_in_rootfs(LdconfigJob{*ldconfig, root.path(), folders});
 }
 
-Status create_symlinks(const RootFs& root, const std::vector<std::string>& links) {
+Status create_symlinks(const RootFs& root, const std::vector<std::string>& links, bool* wrote) {
   for (const auto& link : links) {
-    if (auto s = create_one_symlink(root, link); !s) return s;
+    if (auto s = create_one_symlink(root, link, wrote); !s) return s;
   }
   return {};
 }

@@ -55,6 +55,8 @@ struct LinkSpec {
 
 // Creates each "<target>::<link>" symlink (link: an absolute in-container path without
 // ".."), replacing a different existing entry atomically; an identical link is left alone.
-[[nodiscard]] Status create_symlinks(const RootFs& root, const std::vector<std::string>& links);
+// `wrote`, when given, is set once a link or a directory for one was made.
+[[nodiscard]] Status create_symlinks(const RootFs& root, const std::vector<std::string>& links,
+                                     bool* wrote = nullptr);
 
 }  // namespace gcr

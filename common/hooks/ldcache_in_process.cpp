@@ -99,8 +99,8 @@ Result<Fd> open_host_file(const std::string& in_root, const std::string& host) {
 class Planner {
  public:
   Planner(const RootFs& root, const std::vector<std::string>& folders, const PendingFiles& pending,
-          ImageBudget& budget)
-      : root_(root), folders_(folders), pending_(pending), budget_(budget) {}
+          ImageBudget& budget, ResolvedDirs* known)
+      : root_(root), folders_(folders), pending_(pending), budget_(budget), known_(known) {}
 
   Result<LdcachePlan> run(const Result<LdSoConf>& conf, const std::vector<std::string>& declared) {
     if (auto s = read_cache(); !s) return s.error();
@@ -402,16 +402,16 @@ class Planner {
     return std::nullopt;
   }
 
-  // An image directory opened once per plan (planning writes nothing); nothing when it is
-  // missing.
+  // An image directory opened once per plan (planning writes nothing), or as `known_` holds
+  // it; nothing when it is missing.
   Result<const Fd*> directory(const std::string& dir) {
-    auto it = directories_.find(dir);
-    if (it == directories_.end()) {
-      auto fd = root_.open_if_exists(dir, O_PATH | O_DIRECTORY);
-      if (!fd) return fd.error();
-      it = directories_.emplace(dir, std::move(*fd)).first;
-    }
-    return it->second ? &*it->second : nullptr;
+    if (const auto it = directories_.find(dir); it != directories_.end()) return it->second;
+    if (const auto held = known_ != nullptr ? root_.known_directory(dir, *known_) : std::nullopt)
+      return directories_.emplace(dir, *held).first->second;
+    auto fd = root_.open_if_exists(dir, O_PATH | O_DIRECTORY);
+    if (!fd) return fd.error();
+    const Fd* opened = *fd ? &opened_.emplace_back(std::move(**fd)) : nullptr;
+    return directories_.emplace(dir, opened).first->second;
   }
 
   // Where the image's entry `path` links to, read once; nothing when it is no symlink.
@@ -437,8 +437,10 @@ class Planner {
   std::string cache_data_;         // the image's /etc/ld.so.cache
   std::deque<std::string> owned_;  // names the entries view that the cache does not hold
   std::vector<LdCacheRef> entries_;
+  ResolvedDirs* known_;
   std::map<std::string, DirId> ids_;
-  std::map<std::string, std::optional<Fd>> directories_;
+  std::map<std::string, const Fd*> directories_;  // nullptr: missing
+  std::deque<Fd> opened_;                         // those not held by known_
   std::map<std::string, std::optional<std::string>> link_targets_;
   std::set<std::string> changed_;  // scanned directories newer than the cache
   bool may_add_ = true;            // false while checking a changed directory
@@ -449,8 +451,9 @@ class Planner {
 Result<LdcachePlan> plan_ldcache_update(const RootFs& root, const Result<LdSoConf>& conf,
                                         const std::vector<std::string>& folders,
                                         const std::vector<std::string>& declared,
-                                        ImageBudget& budget, const PendingFiles& pending) {
-  return Planner(root, folders, pending, budget).run(conf, declared);
+                                        ImageBudget& budget, const PendingFiles& pending,
+                                        ResolvedDirs* known) {
+  return Planner(root, folders, pending, budget, known).run(conf, declared);
 }
 
 bool ldconfig_reads_entry(std::string_view name) {

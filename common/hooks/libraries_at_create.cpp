@@ -44,15 +44,14 @@ Result<std::string> in_resolved_directory(const RootFs& root, const std::string&
 
 // The plan's paths as they resolve in the root (an include keeps its pattern's last part),
 // with the paths the library links in its directories lead through among the files read.
-Result<LdcachePlan> resolved_reads(const RootFs& root, const LdcachePlan& plan,
-                                   ImageBudget& budget) {
+Result<LdcachePlan> resolved_reads(const RootFs& root, const LdcachePlan& plan, ImageBudget& budget,
+                                   ResolvedDirs& known) {
   LdcachePlan out;
-  ResolvedDirs known;
   auto files = resolve_all(root, plan.files_read, known);
   if (!files) return files.error();
   auto dirs = resolve_all(root, plan.directories_scanned, known);
   if (!dirs) return dirs.error();
-  auto through_links = library_link_paths(root, *dirs, budget);
+  auto through_links = library_link_paths(root, *dirs, budget, known);
   if (!through_links) return through_links.error();
   out.files_read = std::move(*files);
   out.files_read.insert(out.files_read.end(), through_links->begin(), through_links->end());
@@ -144,8 +143,7 @@ Status check_nothing_hidden(const RootFs& root, const LibrariesRequest& request,
 }
 
 // Where the mounts land, which of them put libraries into the folders, and that none hides
-// what is written now. Nothing in the root changes meanwhile: one set of resolved directories,
-// gone before anything is written.
+// what is written now.
 struct MountPlacement {
   std::vector<std::string> destinations;
   std::vector<bool> pending_mount;
@@ -153,8 +151,7 @@ struct MountPlacement {
 };
 
 Result<MountPlacement> place_mounts(const RootFs& root, const LibrariesRequest& request,
-                                    const std::vector<MountToCome>& mounts) {
-  ResolvedDirs known;
+                                    const std::vector<MountToCome>& mounts, ResolvedDirs& known) {
   auto destinations = where_mounts_land(root, mounts, known);
   if (!destinations) return destinations.error();
   auto folders = resolve_all(root, request.folders, known);
@@ -203,20 +200,26 @@ Status update_libraries_at_create(const RootFs& root, const LibrariesRequest& re
   if (!*cache) return Error{"the image has no /etc/ld.so.cache"};
   if (auto ldconfig = check_ldcache_request(request.folders, request.ldconfig); !ldconfig)
     return ldconfig.error();
-  auto placed = place_mounts(root, request, mounts);
+  // One set of resolved directories for every path read, cleared if the root is written before
+  // the reads are done (the folders and links are usually there from an earlier start).
+  ResolvedDirs known;
+  auto placed = place_mounts(root, request, mounts, known);
   if (!placed) return placed.error();
   const auto& destinations = placed->destinations;
   const auto& pending_mount = placed->pending_mount;
   // runc would create the folders for the mounts into them.
+  bool wrote = false;
   for (const auto& folder : request.folders) {
-    if (auto made = root.make_dirs(folder); !made) return made.error();
+    if (auto made = root.make_dirs(folder, &wrote); !made) return made.error();
   }
-  if (auto s = create_symlinks(root, request.links); !s) return s;
+  if (auto s = create_symlinks(root, request.links, &wrote); !s) return s;
+  if (wrote) known.clear();
   const auto conf = read_ld_so_conf(root, budget);
   const auto declared = folders_to_declare(conf, request.folders);
-  auto plan = plan_ldcache_update(root, conf, request.folders, declared, budget, placed->pending);
+  auto plan =
+      plan_ldcache_update(root, conf, request.folders, declared, budget, placed->pending, &known);
   if (!plan) return plan.error();
-  auto reads = resolved_reads(root, *plan, budget);
+  auto reads = resolved_reads(root, *plan, budget, known);
   if (!reads) return reads.error();
   for (std::size_t i = 0; i < mounts.size(); ++i) {
     if (!pending_mount[i] && mount_changes_plan(destinations[i], *reads))

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <deque>
 #include <map>
 #include <set>
 
@@ -21,7 +22,8 @@ constexpr std::size_t kMaxDirectories = 256;
 
 class LinkWalker {
  public:
-  LinkWalker(const RootFs& root, ImageBudget& budget) : root_(root), budget_(budget) {}
+  LinkWalker(const RootFs& root, ImageBudget& budget, ResolvedDirs& known)
+      : root_(root), budget_(budget), known_(known) {}
 
   Status walk_directory(const std::string& dir) {
     const auto [at, fresh] = links_.try_emplace(dir);
@@ -49,21 +51,27 @@ class LinkWalker {
   // link on the way is an error, as a volume there would make the chain go on.
   Result<std::string> resolved(const std::string& dir) {
     if (const auto it = resolved_.find(dir); it != resolved_.end()) return it->second;
-    auto name = root_.canonical(dir);
+    auto name = root_.canonical(dir, known_);
     if (!name) return name.error();
     resolved_.emplace(dir, *name);
     return name;
   }
 
-  // The resolved directory `dir` opened once; -1 when it does not exist.
+  // The resolved directory `dir` opened once (or as `known_` holds it); -1 when it does not
+  // exist.
   Result<int> directory_fd(const std::string& dir) {
-    if (const auto it = fds_.find(dir); it != fds_.end()) return it->second.get();
+    if (const auto it = fds_.find(dir); it != fds_.end()) return it->second;
     if (fds_.size() >= kMaxDirectories)
       return Error{"library links lead into too many directories"};
-    auto fd = root_.open_if_exists(dir, O_PATH | O_DIRECTORY);
-    if (!fd) return fd.error();
-    const int got = *fd ? (*fd)->get() : -1;
-    fds_.emplace(dir, *fd ? std::move(**fd) : Fd());
+    int got = -1;
+    if (const auto held = root_.known_directory(dir, known_)) {
+      if (*held != nullptr) got = (*held)->get();
+    } else {
+      auto fd = root_.open_if_exists(dir, O_PATH | O_DIRECTORY);
+      if (!fd) return fd.error();
+      if (*fd) got = opened_.emplace_back(std::move(**fd)).get();
+    }
+    fds_.emplace(dir, got);
     return got;
   }
 
@@ -108,8 +116,10 @@ class LinkWalker {
 
   const RootFs& root_;
   ImageBudget& budget_;
+  ResolvedDirs& known_;
   std::map<std::string, std::string> resolved_;
-  std::map<std::string, Fd> fds_;
+  std::map<std::string, int> fds_;                      // -1: missing
+  std::deque<Fd> opened_;                               // the directories known_ does not hold
   std::map<std::string, std::set<std::string>> links_;  // listed directory -> its symlinks
   std::set<std::string> paths_;
 };
@@ -117,8 +127,9 @@ class LinkWalker {
 }  // namespace
 
 Result<std::vector<std::string>> library_link_paths(
-    const RootFs& root, const std::vector<std::string>& resolved_directories, ImageBudget& budget) {
-  LinkWalker walker(root, budget);
+    const RootFs& root, const std::vector<std::string>& resolved_directories, ImageBudget& budget,
+    ResolvedDirs& known) {
+  LinkWalker walker(root, budget, known);
   for (const auto& dir : resolved_directories) {
     if (auto s = walker.walk_directory(dir); !s) return s.error();
   }

@@ -17,8 +17,9 @@ namespace gcr {
 // Every path the library links in `resolved_directories` (RootFs::canonical names) lead
 // through, the last one the file or where the chain breaks, each with its directory resolved
 // in the root and its last part kept: the form mount destinations take. Reads links only, each
-// listing and link charged to `budget`.
+// listing and link charged to `budget`; directories resolved through `known`.
 [[nodiscard]] Result<std::vector<std::string>> library_link_paths(
-    const RootFs& root, const std::vector<std::string>& resolved_directories, ImageBudget& budget);
+    const RootFs& root, const std::vector<std::string>& resolved_directories, ImageBudget& budget,
+    ResolvedDirs& known);
 
 }  // namespace gcr

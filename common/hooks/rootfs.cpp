@@ -206,7 +206,8 @@ Result<std::string> RootFs::canonical(const std::string& path) const {
 
 namespace {
 
-using DirState = ResolvedDirs::Dir::State;
+using Dir = ResolvedDirs::Dir;
+using DirState = Dir::State;
 constexpr unsigned kTypeAndMount = STATX_TYPE | STATX_MNT_ID;
 
 // The entry `name` of the directory open at `dir`, not followed: 0 or an errno. An answer
@@ -233,16 +234,15 @@ ResolvedDirs::Dir existing(Fd fd, const std::string& name, std::uint64_t mount) 
 }
 
 // `name` in `parent`: missing below a missing directory or where there is no such entry; a
-// directory of the same mount, reached without a symlink; anything else is unknown.
+// directory of the same mount, reached without a symlink (O_NOFOLLOW with O_DIRECTORY opens no
+// symlink); anything else is unknown.
 ResolvedDirs::Dir child_of(const ResolvedDirs::Dir& parent, const std::string& name) {
   if (parent.state == DirState::kMissing) return missing(child_path(parent.name, name));
-  struct statx sx {};
-  const int err = entry_of(parent.fd.get(), name.c_str(), 0, sx);
-  if (err == ENOENT) return missing(child_path(parent.name, name));
-  if (err != 0 || !S_ISDIR(sx.stx_mode) || sx.stx_mnt_id != parent.mount) return {};
   Fd fd(::openat(parent.fd.get(), name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  // What was opened is still of the parent's mount (nothing was mounted there meanwhile).
-  if (!fd.valid() || entry_of(fd.get(), "", AT_EMPTY_PATH, sx) != 0 ||
+  if (!fd.valid()) return errno == ENOENT ? missing(child_path(parent.name, name)) : Dir{};
+  // What was opened is of the parent's mount (no other filesystem is mounted there).
+  struct statx sx {};
+  if (entry_of(fd.get(), "", AT_EMPTY_PATH, sx) != 0 || !S_ISDIR(sx.stx_mode) ||
       sx.stx_mnt_id != parent.mount)
     return {};
   return existing(std::move(fd), child_path(parent.name, name), parent.mount);
@@ -304,6 +304,18 @@ Result<std::string> RootFs::canonical(const std::string& path, ResolvedDirs& kno
   return canonical(path);
 }
 
+std::optional<const Fd*> RootFs::known_directory(const std::string& path,
+                                                 ResolvedDirs& known) const {
+  if (resolver_ != Resolver::kAuto || openat2_missing.load() || path.size() >= PATH_MAX)
+    return std::nullopt;
+  auto parts = parts_of(path);
+  if (!parts) return std::nullopt;
+  const auto& dir = directory(*parts, parts->size(), known);
+  if (dir.state == DirState::kExists) return &dir.fd;
+  if (dir.state == DirState::kMissing) return nullptr;
+  return std::nullopt;
+}
+
 Result<std::string> RootFs::name_in_root(int fd, const std::string& path) const {
   auto root_name = host_path();
   if (!root_name) return root_name.error();
@@ -316,17 +328,17 @@ Result<std::string> RootFs::name_in_root(int fd, const std::string& path) const 
   return name->substr(base.size());
 }
 
-Result<Fd> RootFs::make_dirs(const std::string& path) const {
+Result<Fd> RootFs::make_dirs(const std::string& path, bool* created) const {
   // Usually the whole directory is there: one resolution instead of one per component.
   Fd existing;
   if (walk(path, O_RDONLY | O_DIRECTORY, existing) == 0) return existing;
-  return make_dirs(path, kSymlinkBudget);
+  return make_missing_dirs(path, kSymlinkBudget, created);
 }
 
 // Creates missing components one at a time, each with mkdirat on a directory fd already
 // resolved inside the root. A dangling symlink on the way is followed (inside the root) and
 // its target created, as the path's owner meant; the budget stops loops.
-Result<Fd> RootFs::make_dirs(const std::string& path, int budget) const {
+Result<Fd> RootFs::make_missing_dirs(const std::string& path, int budget, bool* created) const {
   if (budget < 0) return Error{"too many levels of symbolic links (" + path + " in " + path_ + ")"};
   const auto parts = split(path, '/');
   std::string prefix;
@@ -356,9 +368,11 @@ Result<Fd> RootFs::make_dirs(const std::string& path, int budget) const {
         rest += parts[j];
       }
       const std::string base = !target->empty() && target->front() == '/' ? "" : parent + "/";
-      return make_dirs(base + *target + rest, budget - 1);
+      return make_missing_dirs(base + *target + rest, budget - 1, created);
     }
-    if (::mkdirat(current.get(), name.c_str(), 0755) != 0 && errno != EEXIST) {
+    if (::mkdirat(current.get(), name.c_str(), 0755) == 0) {
+      if (created != nullptr) *created = true;
+    } else if (errno != EEXIST) {
       return Error{"cannot create " + prefix + ": " + errno_text(errno) + " (in " + path_ + ")"};
     }
     Fd created(

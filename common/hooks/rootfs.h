@@ -21,8 +21,8 @@ namespace gcr {
 enum class Resolver { kAuto, kFallback };
 
 // What RootFs::canonical learnt about one root's directories, for a pass that resolves many
-// paths while nothing in that root changes (the caller's promise: made for the pass, dropped
-// before the root is written): a path in a directory already seen costs one statx, and a path
+// paths while nothing in that root changes (the caller's promise: cleared, or dropped, when the
+// root is written): a path in a directory already seen costs one statx, and a path
 // below a missing one none, where canonical(path) resolves from the root each time, one call
 // per missing component more. At most kMaxDirectories are kept (open); beyond that, and for
 // anything under a symlink, another mount or a name that is no directory, paths are resolved
@@ -30,6 +30,9 @@ enum class Resolver { kAuto, kFallback };
 class ResolvedDirs {
  public:
   static constexpr std::size_t kMaxDirectories = 64;
+
+  // Forgets everything: the root was written.
+  void clear() { dirs_.clear(); }
 
   struct Dir {
     enum class State { kExists, kMissing, kUnknown } state = State::kUnknown;
@@ -71,16 +74,22 @@ class RootFs {
   [[nodiscard]] Result<std::string> canonical(const std::string& path) const;
   // The same, answered from and adding to `known` (see ResolvedDirs).
   [[nodiscard]] Result<std::string> canonical(const std::string& path, ResolvedDirs& known) const;
+  // The in-root directory `path` as `known` holds it (O_PATH, valid while `known` is neither
+  // cleared nor dropped) when it is reached without a symlink on the root's mount, nullptr
+  // when it is missing; nothing when `known` cannot tell, and the caller opens it.
+  [[nodiscard]] std::optional<const Fd*> known_directory(const std::string& path,
+                                                         ResolvedDirs& known) const;
 
   // Opens the in-root directory `path` for *at() calls, creating missing components (0755),
   // including the in-root targets of dangling symlinks on the way. A component that exists
-  // but is not a directory (or a symlink to one) is an error.
-  [[nodiscard]] Result<Fd> make_dirs(const std::string& path) const;
+  // but is not a directory (or a symlink to one) is an error. `created`, when given, is set
+  // once a directory was made.
+  [[nodiscard]] Result<Fd> make_dirs(const std::string& path, bool* created = nullptr) const;
 
  private:
   RootFs(Fd root, std::string path, Resolver resolver)
       : root_(std::move(root)), path_(std::move(path)), resolver_(resolver) {}
-  Result<Fd> make_dirs(const std::string& path, int budget) const;
+  Result<Fd> make_missing_dirs(const std::string& path, int budget, bool* created) const;
   // The in-root name of `fd`, which resolving `path` opened.
   Result<std::string> name_in_root(int fd, const std::string& path) const;
   // 0 or an errno.

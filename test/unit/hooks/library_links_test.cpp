@@ -18,7 +18,8 @@ std::vector<std::string> paths_from(const std::string& rootfs,
   auto root = gcr::RootFs::open(rootfs);
   REQUIRE(root.ok());
   gcr::ImageBudget budget;
-  auto paths = gcr::library_link_paths(*root, dirs, budget);
+  gcr::ResolvedDirs known;
+  auto paths = gcr::library_link_paths(*root, dirs, budget, known);
   REQUIRE_MESSAGE(paths.ok(), (paths.ok() ? "" : paths.error().message));
   return *paths;
 }
@@ -85,7 +86,8 @@ TEST_CASE("a dangling directory link on a chain is an error: a mount could make 
   auto root = gcr::RootFs::open(r);
   REQUIRE(root.ok());
   gcr::ImageBudget budget;
-  const auto paths = gcr::library_link_paths(*root, {"/usr/lib"}, budget);
+  gcr::ResolvedDirs known;
+  const auto paths = gcr::library_link_paths(*root, {"/usr/lib"}, budget, known);
   REQUIRE_FALSE(paths.ok());
   CHECK(paths.error().message.find("dangling symlink") != std::string::npos);
 }

@@ -5,6 +5,7 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include "hooks/container_hooks.h"
 #include "hooks/rootfs.h"
 #include "test_support.h"
 
@@ -190,6 +191,46 @@ TEST_CASE("make_dirs creates inside the root, even through links that point outs
     write_file(tree.rootfs + "/file", "x");
     CHECK_FALSE(root->make_dirs("/file/sub").ok());
   }
+}
+
+TEST_CASE("make_dirs and create_symlinks say whether they wrote, which clears what was learnt") {
+  HostileTree tree;
+  auto root = gcr::RootFs::open(tree.rootfs);
+  REQUIRE(root.ok());
+  bool wrote = false;
+  REQUIRE(root->make_dirs("/usr/lib/real", &wrote).ok());
+  CHECK_FALSE(wrote);
+  REQUIRE(gcr::create_symlinks(*root, {"real/libx.so::/usr/lib/libx.so"}, &wrote).ok());
+  CHECK(wrote);
+  wrote = false;
+  REQUIRE(gcr::create_symlinks(*root, {"real/libx.so::/usr/lib/libx.so"}, &wrote).ok());
+  CHECK_FALSE(wrote);  // the same link is left alone
+  REQUIRE(root->make_dirs("/abs/new/dir", &wrote).ok());
+  CHECK(wrote);  // made where the dangling link leads, inside the root
+  wrote = false;
+  REQUIRE(gcr::create_symlinks(*root, {"x::/opt/links/libx.so"}, &wrote).ok());
+  CHECK(wrote);  // its folder made first
+}
+
+TEST_CASE("known_directory: a directory reached without a symlink, a missing one, else unknown") {
+  HostileTree tree;
+  auto root = gcr::RootFs::open(tree.rootfs);
+  REQUIRE(root.ok());
+  gcr::ResolvedDirs known;
+  const auto real = root->known_directory("/usr/lib/real", known);
+  REQUIRE(real.has_value());
+  REQUIRE(*real != nullptr);
+  CHECK(fd_path(**real) == tree.rootfs + "/usr/lib/real");
+  const auto missing = root->known_directory("/usr/lib/none/deeper", known);
+  REQUIRE(missing.has_value());
+  CHECK(*missing == nullptr);
+  // Through a link (to the root itself), to the host, or a file: the caller resolves it.
+  CHECK_FALSE(root->known_directory("/usr/lib64/usr", known).has_value());
+  CHECK_FALSE(root->known_directory("/abs", known).has_value());
+  CHECK_FALSE(root->known_directory("/usr/lib/real/libx.so", known).has_value());
+  known.clear();
+  make_symlink("/opt", tree.rootfs + "/usr/lib/none");
+  CHECK_FALSE(root->known_directory("/usr/lib/none/deeper", known).has_value());
 }
 
 TEST_CASE("canonical names a path as runc resolves a mount destination, inside the root") {
