@@ -68,6 +68,7 @@ class ConfReader {
     conf_.files.push_back(path);
     conf_.file_mtimes.push_back(st.st_mtim);
     auto lines = parse_ld_so_conf(*text, path, budget_);
+    conf_.texts.push_back(std::move(*text));
     if (!lines) return lines.error();
     for (auto& line : *lines) {
       if (!line.include) {
@@ -153,12 +154,9 @@ Result<std::vector<LdSoConfLine>> parse_ld_so_conf(std::string_view text, const 
 
 Result<LdSoConf> read_ld_so_conf(const RootFs& root, ImageBudget& budget) {
   ConfReader reader(root, budget);
-  auto present = root.open_if_exists("/etc/ld.so.conf", O_PATH);
-  if (!present) return present.error();
-  if (!*present) return LdSoConf{};
   if (auto s = reader.read_file("/etc/ld.so.conf", 0); !s) return s.error();
   LdSoConf conf = reader.take();
-  conf.exists = true;
+  conf.exists = !conf.files.empty();
   return conf;
 }
 

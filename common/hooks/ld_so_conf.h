@@ -21,6 +21,7 @@ struct LdSoConf {
   bool exists = false;                       // /etc/ld.so.conf is there
   std::vector<std::string> files;            // every configuration file read, ld.so.conf first
   std::vector<timespec> file_mtimes;         // beside `files`
+  std::vector<std::string> texts;            // beside `files`: what each held
   std::vector<std::string> directories;      // in the order ldconfig meets them, duplicates kept
   std::vector<std::size_t> directory_files;  // beside `directories`: the file naming each
   std::vector<std::string> includes;         // every include pattern, made absolute

@@ -182,13 +182,7 @@ class Planner {
     const std::string ours = std::string("/etc/ld.so.conf.d/") + kLdConfigDropIn;
     const bool writing = !declared.empty();
     if (writing) {
-      auto existing = root_.open_regular(ours);
-      if (!existing) return existing.error();
-      if (*existing) {
-        auto text = read_fd((*existing)->get(), 1 << 20);
-        if (!text || *text != drop_in_content(declared))
-          return Error{"the drop-in names other folders"};
-      }
+      if (auto s = check_drop_in(conf, ours, declared); !s) return s;
     }
     for (std::size_t i = 0; i < conf.files.size(); ++i) {
       if ((!writing || conf.files[i] != ours) && not_older(conf.file_mtimes[i], cache_mtime_))
@@ -207,6 +201,26 @@ class Planner {
         }
       }
     }
+    return {};
+  }
+
+  // The drop-in there is ours with these folders, or none: as the configuration read it when
+  // it was among the files read.
+  Status check_drop_in(const LdSoConf& conf, const std::string& ours,
+                       const std::vector<std::string>& declared) {
+    const auto read = std::find(conf.files.begin(), conf.files.end(), ours);
+    std::optional<std::string> text;
+    if (read != conf.files.end()) {
+      text = conf.texts[static_cast<std::size_t>(read - conf.files.begin())];
+    } else {
+      auto existing = root_.open_regular(ours);
+      if (!existing) return existing.error();
+      if (!*existing) return {};
+      auto held = read_fd((*existing)->get(), 1 << 20);
+      if (held) text = std::move(*held);
+    }
+    if (!text || *text != drop_in_content(declared))
+      return Error{"the drop-in names other folders"};
     return {};
   }
 

@@ -111,29 +111,6 @@ Status check_no_other_hooks(const Json& spec, const Config::Hooks& ours, bool ou
   return {};
 }
 
-// runc refuses a root.path that is a symlink (a relative one counts from the bundle's real
-// path, where runc works): nothing is written through one.
-Result<RootFs> open_rootfs(const Json& spec, const std::string& bundle) {
-  const Json::json_pointer root_path("/root/path");
-  if (!spec.contains(root_path) || !spec.at(root_path).is_string())
-    return Error{"the spec has no root.path"};
-  std::string path = spec.at(root_path).get<std::string>();
-  if (path.empty()) return Error{"the spec has no root.path"};
-  if (path.front() != '/') {
-    char* real_bundle = ::realpath(bundle.empty() ? "." : bundle.c_str(), nullptr);
-    if (real_bundle == nullptr) return Error{"cannot resolve the bundle " + bundle};
-    path = std::string(real_bundle) + "/" + path;
-    std::free(real_bundle);
-  }
-  auto root = RootFs::open(path);
-  if (!root) return root.error();
-  auto real = root->host_path();
-  if (!real) return real.error();
-  if (*real != clean_path(path) || *real == "/")
-    return Error{"the rootfs " + path + " is a symlink or the host's root"};
-  return root;
-}
-
 bool has_user_namespace(const Json& spec) {
   const Json::json_pointer at("/linux/namespaces");
   if (!spec.contains(at) || !spec.at(at).is_array()) return false;
@@ -147,11 +124,10 @@ bool has_user_namespace(const Json& spec) {
 // In a user namespace the hook writes as the container's root, and a shim that is not root
 // could not write what the hook writes.
 Status try_now(const Json& spec, const LibrariesRequest& request, bool hook_in_spec,
-               const std::string& bundle, const Config& config) {
+               const Result<RootFs>& root, const std::string& bundle, const Config& config) {
   if (::geteuid() != 0) return Error{"the runtime does not run as root"};
   if (has_user_namespace(spec)) return Error{"the container has a user namespace"};
   if (auto s = check_no_other_hooks(spec, config.hooks, hook_in_spec); !s) return s;
-  auto root = open_rootfs(spec, bundle);
   if (!root) return root.error();
   auto mounts = mounts_of(spec, bundle);
   if (!mounts) return mounts.error();
@@ -180,11 +156,11 @@ void insert_libraries_hook(Json& spec, const LibrariesRequest& request, std::siz
 
 // The work done now: with the live driver's request, or the hook the spec holds (then removed).
 Status do_now(Json& spec, const std::optional<LibrariesRequest>& libraries,
-              const std::string& bundle, const Config& config) {
-  if (libraries) return try_now(spec, *libraries, false, bundle, config);
+              const Result<RootFs>& root, const std::string& bundle, const Config& config) {
+  if (libraries) return try_now(spec, *libraries, false, root, bundle, config);
   auto hook = find_library_hook(spec, config.hooks);
   if (!hook) return hook.error();
-  if (auto s = try_now(spec, hook->request, true, bundle, config); !s) return s;
+  if (auto s = try_now(spec, hook->request, true, root, bundle, config); !s) return s;
   erase_created_container_hook(spec, hook->index);
   return {};
 }
@@ -210,10 +186,9 @@ std::optional<FoundCompatHook> find_compat_hook(const Json& spec, const Config::
 }
 
 // The decision on the image; nothing when the rootfs cannot be opened here.
-std::optional<CudaCompat> judge_image(const Json& spec, const std::string& bundle,
-                                      const CudaCompatRequest& asked, const Logger& logger) {
+std::optional<CudaCompat> judge_image(const Result<RootFs>& root, const CudaCompatRequest& asked,
+                                      const Logger& logger) {
   constexpr std::string_view kWhat = "CUDA forward compatibility: ";
-  auto root = open_rootfs(spec, bundle);
   if (!root) {
     logger.debug(std::string(kWhat) + "left to the hooks: " + root.error().message);
     return std::nullopt;
@@ -241,8 +216,31 @@ void insert_first_folder(Json& args, const std::string& folder) {
 
 }  // namespace
 
+// runc refuses a root.path that is a symlink (a relative one counts from the bundle's real
+// path, where runc works): nothing is written through one.
+Result<RootFs> open_container_rootfs(const Json& spec, const std::string& bundle) {
+  const Json::json_pointer root_path("/root/path");
+  if (!spec.contains(root_path) || !spec.at(root_path).is_string())
+    return Error{"the spec has no root.path"};
+  std::string path = spec.at(root_path).get<std::string>();
+  if (path.empty()) return Error{"the spec has no root.path"};
+  if (path.front() != '/') {
+    char* real_bundle = ::realpath(bundle.empty() ? "." : bundle.c_str(), nullptr);
+    if (real_bundle == nullptr) return Error{"cannot resolve the bundle " + bundle};
+    path = std::string(real_bundle) + "/" + path;
+    std::free(real_bundle);
+  }
+  auto root = RootFs::open(path);
+  if (!root) return root.error();
+  auto real = root->host_path();
+  if (!real) return real.error();
+  if (*real != clean_path(path) || *real == "/")
+    return Error{"the rootfs " + path + " is a symlink or the host's root"};
+  return root;
+}
+
 void put_cuda_compat_first(Json& spec, std::optional<LibrariesRequest>& libraries,
-                           const std::string& bundle, const Config& config,
+                           const Result<RootFs>& root, const Config& config,
                            const std::optional<std::string>& live_driver_version,
                            const Logger& logger) {
   // Where the folder goes: the live driver's request, else the hook the spec holds.
@@ -260,7 +258,7 @@ void put_cuda_compat_first(Json& spec, std::optional<LibrariesRequest>& librarie
     asked = CudaCompatRequest{*live_driver_version, config.requests.cuda_compat_dir};
   }
   if (!asked || asked->dir.empty()) return;
-  const auto compat = judge_image(spec, bundle, *asked, logger);
+  const auto compat = judge_image(root, *asked, logger);
   if (!compat) return;
   if (compat->folder && libraries)
     libraries->folders.insert(libraries->folders.begin(), *compat->folder);
@@ -270,11 +268,12 @@ void put_cuda_compat_first(Json& spec, std::optional<LibrariesRequest>& librarie
 }
 
 void run_library_hook_at_create(Json& spec, const std::optional<LibrariesRequest>& libraries,
-                                std::size_t hook_at, const std::string& bundle,
-                                const Config& config, const Logger& logger) {
+                                std::size_t hook_at, const Result<RootFs>& root,
+                                const std::string& bundle, const Config& config,
+                                const Logger& logger) {
   Status done = Error{"not tried"};
   try {
-    done = do_now(spec, libraries, bundle, config);
+    done = do_now(spec, libraries, root, bundle, config);
   } catch (const std::exception& e) {
     done = Error{e.what()};  // out of memory, most likely: the hook still does the work
   }

@@ -8,10 +8,16 @@
 
 #include "config/config.h"
 #include "hooks/libraries_request.h"
+#include "hooks/rootfs.h"
 #include "json/strict_json.h"
 #include "log/log.h"
 
 namespace gcr {
+
+// The spec's rootfs, opened once for the work done at create (`bundle` as runc was given it, ""
+// the working directory): an error when it cannot be opened or runc would refuse it (a
+// symlink, the host's root).
+[[nodiscard]] Result<RootFs> open_container_rootfs(const Json& spec, const std::string& bundle);
 
 // CUDA forward compatibility, decided at create on the image as it is before runc's mounts:
 // when the image's compat folder holds a libcuda newer than the host's driver
@@ -20,10 +26,10 @@ namespace gcr {
 // cache (written by that hook or at create) and our drop-in list it first. What is asked comes
 // from our enable-cuda-compat hook in the spec (a CDI spec's), which is then removed, or else,
 // for the driver's libcuda the shim gave the container (`live_driver_version`, the host's
-// driver), from `[requests] cuda-compat-dir`. When the rootfs cannot be opened, nothing changes;
-// why nothing is done is logged.
+// driver), from `[requests] cuda-compat-dir`. When the rootfs (`root`) could not be opened,
+// nothing changes; why nothing is done is logged.
 void put_cuda_compat_first(Json& spec, std::optional<LibrariesRequest>& libraries,
-                           const std::string& bundle, const Config& config,
+                           const Result<RootFs>& root, const Config& config,
                            const std::optional<std::string>& live_driver_version,
                            const Logger& logger);
 
@@ -31,9 +37,10 @@ void put_cuda_compat_first(Json& spec, std::optional<LibrariesRequest>& librarie
 // update-libraries hook `spec` holds (a CDI spec's), which is then removed. When the work must
 // wait for the hook (said at debug level), `libraries` is written into the spec as its hook, at
 // `hook_at` among the createContainer hooks (where the edits' own hooks begin); a hook the spec
-// holds stays. `bundle` as runc was given it ("" is the working directory).
+// holds stays. `root` is the spec's rootfs, `bundle` as runc was given it.
 void run_library_hook_at_create(Json& spec, const std::optional<LibrariesRequest>& libraries,
-                                std::size_t hook_at, const std::string& bundle,
-                                const Config& config, const Logger& logger);
+                                std::size_t hook_at, const Result<RootFs>& root,
+                                const std::string& bundle, const Config& config,
+                                const Logger& logger);
 
 }  // namespace gcr
