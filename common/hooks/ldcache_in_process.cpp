@@ -291,8 +291,9 @@ class Planner {
   // soname, a link an entry under its own name.
   Status scan_folder(const std::string& folder, std::vector<LdCacheRef>& entries,
                      std::vector<std::string>& links) {
-    auto fd = root_.open_at(folder, O_RDONLY | O_DIRECTORY);
+    auto fd = root_.open_directory(folder, known_);
     if (!fd) return fd.error();
+    if (!*fd) return Error{errno_text(ENOENT) + " (" + folder + " in " + root_.path() + ")"};
     std::set<std::string_view> accounted;
     Indexed indexed;
     for (const auto& e : entries) {
@@ -312,7 +313,7 @@ class Planner {
       if (pending_.count(path)) continue;  // mounted over: a file, not the image's link
       if (const auto& target = link_target(path)) accounted.insert(*target);
     }
-    auto all = names_in(std::move(*fd), folder, budget_);
+    auto all = names_in(std::move(**fd), folder, budget_);
     if (!all) return all.error();
     add_pending_names(folder, *all);
     std::vector<std::string> names;

@@ -210,6 +210,8 @@ Status update_libraries_at_create(const RootFs& root, const LibrariesRequest& re
   // runc would create the folders for the mounts into them.
   bool wrote = false;
   for (const auto& folder : request.folders) {
+    const auto there = root.known_directory(folder, known);
+    if (there && *there != nullptr) continue;
     if (auto made = root.make_dirs(folder, &wrote); !made) return made.error();
   }
   if (auto s = create_symlinks(root, request.links, &wrote); !s) return s;

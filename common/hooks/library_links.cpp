@@ -29,7 +29,7 @@ class LinkWalker {
     const auto [at, fresh] = links_.try_emplace(dir);
     if (!fresh) return {};
     auto& listed = at->second;
-    auto fd = root_.open_if_exists(dir, O_RDONLY | O_DIRECTORY);
+    auto fd = root_.open_directory(dir, &known_);
     if (!fd) return fd.error();
     if (!*fd) return {};
     auto entries = list_image_directory(std::move(**fd), dir, budget_);

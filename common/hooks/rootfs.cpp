@@ -290,6 +290,12 @@ Result<std::string> RootFs::canonical(const std::string& path, ResolvedDirs& kno
     if (directory(*parts, 0, known).state == DirState::kExists) return std::string("/");
     return canonical(path);
   }
+  // A directory looked up before (as a parent, or a path of its own) answers for itself.
+  std::string whole;
+  for (const auto& part : *parts) whole += "/" + part;
+  if (const auto it = known.dirs_.find(whole);
+      it != known.dirs_.end() && it->second.state != DirState::kUnknown)
+    return it->second.name;
   const auto& dir = directory(*parts, parts->size() - 1, known);
   const std::string& leaf = parts->back();
   const std::string name = child_path(dir.name, leaf);
@@ -314,6 +320,16 @@ std::optional<const Fd*> RootFs::known_directory(const std::string& path,
   if (dir.state == DirState::kExists) return &dir.fd;
   if (dir.state == DirState::kMissing) return nullptr;
   return std::nullopt;
+}
+
+Result<std::optional<Fd>> RootFs::open_directory(const std::string& path,
+                                                 ResolvedDirs* known) const {
+  const auto held = known != nullptr ? known_directory(path, *known) : std::nullopt;
+  if (!held) return open_if_exists(path, O_RDONLY | O_DIRECTORY);
+  if (*held == nullptr) return std::optional<Fd>();
+  Fd fd(::openat((*held)->get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd.valid()) return Error{errno_text(errno) + " (" + path + " in " + path_ + ")"};
+  return std::optional<Fd>(std::move(fd));
 }
 
 Result<std::string> RootFs::name_in_root(int fd, const std::string& path) const {

@@ -79,6 +79,10 @@ class RootFs {
   // when it is missing; nothing when `known` cannot tell, and the caller opens it.
   [[nodiscard]] std::optional<const Fd*> known_directory(const std::string& path,
                                                          ResolvedDirs& known) const;
+  // The in-root directory `path` opened for listing, nothing when it does not exist: from the
+  // one `known` holds when it can tell, as open_if_exists opens it otherwise.
+  [[nodiscard]] Result<std::optional<Fd>> open_directory(const std::string& path,
+                                                         ResolvedDirs* known) const;
 
   // Opens the in-root directory `path` for *at() calls, creating missing components (0755),
   // including the in-root targets of dangling symlinks on the way. A component that exists
