@@ -138,9 +138,13 @@ Result<std::map<std::string, unsigned>> DeviceNodes::char_majors() {
 }
 
 Result<DeviceNode> DeviceNodes::checked_node(const std::string& name, unsigned expected_major) {
+  return checked_node(name, expected_major, stat_(dev_path("/dev/" + name)));
+}
+
+Result<DeviceNode> DeviceNodes::checked_node(const std::string& name, unsigned expected_major,
+                                             const Result<NodeStat>& st) {
   const std::string container_path = "/dev/" + name;
   const std::string host_path = dev_path(container_path);
-  auto st = stat_(host_path);
   if (!st) return Error{"missing device node: " + st.error().message};
   if (st->type != 'c') return Error{"not a character device (" + host_path + ")"};
   if (st->major != expected_major) {
@@ -205,8 +209,10 @@ Result<std::vector<DeviceNode>> DeviceNodes::control_nodes(const CapabilitySet& 
   if (*ctl->minor != kCtlMinor)
     return Error{"nvidiactl has minor " + std::to_string(*ctl->minor) + ", expected 255"};
   nodes.push_back(*ctl);
-  if (caps.has(Capability::kDisplay) && stat_(dev_path("/dev/nvidia-modeset"))) {
-    auto modeset = checked_node("nvidia-modeset", kNvidiaMajor);
+  if (const auto st = caps.has(Capability::kDisplay) ? stat_(dev_path("/dev/nvidia-modeset"))
+                                                      : Result<NodeStat>(Error{"not asked"});
+      st) {
+    auto modeset = checked_node("nvidia-modeset", kNvidiaMajor, st);
     if (!modeset) return modeset.error();
     if (*modeset->minor != kModesetMinor)
       return Error{"nvidia-modeset has minor " + std::to_string(*modeset->minor) +
@@ -228,8 +234,9 @@ Result<std::vector<DeviceNode>> DeviceNodes::control_nodes(const CapabilitySet& 
     return nodes;
   }
   for (const char* name : {"nvidia-uvm", "nvidia-uvm-tools"}) {
-    if (!stat_(dev_path(std::string("/dev/") + name))) continue;
-    auto node = checked_node(name, uvm->second);
+    const auto st = stat_(dev_path(std::string("/dev/") + name));
+    if (!st) continue;
+    auto node = checked_node(name, uvm->second, st);
     if (!node) return node.error();
     nodes.push_back(*node);
   }

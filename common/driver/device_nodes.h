@@ -84,6 +84,9 @@ class DeviceNodes {
  private:
   Result<std::map<std::string, unsigned>> char_majors();
   Result<DeviceNode> checked_node(const std::string& name, unsigned expected_major);
+  // The same with the node's lstat `st` already taken.
+  Result<DeviceNode> checked_node(const std::string& name, unsigned expected_major,
+                                  const Result<NodeStat>& st);
   DeviceNode node_from(const std::string& container_path, const NodeStat& st) const;
   // checked_node with the major /proc/devices lists for `module`.
   Result<DeviceNode> node_of_module(const std::string& name, const std::string& module);

@@ -1,6 +1,7 @@
 #include "edits/apply.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "base/child_process.h"
 #include "base/text.h"
@@ -176,14 +177,19 @@ Json oci_mount(const Mount& m) {
 void apply_mounts(Json& spec, const std::vector<Mount>& mounts, std::vector<std::string>& kept) {
   if (mounts.empty()) return;
   Json& list = array_member(spec, "mounts");
+  // Each destination's first mount in the list, as the edits are added.
+  std::unordered_map<std::string, std::size_t> first;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const auto destination = list[i].is_object() ? list[i].find("destination") : list[i].end();
+    if (destination != list[i].end() && destination->is_string())
+      first.emplace(destination->get<std::string>(), i);
+  }
   for (const auto& m : mounts) {
     Json entry = oci_mount(m);
-    const auto same = std::find_if(list.begin(), list.end(), [&](const Json& existing) {
-      return existing.is_object() && existing.value("destination", "") == m.container_path;
-    });
-    if (same == list.end()) {
+    const auto [at, fresh] = first.emplace(m.container_path, list.size());
+    if (fresh) {
       list.push_back(std::move(entry));
-    } else if (*same != entry) {
+    } else if (list[at->second] != entry) {
       kept.push_back(m.container_path);
     }
   }

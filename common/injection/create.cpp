@@ -86,7 +86,8 @@ Status prepare_container(const RuncArgs& runc, const Config& config, const Logge
   auto edits = gather_edits(**request, config, sources);
   if (!edits) return edits.error().wrap("cannot give the container its GPUs");
   clock.mark("discovery");
-  auto edited = apply_gathered_edits(bundle->spec, *edits, config, sources);
+  // The spec read is not needed again: what is written is the edited one, or nothing.
+  auto edited = apply_gathered_edits(std::move(bundle->spec), *edits, config, sources);
   if (!edited) return edited.error().wrap("cannot give the container its GPUs");
   clock.mark("edits");
   Json& spec = edited->spec;

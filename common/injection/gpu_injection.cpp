@@ -106,13 +106,13 @@ Result<GatheredEdits> gather_edits(const GpuRequest& request, const Config& conf
   return gathered;
 }
 
-Result<EditedSpec> apply_gathered_edits(const Json& spec, const GatheredEdits& gathered,
+Result<EditedSpec> apply_gathered_edits(Json spec, const GatheredEdits& gathered,
                                         const Config& config, const InjectionSources& sources) {
   if (auto s = check_hook_programs(gathered.edits, sources.hook_trust); !s) return s.error();
   if (auto s = gathered.libraries ? sources.hook_trust.program(config.hooks.ctk_path) : Status{};
       !s)
     return Error{"hook program refused: " + s.error().message};
-  EditedSpec edited{spec, 0};
+  EditedSpec edited{std::move(spec), 0};
   remove_superseded_hooks(edited.spec, config.hooks);
   edited.first_edit_hook = created_container_hooks(edited.spec);
   std::vector<std::string> kept;

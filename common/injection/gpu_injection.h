@@ -42,10 +42,10 @@ struct EditedSpec {
   std::size_t first_edit_hook = 0;
 };
 
-// The edits applied once, to a copy of `spec` (hook programs checked first, with [hooks]
-// ctk-path when there is a libraries request: the hook's program, should it be needed); `spec`
-// itself is never touched.
-[[nodiscard]] Result<EditedSpec> apply_gathered_edits(const Json& spec,
+// The edits applied once, to `spec` (hook programs checked first, with [hooks] ctk-path when
+// there is a libraries request: the hook's program, should it be needed). Pass a copy to keep
+// the original.
+[[nodiscard]] Result<EditedSpec> apply_gathered_edits(Json spec,
                                                       const GatheredEdits& gathered,
                                                       const Config& config,
                                                       const InjectionSources& sources);
