@@ -264,6 +264,10 @@ ResolvedDirs::Dir RootFs::root_directory() const {
 const ResolvedDirs::Dir& RootFs::directory(const std::vector<std::string>& parts, std::size_t n,
                                            ResolvedDirs& known) const {
   static const ResolvedDirs::Dir unknown;
+  // Looked up before: the walk below would end there (nothing is kept under an unknown one).
+  std::string whole = "/";
+  for (std::size_t i = 0; i < n; ++i) whole = child_path(whole, parts[i]);
+  if (const auto it = known.dirs_.find(whole); it != known.dirs_.end()) return it->second;
   const ResolvedDirs::Dir* dir = nullptr;
   std::string prefix = "/";
   for (std::size_t i = 0;; ++i) {
