@@ -69,6 +69,8 @@ Result<std::vector<Gpu>> DeviceNodes::gpus() {
       gpus_ = gpu.error();
       return *gpus_;
     }
+    // An entry named otherwise than its file's bus: the names give no order.
+    if (parse_pci_address(entry) != gpu->bus) gpu_entries_.emplace(std::nullopt);
     found.push_back(std::move(*gpu));
   }
   std::sort(found.begin(), found.end(), [](const Gpu& a, const Gpu& b) { return a.bus < b.bus; });
@@ -105,6 +107,10 @@ Result<std::vector<PciAddress>> DeviceNodes::gpu_buses() {
   return buses;
 }
 
+bool DeviceNodes::gpu_order_from_names() const {
+  return gpu_entries_ && *gpu_entries_;
+}
+
 Result<Gpu> DeviceNodes::gpu(unsigned index) {
   auto buses = gpu_buses();
   if (!buses) return buses.error();
@@ -118,7 +124,9 @@ Result<Gpu> DeviceNodes::gpu(unsigned index) {
       one->index = index;
       return read_gpus_.emplace(index, std::move(*one)).first->second;
     }
-    gpu_entries_.emplace(std::nullopt);  // named otherwise: the whole table decides
+    // Named otherwise: the whole table decides, and what was read by name is forgotten.
+    gpu_entries_.emplace(std::nullopt);
+    read_gpus_.clear();
   }
   auto all = gpus();
   if (!all) return all.error();
@@ -210,7 +218,7 @@ Result<std::vector<DeviceNode>> DeviceNodes::control_nodes(const CapabilitySet& 
     return Error{"nvidiactl has minor " + std::to_string(*ctl->minor) + ", expected 255"};
   nodes.push_back(*ctl);
   if (const auto st = caps.has(Capability::kDisplay) ? stat_(dev_path("/dev/nvidia-modeset"))
-                                                      : Result<NodeStat>(Error{"not asked"});
+                                                     : Result<NodeStat>(Error{"not asked"});
       st) {
     auto modeset = checked_node("nvidia-modeset", kNvidiaMajor, st);
     if (!modeset) return modeset.error();

@@ -47,6 +47,9 @@ class DeviceNodes {
   // GPU `index` (in bus order, below gpu_buses().size()), its information file read alone;
   // every GPU's when an entry's name is no bus id or not the bus its file gives.
   [[nodiscard]] Result<Gpu> gpu(unsigned index);
+  // Whether gpu_buses() and gpu() answer from the entries' names: the driver names each entry
+  // by its GPU's bus. False before they are listed, and once a name is found wrong.
+  [[nodiscard]] bool gpu_order_from_names() const;
   // Whether the driver's parameters (dev-root proc/driver/nvidia/params) let its libraries
   // create and change device nodes (ModifyDeviceFiles: 1); false when they cannot be read.
   [[nodiscard]] bool modifies_device_files();

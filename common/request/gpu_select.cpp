@@ -43,8 +43,14 @@ Result<unsigned> match_gpu(const std::string& id, GpuSource& gpus) {
     auto buses = gpus.buses();
     if (!buses) return buses.error();
     const auto it = std::find(buses->begin(), buses->end(), *bus);
-    if (it == buses->end()) return unknown(id, describe_host(buses->size()));
-    return static_cast<unsigned>(it - buses->begin());
+    if (it != buses->end()) return static_cast<unsigned>(it - buses->begin());
+    // Not a name the source gave: every GPU's own bus is asked before the ID is unknown.
+    auto all = gpus.all();
+    if (!all) return all.error();
+    const auto gpu =
+        std::find_if(all->begin(), all->end(), [&](const Gpu& g) { return g.bus == *bus; });
+    if (gpu == all->end()) return unknown(id, describe_host(*all));
+    return gpu->index;
   }
   return Error{quote(id, 128) + " is not a GPU index, GPU UUID, PCI bus id or MIG device"};
 }
@@ -162,7 +168,13 @@ Result<Selection> select_gpus(const GpuRequest& request, const std::vector<Gpu>&
 Result<Selection> select_gpus(const GpuRequest& request, DeviceNodes& nodes,
                               const std::map<std::string, GpuFacts>* nvml) {
   DriverGpus driver(nodes);
-  return select_gpus(request, driver, nvml);
+  auto selected = select_gpus(request, driver, nvml);
+  if (nodes.gpu_order_from_names()) return selected;
+  // An entry not named by the bus its file gives (or none listed): the whole table decides
+  // every ID, as if it had been read first.
+  auto all = nodes.gpus();
+  if (!all) return all.error();
+  return select_gpus(request, *all, nvml);
 }
 
 }  // namespace gcr

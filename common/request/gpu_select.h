@@ -49,7 +49,8 @@ class GpuSource {
 // The same from a table read whole.
 [[nodiscard]] Result<Selection> select_gpus(const GpuRequest& request, const std::vector<Gpu>& gpus,
                                             const std::map<std::string, GpuFacts>* nvml);
-// The same from the driver, each GPU's information file read when it is needed.
+// The same from the driver, each GPU's information file read when it is needed (the entries'
+// names give the bus order); when a name is not the bus its file gives, from every GPU's.
 [[nodiscard]] Result<Selection> select_gpus(const GpuRequest& request, DeviceNodes& nodes,
                                             const std::map<std::string, GpuFacts>* nvml);
 

@@ -200,6 +200,26 @@ TEST_CASE("gather_edits: GPU entries not named by their bus are ordered by the b
   CHECK(gpu_node_for(named, {"0000:65:00.0"}) == "/dev/nvidia1 <- /devroot/dev/nvidia1");
 }
 
+TEST_CASE("gather_edits: a misnamed GPU entry met midway: every ID chosen from the whole table") {
+  VirtualHost fs;
+  make_gpu_host(fs);
+  // Entry b3's file gives bus 05: in bus order the GPUs are 05 (minor 2), 17 (0) and 65 (1).
+  fs.add_file("/devroot/proc/driver/nvidia/gpus/0000:b3:00.0/information",
+              gpu_information("0000:05:00.0", 2));
+  fs.add_char_device("/devroot/dev/nvidia2", 195, 2);
+  gcr::GpuRequest request = gpu_one();
+  request.device_ids = {"1", "2"};
+  auto gathered = gather(fs, request);
+  REQUIRE_MESSAGE(gathered.edits.ok(), gathered.edits.error().message);
+  const auto nodes = device_paths(gathered.edits->edits);
+  CHECK(std::vector<std::string>(nodes.end() - 2, nodes.end()) ==
+        std::vector<std::string>{"/dev/nvidia0 <- /devroot/dev/nvidia0",
+                                 "/dev/nvidia1 <- /devroot/dev/nvidia1"});
+  // No GPU's file gives bus b3.
+  CHECK(gpu_node_for(fs, {"0000:b3:00.0"}).find("unknown GPU `0000:b3:00.0`") != std::string::npos);
+  CHECK(gpu_node_for(fs, {"0000:05:00.0"}) == "/dev/nvidia2 <- /devroot/dev/nvidia2");
+}
+
 TEST_CASE("gather_edits: a library root does not own is refused, said, and not mounted") {
   VirtualHost fs;
   make_gpu_host(fs);
