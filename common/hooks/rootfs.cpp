@@ -395,11 +395,10 @@ Result<Fd> RootFs::make_missing_dirs(const std::string& path, int budget, bool* 
     } else if (errno != EEXIST) {
       return Error{"cannot create " + prefix + ": " + errno_text(errno) + " (in " + path_ + ")"};
     }
-    Fd created(
-        ::openat(current.get(), name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (!created.valid())
+    Fd made(::openat(current.get(), name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!made.valid())
       return Error{"cannot use " + prefix + ": " + errno_text(errno) + " (in " + path_ + ")"};
-    current = std::move(created);
+    current = std::move(made);
   }
   Fd dir(::openat(current.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!dir.valid()) return Error{errno_text(errno) + " (" + path + " in " + path_ + ")"};

@@ -91,11 +91,10 @@ Status prepare_container(const RuncArgs& runc, const Config& config, const Logge
   if (!edited) return edited.error().wrap("cannot give the container its GPUs");
   clock.mark("edits");
   Json& spec = edited->spec;
-  const auto root = open_container_rootfs(spec, runc.bundle);
+  ContainerRootFs root(spec, runc.bundle);
   put_cuda_compat_first(spec, edits->libraries, root, config, live_driver_version(**request, host),
                         logger);
-  run_library_hook_at_create(spec, edits->libraries, edited->first_edit_hook, root, runc.bundle,
-                             config, logger);
+  run_library_hook_at_create(spec, edits->libraries, edited->first_edit_hook, root, config, logger);
   clock.mark("loader cache");
   if (auto s = write_bundle_spec(*bundle, spec); !s) return s;
   clock.mark("write");

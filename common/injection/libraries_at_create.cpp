@@ -124,11 +124,13 @@ bool has_user_namespace(const Json& spec) {
 // In a user namespace the hook writes as the container's root, and a shim that is not root
 // could not write what the hook writes.
 Status try_now(const Json& spec, const LibrariesRequest& request, bool hook_in_spec,
-               const Result<RootFs>& root, const std::string& bundle, const Config& config) {
+               ContainerRootFs& rootfs, const Config& config) {
   if (::geteuid() != 0) return Error{"the runtime does not run as root"};
   if (has_user_namespace(spec)) return Error{"the container has a user namespace"};
   if (auto s = check_no_other_hooks(spec, config.hooks, hook_in_spec); !s) return s;
+  const auto& root = rootfs.get();
   if (!root) return root.error();
+  const std::string& bundle = rootfs.bundle();
   auto mounts = mounts_of(spec, bundle);
   if (!mounts) return mounts.error();
   auto nodes = devices_of(spec);
@@ -155,12 +157,12 @@ void insert_libraries_hook(Json& spec, const LibrariesRequest& request, std::siz
 }
 
 // The work done now: with the live driver's request, or the hook the spec holds (then removed).
-Status do_now(Json& spec, const std::optional<LibrariesRequest>& libraries,
-              const Result<RootFs>& root, const std::string& bundle, const Config& config) {
-  if (libraries) return try_now(spec, *libraries, false, root, bundle, config);
+Status do_now(Json& spec, const std::optional<LibrariesRequest>& libraries, ContainerRootFs& root,
+              const Config& config) {
+  if (libraries) return try_now(spec, *libraries, false, root, config);
   auto hook = find_library_hook(spec, config.hooks);
   if (!hook) return hook.error();
-  if (auto s = try_now(spec, hook->request, true, root, bundle, config); !s) return s;
+  if (auto s = try_now(spec, hook->request, true, root, config); !s) return s;
   erase_created_container_hook(spec, hook->index);
   return {};
 }
@@ -214,8 +216,6 @@ void insert_first_folder(Json& args, const std::string& folder) {
   args.insert(args.insert(at, "--folder") + 1, folder);
 }
 
-}  // namespace
-
 // runc refuses a root.path that is a symlink (a relative one counts from the bundle's real
 // path, where runc works): nothing is written through one.
 Result<RootFs> open_container_rootfs(const Json& spec, const std::string& bundle) {
@@ -239,8 +239,15 @@ Result<RootFs> open_container_rootfs(const Json& spec, const std::string& bundle
   return root;
 }
 
+}  // namespace
+
+const Result<RootFs>& ContainerRootFs::get() {
+  if (!root_) root_.emplace(open_container_rootfs(spec_, bundle_));
+  return *root_;
+}
+
 void put_cuda_compat_first(Json& spec, std::optional<LibrariesRequest>& libraries,
-                           const Result<RootFs>& root, const Config& config,
+                           ContainerRootFs& root, const Config& config,
                            const std::optional<std::string>& live_driver_version,
                            const Logger& logger) {
   // Where the folder goes: the live driver's request, else the hook the spec holds.
@@ -258,7 +265,7 @@ void put_cuda_compat_first(Json& spec, std::optional<LibrariesRequest>& librarie
     asked = CudaCompatRequest{*live_driver_version, config.requests.cuda_compat_dir};
   }
   if (!asked || asked->dir.empty()) return;
-  const auto compat = judge_image(root, *asked, logger);
+  const auto compat = judge_image(root.get(), *asked, logger);
   if (!compat) return;
   if (compat->folder && libraries)
     libraries->folders.insert(libraries->folders.begin(), *compat->folder);
@@ -268,12 +275,11 @@ void put_cuda_compat_first(Json& spec, std::optional<LibrariesRequest>& librarie
 }
 
 void run_library_hook_at_create(Json& spec, const std::optional<LibrariesRequest>& libraries,
-                                std::size_t hook_at, const Result<RootFs>& root,
-                                const std::string& bundle, const Config& config,
+                                std::size_t hook_at, ContainerRootFs& root, const Config& config,
                                 const Logger& logger) {
   Status done = Error{"not tried"};
   try {
-    done = do_now(spec, libraries, root, bundle, config);
+    done = do_now(spec, libraries, root, config);
   } catch (const std::exception& e) {
     done = Error{e.what()};  // out of memory, most likely: the hook still does the work
   }

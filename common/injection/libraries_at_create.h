@@ -14,10 +14,20 @@
 
 namespace gcr {
 
-// The spec's rootfs, opened once for the work done at create (`bundle` as runc was given it, ""
-// the working directory): an error when it cannot be opened or runc would refuse it (a
-// symlink, the host's root).
-[[nodiscard]] Result<RootFs> open_container_rootfs(const Json& spec, const std::string& bundle);
+// The spec's rootfs for the work done at create (`bundle` as runc was given it, "" the working
+// directory), opened when first asked for and kept: an error when it cannot be opened or runc
+// would refuse it (a symlink, the host's root). `spec`'s root.path must not change meanwhile.
+class ContainerRootFs {
+ public:
+  ContainerRootFs(const Json& spec, std::string bundle) : spec_(spec), bundle_(std::move(bundle)) {}
+  [[nodiscard]] const Result<RootFs>& get();
+  [[nodiscard]] const std::string& bundle() const { return bundle_; }
+
+ private:
+  const Json& spec_;
+  std::string bundle_;
+  std::optional<Result<RootFs>> root_;
+};
 
 // CUDA forward compatibility, decided at create on the image as it is before runc's mounts:
 // when the image's compat folder holds a libcuda newer than the host's driver
@@ -26,10 +36,10 @@ namespace gcr {
 // cache (written by that hook or at create) and our drop-in list it first. What is asked comes
 // from our enable-cuda-compat hook in the spec (a CDI spec's), which is then removed, or else,
 // for the driver's libcuda the shim gave the container (`live_driver_version`, the host's
-// driver), from `[requests] cuda-compat-dir`. When the rootfs (`root`) could not be opened,
+// driver), from `[requests] cuda-compat-dir`. When the rootfs (`root`) cannot be opened,
 // nothing changes; why nothing is done is logged.
 void put_cuda_compat_first(Json& spec, std::optional<LibrariesRequest>& libraries,
-                           const Result<RootFs>& root, const Config& config,
+                           ContainerRootFs& root, const Config& config,
                            const std::optional<std::string>& live_driver_version,
                            const Logger& logger);
 
@@ -37,10 +47,9 @@ void put_cuda_compat_first(Json& spec, std::optional<LibrariesRequest>& librarie
 // update-libraries hook `spec` holds (a CDI spec's), which is then removed. When the work must
 // wait for the hook (said at debug level), `libraries` is written into the spec as its hook, at
 // `hook_at` among the createContainer hooks (where the edits' own hooks begin); a hook the spec
-// holds stays. `root` is the spec's rootfs, `bundle` as runc was given it.
+// holds stays. `root` is the spec's rootfs.
 void run_library_hook_at_create(Json& spec, const std::optional<LibrariesRequest>& libraries,
-                                std::size_t hook_at, const Result<RootFs>& root,
-                                const std::string& bundle, const Config& config,
+                                std::size_t hook_at, ContainerRootFs& root, const Config& config,
                                 const Logger& logger);
 
 }  // namespace gcr
