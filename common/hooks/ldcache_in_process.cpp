@@ -100,7 +100,11 @@ class Planner {
  public:
   Planner(const RootFs& root, const std::vector<std::string>& folders, const PendingFiles& pending,
           ImageBudget& budget, ResolvedDirs* known)
-      : root_(root), folders_(folders), pending_(pending), budget_(budget), known_(known) {}
+      : root_(root),
+        folders_(folders),
+        pending_(pending),
+        budget_(budget),
+        known_(known != nullptr ? *known : own_) {}
 
   Result<LdcachePlan> run(const Result<LdSoConf>& conf, const std::vector<std::string>& declared) {
     if (auto s = read_cache(); !s) return s.error();
@@ -291,7 +295,7 @@ class Planner {
   // soname, a link an entry under its own name.
   Status scan_folder(const std::string& folder, std::vector<LdCacheRef>& entries,
                      std::vector<std::string>& links) {
-    auto fd = root_.open_directory(folder, known_);
+    auto fd = root_.open_directory(folder, &known_);
     if (!fd) return fd.error();
     if (!*fd) return Error{errno_text(ENOENT) + " (" + folder + " in " + root_.path() + ")"};
     std::set<std::string_view> accounted;
@@ -417,17 +421,9 @@ class Planner {
     return std::nullopt;
   }
 
-  // An image directory opened once per plan (planning writes nothing), or as `known_` holds
-  // it; nothing when it is missing.
-  Result<const Fd*> directory(const std::string& dir) {
-    if (const auto it = directories_.find(dir); it != directories_.end()) return it->second;
-    if (const auto held = known_ != nullptr ? root_.known_directory(dir, *known_) : std::nullopt)
-      return directories_.emplace(dir, *held).first->second;
-    auto fd = root_.open_if_exists(dir, O_PATH | O_DIRECTORY);
-    if (!fd) return fd.error();
-    const Fd* opened = *fd ? &opened_.emplace_back(std::move(**fd)) : nullptr;
-    return directories_.emplace(dir, opened).first->second;
-  }
+  // An image directory, opened once per plan (planning writes nothing); nothing when it is
+  // missing.
+  Result<const Fd*> directory(const std::string& dir) { return root_.directory_in(dir, known_); }
 
   // Where the image's entry `path` links to, read once; nothing when it is no symlink.
   const std::optional<std::string>& link_target(const std::string& path) {
@@ -452,10 +448,9 @@ class Planner {
   std::string cache_data_;         // the image's /etc/ld.so.cache
   std::deque<std::string> owned_;  // names the entries view that the cache does not hold
   std::vector<LdCacheRef> entries_;
-  ResolvedDirs* known_;
+  ResolvedDirs own_;     // when the caller has none
+  ResolvedDirs& known_;  // the directories looked up (the caller's, kept by it)
   std::map<std::string, DirId> ids_;
-  std::map<std::string, const Fd*> directories_;  // nullptr: missing
-  std::deque<Fd> opened_;                         // those not held by known_
   std::map<std::string, std::optional<std::string>> link_targets_;
   std::set<std::string> changed_;  // scanned directories newer than the cache
   bool may_add_ = true;            // false while checking a changed directory

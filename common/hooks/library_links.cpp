@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <deque>
 #include <map>
 #include <set>
 
@@ -57,22 +56,13 @@ class LinkWalker {
     return name;
   }
 
-  // The resolved directory `dir` opened once (or as `known_` holds it); -1 when it does not
-  // exist.
+  // The resolved directory `dir`, opened once; -1 when it does not exist.
   Result<int> directory_fd(const std::string& dir) {
-    if (const auto it = fds_.find(dir); it != fds_.end()) return it->second;
-    if (fds_.size() >= kMaxDirectories)
+    if (asked_.insert(dir).second && asked_.size() > kMaxDirectories)
       return Error{"library links lead into too many directories"};
-    int got = -1;
-    if (const auto held = root_.known_directory(dir, known_)) {
-      if (*held != nullptr) got = (*held)->get();
-    } else {
-      auto fd = root_.open_if_exists(dir, O_PATH | O_DIRECTORY);
-      if (!fd) return fd.error();
-      if (*fd) got = opened_.emplace_back(std::move(**fd)).get();
-    }
-    fds_.emplace(dir, got);
-    return got;
+    auto fd = root_.directory_in(dir, known_);
+    if (!fd) return fd.error();
+    return *fd != nullptr ? (*fd)->get() : -1;
   }
 
   // Whether `name` in the resolved `dir` may be a link: not when the directory was listed
@@ -118,8 +108,7 @@ class LinkWalker {
   ImageBudget& budget_;
   ResolvedDirs& known_;
   std::map<std::string, std::string> resolved_;
-  std::map<std::string, int> fds_;                      // -1: missing
-  std::deque<Fd> opened_;                               // the directories known_ does not hold
+  std::set<std::string> asked_;                         // the directories links lead into
   std::map<std::string, std::set<std::string>> links_;  // listed directory -> its symlinks
   std::set<std::string> paths_;
 };

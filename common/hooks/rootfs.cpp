@@ -261,13 +261,20 @@ ResolvedDirs::Dir RootFs::root_directory() const {
   return existing(std::move(fd), "/", sx.stx_mnt_id);
 }
 
+// Looked up before, the walk of directory() would end there: nothing is kept under an
+// unknown directory.
+const ResolvedDirs::Dir* RootFs::looked_up(const std::vector<std::string>& parts, std::size_t n,
+                                           const ResolvedDirs& known) {
+  std::string whole = "/";
+  for (std::size_t i = 0; i < n; ++i) whole = child_path(whole, parts[i]);
+  const auto it = known.dirs_.find(whole);
+  return it == known.dirs_.end() ? nullptr : &it->second;
+}
+
 const ResolvedDirs::Dir& RootFs::directory(const std::vector<std::string>& parts, std::size_t n,
                                            ResolvedDirs& known) const {
   static const ResolvedDirs::Dir unknown;
-  // Looked up before: the walk below would end there (nothing is kept under an unknown one).
-  std::string whole = "/";
-  for (std::size_t i = 0; i < n; ++i) whole = child_path(whole, parts[i]);
-  if (const auto it = known.dirs_.find(whole); it != known.dirs_.end()) return it->second;
+  if (const auto* seen = looked_up(parts, n, known)) return *seen;
   const ResolvedDirs::Dir* dir = nullptr;
   std::string prefix = "/";
   for (std::size_t i = 0;; ++i) {
@@ -295,11 +302,9 @@ Result<std::string> RootFs::canonical(const std::string& path, ResolvedDirs& kno
     return canonical(path);
   }
   // A directory looked up before (as a parent, or a path of its own) answers for itself.
-  std::string whole;
-  for (const auto& part : *parts) whole += "/" + part;
-  if (const auto it = known.dirs_.find(whole);
-      it != known.dirs_.end() && it->second.state != DirState::kUnknown)
-    return it->second.name;
+  if (const auto* seen = looked_up(*parts, parts->size(), known);
+      seen != nullptr && seen->state != DirState::kUnknown)
+    return seen->name;
   const auto& dir = directory(*parts, parts->size() - 1, known);
   const std::string& leaf = parts->back();
   const std::string name = child_path(dir.name, leaf);
@@ -324,6 +329,17 @@ std::optional<const Fd*> RootFs::known_directory(const std::string& path,
   if (dir.state == DirState::kExists) return &dir.fd;
   if (dir.state == DirState::kMissing) return nullptr;
   return std::nullopt;
+}
+
+Result<const Fd*> RootFs::directory_in(const std::string& path, ResolvedDirs& known) const {
+  if (const auto held = known_directory(path, known)) return *held;
+  auto at = known.opened_.find(path);
+  if (at == known.opened_.end()) {
+    auto fd = open_if_exists(path, O_PATH | O_DIRECTORY);
+    if (!fd) return fd.error();
+    at = known.opened_.emplace(path, *fd ? std::move(**fd) : Fd()).first;
+  }
+  return at->second.valid() ? &at->second : nullptr;
 }
 
 Result<std::optional<Fd>> RootFs::open_directory(const std::string& path,

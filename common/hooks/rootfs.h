@@ -32,7 +32,10 @@ class ResolvedDirs {
   static constexpr std::size_t kMaxDirectories = 64;
 
   // Forgets everything: the root was written.
-  void clear() { dirs_.clear(); }
+  void clear() {
+    dirs_.clear();
+    opened_.clear();
+  }
 
   struct Dir {
     enum class State { kExists, kMissing, kUnknown } state = State::kUnknown;
@@ -44,6 +47,8 @@ class ResolvedDirs {
  private:
   friend class RootFs;
   std::map<std::string, Dir> dirs_;
+  // Directories RootFs::directory_in opened by resolving (invalid: missing), by the path asked.
+  std::map<std::string, Fd> opened_;
 };
 
 class RootFs {
@@ -79,6 +84,10 @@ class RootFs {
   // when it is missing; nothing when `known` cannot tell, and the caller opens it.
   [[nodiscard]] std::optional<const Fd*> known_directory(const std::string& path,
                                                          ResolvedDirs& known) const;
+  // The in-root directory `path` (O_PATH, symlinks followed inside the root) as `known` holds
+  // it, or opened as open_if_exists opens it and kept in `known`; nullptr when it is missing.
+  // Valid while `known` is neither cleared nor dropped.
+  [[nodiscard]] Result<const Fd*> directory_in(const std::string& path, ResolvedDirs& known) const;
   // The in-root directory `path` opened for listing, nothing when it does not exist: from the
   // one `known` holds when it can tell, as open_if_exists opens it otherwise.
   [[nodiscard]] Result<std::optional<Fd>> open_directory(const std::string& path,
@@ -103,6 +112,9 @@ class RootFs {
   // looked up from its parent once.
   const ResolvedDirs::Dir& directory(const std::vector<std::string>& parts, std::size_t n,
                                      ResolvedDirs& known) const;
+  // The directory of the first `n` of `parts` when `known` has looked it up; nullptr otherwise.
+  static const ResolvedDirs::Dir* looked_up(const std::vector<std::string>& parts, std::size_t n,
+                                            const ResolvedDirs& known);
 
   Fd root_;
   std::string path_;

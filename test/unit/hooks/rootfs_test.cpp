@@ -228,6 +228,14 @@ TEST_CASE("known_directory: a directory reached without a symlink, a missing one
   CHECK_FALSE(root->known_directory("/usr/lib64/usr", known).has_value());
   CHECK_FALSE(root->known_directory("/abs", known).has_value());
   CHECK_FALSE(root->known_directory("/usr/lib/real/libx.so", known).has_value());
+  // directory_in opens what known_directory cannot tell, once, inside the root.
+  const auto through = root->directory_in("/usr/lib64/usr", known);
+  REQUIRE(through.ok());
+  REQUIRE(*through != nullptr);
+  CHECK(fd_path(**through) == tree.rootfs + "/usr");
+  CHECK(*root->directory_in("/usr/lib64/usr", known) == *through);
+  CHECK(*root->directory_in("/usr/lib/real", known) == *real);
+  CHECK(*root->directory_in("/usr/lib64/nowhere", known) == nullptr);
   known.clear();
   make_symlink("/opt", tree.rootfs + "/usr/lib/none");
   CHECK_FALSE(root->known_directory("/usr/lib/none/deeper", known).has_value());
