@@ -4,12 +4,11 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdio>
-#include <ctime>
 
 #include "base/fs.h"
 #include "base/text.h"
 #include "json/strict_json.h"
+#include "log/timestamp.h"
 
 namespace gcr {
 namespace {
@@ -28,26 +27,20 @@ const char* level_name(LogLevel level) {
   return "";
 }
 
-// RFC 3339 with nanoseconds in UTC, as Go's time.RFC3339Nano prints it.
-std::string timestamp() {
-  const auto now = std::chrono::system_clock::now().time_since_epoch();
-  const auto secs = std::chrono::duration_cast<std::chrono::seconds>(now);
-  const auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(now - secs).count();
-  const std::time_t t = secs.count();
-  std::tm tm{};
-  ::gmtime_r(&t, &tm);
-  // Formatted by hand: strftime reads the time zone files (/etc/localtime) on every call.
-  char buf[64];
-  const int n = std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%09lldZ",
-                              tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-                              tm.tm_sec, static_cast<long long>(nanos));
-  return std::string(buf, n > 0 ? static_cast<std::size_t>(n) : 0);
+Fd open_sink(const std::string& path) {
+  return Fd(::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
+                   0644));
 }
 
-void append_line(const std::string& path, const std::string& line) {
-  Fd fd(::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
-               0644));
-  if (fd.valid()) (void)write_all(fd.get(), line);
+// `line` appended to `path`, through `kept` when the sink stays open (opened there if not yet).
+void append_line(const std::string& path, const std::string& line, Fd& kept, bool keep_open) {
+  if (!keep_open) {
+    const Fd fd = open_sink(path);
+    if (fd.valid()) (void)write_all(fd.get(), line);
+    return;
+  }
+  if (!kept.valid()) kept = open_sink(path);
+  if (kept.valid()) (void)write_all(kept.get(), line);
 }
 
 std::string json_line(LogLevel level, std::string_view msg, const std::string& time) {
@@ -69,21 +62,29 @@ std::string text_line(LogLevel level, std::string_view msg, const std::string& t
 void Logger::set_runc_log(std::optional<std::string> path, std::string format) {
   runc_log_ = std::move(path);
   runc_log_json_ = format == "json";
+  runc_log_fd_ = Fd();
+}
+
+void Logger::set_log_file(std::string path) {
+  log_file_ = std::move(path);
+  log_file_fd_ = Fd();
 }
 
 void Logger::log(LogLevel level, std::string_view msg) const {
   if (!enabled(level)) return;
   if (!runc_log_ && log_file_.empty() && !console_) return;
-  const std::string time = timestamp();
+  const std::string time = rfc3339_utc(std::chrono::system_clock::now());
   if (console_) {
     (void)write_all(STDERR_FILENO,
                     time + " " + level_name(level) + " " + printable(msg, 4096) + "\n");
   }
   if (runc_log_ && !runc_log_->empty()) {
     append_line(*runc_log_,
-                runc_log_json_ ? json_line(level, msg, time) : text_line(level, msg, time));
+                runc_log_json_ ? json_line(level, msg, time) : text_line(level, msg, time),
+                runc_log_fd_, keep_open_);
   }
-  if (!log_file_.empty()) append_line(log_file_, json_line(level, msg, time));
+  if (!log_file_.empty())
+    append_line(log_file_, json_line(level, msg, time), log_file_fd_, keep_open_);
 }
 
 void Logger::error(std::string_view msg) const {

@@ -1,12 +1,16 @@
 // Logging: the one failure line on stderr, runc's --log file in runc's own format (so
 // containerd and docker show our message), and the optional [runtime] log-file (JSON lines).
 // Sinks are opened on first use (O_APPEND|O_NOFOLLOW|O_CLOEXEC); nothing is opened when
-// nothing is logged, which keeps pass-through calls free of log work.
+// nothing is logged, which keeps pass-through calls free of log work. A short-lived program
+// keeps them open for its next lines; a daemon opens them for each line, so a log rotated by
+// renaming is followed.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include "base/fs.h"
 
 namespace gcr {
 
@@ -22,7 +26,9 @@ class Logger {
   void set_level(LogLevel level) { level_ = level; }
   // runc's --log: `format` is "json" or anything else for logrus-style text.
   void set_runc_log(std::optional<std::string> path, std::string format);
-  void set_log_file(std::string path) { log_file_ = std::move(path); }
+  void set_log_file(std::string path);
+  // Sinks stay open from their first line to the program's end (or exec: they are O_CLOEXEC).
+  void keep_sinks_open() { keep_open_ = true; }
   // A daemon's log: every message at or above the level on stderr, one line each,
   // "<RFC 3339 time> <level> <msg>" (journald and kubectl logs keep stderr).
   void set_console(bool on) { console_ = on; }
@@ -44,6 +50,9 @@ class Logger {
   bool runc_log_json_ = false;
   std::string log_file_;
   bool console_ = false;
+  bool keep_open_ = false;
+  mutable Fd runc_log_fd_;  // open while keep_open_
+  mutable Fd log_file_fd_;
 };
 
 // Logger settings from the configuration ([runtime] log-level, log-file) and runc's global

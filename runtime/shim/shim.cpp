@@ -88,6 +88,7 @@ int shim_main(const std::vector<std::string>& args, Logger& logger) {
 
 int run_shim(const std::vector<std::string>& args) {
   Logger logger(kProgram);
+  logger.keep_sinks_open();
   try {
     return shim_main(args, logger);
   } catch (const std::exception& e) {
