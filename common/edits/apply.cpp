@@ -11,13 +11,13 @@ namespace {
 
 // The object at parent[key], created when absent.
 Json& object_member(Json& parent, const char* key) {
-  Json& member = parent[key];
+  Json& member = object_slot(parent, key);
   if (member.is_null()) member = Json::object();
   return member;
 }
 
 Json& array_member(Json& parent, const char* key) {
-  Json& member = parent[key];
+  Json& member = object_slot(parent, key);
   if (member.is_null()) member = Json::array();
   return member;
 }

@@ -150,7 +150,7 @@ void erase_created_container_hook(Json& spec, std::size_t index) {
 // The libraries request as its hook, at `index` among the createContainer hooks.
 void insert_libraries_hook(Json& spec, const LibrariesRequest& request, std::size_t index,
                            const Config::Hooks& hooks) {
-  Json& list = spec["hooks"]["createContainer"];
+  Json& list = object_slot(object_slot(spec, "hooks"), "createContainer");
   if (!list.is_array()) list = Json::array();
   list.insert(list.begin() + static_cast<std::ptrdiff_t>(std::min(index, list.size())),
               hook_entry(update_libraries_hook(hooks, request.folders, request.links)));

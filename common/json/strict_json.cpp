@@ -368,6 +368,21 @@ Result<Json> json_object(std::vector<std::pair<std::string, Json>> members) {
   return out;
 }
 
+Json& object_slot(Json& object, const std::string& key) {
+  if (object.is_null()) object = Json::object();
+  auto& map = object.get_ref<Json::object_t&>();
+  if (const auto found = map.find(key); found != map.end()) return found->second;
+  using Members = std::vector<std::pair<const std::string, Json>>;
+  auto& entries = static_cast<Members&>(map);
+  if (entries.size() == entries.capacity()) {
+    Members grown;
+    grown.reserve(std::max<std::size_t>(4, entries.size() * 2));
+    for (auto& [name, value] : entries) grown.emplace_back(name, std::move(value));
+    entries.swap(grown);
+  }
+  return entries.emplace_back(key, Json()).second;
+}
+
 Result<Json> parse_json_strict(std::string_view text) {
   if (auto s = check_start(text); !s) return s.error();
   JsonOut out;

@@ -35,6 +35,12 @@ inline constexpr int kMaxJsonDepth = 256;
 // "duplicate key `k`".
 [[nodiscard]] Result<Json> json_object(std::vector<std::pair<std::string, Json>> members);
 
+// object[key] (`object` made an object when null), added as null when absent. Unlike
+// operator[], adding a member never copies the others: ordered_json keeps its members as pairs
+// with a const key, so its vector copies every value, deeply, each time it grows. Here the
+// members move into a vector twice as large.
+Json& object_slot(Json& object, const std::string& key);
+
 // A number kept as written ("1E2", "-0", "1e400", "18446744073709551616"). It is not a JSON
 // number to the rest of the code (is_number() is false), so no field we read can be one
 // silently converted; the writer emits its text unchanged.

@@ -183,3 +183,31 @@ TEST_CASE("json_has_string stops at the first string it wants; without one it re
   CHECK(duplicate.error().message == "duplicate key `k`");
   CHECK_FALSE(scan(R"(["PATH=/bin", )").ok());
 }
+
+TEST_CASE("object_slot adds a member at the end, keeps the others and their order") {
+  gcr::Json spec =
+      gcr::parse_json_strict(R"({"b":{"deep":[1,2,{"x":"y"}]},"a":"text","c":[true]})").value();
+  const gcr::Json before = spec;
+  CHECK(&gcr::object_slot(spec, "a") == &spec["a"]);  // found, nothing added
+  CHECK(spec.size() == 3);
+  gcr::object_slot(spec, "hooks") = "added";
+  for (int i = 0; i < 40; ++i) gcr::object_slot(spec, "k" + std::to_string(i)) = i;
+  CHECK(spec.size() == 44);
+  CHECK(spec.begin().key() == "b");
+  CHECK(std::next(spec.begin(), 3).key() == "hooks");
+  CHECK(spec["hooks"] == "added");
+  CHECK(spec["k39"] == 39);
+  gcr::Json same = spec;
+  for (int i = 0; i < 40; ++i) same.erase("k" + std::to_string(i));
+  same.erase("hooks");
+  CHECK(same == before);
+  CHECK(gcr::json_text(same) == gcr::json_text(before));
+}
+
+TEST_CASE("object_slot makes a null an object and refuses anything else") {
+  gcr::Json null;
+  gcr::object_slot(null, "k") = 1;
+  CHECK(null == gcr::Json::parse(R"({"k":1})"));
+  gcr::Json text = "a string";
+  CHECK_THROWS(gcr::object_slot(text, "k"));
+}
