@@ -47,6 +47,14 @@ std::size_t first_read_size(const struct stat& st, std::size_t limit) {
   return std::min<std::size_t>(65536, limit);
 }
 
+// A regular file that gave the bytes its size says, short of the room it was offered, is read
+// to its end: no second read to see the end. (A file of /proc or /sys says 0 or 4096 bytes,
+// whatever it holds; it is read until a read gives nothing.)
+bool read_whole_file(const struct stat& st, std::size_t used, std::size_t room) {
+  return S_ISREG(st.st_mode) && st.st_size > 0 && used == static_cast<std::size_t>(st.st_size) &&
+         used < room;
+}
+
 }  // namespace
 
 Result<std::string> read_fd(int fd, std::size_t max_bytes) {
@@ -69,6 +77,7 @@ Result<std::string> read_fd(int fd, std::size_t max_bytes, const struct stat& st
     if (n == 0) break;
     used += static_cast<std::size_t>(n);
     if (used > max_bytes) return Error{"larger than " + std::to_string(max_bytes) + " bytes"};
+    if (read_whole_file(st, used, data.size())) break;
   }
   data.resize(used);
   return data;

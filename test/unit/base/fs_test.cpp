@@ -112,6 +112,32 @@ TEST_CASE("read_fd reads a file whole, and refuses one byte past the limit") {
   CHECK(empty->empty());
 }
 
+TEST_CASE("read_fd reads what a file holds when its size changed after the stat it is given") {
+  TempDir dir;
+  gcr::test::write_file(dir / "f", "abc");
+  gcr::Fd fd(::open((dir / "f").c_str(), O_RDONLY | O_CLOEXEC));
+  struct stat st {};
+  REQUIRE(::fstat(fd.get(), &st) == 0);
+  gcr::test::write_file(dir / "f", "abcdefgh");  // grown in place, past the room for 3 + 1
+  auto grown = gcr::read_fd(fd.get(), 100, st);
+  REQUIRE(grown.ok());
+  CHECK(*grown == "abcdefgh");
+  REQUIRE(::lseek(fd.get(), 0, SEEK_SET) == 0);
+  REQUIRE(::fstat(fd.get(), &st) == 0);
+  REQUIRE(::truncate((dir / "f").c_str(), 2) == 0);  // shrunk: a short read, then the end
+  auto shrunk = gcr::read_fd(fd.get(), 100, st);
+  REQUIRE(shrunk.ok());
+  CHECK(*shrunk == "ab");
+}
+
+TEST_CASE("read_fd reads a /proc file, whose size says 0, whole") {
+  gcr::Fd fd(::open("/proc/self/status", O_RDONLY | O_CLOEXEC));
+  auto read = gcr::read_fd(fd.get(), 1 << 20);
+  REQUIRE(read.ok());
+  CHECK(read->find("Name:") == 0);
+  CHECK(read->find("VmPeak") != std::string::npos);
+}
+
 TEST_CASE("read_fd reads a pipe, whose size is unknown, past its first buffer") {
   int ends[2];
   REQUIRE(::pipe2(ends, O_CLOEXEC) == 0);
