@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <optional>
 #include <set>
 
 #include "base/text.h"
@@ -51,31 +52,60 @@ Status ensure_ld_so_conf(const RootFs& root) {
   return {};
 }
 
-Status create_one_symlink(const RootFs& root, const std::string& spec, bool* wrote) {
+// The link `name` to `target` in `dir`: made in place when the name is free (a first start's
+// links), kept when it already links there, else replaced atomically through a temporary name.
+Status place_symlink(int dir, const std::string& name, const std::string& target,
+                     const std::string& link, bool* wrote) {
+  if (::symlinkat(target.c_str(), dir, name.c_str()) == 0) {
+    if (wrote != nullptr) *wrote = true;
+    return {};
+  }
+  if (errno != EEXIST) return Error{"cannot create " + link + ": " + errno_text(errno)};
+  char existing[4096];
+  const ssize_t n = ::readlinkat(dir, name.c_str(), existing, sizeof existing);
+  if (n >= 0 && std::string(existing, static_cast<std::size_t>(n)) == target) return {};
+  const std::string temp = temp_name_for(name);
+  if (wrote != nullptr) *wrote = true;
+  if (::symlinkat(target.c_str(), dir, temp.c_str()) != 0) {
+    return Error{"cannot create " + link + ": " + errno_text(errno)};
+  }
+  if (::renameat(dir, temp.c_str(), dir, name.c_str()) != 0) {
+    const int err = errno;
+    ::unlinkat(dir, temp.c_str(), 0);
+    return Error{"cannot create " + link + ": " + errno_text(err)};
+  }
+  return {};
+}
+
+// The directory links are made in, opened (and made) once for the links that share it.
+class LinkDirectory {
+ public:
+  explicit LinkDirectory(const RootFs& root) : root_(root) {}
+  Result<int> get(const std::string& path, bool* wrote) {
+    if (!fd_ || path != path_) {
+      path_ = path;
+      fd_.emplace(root_.make_dirs(path, wrote));
+    }
+    if (!*fd_) return fd_->error();
+    return (*fd_)->get();
+  }
+
+ private:
+  const RootFs& root_;
+  std::string path_;
+  std::optional<Result<Fd>> fd_;
+};
+
+Status create_one_symlink(LinkDirectory& dirs, const std::string& spec, bool* wrote) {
   auto parsed = parse_link_spec(spec);
   if (!parsed) return parsed.error();
-  const std::string& target = parsed->target;
   const std::string& link = parsed->link;
   if (!is_clean_absolute(link))
     return Error{"link `" + printable(link) + "` must be an absolute path without `..`"};
   const auto slash = link.rfind('/');
-  const std::string name = link.substr(slash + 1);
-  auto dir = root.make_dirs(slash == 0 ? "/" : link.substr(0, slash), wrote);
+  auto dir = dirs.get(slash == 0 ? "/" : link.substr(0, slash), wrote);
   if (!dir) return dir.error();
-  char existing[4096];
-  const ssize_t n = ::readlinkat(dir->get(), name.c_str(), existing, sizeof existing);
-  if (n >= 0 && std::string(existing, static_cast<std::size_t>(n)) == target) return {};
-  const std::string temp = temp_name_for(name);
-  if (wrote != nullptr) *wrote = true;
-  if (::symlinkat(target.c_str(), dir->get(), temp.c_str()) != 0) {
-    return Error{"cannot create " + link + ": " + errno_text(errno)};
-  }
-  if (::renameat(dir->get(), temp.c_str(), dir->get(), name.c_str()) != 0) {
-    const int err = errno;
-    ::unlinkat(dir->get(), temp.c_str(), 0);
-    return Error{"cannot create " + link + ": " + errno_text(err)};
-  }
-  return {};
+  return place_symlink(*dir, link.substr(slash + 1), parsed->target, link, wrote);
 }
 
 // Debian-derived hosts that wrap ldconfig in a script keep the real binary as ldconfig.real.
@@ -164,8 +194,9 @@ Status update_ldcache(const RootFs& root, const std::vector<std::string>& reques
 }
 
 Status create_symlinks(const RootFs& root, const std::vector<std::string>& links, bool* wrote) {
+  LinkDirectory dirs(root);
   for (const auto& link : links) {
-    if (auto s = create_one_symlink(root, link, wrote); !s) return s;
+    if (auto s = create_one_symlink(dirs, link, wrote); !s) return s;
   }
   return {};
 }

@@ -5,6 +5,9 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include <filesystem>
+#include <string>
+
 #include "hooks/container_hooks.h"
 #include "hooks/rootfs.h"
 #include "test_support.h"
@@ -210,6 +213,41 @@ TEST_CASE("make_dirs and create_symlinks say whether they wrote, which clears wh
   wrote = false;
   REQUIRE(gcr::create_symlinks(*root, {"x::/opt/links/libx.so"}, &wrote).ok());
   CHECK(wrote);  // its folder made first
+}
+
+TEST_CASE("create_symlinks: new links made, the same kept, another replaced, folders alternating") {
+  HostileTree tree;
+  auto root = gcr::RootFs::open(tree.rootfs);
+  REQUIRE(root.ok());
+  write_file(tree.rootfs + "/usr/lib/real/libold.so", "x");
+  REQUIRE(::symlink("elsewhere", (tree.rootfs + "/usr/lib/real/liby.so.1").c_str()) == 0);
+  REQUIRE(::symlink("liba.so.1", (tree.rootfs + "/usr/lib/real/liba.so").c_str()) == 0);
+  const auto link_at = [&](const std::string& path) {
+    char buf[256];
+    const ssize_t n = ::readlink((tree.rootfs + path).c_str(), buf, sizeof buf);
+    return n < 0 ? std::string("(none)") : std::string(buf, static_cast<std::size_t>(n));
+  };
+  bool wrote = false;
+  REQUIRE(gcr::create_symlinks(
+              *root,
+              {"libx.so.1.2::/usr/lib/real/libx.so.1", "liba.so.1::/usr/lib/real/liba.so",
+               "liby.so.1.2::/usr/lib/real/liby.so.1", "one::/opt/a/first",
+               "libx.so.1::/usr/lib/real/libx.so", "two::/opt/a/second"},
+              &wrote)
+              .ok());
+  CHECK(wrote);
+  CHECK(link_at("/usr/lib/real/libx.so.1") == "libx.so.1.2");
+  CHECK(link_at("/usr/lib/real/libx.so") == "libx.so.1");
+  CHECK(link_at("/usr/lib/real/liba.so") == "liba.so.1");
+  CHECK(link_at("/usr/lib/real/liby.so.1") == "liby.so.1.2");  // replaced
+  CHECK(link_at("/opt/a/first") == "one");
+  CHECK(link_at("/opt/a/second") == "two");
+  // A directory at the name is not replaced, and no temporary name is left beside it.
+  gcr::test::make_dirs(tree.rootfs + "/usr/lib/real/dir/inside");
+  CHECK_FALSE(gcr::create_symlinks(*root, {"x::/usr/lib/real/dir"}, &wrote).ok());
+  CHECK(gcr::test::exists(tree.rootfs + "/usr/lib/real/dir/inside"));
+  for (const auto& e : std::filesystem::directory_iterator(tree.rootfs + "/usr/lib/real"))
+    CHECK(e.path().filename().string().find(".tmp") == std::string::npos);
 }
 
 TEST_CASE("known_directory: a directory reached without a symlink, a missing one, else unknown") {
