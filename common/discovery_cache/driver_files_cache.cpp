@@ -1,13 +1,16 @@
 #include "discovery_cache/driver_files_cache.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 
+#include <cstdint>
 #include <ctime>
 
 #include "discovery_cache/fields.h"
 #include "discovery_cache/recording_host.h"
 #include "discovery_cache/stamped_file.h"
 #include "driver/host_fs.h"
+#include "ldcache/elf_library.h"
 
 namespace gcr {
 namespace {
@@ -17,6 +20,40 @@ void write_files(FieldWriter& w, const std::vector<HostFile>& files) {
   for (const auto& f : files) {
     w.text(f.path);
     w.text(f.host_path);
+  }
+}
+
+void write_elf(FieldWriter& w, const std::optional<ElfLibrary>& elf) {
+  w.number(!elf ? 0 : elf->soname ? 2 : 1);
+  if (!elf) return;
+  if (elf->soname) w.text(*elf->soname);
+  w.signed_number(elf->flags);
+}
+
+bool read_elf(FieldReader& r, std::optional<ElfLibrary>& elf) {
+  std::uint64_t form = 0;
+  if (!r.number(form) || form > 2) return false;
+  if (form == 0) return true;
+  ElfLibrary lib;
+  if (form == 2 && !r.text(lib.soname.emplace())) return false;
+  std::int64_t flags = 0;
+  if (!r.signed_number(flags) || flags < INT32_MIN || flags > INT32_MAX) return false;
+  lib.flags = static_cast<std::int32_t>(flags);
+  elf = std::move(lib);
+  return true;
+}
+
+// Each library's soname and flags, read as they are kept: the file's stamp, taken before,
+// is checked after, so a library changed meanwhile is not kept. One that cannot be read is
+// kept without them (the loader-cache step reads it, and says why it cannot).
+void read_library_facts(std::vector<DriverLibrary>& libraries) {
+  for (auto& lib : libraries) {
+    const Fd found(::open(lib.host_path.c_str(), O_PATH | O_CLOEXEC));
+    if (!found.valid()) continue;
+    auto fd = reopen_regular(found, lib.host_path);
+    if (!fd) continue;
+    ImageBudget budget;
+    if (auto elf = read_elf_library(fd->get(), budget, lib.host_path)) lib.elf = std::move(*elf);
   }
 }
 
@@ -64,6 +101,7 @@ Result<DriverFileSet> find_and_keep(const CapabilitySet& caps, DriverHost& host,
   for (const auto& line : earlier) host.notes().add(line);
   for (const auto& line : notes) host.notes().add(line);
   if (!set) return set;
+  read_library_facts(set->libraries);
   if (!recorder.complete()) {
     host.notes().add_debug("driver files not kept in the discovery cache: a look-up failed");
     return set;
@@ -97,6 +135,7 @@ std::string encode_file_set(const DriverFileSet& set, const std::vector<std::str
     w.text(lib.host_path);
     w.text(lib.prefix);
     w.text(lib.loader_dir);
+    write_elf(w, lib.elf);
   }
   for (const auto* files : {&set.binaries, &set.firmware, &set.config_files, &set.modules})
     write_files(w, *files);
@@ -113,7 +152,7 @@ std::optional<DecodedFileSet> decode_file_set(const std::string& payload) {
   for (std::size_t i = 0; i < n; ++i) {
     DriverLibrary lib;
     if (!r.text(lib.path) || !r.text(lib.host_path) || !r.text(lib.prefix) ||
-        !r.text(lib.loader_dir))
+        !r.text(lib.loader_dir) || !read_elf(r, lib.elf))
       return std::nullopt;
     decoded.set.libraries.push_back(std::move(lib));
   }

@@ -17,7 +17,7 @@
 namespace gcr {
 namespace {
 
-constexpr std::string_view kMagic = "gcr-discovery-cache 1\n";
+constexpr std::string_view kMagic = "gcr-discovery-cache 2\n";
 constexpr std::size_t kMaxFileBytes = std::size_t{1} << 20;
 constexpr std::size_t kMaxEntries = 16;
 

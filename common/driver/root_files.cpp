@@ -199,7 +199,8 @@ Result<std::vector<DriverLibrary>> DriverRootFiles::libraries_from_cache(
                                      prefix,
                                      loader_dir && accepted_library_directory(*loader_dir)
                                          ? *loader_dir
-                                         : dirname_of(*resolved)};
+                                         : dirname_of(*resolved),
+                                     std::nullopt};
     }
   }
   std::vector<DriverLibrary> out;
@@ -255,8 +256,10 @@ std::vector<DriverLibrary> DriverRootFiles::libraries_from_dirs(
       if ((dir == "/usr/lib" || dir == "/lib") && elf_arch(fs_, driver_path(*found)) != arch)
         continue;
       const auto in = resolved_dir(std::string(dir)).value_or("");
-      out.push_back(DriverLibrary{
-          {*found, driver_path(*found)}, prefix, in.empty() ? dirname_of(*found) : in});
+      out.push_back(DriverLibrary{{*found, driver_path(*found)},
+                                  prefix,
+                                  in.empty() ? dirname_of(*found) : in,
+                                  std::nullopt});
       break;
     }
   }
@@ -281,7 +284,7 @@ void DriverRootFiles::add_beside_found(std::vector<DriverLibrary>& found,
       if (!file || !S_ISREG(st.st_mode) || elf_arch(fs_, driver_path(*file)) != arch ||
           !vet_library(prefix, driver_path(*file)))
         continue;
-      found.push_back(DriverLibrary{{*file, driver_path(*file)}, prefix, dir});
+      found.push_back(DriverLibrary{{*file, driver_path(*file)}, prefix, dir, std::nullopt});
       break;
     }
   }
@@ -309,7 +312,7 @@ std::optional<DriverLibrary> DriverRootFiles::named_library(const std::string& n
     if (!is_file_type(fs_, driver_path(in_root), S_IFREG) ||
         elf_arch(fs_, driver_path(in_root)) != arch || !vet_library(name, driver_path(in_root)))
       return std::nullopt;
-    return DriverLibrary{{in_root, driver_path(in_root)}, name, loader_dir};
+    return DriverLibrary{{in_root, driver_path(in_root)}, name, loader_dir, std::nullopt};
   };
   if (name.find('/') != std::string::npos) {
     auto resolved =

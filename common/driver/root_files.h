@@ -19,6 +19,7 @@
 #include "driver/host_fs.h"
 #include "driver/notes.h"
 #include "driver/root_path.h"
+#include "ldcache/elf_library.h"
 #include "ldcache/ldcache.h"
 #include "vocabulary/capabilities.h"
 
@@ -37,6 +38,10 @@ struct DriverLibrary : HostFile {
   // The in-root directory the driver root's loader finds it in: `path`'s own, or the one
   // holding the link the loader follows (Debian's /usr/lib/<triplet> for nvidia/current).
   std::string loader_dir;
+  // Its soname and loader flags, when read as the discovery cache kept the file set: they hold
+  // while the file keeps the stamp it had then (the loader-cache step uses them instead of
+  // reading the file again).
+  std::optional<ElfLibrary> elf;
 };
 
 // The driver root's ld.so.cache as read: its bytes, and its entries as views of them.

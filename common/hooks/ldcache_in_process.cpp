@@ -341,13 +341,10 @@ class Planner {
     if (!dir) return dir.error();
     if (!*dir) return Error{"cannot open " + folder};
     bool is_link = false;
-    auto file = open_entry((*dir)->get(), folder, name, is_link);
-    if (!file) return file.error();
-    if (!*file) return {};  // not a file, or a dangling link: ldconfig passes it by
-    auto lib = read_elf_library((*file)->get(), budget_, path);
-    if (!lib && lib.error().kind == ErrorKind::kNotElf) return {};
-    // A budget's error names the file already.
-    if (!lib) return budget_.exceeded() ? lib.error() : lib.error().wrap(path);
+    auto read = library_at((*dir)->get(), folder, name, is_link);
+    if (!read) return read.error();
+    if (!*read) return {};  // not a file, a dangling link, not ELF: ldconfig passes it by
+    const auto& lib = *read;
     if (!lib->soname) return Error{path + " has no soname"};
     const std::string& soname = *lib->soname;
     if (!may_add_) return Error{folder + " changed after /etc/ld.so.cache (" + name + ")"};
@@ -390,6 +387,26 @@ class Planner {
 
   // The entry's file for reading (nothing when it is neither a file nor a link to one): a
   // pending file, or a link to one, is read on the host.
+  // The library at folder/name as ldconfig reads it: a file to be mounted there that discovery
+  // read is not read again. Nothing for what ldconfig passes by.
+  Result<std::optional<ElfLibrary>> library_at(int dir, const std::string& folder,
+                                               const std::string& name, bool& is_link) {
+    const std::string path = folder + "/" + name;
+    if (const auto mounted = pending_.find(path);
+        mounted != pending_.end() && mounted->second.elf) {
+      is_link = false;
+      return std::optional<ElfLibrary>(*mounted->second.elf);
+    }
+    auto file = open_entry(dir, folder, name, is_link);
+    if (!file) return file.error();
+    if (!*file) return std::optional<ElfLibrary>();
+    auto lib = read_elf_library((*file)->get(), budget_, path);
+    if (!lib && lib.error().kind == ErrorKind::kNotElf) return std::optional<ElfLibrary>();
+    // A budget's error names the file already.
+    if (!lib) return budget_.exceeded() ? lib.error() : lib.error().wrap(path);
+    return std::optional<ElfLibrary>(std::move(*lib));
+  }
+
   Result<std::optional<Fd>> open_entry(int dir, const std::string& folder, const std::string& name,
                                        bool& is_link) {
     const std::string path = folder + "/" + name;
@@ -402,7 +419,7 @@ class Planner {
       if (!is_link && !S_ISREG(st.st_mode)) return std::optional<Fd>();
     }
     if (const auto mounted = pending_behind(path)) {
-      auto fd = open_host_file(*mounted, pending_.at(*mounted));
+      auto fd = open_host_file(*mounted, pending_.at(*mounted).host);
       if (!fd) return fd.error();
       return std::optional<Fd>(std::move(*fd));
     }

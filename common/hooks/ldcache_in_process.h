@@ -8,6 +8,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "base/result.h"
 #include "hooks/ld_so_conf.h"
 #include "hooks/rootfs.h"
+#include "ldcache/elf_library.h"
 #include "ldcache/image_budget.h"
 
 namespace gcr {
@@ -29,8 +31,14 @@ struct LdcachePlan {
   std::vector<std::string> includes;  // the include patterns, whose matches are read
 };
 
-// Files a folder will hold once runc has mounted them: in-root path -> host path.
-using PendingFiles = std::map<std::string, std::string>;
+// A file a folder will hold once runc has mounted it: where it is on the host and, when
+// discovery read it (see DriverLibrary::elf), its soname and flags, used instead of reading it.
+struct PendingFile {
+  std::string host;
+  std::optional<ElfLibrary> elf;
+};
+// In-root path -> the file mounted there.
+using PendingFiles = std::map<std::string, PendingFile>;
 
 // Reads only, within `budget` (the one `conf` was read with). `conf` is the image's loader
 // configuration, read before anything was written; `declared` the folders our drop-in will list

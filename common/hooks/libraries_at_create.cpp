@@ -68,6 +68,7 @@ Result<LdcachePlan> resolved_reads(const RootFs& root, const LdcachePlan& plan, 
 // -> host path. Marks them in `pending_mount`.
 Result<PendingFiles> pending_files(const std::vector<std::string>& folders,
                                    const std::vector<std::string>& resolved_folders,
+                                   const std::map<std::string, ElfLibrary>& host_libraries,
                                    const std::vector<MountToCome>& mounts,
                                    const std::vector<std::string>& destinations,
                                    std::vector<bool>& pending_mount) {
@@ -78,7 +79,10 @@ Result<PendingFiles> pending_files(const std::vector<std::string>& folders,
     for (std::size_t j = 0; j < folders.size(); ++j) {
       if (dirname_of(destinations[i]) != resolved_folders[j]) continue;
       if (!mounts[i].bind) return Error{"a mount that is not a bind at " + destinations[i]};
-      pending[folders[j] + "/" + name] = mounts[i].source;
+      const auto read = host_libraries.find(mounts[i].source);
+      pending[folders[j] + "/" + name] = PendingFile{
+          mounts[i].source,
+          read == host_libraries.end() ? std::nullopt : std::optional<ElfLibrary>(read->second)};
       pending_mount[i] = true;
     }
   }
@@ -157,7 +161,8 @@ Result<MountPlacement> place_mounts(const RootFs& root, const LibrariesRequest& 
   auto folders = resolve_all(root, request.folders, known);
   if (!folders) return folders.error();
   std::vector<bool> pending_mount(mounts.size(), false);
-  auto pending = pending_files(request.folders, *folders, mounts, *destinations, pending_mount);
+  auto pending = pending_files(request.folders, *folders, request.host_libraries, mounts,
+                               *destinations, pending_mount);
   if (!pending) return pending.error();
   if (auto s = check_nothing_hidden(root, request, *folders, *destinations, pending_mount, known);
       !s)
@@ -200,8 +205,8 @@ Status update_libraries_at_create(const RootFs& root, const LibrariesRequest& re
   if (!*cache) return Error{"the image has no /etc/ld.so.cache"};
   if (auto ldconfig = check_ldcache_request(request.folders, request.ldconfig); !ldconfig)
     return ldconfig.error();
-  // One set of resolved directories for every path read, cleared if the root is written before
-  // the reads are done (the folders and links are usually there from an earlier start).
+  // One set of resolved directories for every path read; what a write can change is forgotten
+  // when folders or links had to be made before the reads (a first start's).
   ResolvedDirs known;
   auto placed = place_mounts(root, request, mounts, known);
   if (!placed) return placed.error();
@@ -215,7 +220,7 @@ Status update_libraries_at_create(const RootFs& root, const LibrariesRequest& re
     if (auto made = root.make_dirs(folder, &wrote); !made) return made.error();
   }
   if (auto s = create_symlinks(root, request.links, &wrote); !s) return s;
-  if (wrote) known.clear();
+  if (wrote) known.forget_what_writes_change();
   const auto conf = read_ld_so_conf(root, budget);
   const auto declared = folders_to_declare(conf, request.folders);
   auto plan =

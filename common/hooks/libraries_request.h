@@ -4,8 +4,11 @@
 // as the hook's flags only when it leaves the work to the hook; gpu-ctk parses it from them.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
+
+#include "ldcache/elf_library.h"
 
 namespace gcr {
 
@@ -13,6 +16,9 @@ struct LibrariesRequest {
   std::vector<std::string> folders;
   std::vector<std::string> links;  // "<target>::<link>"
   std::string ldconfig;            // "@<host path>"
+  // Host path -> soname and flags of the libraries discovery read (never written into the
+  // spec: the hook reads the files).
+  std::map<std::string, ElfLibrary> host_libraries;
 };
 
 }  // namespace gcr

@@ -31,18 +31,22 @@ class ResolvedDirs {
  public:
   static constexpr std::size_t kMaxDirectories = 64;
 
-  // Forgets everything: the root was written.
-  void clear() {
-    dirs_.clear();
-    opened_.clear();
-  }
-
   struct Dir {
     enum class State { kExists, kMissing, kUnknown } state = State::kUnknown;
     Fd fd;                    // kExists: the directory, reached without a symlink
     std::string name;         // kExists, kMissing: its canonical in-root name
     std::uint64_t mount = 0;  // kExists: its mount's id
   };
+
+  // Forgets what making directories and links in the root can change: the directories found
+  // missing, those reached through a symlink or on another mount, and what directory_in opened.
+  // A directory reached without a symlink stays what it was: making a name never replaces a
+  // directory (a rename over one fails).
+  void forget_what_writes_change() {
+    std::erase_if(dirs_,
+                  [](const auto& entry) { return entry.second.state != Dir::State::kExists; });
+    opened_.clear();
+  }
 
  private:
   friend class RootFs;

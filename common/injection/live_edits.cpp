@@ -139,6 +139,9 @@ class DriverFiles {
     if (seen_.insert(dir).second) folders_.push_back(dir);
   }
   void add_link(std::string spec) { links_.push_back(std::move(spec)); }
+  void add_library_facts(const std::string& host_path, const ElfLibrary& elf) {
+    host_libraries_.emplace(host_path, elf);
+  }
   // The mounts, the other names' links, and the request that the links and the loader cache
   // be made (by the shim at create when it can, else by the hook), when there is any of either.
   std::optional<LibrariesRequest> finish(const Config& config) {
@@ -152,7 +155,7 @@ class DriverFiles {
       }
     }
     if (folders_.empty() && links_.empty()) return std::nullopt;
-    return LibrariesRequest{folders_, links_, config.hooks.ldconfig};
+    return LibrariesRequest{folders_, links_, config.hooks.ldconfig, host_libraries_};
   }
 
  private:
@@ -162,6 +165,7 @@ class DriverFiles {
   std::vector<std::string> folders_;
   std::set<std::string> seen_;
   std::vector<std::string> links_;
+  std::map<std::string, ElfLibrary> host_libraries_;
 };
 
 // Library mounts plus the folders and links the hooks need.
@@ -177,6 +181,7 @@ Status add_libraries(DriverFiles& files, const std::vector<DriverLibrary>& libs,
   for (const auto& lib : libs) {
     files.add(lib);
     files.add_folder(dirname_of(lib.path));
+    if (lib.elf) files.add_library_facts(lib.host_path, *lib.elf);
     for (const auto& rule : library_links()) {
       if (rule.prefix == lib.prefix) files.add_link(link_spec(rule, lib, *version));
     }

@@ -28,7 +28,7 @@ bool same_stamps(const gcr::Stamped& a, const gcr::Stamped& b) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text = gcr::fuzz::text_of(data, size);
   // The key asked for is the file's own (its first field), so that inputs reach the stamps.
-  constexpr std::string_view kMagic = "gcr-discovery-cache 1\n";
+  constexpr std::string_view kMagic = "gcr-discovery-cache 2\n";
   std::string key;
   if (text.starts_with(kMagic)) (void)gcr::FieldReader(text.substr(kMagic.size())).text(key);
   if (const auto stamped = gcr::read_stamped(text, key)) {

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "gpu_fixture.h"
 
@@ -63,6 +64,13 @@ TEST_CASE("discovery cache: kept by one create, used by the next, the same spec 
                                           f.path("state") + "/discovery)"});
   CHECK(f.spec() == found);
   CHECK(f.mounted(kLib + "libcuda.so." + kVersion));
+  // Each library's soname is kept with it (the loader-cache step does not read the file again):
+  // a soname is written as "2," (read, with a soname), then the text "<length>:<soname>".
+  std::string kept;
+  for (const auto& e : std::filesystem::directory_iterator(f.path("state/discovery")))
+    kept += gcr::test::read_file(e.path().string());
+  CHECK(kept.find("2,12:libcuda.so.1") != std::string::npos);
+  CHECK(kept.find("2,17:libnvidia-ml.so.1") != std::string::npos);
   // The file is the shim's alone.
   struct stat st {};
   REQUIRE(::stat(f.path("state/discovery").c_str(), &st) == 0);

@@ -116,7 +116,7 @@ struct Image {
       mounts.push_back(gcr::MountToCome{lib.folder + "/" + name, kStubs + "/" + lib.stub, true});
     }
     return gcr::update_libraries_at_create(
-        *root, gcr::LibrariesRequest{folders, links, "@/sbin/ldconfig"}, mounts);
+        *root, gcr::LibrariesRequest{folders, links, "@/sbin/ldconfig", {}}, mounts);
   }
 
   [[nodiscard]] gcr::Result<gcr::LdcachePlan> plan(const std::vector<std::string>& folders) const {

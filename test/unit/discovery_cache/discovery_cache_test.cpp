@@ -196,7 +196,7 @@ TEST_CASE("stamped file: kept, read back, and refused when anything about it is 
       write_file(file, whole.substr(0, keep), 0600);
       CHECK(gcr::load_stamped(dir, "key 1").error().message == "unreadable (" + file + ")");
     }
-    write_file(file, "gcr-discovery-cache 1\n99999999999999999999999:key 1", 0600);
+    write_file(file, "gcr-discovery-cache 2\n99999999999999999999999:key 1", 0600);
     CHECK(gcr::load_stamped(dir, "key 1").error().message == "unreadable (" + file + ")");
   }
 }
@@ -242,7 +242,15 @@ TEST_CASE("a driver file set and its notes read back exactly; a damaged one does
   set.libraries.push_back({{"/usr/lib/x86_64-linux-gnu/libcuda.so.580.95.05",
                             "/run/nvidia/driver/usr/lib/x86_64-linux-gnu/libcuda.so.580.95.05"},
                            "libcuda.so",
-                           "/usr/lib/x86_64-linux-gnu"});
+                           "/usr/lib/x86_64-linux-gnu",
+                           gcr::ElfLibrary{"libcuda.so.1", 0x0303}});
+  // One read without a soname, one not read.
+  set.libraries.push_back({{"/usr/lib/libnosoname.so.1", "/usr/lib/libnosoname.so.1"},
+                           "libnosoname.so",
+                           "/usr/lib",
+                           gcr::ElfLibrary{std::nullopt, -7}});
+  set.libraries.push_back(
+      {{"/usr/lib/libunread.so.1", "/usr/lib/libunread.so.1"}, "libunread.so", "/usr/lib", {}});
   set.binaries.push_back({"/usr/bin/nvidia-smi", "/usr/bin/nvidia-smi"});
   set.firmware.push_back({"/lib/firmware/nvidia/580.95.05/gsp_ga10x.bin",
                           "/usr/lib/firmware/nvidia/580.95.05/gsp_ga10x.bin"});
@@ -254,8 +262,15 @@ TEST_CASE("a driver file set and its notes read back exactly; a damaged one does
   const auto decoded = gcr::decode_file_set(payload);
   REQUIRE(decoded);
   CHECK(decoded->notes == notes);
-  REQUIRE(decoded->set.libraries.size() == 1);
+  REQUIRE(decoded->set.libraries.size() == 3);
   CHECK(decoded->set.libraries[0].host_path == set.libraries[0].host_path);
+  REQUIRE(decoded->set.libraries[0].elf);
+  CHECK(decoded->set.libraries[0].elf->soname == "libcuda.so.1");
+  CHECK(decoded->set.libraries[0].elf->flags == 0x0303);
+  REQUIRE(decoded->set.libraries[1].elf);
+  CHECK_FALSE(decoded->set.libraries[1].elf->soname);
+  CHECK(decoded->set.libraries[1].elf->flags == -7);
+  CHECK_FALSE(decoded->set.libraries[2].elf);
   CHECK(decoded->set.libraries[0].prefix == "libcuda.so");
   CHECK(decoded->set.libraries[0].loader_dir == "/usr/lib/x86_64-linux-gnu");
   CHECK(decoded->set.modules.at(0).path == set.modules[0].path);

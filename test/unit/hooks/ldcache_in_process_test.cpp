@@ -46,3 +46,33 @@ TEST_CASE("the crashing input of the ldcache fuzz target is left to ldconfig") {
   REQUIRE_FALSE(plan.ok());
   CHECK(plan.error().message.find("cannot order") != std::string::npos);
 }
+
+TEST_CASE("a library to be mounted that discovery read is indexed from what it read") {
+  gcr::test::TempDir t;
+  const std::string r = t / "rootfs";
+  gcr::test::write_file(r + "/etc/ld.so.cache", gcr::write_ld_cache({}));
+  gcr::test::make_dirs(r + "/usr/lib/nv");
+  // Not an ELF file: read, ldconfig would pass it by.
+  gcr::test::write_file(t / "host/libfoo.so.1.2.3", "not ELF");
+  auto root = gcr::RootFs::open(r);
+  REQUIRE(root.ok());
+  const auto plan_with = [&](std::optional<gcr::ElfLibrary> elf) {
+    gcr::ImageBudget budget;
+    const auto conf = gcr::read_ld_so_conf(*root, budget);
+    const gcr::PendingFiles pending{
+        {"/usr/lib/nv/libfoo.so.1.2.3", gcr::PendingFile{t / "host/libfoo.so.1.2.3", elf}}};
+    return gcr::plan_ldcache_update(*root, conf, {"/usr/lib/nv"}, {"/usr/lib/nv"}, budget, pending);
+  };
+  auto read = plan_with(std::nullopt);
+  REQUIRE(read.ok());
+  CHECK(read->links.empty());
+  auto known = plan_with(gcr::ElfLibrary{"libfoo.so.1", 0x0303});
+  REQUIRE(known.ok());
+  CHECK(known->links == std::vector<std::string>{"libfoo.so.1.2.3::/usr/lib/nv/libfoo.so.1"});
+  gcr::ImageBudget budget;
+  auto cache = gcr::read_ld_cache(known->cache, budget, "cache");
+  REQUIRE(cache.ok());
+  REQUIRE(cache->entries.size() == 1);
+  CHECK(cache->entries[0].soname == "libfoo.so.1");
+  CHECK(cache->entries[0].path == "/usr/lib/nv/libfoo.so.1");
+}

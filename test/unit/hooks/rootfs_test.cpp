@@ -274,9 +274,22 @@ TEST_CASE("known_directory: a directory reached without a symlink, a missing one
   CHECK(*root->directory_in("/usr/lib64/usr", known) == *through);
   CHECK(*root->directory_in("/usr/lib/real", known) == *real);
   CHECK(*root->directory_in("/usr/lib64/nowhere", known) == nullptr);
-  known.clear();
+  // A link made where a directory was missing: forgotten, then found to be a link.
   make_symlink("/opt", tree.rootfs + "/usr/lib/none");
+  known.forget_what_writes_change();
   CHECK_FALSE(root->known_directory("/usr/lib/none/deeper", known).has_value());
+  CHECK(*root->known_directory("/usr/lib/real", known) == *real);  // kept, the same fd
+  CHECK(*root->directory_in("/usr/lib64/nowhere", known) == nullptr);
+  // A directory made where one was missing: forgotten, then found.
+  REQUIRE(root->known_directory("/usr/lib/made", known).has_value());
+  gcr::test::make_dirs(tree.rootfs + "/usr/lib/made");
+  REQUIRE(root->known_directory("/usr/lib/made", known).has_value());
+  CHECK(*root->known_directory("/usr/lib/made", known) == nullptr);  // remembered missing
+  known.forget_what_writes_change();
+  const auto made = root->known_directory("/usr/lib/made", known);
+  REQUIRE(made.has_value());
+  REQUIRE(*made != nullptr);
+  CHECK(fd_path(**made) == tree.rootfs + "/usr/lib/made");
 }
 
 TEST_CASE("canonical names a path as runc resolves a mount destination, inside the root") {
