@@ -8,10 +8,13 @@
 #include <cstdint>
 #include <cstdlib>
 #include <map>
+#include <utility>
+#include <vector>
 
 #include "base/fs.h"
 #include "base/text.h"
 #include "base/trust.h"
+#include "json/strict_json.h"
 #include "toml/toml.h"
 
 namespace gcr {
@@ -202,12 +205,16 @@ std::optional<Json> simple_config_toml(std::string_view text) {
     rest = skip_blanks(rest);
     if (!rest.empty() && !rest.starts_with('#')) return std::nullopt;
   }
-  Json doc = Json::object();
+  // Built from whole member lists: ordered_json's own inserts copy every earlier member.
+  std::vector<std::pair<std::string, Json>> members;
+  members.reserve(tables.size());
   for (auto& [name, keys] : tables) {
-    Json& out = doc[name] = Json::object();
-    for (auto& [key, value] : keys) out[key] = std::move(value);
+    std::vector<std::pair<std::string, Json>> entries;
+    entries.reserve(keys.size());
+    for (auto& [key, value] : keys) entries.emplace_back(key, std::move(value));
+    members.emplace_back(name, json_object(std::move(entries)).value());
   }
-  return doc;
+  return json_object(std::move(members)).value();
 }
 
 Result<Config> load_config_file(const std::string& path, ConfigScope scope) {

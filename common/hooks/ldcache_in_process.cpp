@@ -295,9 +295,9 @@ class Planner {
   // soname, a link an entry under its own name.
   Status scan_folder(const std::string& folder, std::vector<LdCacheRef>& entries,
                      std::vector<std::string>& links) {
-    auto fd = root_.open_directory(folder, &known_);
-    if (!fd) return fd.error();
-    if (!*fd) return Error{errno_text(ENOENT) + " (" + folder + " in " + root_.path() + ")"};
+    auto listed = root_.listing_in(folder, known_, budget_);
+    if (!listed) return listed.error();
+    if (!*listed) return Error{errno_text(ENOENT) + " (" + folder + " in " + root_.path() + ")"};
     std::set<std::string_view> accounted;
     Indexed indexed;
     for (const auto& e : entries) {
@@ -317,11 +317,12 @@ class Planner {
       if (pending_.count(path)) continue;  // mounted over: a file, not the image's link
       if (const auto& target = link_target(path)) accounted.insert(*target);
     }
-    auto all = names_in(std::move(**fd), folder, budget_);
-    if (!all) return all.error();
-    add_pending_names(folder, *all);
+    std::vector<std::string> all;
+    all.reserve((*listed)->size());
+    for (const auto& e : **listed) all.push_back(e.name);
+    add_pending_names(folder, all);
     std::vector<std::string> names;
-    for (const auto& name : *all) {
+    for (const auto& name : all) {
       if (is_hwcap_subdirectory(name)) return Error{folder + "/" + name + ": hwcap subdirectories"};
       if (name.find(".#prelink#.") != std::string::npos) continue;  // ldconfig passes them by
       if (looks_like_library(name) && !accounted.count(name)) names.push_back(name);
@@ -444,14 +445,7 @@ class Planner {
 
   // Where the image's entry `path` links to, read once; nothing when it is no symlink.
   const std::optional<std::string>& link_target(const std::string& path) {
-    if (const auto it = link_targets_.find(path); it != link_targets_.end()) return it->second;
-    std::optional<std::string> target;
-    if (auto dir = directory(dirname_of(path)); dir && *dir) {
-      char buf[4096];
-      const ssize_t n = ::readlinkat((*dir)->get(), basename_of(path).c_str(), buf, sizeof buf);
-      if (n > 0) target.emplace(buf, static_cast<std::size_t>(n));
-    }
-    return link_targets_.emplace(path, std::move(target)).first->second;
+    return root_.link_target_in(path, known_);
   }
 
   // A string the plan's entries view, kept for as long as the plan is made.
@@ -468,7 +462,6 @@ class Planner {
   ResolvedDirs own_;     // when the caller has none
   ResolvedDirs& known_;  // the directories looked up (the caller's, kept by it)
   std::map<std::string, DirId> ids_;
-  std::map<std::string, std::optional<std::string>> link_targets_;
   std::set<std::string> changed_;  // scanned directories newer than the cache
   bool may_add_ = true;            // false while checking a changed directory
 };

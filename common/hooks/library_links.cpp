@@ -28,12 +28,10 @@ class LinkWalker {
     const auto [at, fresh] = links_.try_emplace(dir);
     if (!fresh) return {};
     auto& listed = at->second;
-    auto fd = root_.open_directory(dir, &known_);
-    if (!fd) return fd.error();
-    if (!*fd) return {};
-    auto entries = list_image_directory(std::move(**fd), dir, budget_);
+    auto entries = root_.listing_in(dir, known_, budget_);
     if (!entries) return entries.error();
-    for (const auto& e : *entries) {
+    if (!*entries) return {};
+    for (const auto& e : **entries) {
       if (e.symlink) listed.insert(e.name);
     }
     for (const auto& name : listed) {
@@ -95,10 +93,10 @@ class LinkWalker {
       if (!fd) return fd.error();
       if (*fd < 0) return {};
       if (auto s = budget_.charge(Budget::kLinksFollowed, 1, child_path(dir, name)); !s) return s;
-      char target[4096];
-      const ssize_t n = ::readlinkat(*fd, name.c_str(), target, sizeof target);
-      if (n <= 0 || static_cast<std::size_t>(n) == sizeof target) return {};  // not a link
-      if (auto s = step(dir, name, std::string(target, static_cast<std::size_t>(n))); !s) return s;
+      // Read once for the plan and this walk.
+      const auto& target = root_.link_target_in(child_path(dir, name), known_);
+      if (!target) return {};  // not a link
+      if (auto s = step(dir, name, *target); !s) return s;
       if (!paths_.insert(child_path(dir, name)).second) return {};
     }
     return {};

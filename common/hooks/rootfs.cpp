@@ -352,6 +352,38 @@ Result<std::optional<Fd>> RootFs::open_directory(const std::string& path,
   return std::optional<Fd>(std::move(fd));
 }
 
+Result<const std::vector<DirEntry>*> RootFs::listing_in(const std::string& path,
+                                                        ResolvedDirs& known,
+                                                        ImageBudget& budget) const {
+  auto at = known.listings_.find(path);
+  if (at == known.listings_.end()) {
+    auto fd = open_directory(path, &known);
+    if (!fd) return fd.error();
+    std::optional<std::vector<DirEntry>> listed;
+    if (*fd) {
+      auto entries = list_image_directory(std::move(**fd), path, budget);
+      if (!entries) return entries.error();
+      listed = std::move(*entries);
+    }
+    at = known.listings_.emplace(path, std::move(listed)).first;
+  }
+  return at->second ? &*at->second : nullptr;
+}
+
+const std::optional<std::string>& RootFs::link_target_in(const std::string& path,
+                                                         ResolvedDirs& known) const {
+  if (const auto it = known.link_targets_.find(path); it != known.link_targets_.end())
+    return it->second;
+  std::optional<std::string> target;
+  if (auto dir = directory_in(dirname_of(path), known); dir && *dir) {
+    char buf[PATH_MAX];
+    const ssize_t n = ::readlinkat((*dir)->get(), basename_of(path).c_str(), buf, sizeof buf);
+    if (n > 0 && static_cast<std::size_t>(n) < sizeof buf)
+      target.emplace(buf, static_cast<std::size_t>(n));
+  }
+  return known.link_targets_.emplace(path, std::move(target)).first->second;
+}
+
 Result<std::string> RootFs::name_in_root(int fd, const std::string& path) const {
   auto root_name = host_path();
   if (!root_name) return root_name.error();

@@ -46,6 +46,8 @@ class ResolvedDirs {
     std::erase_if(dirs_,
                   [](const auto& entry) { return entry.second.state != Dir::State::kExists; });
     opened_.clear();
+    listings_.clear();
+    link_targets_.clear();
   }
 
  private:
@@ -53,6 +55,9 @@ class ResolvedDirs {
   std::map<std::string, Dir> dirs_;
   // Directories RootFs::directory_in opened by resolving (invalid: missing), by the path asked.
   std::map<std::string, Fd> opened_;
+  // What RootFs::listing_in listed (nothing: missing) and link_target_in read, by the path asked.
+  std::map<std::string, std::optional<std::vector<DirEntry>>> listings_;
+  std::map<std::string, std::optional<std::string>> link_targets_;
 };
 
 class RootFs {
@@ -96,6 +101,16 @@ class RootFs {
   // one `known` holds when it can tell, as open_if_exists opens it otherwise.
   [[nodiscard]] Result<std::optional<Fd>> open_directory(const std::string& path,
                                                          ResolvedDirs* known) const;
+  // The entries of the in-root directory `path` as list_image_directory gives them (charged to
+  // `budget`), listed once while `known` holds what it learnt; nullptr when it is missing.
+  [[nodiscard]] Result<const std::vector<DirEntry>*> listing_in(const std::string& path,
+                                                                ResolvedDirs& known,
+                                                                ImageBudget& budget) const;
+  // Where the in-root entry `path` links to (its directory resolved in the root, the entry not
+  // followed), read once while `known` holds what it learnt; nothing when it is no symlink, is
+  // missing, or links to PATH_MAX bytes or more (no lookup could follow it).
+  [[nodiscard]] const std::optional<std::string>& link_target_in(const std::string& path,
+                                                                 ResolvedDirs& known) const;
 
   // Opens the in-root directory `path` for *at() calls, creating missing components (0755),
   // including the in-root targets of dangling symlinks on the way. A component that exists

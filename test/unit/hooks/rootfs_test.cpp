@@ -5,6 +5,7 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 
@@ -290,6 +291,42 @@ TEST_CASE("known_directory: a directory reached without a symlink, a missing one
   REQUIRE(made.has_value());
   REQUIRE(*made != nullptr);
   CHECK(fd_path(**made) == tree.rootfs + "/usr/lib/made");
+}
+
+TEST_CASE("listing_in and link_target_in read once until a write is noted, inside the root") {
+  HostileTree tree;
+  auto root = gcr::RootFs::open(tree.rootfs);
+  REQUIRE(root.ok());
+  gcr::ResolvedDirs known;
+  gcr::ImageBudget budget;
+  write_file(tree.rootfs + "/usr/lib/real/libone.so.1", "x");
+  const auto first = root->listing_in("/usr/lib/real", known, budget);
+  REQUIRE(first.ok());
+  REQUIRE(*first != nullptr);
+  const auto names = [](const std::vector<gcr::DirEntry>& entries) {
+    std::vector<std::string> out;
+    for (const auto& e : entries) out.push_back(e.name);
+    return out;
+  };
+  const auto before = names(**first);
+  CHECK(std::find(before.begin(), before.end(), "libone.so.1") != before.end());
+  // Read once: a name made since is not seen until the write is noted.
+  write_file(tree.rootfs + "/usr/lib/real/libtwo.so.1", "x");
+  CHECK(*root->listing_in("/usr/lib/real", known, budget) == *first);
+  CHECK(names(**root->listing_in("/usr/lib/real", known, budget)) == before);
+  CHECK(*root->listing_in("/usr/lib/none", known, budget) == nullptr);
+  REQUIRE(::symlink("libone.so.1", (tree.rootfs + "/usr/lib/real/libone.so").c_str()) == 0);
+  CHECK(root->link_target_in("/usr/lib/real/libone.so", known) == "libone.so.1");
+  CHECK_FALSE(root->link_target_in("/usr/lib/real/libone.so.1", known));  // a file
+  CHECK_FALSE(root->link_target_in("/usr/lib/none/libx.so", known));
+  // /abs links to a host directory: resolved inside the root, where it is missing, the host's
+  // own link there is not read.
+  make_symlink("host-target", tree.outside + "/libx.so");
+  CHECK_FALSE(root->link_target_in("/abs/libx.so", known));
+  known.forget_what_writes_change();
+  const auto after = names(**root->listing_in("/usr/lib/real", known, budget));
+  CHECK(std::find(after.begin(), after.end(), "libtwo.so.1") != after.end());
+  CHECK(std::find(after.begin(), after.end(), "libone.so") != after.end());
 }
 
 TEST_CASE("canonical names a path as runc resolves a mount destination, inside the root") {
