@@ -148,8 +148,8 @@ step_medians() { # LABEL PREP
       if (lo < 1) lo = 1; if (hi > NR) hi = NR
       printf "%.3f [95%% CI %.3f-%.3f]", v[int((NR + 1) / 2)], v[lo], v[hi] }')
   # A call that left the loader cache to the hook did less: the row would not be the path asked.
-  hooked=$(grep -c 'left to the hook' "$WORK/steps.log" || true)
-  [ "$hooked" = 0 ] || line="$line [the loader cache left to the hook in $hooked of $N calls]"
+  hooked=$(grep -c 'the loader cache is left to the hook' "$WORK/steps.log" 2>/dev/null || true)
+  [ "${hooked:-0}" = 0 ] || line="$line [the loader cache left to the hook in $hooked of $N calls]"
   echo "$line; CPU of the steps $total (a call's steps summed: median $calls)"
 }
 

@@ -35,7 +35,9 @@ bool read_elf(FieldReader& r, std::optional<ElfLibrary>& elf) {
   if (!r.number(form) || form > 2) return false;
   if (form == 0) return true;
   ElfLibrary lib;
-  if (form == 2 && !r.text(lib.soname.emplace())) return false;
+  // Read back as read from the library: a name a soname link can have.
+  if (form == 2 && (!r.text(lib.soname.emplace()) || !is_soname_file_name(*lib.soname)))
+    return false;
   std::int64_t flags = 0;
   if (!r.signed_number(flags) || flags < INT32_MIN || flags > INT32_MAX) return false;
   lib.flags = static_cast<std::int32_t>(flags);

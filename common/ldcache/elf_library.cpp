@@ -184,10 +184,7 @@ Result<Names> read_names(int fd, std::uint64_t table, const DynamicNames& names,
   Names lib;
   if (names.soname) {
     const auto soname = strings->file_name(*names.soname);
-    if (!soname || soname->empty() || *soname == "." || *soname == ".." ||
-        soname->find('/') != std::string_view::npos) {
-      return Error{"a soname that is not a file name"};
-    }
+    if (!soname || !is_soname_file_name(*soname)) return Error{"a soname that is not a file name"};
     lib.soname = std::string(*soname);
   }
   for (const auto offset : names.needed) {
@@ -319,6 +316,11 @@ Result<std::optional<std::string>> read_elf_note(int fd, std::string_view sectio
     return note_of(notes, owner, sh.sh_addralign == 8 ? 8 : 4);
   }
   return std::optional<std::string>();
+}
+
+bool is_soname_file_name(std::string_view soname) {
+  return !soname.empty() && soname.size() <= NAME_MAX && soname != "." && soname != ".." &&
+         soname.find_first_of(std::string_view("/\0", 2)) == std::string_view::npos;
 }
 
 Result<ElfLibrary> read_elf_library(int fd, ImageBudget& budget, std::string_view file) {

@@ -29,6 +29,10 @@ struct ElfLibrary {
 
 inline constexpr std::string_view kNotElf = "not an ELF file";
 
+// Whether `soname` can name a file in a folder, as a soname link is made: not empty, at most
+// NAME_MAX bytes, no `/` or NUL, not `.` or `..`.
+[[nodiscard]] bool is_soname_file_name(std::string_view soname);
+
 // The descriptor of the first note of `owner` in the 64-bit ELF file's SHT_NOTE section named
 // `section`, NULs around it removed; nothing when the file has no such section or note. Reads
 // the section headers, the section names of the notes and the note section (at most

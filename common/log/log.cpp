@@ -27,9 +27,13 @@ const char* level_name(LogLevel level) {
   return "";
 }
 
+// Opened above stderr: a program started with fd 0, 1 or 2 closed would otherwise get its log
+// file there, and the lines it writes to stdout or stderr would land in the log.
 Fd open_sink(const std::string& path) {
-  return Fd(::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
-                   0644));
+  Fd fd(::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
+               0644));
+  if (!fd.valid() || fd.get() > STDERR_FILENO) return fd;
+  return Fd(::fcntl(fd.get(), F_DUPFD_CLOEXEC, STDERR_FILENO + 1));
 }
 
 // `line` appended to `path`, through `kept` when the sink stays open (opened there if not yet).

@@ -279,6 +279,18 @@ TEST_CASE("a driver file set and its notes read back exactly; a damaged one does
   for (std::size_t keep = 0; keep < payload.size(); ++keep)
     CHECK_FALSE(gcr::decode_file_set(payload.substr(0, keep)));
   CHECK_FALSE(gcr::decode_file_set(payload + "1,"));
+  // A soname no library could give (a link could not be named by it) makes the set unreadable.
+  const std::vector<std::string> odd_sonames{"a/b", "..", "", std::string("a\0b", 3),
+                                             std::string(256, 'x')};
+  for (const auto& bad : odd_sonames) {
+    gcr::DriverFileSet odd;
+    odd.libraries.push_back({{"/usr/lib/libodd.so.1", "/usr/lib/libodd.so.1"},
+                             "libodd.so",
+                             "/usr/lib",
+                             gcr::ElfLibrary{bad, 0x0303}});
+    CHECK_FALSE(gcr::decode_file_set(gcr::encode_file_set(odd, {})));
+  }
+  CHECK(gcr::is_soname_file_name(std::string(255, 'x')));
 }
 
 TEST_CASE("fields: numbers and texts read back; lengths beyond the data are refused") {

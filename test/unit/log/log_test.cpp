@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <string>
@@ -63,4 +65,21 @@ TEST_CASE("a daemon's logger opens its file for each line, so a rotated log is f
   logger.debug("below the level");
   CHECK(lines_in(gcr::test::read_file(dir / "log.1")) == 1);
   CHECK(lines_in(gcr::test::read_file(dir / "log")) == 1);
+}
+
+TEST_CASE("a kept log file never takes the place of a closed stdin, stdout or stderr") {
+  gcr::test::TempDir dir;
+  const int saved = ::fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+  REQUIRE(saved >= 3);
+  ::close(STDIN_FILENO);
+  gcr::Logger logger("test");
+  logger.set_log_file(dir / "log");
+  logger.keep_sinks_open();
+  logger.info("one");
+  const bool stdin_still_closed = ::fcntl(STDIN_FILENO, F_GETFD) == -1;
+  REQUIRE(::dup2(saved, STDIN_FILENO) == STDIN_FILENO);
+  ::close(saved);
+  CHECK(stdin_still_closed);
+  logger.info("two");
+  CHECK(lines_in(gcr::test::read_file(dir / "log")) == 2);
 }
