@@ -130,6 +130,27 @@ Result<std::string> name_of(int fd) {
 
 }  // namespace
 
+Result<PathParts> PathParts::of(std::string_view path) {
+  PathParts parts;
+  parts.clean_.reserve(path.size() + 1);
+  for (auto part : split(path, '/')) {
+    if (part == "..") return Error{"`..` in " + printable(path)};
+    if (part.empty() || part == ".") continue;
+    parts.clean_.append("/").append(part);
+    parts.ends_.push_back(parts.clean_.size());
+  }
+  return parts;
+}
+
+std::string_view PathParts::prefix(std::size_t n) const {
+  return n == 0 ? std::string_view("/") : std::string_view(clean_).substr(0, ends_[n - 1]);
+}
+
+std::string_view PathParts::part(std::size_t i) const {
+  const std::size_t start = i == 0 ? 1 : ends_[i - 1] + 1;
+  return std::string_view(clean_).substr(start, ends_[i] - start);
+}
+
 Result<RootFs> RootFs::open(const std::string& path, Resolver resolver) {
   Fd fd(::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!fd.valid())
@@ -263,31 +284,30 @@ ResolvedDirs::Dir RootFs::root_directory() const {
 
 // Looked up before, the walk of directory() would end there: nothing is kept under an
 // unknown directory.
-const ResolvedDirs::Dir* RootFs::looked_up(const std::vector<std::string>& parts, std::size_t n,
+const ResolvedDirs::Dir* RootFs::looked_up(const PathParts& parts, std::size_t n,
                                            const ResolvedDirs& known) {
-  std::string whole = "/";
-  for (std::size_t i = 0; i < n; ++i) whole = child_path(whole, parts[i]);
-  const auto it = known.dirs_.find(whole);
+  const auto it = known.dirs_.find(parts.prefix(n));
   return it == known.dirs_.end() ? nullptr : &it->second;
 }
 
-const ResolvedDirs::Dir& RootFs::directory(const std::vector<std::string>& parts, std::size_t n,
+const ResolvedDirs::Dir& RootFs::directory(const PathParts& parts, std::size_t n,
                                            ResolvedDirs& known) const {
   static const ResolvedDirs::Dir unknown;
   if (const auto* seen = looked_up(parts, n, known)) return *seen;
   const ResolvedDirs::Dir* dir = nullptr;
-  std::string prefix = "/";
   for (std::size_t i = 0;; ++i) {
+    const std::string_view prefix = parts.prefix(i);
     auto it = known.dirs_.find(prefix);
     if (it == known.dirs_.end()) {
       if (known.dirs_.size() >= ResolvedDirs::kMaxDirectories) return unknown;
       it = known.dirs_
-               .emplace(prefix, dir == nullptr ? root_directory() : child_of(*dir, parts[i - 1]))
+               .emplace(std::string(prefix), dir == nullptr
+                                                 ? root_directory()
+                                                 : child_of(*dir, std::string(parts.part(i - 1))))
                .first;
     }
     dir = &it->second;
     if (i == n || dir->state == DirState::kUnknown) return *dir;
-    prefix = child_path(prefix, parts[i]);
   }
 }
 
@@ -295,9 +315,9 @@ Result<std::string> RootFs::canonical(const std::string& path, ResolvedDirs& kno
   // A path the kernel would refuse as too long is refused by canonical(path).
   if (resolver_ != Resolver::kAuto || openat2_missing.load() || path.size() >= PATH_MAX)
     return canonical(path);
-  auto parts = parts_of(path);
+  auto parts = PathParts::of(path);
   if (!parts) return parts.error();
-  if (parts->empty()) {
+  if (parts->size() == 0) {
     if (directory(*parts, 0, known).state == DirState::kExists) return std::string("/");
     return canonical(path);
   }
@@ -306,7 +326,7 @@ Result<std::string> RootFs::canonical(const std::string& path, ResolvedDirs& kno
       seen != nullptr && seen->state != DirState::kUnknown)
     return seen->name;
   const auto& dir = directory(*parts, parts->size() - 1, known);
-  const std::string& leaf = parts->back();
+  const std::string leaf(parts->part(parts->size() - 1));
   const std::string name = child_path(dir.name, leaf);
   if (dir.state == DirState::kMissing) return name;
   if (dir.state == DirState::kExists) {
@@ -323,7 +343,7 @@ std::optional<const Fd*> RootFs::known_directory(const std::string& path,
                                                  ResolvedDirs& known) const {
   if (resolver_ != Resolver::kAuto || openat2_missing.load() || path.size() >= PATH_MAX)
     return std::nullopt;
-  auto parts = parts_of(path);
+  auto parts = PathParts::of(path);
   if (!parts) return std::nullopt;
   const auto& dir = directory(*parts, parts->size(), known);
   if (dir.state == DirState::kExists) return &dir.fd;

@@ -52,12 +52,29 @@ class ResolvedDirs {
 
  private:
   friend class RootFs;
-  std::map<std::string, Dir> dirs_;
+  std::map<std::string, Dir, std::less<>> dirs_;
   // Directories RootFs::directory_in opened by resolving (invalid: missing), by the path asked.
   std::map<std::string, Fd> opened_;
   // What RootFs::listing_in listed (nothing: missing) and link_target_in read, by the path asked.
   std::map<std::string, std::optional<std::vector<DirEntry>>> listings_;
   std::map<std::string, std::optional<std::string>> link_targets_;
+};
+
+// A path's clean form ("/a/b", "/" for the root) and where each component ends in it, so that
+// the directory of its first n components is a prefix of it, not a string built again.
+class PathParts {
+ public:
+  // "." and empty components left out; ".." is an error.
+  [[nodiscard]] static Result<PathParts> of(std::string_view path);
+  [[nodiscard]] std::size_t size() const { return ends_.size(); }
+  // The path of the first `n` components.
+  [[nodiscard]] std::string_view prefix(std::size_t n) const;
+  // Component `i`.
+  [[nodiscard]] std::string_view part(std::size_t i) const;
+
+ private:
+  std::string clean_;
+  std::vector<std::size_t> ends_;  // one past each component in clean_
 };
 
 class RootFs {
@@ -129,10 +146,10 @@ class RootFs {
   ResolvedDirs::Dir root_directory() const;
   // The directory of the first `n` of `parts` (from the root) as `known` has it, each component
   // looked up from its parent once.
-  const ResolvedDirs::Dir& directory(const std::vector<std::string>& parts, std::size_t n,
+  const ResolvedDirs::Dir& directory(const PathParts& parts, std::size_t n,
                                      ResolvedDirs& known) const;
   // The directory of the first `n` of `parts` when `known` has looked it up; nullptr otherwise.
-  static const ResolvedDirs::Dir* looked_up(const std::vector<std::string>& parts, std::size_t n,
+  static const ResolvedDirs::Dir* looked_up(const PathParts& parts, std::size_t n,
                                             const ResolvedDirs& known);
 
   Fd root_;

@@ -293,6 +293,22 @@ TEST_CASE("known_directory: a directory reached without a symlink, a missing one
   CHECK(fd_path(**made) == tree.rootfs + "/usr/lib/made");
 }
 
+TEST_CASE("PathParts: a path's clean prefixes and components, `..` refused") {
+  const auto parts = gcr::PathParts::of("//usr/./lib//x86_64-linux-gnu/");
+  REQUIRE(parts.ok());
+  REQUIRE(parts->size() == 3);
+  CHECK(parts->prefix(0) == "/");
+  CHECK(parts->prefix(1) == "/usr");
+  CHECK(parts->prefix(3) == "/usr/lib/x86_64-linux-gnu");
+  CHECK(parts->part(0) == "usr");
+  CHECK(parts->part(2) == "x86_64-linux-gnu");
+  const auto root = gcr::PathParts::of("/");
+  REQUIRE(root.ok());
+  CHECK(root->size() == 0);
+  CHECK(root->prefix(0) == "/");
+  CHECK_FALSE(gcr::PathParts::of("/usr/../etc").ok());
+}
+
 TEST_CASE("listing_in and link_target_in read once until a write is noted, inside the root") {
   HostileTree tree;
   auto root = gcr::RootFs::open(tree.rootfs);
