@@ -386,8 +386,6 @@ class Planner {
     names.erase(std::unique(names.begin(), names.end()), names.end());
   }
 
-  // The entry's file for reading (nothing when it is neither a file nor a link to one): a
-  // pending file, or a link to one, is read on the host.
   // The library at folder/name as ldconfig reads it: a file to be mounted there that discovery
   // read is not read again. Nothing for what ldconfig passes by.
   Result<std::optional<ElfLibrary>> library_at(int dir, const std::string& folder,
@@ -408,6 +406,8 @@ class Planner {
     return std::optional<ElfLibrary>(std::move(*lib));
   }
 
+  // The entry's file for reading (nothing when it is neither a file nor a link to one): a
+  // pending file, or a link to one, is read on the host.
   Result<std::optional<Fd>> open_entry(int dir, const std::string& folder, const std::string& name,
                                        bool& is_link) {
     const std::string path = folder + "/" + name;

@@ -65,7 +65,8 @@ Result<LdcachePlan> resolved_reads(const RootFs& root, const LdcachePlan& plan, 
 }
 
 // The library files the mounts put into the folders: in-root path (under the folder's name)
-// -> host path. Marks them in `pending_mount`.
+// -> host path, with the soname and flags discovery read of it (`host_libraries`, by host
+// path). Marks them in `pending_mount`.
 Result<PendingFiles> pending_files(const std::vector<std::string>& folders,
                                    const std::vector<std::string>& resolved_folders,
                                    const std::map<std::string, ElfLibrary>& host_libraries,
