@@ -113,16 +113,6 @@ int resolve_by_walk(int root, const std::string& path, int flags, Fd& out) {
   return out.valid() ? 0 : errno;
 }
 
-// The components of `path` ("." and empty ones left out); ".." is an error.
-Result<std::vector<std::string>> parts_of(const std::string& path) {
-  std::vector<std::string> parts;
-  for (auto part : split(path, '/')) {
-    if (part == "..") return Error{"`..` in " + printable(path)};
-    if (!part.empty() && part != ".") parts.emplace_back(part);
-  }
-  return parts;
-}
-
 // The name the kernel gives an open file.
 Result<std::string> name_of(int fd) {
   return read_link_at(AT_FDCWD, "/proc/self/fd/" + std::to_string(fd));
@@ -195,16 +185,14 @@ Result<std::string> RootFs::host_path() const {
 }
 
 Result<std::string> RootFs::canonical(const std::string& path) const {
-  auto components = parts_of(path);
-  if (!components) return components.error();
-  const std::vector<std::string>& parts = *components;
+  auto parts = PathParts::of(path);
+  if (!parts) return parts.error();
   // Without a symlink on the way (the usual case) the existing part is its own name, and the
   // kernel need not be asked for it.
   bool literal = resolver_ == Resolver::kAuto;
-  for (std::size_t n = parts.size() + 1; n-- > 0;) {
-    std::string prefix;
-    for (std::size_t i = 0; i < n; ++i) prefix += "/" + parts[i];
-    const std::string at = prefix.empty() ? "/" : prefix;
+  for (std::size_t n = parts->size() + 1; n-- > 0;) {
+    const std::string at(parts->prefix(n));
+    const std::string prefix = n == 0 ? "" : at;
     Fd found;
     int err = ENOSYS;
     if (literal) err = resolve_openat2(root_.get(), at, O_PATH, found, RESOLVE_NO_SYMLINKS);
@@ -215,11 +203,14 @@ Result<std::string> RootFs::canonical(const std::string& path) const {
     if (err == ENOENT) continue;
     if (err != 0) return Error{errno_text(err) + " (" + prefix + " in " + path_ + ")"};
     struct stat st {};
-    if (n < parts.size() && ::fstatat(found.get(), parts[n].c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0)
-      return Error{prefix + "/" + parts[n] + " is a dangling symlink in " + path_};
+    if (n < parts->size()) {
+      const std::string next(parts->part(n));
+      if (::fstatat(found.get(), next.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0)
+        return Error{prefix + "/" + next + " is a dangling symlink in " + path_};
+    }
     auto in_root = literal ? Result<std::string>(prefix) : name_in_root(found.get(), prefix);
     if (!in_root) return in_root.error();
-    for (std::size_t i = n; i < parts.size(); ++i) *in_root += "/" + parts[i];
+    for (std::size_t i = n; i < parts->size(); ++i) in_root->append("/").append(parts->part(i));
     return in_root->empty() ? std::string("/") : *in_root;
   }
   return Error{"cannot resolve " + printable(path) + " in " + path_};
