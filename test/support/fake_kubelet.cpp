@@ -37,13 +37,14 @@ void FakeKubelet::start() {
   if (!server_) throw std::runtime_error("the fake kubelet cannot serve " + dir_ + "/kubelet.sock");
 }
 
+// The server first: a Register still being answered may add a stream, which end_all then ends.
 void FakeKubelet::stop() {
-  end_all();
   if (server_) {
     server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
     server_->Wait();
     server_.reset();
   }
+  end_all();
   ::unlink((dir_ + "/kubelet.sock").c_str());
 }
 
@@ -62,7 +63,7 @@ void FakeKubelet::restart() {
 }
 
 void FakeKubelet::end_watch(const std::string& resource) {
-  std::unique_ptr<Endpoint> endpoint;
+  std::shared_ptr<Endpoint> endpoint;
   {
     const std::lock_guard lock(mutex_);
     const auto it = endpoints_.find(resource);
@@ -70,6 +71,7 @@ void FakeKubelet::end_watch(const std::string& resource) {
     endpoint = std::move(it->second);
     endpoints_.erase(it);
     endpoint->stream->TryCancel();
+    changed_.notify_all();
   }
   if (endpoint->watcher.joinable()) endpoint->watcher.join();
 }
@@ -98,7 +100,7 @@ grpc::Status FakeKubelet::on_register(const v1beta1::RegisterRequest& request) {
   auto channel = grpc::CreateChannel("unix://" + path, grpc::InsecureChannelCredentials());
   if (!channel->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(10)))
     return {grpc::StatusCode::UNAVAILABLE, "cannot dial the plugin back at " + path};
-  auto endpoint = std::make_unique<Endpoint>();
+  auto endpoint = std::make_shared<Endpoint>();
   endpoint->stub =
       std::shared_ptr<v1beta1::DevicePlugin::Stub>(v1beta1::DevicePlugin::NewStub(channel));
   grpc::ClientContext context;
@@ -108,15 +110,18 @@ grpc::Status FakeKubelet::on_register(const v1beta1::RegisterRequest& request) {
     return s;
   end_watch(request.resource_name());
   endpoint->stream = std::make_unique<grpc::ClientContext>();
-  Endpoint* watched = endpoint.get();
-  {
-    const std::lock_guard lock(mutex_);
-    endpoints_[request.resource_name()] = std::move(endpoint);
-  }
-  watched->watcher = std::thread([this, watched] { watch(watched); });
   std::unique_lock lock(mutex_);
-  if (!changed_.wait_for(lock, std::chrono::seconds(10), [&] { return watched->lists > 0; }))
+  // Started under the lock, so that a registration replacing this one finds a thread to join.
+  endpoints_[request.resource_name()] = endpoint;
+  endpoint->watcher = std::thread([this, watched = endpoint.get()] { watch(watched); });
+  const auto replaced = [&] {
+    const auto it = endpoints_.find(request.resource_name());
+    return it == endpoints_.end() || it->second != endpoint;
+  };
+  if (!changed_.wait_for(lock, std::chrono::seconds(10),
+                         [&] { return endpoint->lists > 0 || replaced(); }))
     return {grpc::StatusCode::DEADLINE_EXCEEDED, "no device list from the plugin"};
+  if (endpoint->lists == 0) return {grpc::StatusCode::ABORTED, "replaced by a newer registration"};
   registrations_.push_back(request);
   changed_.notify_all();
   return grpc::Status::OK;

@@ -91,7 +91,8 @@ class FakeKubelet {
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::vector<v1beta1::RegisterRequest> registrations_;
-  std::map<std::string, std::unique_ptr<Endpoint>> endpoints_;  // by resource
+  // By resource; shared with a Register still waiting for the endpoint's first list.
+  std::map<std::string, std::shared_ptr<Endpoint>> endpoints_;
 };
 
 }  // namespace gcr::test

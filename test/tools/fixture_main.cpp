@@ -10,12 +10,20 @@
 //   gcr-fixture measure [NAME=VALUE...] -- CMD...          runs CMD; prints its exit status,
 //                                                          peak RSS (KB), CPU seconds and
 //                                                          minor page faults
+//   gcr-fixture kubelet DIR SECONDS                        a kubelet's device manager on
+//                                                          DIR/kubelet.sock for a real plugin:
+//                                                          waits until a plugin's devices are
+//                                                          all Healthy, prints them and one
+//                                                          device's Allocate answer; exit 1
+//                                                          when any stays otherwise
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "fake_kubelet.h"
 #include "hostile_image.h"
 #include "shim_fixture.h"
 #include "sim_host.h"
@@ -70,6 +78,39 @@ int measure(const std::vector<std::string>& args) {
   return 0;
 }
 
+bool all_healthy(const gcr::test::Devices& devices) {
+  return !devices.empty() && std::all_of(devices.begin(), devices.end(),
+                                         [](const auto& d) { return d.health() == "Healthy"; });
+}
+
+// Serves DIR/kubelet.sock until the first plugin registers and its devices are all Healthy (or
+// SECONDS pass), then prints its resource, its devices and what Allocate hands one of them.
+int kubelet(const std::vector<std::string>& args) {
+  const std::chrono::seconds timeout(std::stoul(args[2]));
+  gcr::test::FakeKubelet kubelet(args[1]);
+  if (!kubelet.wait_for_registrations(1, timeout)) {
+    std::printf("no plugin registered in %s s\n", args[2].c_str());
+    return 1;
+  }
+  const std::string resource = kubelet.registrations().front().resource_name();
+  const bool healthy = kubelet.wait_for_devices(all_healthy, timeout, resource);
+  const auto devices = kubelet.devices(resource);
+  std::printf("%s: %zu devices\n", resource.c_str(), devices.size());
+  for (const auto& d : devices) std::printf("  %s %s\n", d.id().c_str(), d.health().c_str());
+  if (devices.empty()) return 1;
+  v1beta1::AllocateResponse answer;
+  const auto status = kubelet.allocate({devices.front().id()}, answer, resource);
+  if (!status.ok()) {
+    std::printf("Allocate %s: %s\n", devices.front().id().c_str(), status.error_message().c_str());
+    return 1;
+  }
+  std::printf("Allocate %s:", devices.front().id().c_str());
+  for (const auto& arg : gcr::test::ctr_arguments(answer.container_responses(0)))
+    std::printf(" %s", arg.c_str());
+  std::printf("\n");
+  return healthy ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -79,12 +120,14 @@ int main(int argc, char** argv) {
   if (args.size() >= 2 && args[0] == "gpu-host") status = gpu_host(args);
   if (args.size() == 3 && args[0] == "hostile") status = hostile(args);
   if (!args.empty() && args[0] == "measure") status = measure(args);
+  if (args.size() == 3 && args[0] == "kubelet") status = kubelet(args);
   if (status == 2) {
     std::fprintf(stderr,
                  "usage: gcr-fixture busybox|glibc BUNDLE [NAME=VALUE...] -- CMD...\n"
                  "       gcr-fixture gpu-host DIR [GPUS] [lib64] [version=V]\n"
                  "       gcr-fixture hostile cache|includes|needed BUNDLE\n"
-                 "       gcr-fixture measure [NAME=VALUE...] -- CMD...\n");
+                 "       gcr-fixture measure [NAME=VALUE...] -- CMD...\n"
+                 "       gcr-fixture kubelet DIR SECONDS\n");
   }
   return status;
 }
