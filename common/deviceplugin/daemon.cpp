@@ -46,6 +46,14 @@ constexpr auto kLastRetry = std::chrono::seconds(30);
 constexpr auto kConfigRetry = std::chrono::seconds(10);
 constexpr auto kNvmlRetry = std::chrono::seconds(5);
 
+// A socket's identity: which socket a path names now, if it names one.
+using SocketId = std::pair<dev_t, ino_t>;
+std::optional<SocketId> socket_at(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) return std::nullopt;
+  return SocketId{st.st_dev, st.st_ino};
+}
+
 struct Options {
   std::optional<std::string> config_path;
   bool help = false;
@@ -153,10 +161,7 @@ class ResourcePlugin {
       backoff_ = std::min(backoff_ * 2, std::chrono::seconds(kLastRetry));
       return;
     }
-    struct stat st {};
-    served_ = ::lstat((dir_ + "/" + socket_).c_str(), &st) == 0
-                  ? std::optional<std::pair<dev_t, ino_t>>({st.st_dev, st.st_ino})
-                  : std::nullopt;
+    served_ = socket_at(dir_ + "/" + socket_);
     logger_.info("serving " + dir_ + "/" + socket_);
     // Served now (SIGHUP, or a removal long after the last serve): a serve or registration
     // retry still due would serve or register a second time.
@@ -170,9 +175,14 @@ class ResourcePlugin {
   // (the stale socket a killed plugin left, unlinked before binding) leaves it there, and is
   // no reason to serve again.
   [[nodiscard]] bool serving_own_socket() const {
-    struct stat st {};
-    return served_ && ::lstat((dir_ + "/" + socket_).c_str(), &st) == 0 && S_ISSOCK(st.st_mode) &&
-           st.st_dev == served_->first && st.st_ino == served_->second;
+    return served_ && socket_at(dir_ + "/" + socket_) == served_;
+  }
+
+  // Whether `kubelet` is the kubelet.sock of our last registration, and we still serve: then
+  // its creation event is no restart (the kubelet started as we did, and the event was queued
+  // before we registered; or the same socket was moved back).
+  [[nodiscard]] bool registered_through(const std::optional<SocketId>& kubelet) const {
+    return kubelet && registered_kubelet_ == kubelet && serving_own_socket();
   }
 
   // Our socket is gone (the kubelet removes every socket when it restarts): serve it again, at
@@ -198,7 +208,9 @@ class ResourcePlugin {
       return;
     }
     waiting_logged_ = false;
+    const auto kubelet = socket_at(dir_ + "/" + kKubeletSocket);
     const auto registered = register_with_kubelet(dir_ + "/" + kKubeletSocket, socket_, resource_);
+    registered_kubelet_ = registered ? kubelet : std::nullopt;
     if (registered) {
       logger_.info("registered with the kubelet as " + resource_ + " (" +
                    std::to_string(state_.snapshot().devices.size()) + " devices)");
@@ -233,7 +245,8 @@ class ResourcePlugin {
   bool pending_serve_ = false;
   std::optional<Clock::time_point> next_due_;
   std::optional<Clock::time_point> last_serve_;
-  std::optional<std::pair<dev_t, ino_t>> served_;
+  std::optional<SocketId> served_;
+  std::optional<SocketId> registered_kubelet_;
   std::chrono::seconds backoff_ = kFirstRetry;
   std::chrono::seconds serve_backoff_ = kFirstRetry;
 };
@@ -518,6 +531,12 @@ class Plugin {
     if (directory_gone) {
       logger_.warning(dir_ + " was removed or overflowed: watching it again");
       if (auto s = watch_directory(); !s) logger_.error(s.error().message);
+    }
+    if (kubelet_restarted) {
+      const auto kubelet = socket_at(dir_ + "/" + kKubeletSocket);
+      kubelet_restarted = !std::all_of(plugins_.begin(), plugins_.end(), [&](const auto& p) {
+        return p.second->registered_through(kubelet);
+      });
     }
     if (kubelet_restarted)
       logger_.info("the kubelet restarted (" + std::string(kKubeletSocket) +

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <memory>
 #include <set>
 
@@ -191,6 +192,21 @@ TEST_CASE(
   // that removal and serves the socket again, so it is there again within a tick.
   CHECK(gcr::test::wait_for_path(f.kubelet_dir + "/" + kSocket, 10));
   CHECK(f.logged("was removed: serving it again"));
+}
+
+TEST_CASE("the kubelet's own socket moved away and back is no restart: registered once") {
+  require_root();
+  PluginFixture f;
+  f.start();
+  REQUIRE(f.kubelet->wait_for_registrations(1, kWait));
+  // The creation event of the socket the plugin registered through, as a plugin starting with
+  // the kubelet sees it queued before its first registration (seen on a real GPU host).
+  const std::string socket = f.kubelet_dir + "/kubelet.sock";
+  REQUIRE(::rename(socket.c_str(), (socket + ".moved").c_str()) == 0);
+  REQUIRE(::rename((socket + ".moved").c_str(), socket.c_str()) == 0);
+  std::this_thread::sleep_for(1500ms);
+  CHECK(f.kubelet->registrations().size() == 1);
+  CHECK(f.log().find("the kubelet restarted") == std::string::npos);
 }
 
 TEST_CASE("killed with SIGKILL and started again, 20 times: it settles every time") {
