@@ -1,12 +1,13 @@
 #!/bin/sh
 # Prints how much the shim adds to runc: median ratio of paired runs (shim / runc) and the
 # spread (p10..p90). Needs root (it runs containers). N pairs per case (default 300).
-#   scripts/bench.sh [N] [SECTION...]   sections: goals steps real gpu hook hostile plugin
+#   scripts/bench.sh [N] [SECTION...]   sections: goals steps real host gpu hook hostile plugin
 #                                        (default: all)
 # `goals` prints, for each of the speed goals, ours, the floor and the gap in both layouts;
 # `steps` the shim's own GPU create, step by step, in both layouts, with the page faults of a
 # create, of a pass-through call and of the wrapper; `real` the same steps and runc's lifecycle
-# on NVIDIA's real driver files (test/real-driver.sh) with a host loader cache of real size.
+# on NVIDIA's real driver files (test/real-driver.sh) with a host loader cache of real size;
+# `host` the same on this machine's own driver and GPU, where it has one.
 set -eu
 cd "$(dirname "$0")/.."
 N=300
@@ -242,6 +243,27 @@ if want real; then
   rm -rf "$DISK/real"
   HOST="" DRIVER=$WORK/driver.toml
   gpu_config "$RUNC"
+fi
+
+# This machine's own driver and GPU as a node runs them (both roots /): the `real` rows, and a
+# GPU container's whole lifecycle through the shim against one without GPU under runc.
+if want host; then
+  if [ -r /proc/driver/nvidia/version ]; then
+    printf '[driver]\nroot = "/"\ndev-root = "/"\n' >"$WORK/host.toml"
+    DRIVER=$WORK/host.toml
+    HOST=", this host's driver $(awk '/NVRM/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+[.][0-9.]+$/) { print $i; exit } }' /proc/driver/nvidia/version),"
+    HOST="$HOST $(ldconfig -p | sed -n '1s/ libs.*//p') cache entries"
+    gpu_config "$RUNC"
+    on_tmpfs && real_rows
+    echo "[$LAYOUT$HOST] a 1-GPU container (compute,utility) through the shim / a container without GPU under runc (median of $N pairs)"
+    GPU_CONTAINER_RUNTIME_CONFIG=$WORK/gpu.toml "$B/test/bench-pairs" "$N" \
+      /bin/sh -c "$(whole "$RUNC" "$BUNDLES/plain" original.json)" -- \
+      /bin/sh -c "$(whole "$SHIM" "$BUNDLES/gpu" original.json)"
+    HOST="" DRIVER=$WORK/driver.toml
+    gpu_config "$RUNC"
+  else
+    echo "host: this machine has no NVIDIA driver loaded (no /proc/driver/nvidia/version): no rows"
+  fi
 fi
 
 if want gpu; then
