@@ -90,8 +90,7 @@ Result<DriverFileSet> find_and_keep(const CapabilitySet& caps, DriverHost& host,
                            ready.error().message);
     return host.files().file_set(caps);
   }
-  timespec started{};
-  ::clock_gettime(CLOCK_REALTIME, &started);
+  const timespec started = realtime_now();
   // A host of its own: nothing remembered from before the stamps were taken.
   SystemFs fs;
   TrustCheck trust;

@@ -19,7 +19,8 @@ namespace {
 
 constexpr std::string_view kMagic = "gcr-discovery-cache 2\n";
 constexpr std::size_t kMaxFileBytes = std::size_t{1} << 20;
-constexpr std::size_t kMaxEntries = 16;
+// A file per driver root and capability set asked for, and one per GPU read.
+constexpr std::size_t kMaxEntries = 64;
 
 // "files-<16 hex digits>": FNV-1a of the key.
 std::string file_name(const std::string& key) {
@@ -101,6 +102,12 @@ void make_room(const Fd& dir, const std::string& path, const std::string& keep) 
 }
 
 }  // namespace
+
+timespec realtime_now() {
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  return now;
+}
 
 Result<Fd> store_directory(const std::string& dir) {
   const std::string parent = dirname_of(dir);

@@ -26,6 +26,9 @@ struct Stamped {
 // its filesystem's timestamp granularity, unseen: a result depending on it is not kept.
 constexpr time_t kRacyWindowSeconds = 2;
 
+// The real time, as a discovery's start is taken.
+[[nodiscard]] timespec realtime_now();
+
 // The file's text and back: what it was kept for, the stamps, the read-only answers and the
 // payload, every name exactly; nullopt for a text that is not one (or kept for another key).
 [[nodiscard]] std::string write_stamped(const std::string& key, const Stamped& stamped);

@@ -51,7 +51,8 @@ bool DeviceNodes::modifies_device_files() {
 
 Result<Gpu> DeviceNodes::read_gpu(const std::string& entry) {
   const std::string path = dev_path("/proc/driver/nvidia/gpus") + "/" + entry + "/information";
-  auto text = fs_.read_file(path, kMaxProcFileBytes);
+  const auto read_live = [&] { return fs_.read_file(path, kMaxProcFileBytes); };
+  auto text = gpu_information_ ? gpu_information_->read(path, read_live) : read_live();
   if (!text)
     return Error{"cannot read GPU information: " + text.error().message + " (" + path + ")"};
   auto info = parse_gpu_information(*text);

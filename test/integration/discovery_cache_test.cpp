@@ -120,3 +120,28 @@ TEST_CASE("discovery cache: off where nothing can be kept, and the create is as 
   const auto mounts = f.mount_destinations();
   CHECK(std::find(mounts.begin(), mounts.end(), kLib + "libcuda.so." + kVersion) != mounts.end());
 }
+
+TEST_CASE("discovery cache: a GPU's information kept while its /proc file is the one read") {
+  REQUIRE_MESSAGE(gcr::test::is_root(), "the simulated GPU host needs root (mknod, chown)");
+  CachedFixture f;
+  const auto& gpus = f.host().gpus();
+  const std::string info =
+      f.host().dev_root() + "/proc/driver/nvidia/gpus/" + gpus.at(0).bus + "/information";
+  (void)f.create_gpu();
+  std::string kept;
+  for (const auto& e : std::filesystem::directory_iterator(f.path("state/discovery")))
+    kept += gcr::test::read_file(e.path().string());
+  CHECK(kept.find("gpu information " + info) != std::string::npos);
+  CHECK(f.devices().count("/dev/nvidia" + std::to_string(gpus[0].minor)) == 1);
+  // The driver made the entry again and gave GPU 0 GPU 1's minor: what was kept is not used.
+  std::string text = gcr::test::read_file(info);
+  const std::string minor = "Device Minor: \t " + std::to_string(gpus[0].minor) + "\n";
+  REQUIRE(text.find(minor) != std::string::npos);
+  text.replace(text.find(minor), minor.size(),
+               "Device Minor: \t " + std::to_string(gpus.at(1).minor) + "\n");
+  gcr::test::write_file(info + ".new", text);
+  REQUIRE(::rename((info + ".new").c_str(), info.c_str()) == 0);
+  (void)f.create_gpu();
+  CHECK(f.devices().count("/dev/nvidia" + std::to_string(gpus[1].minor)) == 1);
+  CHECK(f.devices().count("/dev/nvidia" + std::to_string(gpus[0].minor)) == 0);
+}

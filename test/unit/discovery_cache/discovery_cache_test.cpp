@@ -13,6 +13,7 @@
 #include "base/trust.h"
 #include "discovery_cache/driver_files_cache.h"
 #include "discovery_cache/fields.h"
+#include "discovery_cache/gpu_information.h"
 #include "discovery_cache/path_stamps.h"
 #include "discovery_cache/recording_host.h"
 #include "discovery_cache/stamped_file.h"
@@ -216,7 +217,7 @@ TEST_CASE("stamped file: a full directory loses its older half before another is
   const std::string dir = tree.t / "state/discovery";
   const Stamped stamped{tree.consulted().stamps(), {}, "payload"};
   std::vector<std::string> files;  // by key
-  for (int i = 0; i < 16; ++i) {
+  for (int i = 0; i < 64; ++i) {
     REQUIRE(gcr::store_stamped(dir, "key " + std::to_string(i), stamped, started_in(3)).ok());
     for (const auto& name : names_in(dir)) {
       if (!has(files, name)) files.push_back(name);
@@ -225,16 +226,16 @@ TEST_CASE("stamped file: a full directory loses its older half before another is
     const timespec times[2] = {{0, UTIME_OMIT}, {1700000000 + i, 0}};
     REQUIRE(::utimensat(AT_FDCWD, (dir + "/" + files.back()).c_str(), times, 0) == 0);
   }
-  REQUIRE(files.size() == 16);
+  REQUIRE(files.size() == 64);
   write_file(dir + "/.files-0.tmp", "another shim's file, not yet renamed", 0600);
-  REQUIRE(gcr::store_stamped(dir, "key 16", stamped, started_in(3)).ok());
+  REQUIRE(gcr::store_stamped(dir, "key 64", stamped, started_in(3)).ok());
   const auto left = names_in(dir);
-  CHECK(left.size() == 10);
-  for (int i = 0; i < 16; ++i) CHECK_MESSAGE(has(left, files[i]) == (i >= 8), i);
+  CHECK(left.size() == 34);
+  for (int i = 0; i < 64; ++i) CHECK_MESSAGE(has(left, files[i]) == (i >= 32), i);
   CHECK(has(left, ".files-0.tmp"));
-  CHECK(gcr::load_stamped(dir, "key 16").ok());
-  CHECK(gcr::load_stamped(dir, "key 15").ok());
-  CHECK(gcr::load_stamped(dir, "key 7").error().message == "nothing kept yet");
+  CHECK(gcr::load_stamped(dir, "key 64").ok());
+  CHECK(gcr::load_stamped(dir, "key 63").ok());
+  CHECK(gcr::load_stamped(dir, "key 31").error().message == "nothing kept yet");
 }
 
 TEST_CASE("a driver file set and its notes read back exactly; a damaged one does not") {
@@ -374,4 +375,65 @@ TEST_CASE("stamped file: nothing is kept below a folder others can write") {
   const Stamped stamped{tree.consulted().stamps(), {}, "payload"};
   CHECK_FALSE(gcr::store_stamped(open + "/state/discovery", "key", stamped, started_in(3)).ok());
   CHECK_FALSE(gcr::test::exists(open + "/state"));
+}
+
+TEST_CASE("GPU information: kept under its file's stamp, read again once the file is another") {
+  gcr::test::TempDir t;
+  const std::string info = t / "proc/driver/nvidia/gpus/0000:3b:00.0/information";
+  const std::string text = "Model: \t\t NVIDIA H200\nDevice Minor: \t 0\n";
+  write_file(info, text);
+  gcr::KeptGpuInformation kept(t / "state", [] { return started_in(3); });
+  int live = 0;
+  const auto read_live = [&] {
+    ++live;
+    return gcr::Result<std::string>(gcr::test::read_file(info));
+  };
+  CHECK(*kept.read(info, read_live) == text);
+  CHECK(*kept.read(info, read_live) == text);
+  CHECK(live == 1);
+
+  SUBCASE("the entry made again: another inode") {
+    write_file(info + ".new", "Model: \t\t NVIDIA H200\nDevice Minor: \t 1\n");
+    REQUIRE(::rename((info + ".new").c_str(), info.c_str()) == 0);
+    CHECK(kept.read(info, read_live)->ends_with("Minor: \t 1\n"));
+    CHECK(live == 2);
+  }
+  SUBCASE("the same file written again") {
+    write_file(info, "Model: \t\t NVIDIA H200\nDevice Minor: \t 2\n");
+    CHECK(kept.read(info, read_live)->ends_with("Minor: \t 2\n"));
+    CHECK(live == 2);
+  }
+  SUBCASE("another GPU's file is its own") {
+    const std::string other = t / "proc/driver/nvidia/gpus/0000:5e:00.0/information";
+    write_file(other, "Device Minor: \t 3\n");
+    CHECK(*kept.read(other, [&] {
+      return gcr::Result<std::string>(gcr::test::read_file(other));
+    }) == "Device Minor: \t 3\n");
+    CHECK(*kept.read(info, read_live) == text);
+    CHECK(live == 1);
+  }
+  SUBCASE("no state directory: read every time") {
+    gcr::KeptGpuInformation none("", [] { return started_in(3); });
+    (void)none.read(info, read_live);
+    (void)none.read(info, read_live);
+    CHECK(live == 3);
+  }
+}
+
+TEST_CASE("GPU information: a file changed less than 2 s before is read again each time") {
+  gcr::test::TempDir t;
+  const std::string info = t / "information";
+  write_file(info, "Device Minor: \t 0\n");
+  gcr::KeptGpuInformation kept(t / "state", [] { return started_in(0); });
+  int live = 0;
+  const auto read_live = [&] {
+    ++live;
+    return gcr::Result<std::string>(gcr::test::read_file(info));
+  };
+  (void)kept.read(info, read_live);
+  (void)kept.read(info, read_live);
+  CHECK(live == 2);
+  const bool kept_any =
+      gcr::test::exists(t / "state/discovery") && !names_in(t / "state/discovery").empty();
+  CHECK_FALSE(kept_any);
 }
