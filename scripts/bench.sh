@@ -253,6 +253,10 @@ if want host; then
     DRIVER=$WORK/host.toml
     HOST=", this host's driver $(awk '/NVRM/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+[.][0-9.]+$/) { print $i; exit } }' /proc/driver/nvidia/version),"
     HOST="$HOST $(ldconfig -p | sed -n '1s/ libs.*//p') cache entries"
+    # procfs dates a file's inode from its first look-up, and the discovery cache keeps nothing
+    # less than 2 s old: on a machine just started, the GPUs' information files are that new.
+    cat /proc/driver/nvidia/gpus/*/information >/dev/null
+    sleep 3
     gpu_config "$RUNC"
     on_tmpfs && real_rows
     echo "[$LAYOUT$HOST] a 1-GPU container (compute,utility) through the shim / a container without GPU under runc (median of $N pairs)"

@@ -39,12 +39,14 @@ Result<Fd> open_directory(const std::string& path) {
 namespace {
 
 // How many bytes read_fd first makes room for: a regular file's size and one byte to see its
-// end, so it is read into one buffer; 64 KiB for anything else. Never past one byte more than
-// `max_bytes`, the most that needs reading to know a file is too large.
+// end, so it is read into one buffer; a page for anything else (a /proc file, read on every
+// create, holds a few hundred bytes: a larger buffer only costs page faults), doubled as it
+// fills. Never past one byte more than `max_bytes`, the most that needs reading to know a file
+// is too large.
 std::size_t first_read_size(const struct stat& st, std::size_t limit) {
   if (S_ISREG(st.st_mode) && st.st_size > 0)
     return std::min(static_cast<std::size_t>(st.st_size) + 1, limit);
-  return std::min<std::size_t>(65536, limit);
+  return std::min<std::size_t>(4096, limit);
 }
 
 // A regular file that gave the bytes its size says, short of the room it was offered, is read
