@@ -29,10 +29,20 @@ std::string DeviceNodes::dev_path(const std::string& in_root) const {
   return join_root(dev_root_, in_root);
 }
 
+Result<std::string> DeviceNodes::read_proc(const std::string& in_root,
+                                           const std::vector<std::string>& anchors_in_root) {
+  const std::string path = dev_path(in_root);
+  const auto read_live = [&] { return fs_.read_file(path, kMaxProcFileBytes); };
+  if (!proc_files_) return read_live();
+  std::vector<std::string> anchors;
+  for (const auto& anchor : anchors_in_root) anchors.push_back(dev_path(anchor));
+  return proc_files_->read(path, anchors, read_live);
+}
+
 Result<std::string> DeviceNodes::version() {
   if (!version_) {
     const std::string path = dev_path("/proc/driver/nvidia/version");
-    auto text = fs_.read_file(path, kMaxProcFileBytes);
+    auto text = read_proc("/proc/driver/nvidia/version");
     if (!text) {
       version_ = Error{"NVIDIA driver not found: " + text.error().message + " (" + path + ")"};
     } else if (auto v = parse_driver_version(*text); !v) {
@@ -45,14 +55,14 @@ Result<std::string> DeviceNodes::version() {
 }
 
 bool DeviceNodes::modifies_device_files() {
-  auto text = fs_.read_file(dev_path(kDriverParamsPath), kMaxProcFileBytes);
+  auto text = read_proc(kDriverParamsPath);
   return text && without_device_node_modification(*text).has_value();
 }
 
 Result<Gpu> DeviceNodes::read_gpu(const std::string& entry) {
-  const std::string path = dev_path("/proc/driver/nvidia/gpus") + "/" + entry + "/information";
-  const auto read_live = [&] { return fs_.read_file(path, kMaxProcFileBytes); };
-  auto text = gpu_information_ ? gpu_information_->read(path, read_live) : read_live();
+  const std::string in_root = "/proc/driver/nvidia/gpus/" + entry + "/information";
+  const std::string path = dev_path(in_root);
+  auto text = read_proc(in_root);
   if (!text)
     return Error{"cannot read GPU information: " + text.error().message + " (" + path + ")"};
   auto info = parse_gpu_information(*text);
@@ -138,7 +148,8 @@ Result<Gpu> DeviceNodes::gpu(unsigned index) {
 Result<std::map<std::string, unsigned>> DeviceNodes::char_majors() {
   if (!majors_) {
     const std::string path = dev_path("/proc/devices");
-    auto text = fs_.read_file(path, kMaxProcFileBytes);
+    // The majors asked for are those of the nvidia and nvidia-uvm modules.
+    auto text = read_proc("/proc/devices", {"/sys/module/nvidia", "/sys/module/nvidia_uvm"});
     majors_ = text ? Result<std::map<std::string, unsigned>>(parse_char_majors(*text))
                    : Result<std::map<std::string, unsigned>>(
                          Error{text.error().message + " (" + path + ")"});

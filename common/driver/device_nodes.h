@@ -34,15 +34,16 @@ struct MigInstance {
   bool operator==(const MigInstance&) const = default;
 };
 
-// What GPUs' information files said, kept between calls (discovery_cache/gpu_information.h).
-// Reading one asks the driver about its GPU: about 0.2 ms on a real H200.
-class GpuInformationStore {
+// What the driver's /proc files said, kept between calls (discovery_cache/proc_files.h).
+class ProcFileStore {
  public:
-  virtual ~GpuInformationStore() = default;
-  // The text of the information file at `path`: the one kept while the file is still the one it
-  // was read from, else what `read_live` reads (kept when it may be).
+  virtual ~ProcFileStore() = default;
+  // The text of the file at `path`: the one kept while the file and each of `anchors` (the
+  // directories of the modules it describes) are still the ones it was read with, else what
+  // `read_live` reads (kept when it may be).
   [[nodiscard]] virtual Result<std::string> read(
-      const std::string& path, const std::function<Result<std::string>()>& read_live) = 0;
+      const std::string& path, const std::vector<std::string>& anchors,
+      const std::function<Result<std::string>()>& read_live) = 0;
 };
 
 class DeviceNodes {
@@ -51,8 +52,8 @@ class DeviceNodes {
   // is added to `notes`.
   DeviceNodes(std::string dev_root, NodeStatFn stat, HostFs& fs, Notes& notes);
 
-  // GPUs' information files are read through `store` from now on (it must outlive this).
-  void keep_gpu_information_in(GpuInformationStore& store) { gpu_information_ = &store; }
+  // The driver's /proc files are read through `store` from now on (it must outlive this).
+  void keep_proc_files_in(ProcFileStore& store) { proc_files_ = &store; }
 
   [[nodiscard]] Result<std::string> version();
   // Every GPU, each one's proc/driver/nvidia/gpus/<bus>/information read.
@@ -101,6 +102,10 @@ class DeviceNodes {
 
  private:
   Result<std::map<std::string, unsigned>> char_majors();
+  // Dev-root's file `in_root` (through the store, if any), kept while the directories
+  // `anchors_in_root` of dev-root are the same.
+  Result<std::string> read_proc(const std::string& in_root,
+                                const std::vector<std::string>& anchors_in_root = {});
   Result<DeviceNode> checked_node(const std::string& name, unsigned expected_major);
   // The same with the node's lstat `st` already taken.
   Result<DeviceNode> checked_node(const std::string& name, unsigned expected_major,
@@ -125,7 +130,7 @@ class DeviceNodes {
   // The entries in bus order; nothing when one is named otherwise (then gpus() answers).
   std::optional<std::optional<std::vector<GpuEntry>>> gpu_entries_;
   std::map<unsigned, Gpu> read_gpus_;
-  GpuInformationStore* gpu_information_ = nullptr;
+  ProcFileStore* proc_files_ = nullptr;
   std::optional<Result<std::map<std::string, unsigned>>> majors_;
 };
 

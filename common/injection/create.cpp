@@ -4,7 +4,7 @@
 #include "base/step_clock.h"
 #include "base/text.h"
 #include "base/trust.h"
-#include "discovery_cache/gpu_information.h"
+#include "discovery_cache/proc_files.h"
 #include "driver/files.h"
 #include "driver/host.h"
 #include "driver/probe.h"
@@ -79,8 +79,8 @@ Status prepare_container(const RuncArgs& runc, const Config& config, const Logge
   }
   clock.mark("request");
   DriverHost host(config.driver, lstat_node);
-  KeptGpuInformation kept_gpus(config.runtime.state_dir);
-  host.devices().keep_gpu_information_in(kept_gpus);
+  KeptProcFiles kept_proc_files(config.runtime.state_dir);
+  host.devices().keep_proc_files_in(kept_proc_files);
   CtkProbe probe(config);
   CtkCdiResolver cdi(config);
   const NodeStatFn stat = lstat_node;

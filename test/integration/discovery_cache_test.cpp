@@ -131,7 +131,9 @@ TEST_CASE("discovery cache: a GPU's information kept while its /proc file is the
   std::string kept;
   for (const auto& e : std::filesystem::directory_iterator(f.path("state/discovery")))
     kept += gcr::test::read_file(e.path().string());
-  CHECK(kept.find("gpu information " + info) != std::string::npos);
+  CHECK(kept.find("proc file " + info) != std::string::npos);
+  CHECK(kept.find("proc file " + f.host().dev_root() + "/proc/driver/nvidia/version") !=
+        std::string::npos);
   CHECK(f.devices().count("/dev/nvidia" + std::to_string(gpus[0].minor)) == 1);
   // The driver made the entry again and gave GPU 0 GPU 1's minor: what was kept is not used.
   std::string text = gcr::test::read_file(info);

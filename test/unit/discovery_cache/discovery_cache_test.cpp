@@ -13,8 +13,8 @@
 #include "base/trust.h"
 #include "discovery_cache/driver_files_cache.h"
 #include "discovery_cache/fields.h"
-#include "discovery_cache/gpu_information.h"
 #include "discovery_cache/path_stamps.h"
+#include "discovery_cache/proc_files.h"
 #include "discovery_cache/recording_host.h"
 #include "discovery_cache/stamped_file.h"
 #include "driver/host_fs.h"
@@ -377,61 +377,97 @@ TEST_CASE("stamped file: nothing is kept below a folder others can write") {
   CHECK_FALSE(gcr::test::exists(open + "/state"));
 }
 
-TEST_CASE("GPU information: kept under its file's stamp, read again once the file is another") {
+TEST_CASE("/proc files: kept under the file's stamp, read again once the file is another") {
   gcr::test::TempDir t;
   const std::string info = t / "proc/driver/nvidia/gpus/0000:3b:00.0/information";
   const std::string text = "Model: \t\t NVIDIA H200\nDevice Minor: \t 0\n";
   write_file(info, text);
-  gcr::KeptGpuInformation kept(t / "state", [] { return started_in(3); });
+  gcr::KeptProcFiles kept(t / "state", [] { return started_in(3); });
   int live = 0;
   const auto read_live = [&] {
     ++live;
     return gcr::Result<std::string>(gcr::test::read_file(info));
   };
-  CHECK(*kept.read(info, read_live) == text);
-  CHECK(*kept.read(info, read_live) == text);
+  CHECK(*kept.read(info, {}, read_live) == text);
+  CHECK(*kept.read(info, {}, read_live) == text);
   CHECK(live == 1);
 
   SUBCASE("the entry made again: another inode") {
     write_file(info + ".new", "Model: \t\t NVIDIA H200\nDevice Minor: \t 1\n");
     REQUIRE(::rename((info + ".new").c_str(), info.c_str()) == 0);
-    CHECK(kept.read(info, read_live)->ends_with("Minor: \t 1\n"));
+    CHECK(kept.read(info, {}, read_live)->ends_with("Minor: \t 1\n"));
     CHECK(live == 2);
   }
   SUBCASE("the same file written again") {
     write_file(info, "Model: \t\t NVIDIA H200\nDevice Minor: \t 2\n");
-    CHECK(kept.read(info, read_live)->ends_with("Minor: \t 2\n"));
+    CHECK(kept.read(info, {}, read_live)->ends_with("Minor: \t 2\n"));
     CHECK(live == 2);
   }
   SUBCASE("another GPU's file is its own") {
     const std::string other = t / "proc/driver/nvidia/gpus/0000:5e:00.0/information";
     write_file(other, "Device Minor: \t 3\n");
-    CHECK(*kept.read(other, [&] {
-      return gcr::Result<std::string>(gcr::test::read_file(other));
-    }) == "Device Minor: \t 3\n");
-    CHECK(*kept.read(info, read_live) == text);
+    const auto read_other = [&] { return gcr::Result<std::string>(gcr::test::read_file(other)); };
+    CHECK(*kept.read(other, {}, read_other) == "Device Minor: \t 3\n");
+    CHECK(*kept.read(info, {}, read_live) == text);
     CHECK(live == 1);
   }
   SUBCASE("no state directory: read every time") {
-    gcr::KeptGpuInformation none("", [] { return started_in(3); });
-    (void)none.read(info, read_live);
-    (void)none.read(info, read_live);
+    gcr::KeptProcFiles none("", [] { return started_in(3); });
+    (void)none.read(info, {}, read_live);
+    (void)none.read(info, {}, read_live);
     CHECK(live == 3);
   }
 }
 
-TEST_CASE("GPU information: a file changed less than 2 s before is read again each time") {
+TEST_CASE("/proc files: one anchored to module directories is read again once one is made anew") {
+  gcr::test::TempDir t;
+  const std::string devices = t / "proc/devices";
+  write_file(devices, "Character devices:\n195 nvidia\n238 nvidia-uvm\n");
+  const std::string nvidia = t / "sys/module/nvidia";
+  const std::string uvm = t / "sys/module/nvidia_uvm";
+  gcr::test::make_dirs(nvidia);
+  gcr::test::make_dirs(uvm);
+  gcr::KeptProcFiles kept(t / "state", [] { return started_in(3); });
+  int live = 0;
+  const auto read_live = [&] {
+    ++live;
+    return gcr::Result<std::string>(gcr::test::read_file(devices));
+  };
+  (void)kept.read(devices, {nvidia, uvm}, read_live);
+  CHECK(*kept.read(devices, {nvidia, uvm}, read_live) ==
+        "Character devices:\n195 nvidia\n238 nvidia-uvm\n");
+  CHECK(live == 1);
+
+  SUBCASE("a module loaded again: its directory is another") {
+    REQUIRE(::rename(uvm.c_str(), (t / "gone").c_str()) == 0);
+    gcr::test::make_dirs(uvm);
+    (void)kept.read(devices, {nvidia, uvm}, read_live);
+    CHECK(live == 2);
+  }
+  SUBCASE("a module not loaded: read every time") {
+    REQUIRE(::rmdir(uvm.c_str()) == 0);
+    (void)kept.read(devices, {nvidia, uvm}, read_live);
+    (void)kept.read(devices, {nvidia, uvm}, read_live);
+    CHECK(live == 3);
+  }
+  SUBCASE("kept apart from the same file read without anchors") {
+    (void)kept.read(devices, {}, read_live);
+    CHECK(live == 2);
+  }
+}
+
+TEST_CASE("/proc files: a file changed less than 2 s before is read again each time") {
   gcr::test::TempDir t;
   const std::string info = t / "information";
   write_file(info, "Device Minor: \t 0\n");
-  gcr::KeptGpuInformation kept(t / "state", [] { return started_in(0); });
+  gcr::KeptProcFiles kept(t / "state", [] { return started_in(0); });
   int live = 0;
   const auto read_live = [&] {
     ++live;
     return gcr::Result<std::string>(gcr::test::read_file(info));
   };
-  (void)kept.read(info, read_live);
-  (void)kept.read(info, read_live);
+  (void)kept.read(info, {}, read_live);
+  (void)kept.read(info, {}, read_live);
   CHECK(live == 2);
   const bool kept_any =
       gcr::test::exists(t / "state/discovery") && !names_in(t / "state/discovery").empty();
