@@ -49,7 +49,8 @@ struct RunOptions {
 [[nodiscard]] ProcessResult run(const std::vector<std::string>& argv,
                                 const RunOptions& options = {});
 
-// A program built by this project (gpu-container-runtime, gpu-ctk, fake-runc).
+// A program built by this project (gpu-container-runtime, gpu-ctk, fake-runc): in the build
+// tree, else beside the running program.
 [[nodiscard]] std::string built(const std::string& name);
 // A file under the source tree's test/ directory.
 [[nodiscard]] std::string test_source(const std::string& rel);
