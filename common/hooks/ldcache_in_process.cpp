@@ -346,13 +346,19 @@ class Planner {
     if (!read) return read.error();
     if (!*read) return {};  // not a file, a dangling link, not ELF: ldconfig passes it by
     const auto& lib = *read;
-    if (!lib->soname) return Error{path + " has no soname"};
-    const std::string& soname = *lib->soname;
+    // A library without a soname ldconfig indexes under the name it found it by.
+    const std::string soname = lib->soname ? *lib->soname : name;
     if (!may_add_) return Error{folder + " changed after /etc/ld.so.cache (" + name + ")"};
     if (!loader_orders(soname)) return unordered("the soname of " + path, path);
+    if (is_link && !indexed_under_own_name(name, soname)) {
+      // ldconfig takes such a link for a library of that soname, and of the libraries of one
+      // soname in a folder keeps the one whose name it orders last: the link's own target,
+      // beside it, when that orders after it (libGLX_indirect.so.0 -> libGLX_nvidia.so.580).
+      if (outranked_by_target(folder, name)) return {};
+      return Error{path + ": a link ldconfig reads"};
+    }
     if (is_link) {
       // ldconfig indexes such a link under its own name (libfoo.so -> libfoo.so.1: libfoo.so).
-      if (!indexed_under_own_name(name, soname)) return Error{path + ": a link ldconfig reads"};
       if (!loader_orders(name)) return unordered("the name " + name, path);
       const std::string_view key = own(name);
       if (!indexed.insert({key, lib->flags}).second) return Error{path + ": another " + name};
@@ -372,6 +378,22 @@ class Planner {
     entries.push_back(
         LdCacheRef{key, own(folder + "/" + soname), ld_cache_arch(lib->flags), lib->flags, 0});
     return {};
+  }
+
+  // Whether the link folder/name leads to a library file beside it (or one to be mounted
+  // there) whose name ldconfig orders after the link's: of the two, ldconfig keeps that file.
+  bool outranked_by_target(const std::string& folder, const std::string& name) {
+    const auto& target = link_target(folder + "/" + name);
+    if (!target || target->empty() || target->find('/') != std::string::npos ||
+        !looks_like_library(*target) || !loader_orders(*target) ||
+        compare_sonames(*target, name) <= 0)
+      return false;
+    if (pending_.count(folder + "/" + *target)) return true;
+    auto dir = directory(folder);
+    struct stat st {};
+    return dir && *dir &&
+           ::fstatat((*dir)->get(), target->c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+           S_ISREG(st.st_mode);
   }
 
   // The pending files of `folder` join its listing.

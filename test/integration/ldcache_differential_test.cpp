@@ -23,6 +23,7 @@
 #include "hooks/libraries_at_create.h"
 #include "hooks/rootfs.h"
 #include "ldcache/ldcache.h"
+#include "real_driver.h"
 #include "shim_fixture.h"
 #include "sim_host.h"
 
@@ -35,9 +36,13 @@ const std::string kVersion = gcr::test::SimHost::version();
 const std::string kStubs = GCR_STUB_DIR;
 
 struct Library {
-  std::string stub;    // under the stub directory: lib64/..., lib32/...
+  std::string stub;    // under the stub directory (lib64/..., lib32/...), or an absolute path
   std::string folder;  // in the image
 };
+
+std::string source_of(const Library& lib) {
+  return lib.stub.front() == '/' ? lib.stub : kStubs + "/" + lib.stub;
+}
 
 // An image (glibc, its own ld.so.cache from ldconfig) with the driver's libraries copied into
 // folders afterwards, as the bind mounts put them there.
@@ -67,7 +72,7 @@ struct Image {
     for (const auto& lib : libs) {
       gcr::test::make_dirs(rootfs + lib.folder);
       const std::string name = lib.stub.substr(lib.stub.rfind('/') + 1);
-      boost::filesystem::copy_file(kStubs + "/" + lib.stub, rootfs + lib.folder + "/" + name);
+      boost::filesystem::copy_file(source_of(lib), rootfs + lib.folder + "/" + name);
     }
   }
 
@@ -113,7 +118,7 @@ struct Image {
     std::vector<gcr::MountToCome> mounts = others;
     for (const auto& lib : libs) {
       const std::string name = lib.stub.substr(lib.stub.rfind('/') + 1);
-      mounts.push_back(gcr::MountToCome{lib.folder + "/" + name, kStubs + "/" + lib.stub, true});
+      mounts.push_back(gcr::MountToCome{lib.folder + "/" + name, source_of(lib), true});
     }
     return gcr::update_libraries_at_create(
         *root, gcr::LibrariesRequest{folders, links, "@/sbin/ldconfig", {}}, mounts);
@@ -296,6 +301,35 @@ TEST_CASE("in-process cache = ldconfig's: merged /usr, the image's entries under
 TEST_CASE("in-process cache = ldconfig's: an image whose library links lead through alternatives") {
   REQUIRE_MESSAGE(gcr::test::is_root(), "ldconfig -r needs root");
   differential(with_alternatives, multiarch_libs(), {kMultiarch, kMultiarch32}, {}, true);
+}
+
+TEST_CASE("in-process cache = ldconfig's: GLX's indirect link beside the library it names") {
+  REQUIRE_MESSAGE(gcr::test::is_root(), "ldconfig -r needs root");
+  // ldconfig takes libGLX_indirect.so.0 -> libGLX_nvidia.so.<version> for a library of soname
+  // libGLX_nvidia.so.0, and keeps the file, whose name it orders after the link's: the link
+  // changes nothing (the .run installer's layout, the GPU operator's driver container).
+  const std::string glx = "libGLX_nvidia.so." + kVersion;
+  differential(nothing,
+               {{"lib64/libcuda.so." + kVersion, kMultiarch}, {"lib64/" + glx, kMultiarch}},
+               {kMultiarch},
+               {"libcuda.so.1::" + kMultiarch + "/libcuda.so",
+                glx + "::" + kMultiarch + "/libGLX_indirect.so.0"},
+               true, 2);
+}
+
+TEST_CASE("in-process cache = ldconfig's: a library without a soname, and its development link") {
+  REQUIRE_MESSAGE(gcr::test::is_root(), "ldconfig -r needs root");
+  // NVIDIA's libnvidia-vulkan-producer.so.<version> has no soname: ldconfig indexes it, and
+  // the link to it, under their own names.
+  const std::string producer = "libnvidia-vulkan-producer.so." + gcr::test::real_driver_version();
+  differential(
+      nothing,
+      {{"lib64/libcuda.so." + kVersion, kMultiarch},
+       {gcr::test::real_driver_layouts() + "/flat" + kMultiarch + "/" + producer, kMultiarch}},
+      {kMultiarch},
+      {"libcuda.so.1::" + kMultiarch + "/libcuda.so",
+       producer + "::" + kMultiarch + "/libnvidia-vulkan-producer.so"},
+      true, 2);
 }
 
 TEST_CASE("ldconfig does what the in-process update cannot do exactly") {
