@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <ctime>
 #include <filesystem>
+#include <functional>
 
 #include "base/trust.h"
 #include "discovery_cache/driver_files_cache.h"
@@ -74,6 +75,14 @@ timespec started_in(time_t seconds) {
   ::clock_gettime(CLOCK_REALTIME, &now);
   now.tv_sec += seconds;
   return now;
+}
+
+// What a live read of `path` gives, each read counted in `count`.
+std::function<gcr::Result<std::string>()> counted_read(const std::string& path, int& count) {
+  return [&path, &count] {
+    ++count;
+    return gcr::Result<std::string>(gcr::test::read_file(path));
+  };
 }
 
 // Replaces the symlink at `link` with one to `target`, as a package manager does (rename).
@@ -384,10 +393,7 @@ TEST_CASE("/proc files: kept under the file's stamp, read again once the file is
   write_file(info, text);
   gcr::KeptProcFiles kept(t / "state", [] { return started_in(3); });
   int live = 0;
-  const auto read_live = [&] {
-    ++live;
-    return gcr::Result<std::string>(gcr::test::read_file(info));
-  };
+  const auto read_live = counted_read(info, live);
   CHECK(*kept.read(info, {}, read_live) == text);
   CHECK(*kept.read(info, {}, read_live) == text);
   CHECK(live == 1);
@@ -429,10 +435,7 @@ TEST_CASE("/proc files: one anchored to module directories is read again once on
   gcr::test::make_dirs(uvm);
   gcr::KeptProcFiles kept(t / "state", [] { return started_in(3); });
   int live = 0;
-  const auto read_live = [&] {
-    ++live;
-    return gcr::Result<std::string>(gcr::test::read_file(devices));
-  };
+  const auto read_live = counted_read(devices, live);
   (void)kept.read(devices, {nvidia, uvm}, read_live);
   CHECK(*kept.read(devices, {nvidia, uvm}, read_live) ==
         "Character devices:\n195 nvidia\n238 nvidia-uvm\n");
@@ -462,10 +465,7 @@ TEST_CASE("/proc files: a file changed less than 2 s before is read again each t
   write_file(info, "Device Minor: \t 0\n");
   gcr::KeptProcFiles kept(t / "state", [] { return started_in(0); });
   int live = 0;
-  const auto read_live = [&] {
-    ++live;
-    return gcr::Result<std::string>(gcr::test::read_file(info));
-  };
+  const auto read_live = counted_read(info, live);
   (void)kept.read(info, {}, read_live);
   (void)kept.read(info, {}, read_live);
   CHECK(live == 2);
