@@ -131,6 +131,14 @@ Result<LinkSpec> parse_link_spec(const std::string& spec) {
   return LinkSpec{spec.substr(0, sep), spec.substr(sep + 2)};
 }
 
+std::vector<std::string> link_paths(const std::vector<std::string>& specs) {
+  std::vector<std::string> paths;
+  for (const auto& spec : specs) {
+    if (auto parsed = parse_link_spec(spec)) paths.push_back(std::move(parsed->link));
+  }
+  return paths;
+}
+
 std::vector<std::string> folders_to_declare(const Result<LdSoConf>& conf,
                                             const std::vector<std::string>& folders) {
   if (!conf) return folders;
@@ -178,7 +186,8 @@ Status write_loader_configuration(const RootFs& root, const std::vector<std::str
 }
 
 Status update_ldcache(const RootFs& root, const std::vector<std::string>& requested,
-                      const std::string& ldconfig_spec, ImageBudget& budget) {
+                      const std::string& ldconfig_spec, ImageBudget& budget,
+                      const std::vector<std::string>& links_made) {
   const auto folders = with_compat_first(cuda_compat_drop_in_folder(root), requested);
   auto ldconfig = check_ldcache_request(folders, ldconfig_spec);
   if (!ldconfig) return ldconfig.error();
@@ -187,7 +196,8 @@ Status update_ldcache(const RootFs& root, const std::vector<std::string>& reques
   const auto conf = read_ld_so_conf(root, budget);
   const auto declared = folders_to_declare(conf, folders);
   auto plan = folders.empty() ? Result<LdcachePlan>(Error{"no folders"})
-                              : plan_ldcache_update(root, conf, folders, declared, budget);
+                              : plan_ldcache_update(root, conf, folders, declared, budget, {},
+                                                    nullptr, link_paths(links_made));
   if (auto s = write_loader_configuration(root, declared); !s) return s;
   if (plan && apply_ldcache_plan(root, *plan)) return {};
   return run_ldconfig_in_rootfs(LdconfigJob{*ldconfig, root.path(), folders});

@@ -21,9 +21,11 @@ inline constexpr const char* kLdConfigDropIn = "00-gpu-container-runtime.conf";
 // rebuilds /etc/ld.so.cache: in process when that is exactly ldconfig's result and the image is
 // within `budget`, else with the host ldconfig `ldconfig_spec` ("@/sbin/ldconfig") in its
 // sandbox (budget.exceeded() then says which budget the image went over). The folder our
-// enable-cuda-compat drop-in names (hooks/cuda_compat.h) comes before `folders`.
+// enable-cuda-compat drop-in names (hooks/cuda_compat.h) comes before `folders`. `links_made`:
+// the "<target>::<link>" links made just before, which ldconfig will index too.
 [[nodiscard]] Status update_ldcache(const RootFs& root, const std::vector<std::string>& folders,
-                                    const std::string& ldconfig_spec, ImageBudget& budget);
+                                    const std::string& ldconfig_spec, ImageBudget& budget,
+                                    const std::vector<std::string>& links_made = {});
 
 // The checks update_ldcache makes before it writes anything (folders absolute without "..",
 // ldconfig "@" and a static host binary only root can replace): the host ldconfig to run.
@@ -52,6 +54,9 @@ struct LinkSpec {
 
 // "<target>::<link>" split in two; an error naming it when it is not that form.
 [[nodiscard]] Result<LinkSpec> parse_link_spec(const std::string& spec);
+
+// The link paths of the "<target>::<link>" specs of that form.
+[[nodiscard]] std::vector<std::string> link_paths(const std::vector<std::string>& specs);
 
 // Creates each "<target>::<link>" symlink (link: an absolute in-container path without
 // ".."), replacing a different existing entry atomically; an identical link is left alone.

@@ -63,6 +63,14 @@ const std::set<std::string>& trusted_dirs() {
   return dirs;
 }
 
+// The directories glibc 2.36's ldconfig scans after those of its configuration, in its order
+// (on merged-/usr images /lib is /usr/lib, and ldconfig scans it by the first name).
+const std::vector<std::string>& builtin_dirs() {
+  static const std::vector<std::string> dirs{"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
+                                             "/lib", "/usr/lib"};
+  return dirs;
+}
+
 bool newer(const timespec& a, const timespec& b) {
   return a.tv_sec != b.tv_sec ? a.tv_sec > b.tv_sec : a.tv_nsec > b.tv_nsec;
 }
@@ -86,6 +94,7 @@ struct DirId {
   dev_t dev;
   ino_t ino;
   bool operator==(const DirId& o) const { return dev == o.dev && ino == o.ino; }
+  bool operator<(const DirId& o) const { return dev != o.dev ? dev < o.dev : ino < o.ino; }
 };
 
 // A library file a mount will put into a folder, read on the host: opened for reading only once
@@ -99,10 +108,11 @@ Result<Fd> open_host_file(const std::string& in_root, const std::string& host) {
 class Planner {
  public:
   Planner(const RootFs& root, const std::vector<std::string>& folders, const PendingFiles& pending,
-          ImageBudget& budget, ResolvedDirs* known)
+          const std::vector<std::string>& links_made, ImageBudget& budget, ResolvedDirs* known)
       : root_(root),
         folders_(folders),
         pending_(pending),
+        links_made_(links_made),
         budget_(budget),
         known_(known != nullptr ? *known : own_) {}
 
@@ -119,6 +129,8 @@ class Planner {
     for (const auto& dir : known) {
       if (auto s = check_fresh(dir); !s) return s.error();
     }
+    name_scanned_dirs(conf->directories);
+    if (auto s = find_links_made(); !s) return s.error();
     std::vector<std::vector<LdCacheRef>> per_folder(folders_.size());
     std::vector<LdCacheRef> others;
     if (auto s = split_entries(known, per_folder, others); !s) return s.error();
@@ -241,6 +253,29 @@ class Planner {
     return {};
   }
 
+  // The name ldconfig scans each directory by: the first it meets, the folders (its command
+  // line) first, then its configuration's and its own. A directory it does not scan has none.
+  void name_scanned_dirs(const std::vector<std::string>& configured) {
+    for (const auto* dirs : {&folders_, &configured, &builtin_dirs()}) {
+      for (const auto& dir : *dirs) {
+        if (const auto id = ids_.find(dir); id != ids_.end()) scanned_as_.emplace(id->second, dir);
+      }
+    }
+  }
+
+  // The links the request made, by directory and name: ldconfig indexes them where it scans
+  // their directory, changed by them after the cache.
+  Status find_links_made() {
+    for (const auto& link : links_made_) {
+      auto dir = directory(dirname_of(link));
+      if (!dir) return dir.error();
+      struct stat st {};
+      if (!*dir || ::fstat((*dir)->get(), &st) != 0) continue;
+      made_.emplace(DirId{st.st_dev, st.st_ino}, basename_of(link));
+    }
+    return {};
+  }
+
   // The folders were looked at first: a directory that is one of them is scanned below.
   bool is_folder(const DirId& id) const {
     return std::any_of(folders_.begin(), folders_.end(), [&](const std::string& f) {
@@ -274,20 +309,57 @@ class Planner {
   }
 
   // The directories scanned that changed after the cache, each with its entries: they may only
-  // hold what the cache indexes.
-  Status check_changed(const std::vector<LdCacheRef>& others, std::vector<std::string>& links) {
+  // hold what the cache indexes, and the links the request made there, which join `others`.
+  Status check_changed(std::vector<LdCacheRef>& others, std::vector<std::string>& links) {
     std::map<std::string, std::vector<LdCacheRef>, std::less<>> by_directory;
     for (const auto& dir : changed_) by_directory[dir];
     for (const auto& e : others) {
       if (const auto it = by_directory.find(directory_of(e.path)); it != by_directory.end())
         it->second.push_back(e);
     }
-    may_add_ = false;
+    checking_changed_ = true;
     for (auto& [dir, in_dir] : by_directory) {
+      // ldconfig scans a directory once, by its first name (/lib for /usr/lib on merged /usr).
+      const std::string* name = scanned_as(dir);
+      if (in_dir.empty() && name != nullptr && *name != dir) continue;
+      const std::size_t before = in_dir.size();
       if (auto s = scan_folder(dir, in_dir, links); !s) return s;
+      for (std::size_t i = before; i < in_dir.size(); ++i) {
+        if (auto s = check_placed_last(in_dir[i], others); !s) return s;
+        others.push_back(in_dir[i]);
+      }
     }
-    may_add_ = true;
+    checking_changed_ = false;
     return {};
+  }
+
+  // An entry added in a directory that is no folder goes after the folders' entries and the
+  // cache's: exact only when no other directory has one of its soname (their order would be
+  // ldconfig's order of directories).
+  static Status check_placed_last(const LdCacheRef& added, const std::vector<LdCacheRef>& others) {
+    for (const auto& e : others) {
+      if (e.soname == added.soname && e.flags == added.flags)
+        return Error{std::string(added.path) + ": another " + std::string(added.soname) + " in " +
+                     std::string(directory_of(e.path))};
+    }
+    return {};
+  }
+
+  // The name ldconfig scans `dir` by; nothing when it does not scan it.
+  const std::string* scanned_as(const std::string& dir) const {
+    const auto id = ids_.find(dir);
+    if (id == ids_.end()) return nullptr;
+    const auto as = scanned_as_.find(id->second);
+    return as != scanned_as_.end() ? &as->second : nullptr;
+  }
+
+  // Whether a library may be indexed in `folder` now: always in a folder; in a directory that
+  // changed after the cache, only a link the request made, where ldconfig scans that directory
+  // by this name.
+  bool may_add(const std::string& folder, const std::string& name) const {
+    if (!checking_changed_) return true;
+    const std::string* as = scanned_as(folder);
+    return as != nullptr && *as == folder && made_.count({ids_.at(folder), name}) != 0;
   }
 
   // The folder's libraries the cache does not account for (not a cached name, nor the target
@@ -348,14 +420,17 @@ class Planner {
     const auto& lib = *read;
     // A library without a soname ldconfig indexes under the name it found it by.
     const std::string soname = lib->soname ? *lib->soname : name;
-    if (!may_add_) return Error{folder + " changed after /etc/ld.so.cache (" + name + ")"};
+    if (!may_add(folder, name))
+      return Error{folder + " changed after /etc/ld.so.cache (" + name + ")"};
     if (!loader_orders(soname)) return unordered("the soname of " + path, path);
     if (is_link && !indexed_under_own_name(name, soname)) {
-      // ldconfig takes such a link for a library of that soname, and of the libraries of one
-      // soname in a folder keeps the one whose name it orders last: the link's own target,
-      // beside it, when that orders after it (libGLX_indirect.so.0 -> libGLX_nvidia.so.580).
+      // ldconfig takes such a link for a library file of that name and soname, and of the
+      // libraries of one soname in a folder keeps the one whose name it orders last: the link's
+      // own target, beside it, when that orders after it (libGLX_indirect.so.0 ->
+      // libGLX_nvidia.so.580). A link to a library elsewhere (Debian's nvidia/current) gets its
+      // soname link and entry as a file does.
       if (outranked_by_target(folder, name)) return {};
-      return Error{path + ": a link ldconfig reads"};
+      is_link = false;
     }
     if (is_link) {
       // ldconfig indexes such a link under its own name (libfoo.so -> libfoo.so.1: libfoo.so).
@@ -476,6 +551,7 @@ class Planner {
   const RootFs& root_;
   const std::vector<std::string>& folders_;
   const PendingFiles& pending_;
+  const std::vector<std::string>& links_made_;
   ImageBudget& budget_;
   timespec cache_mtime_{};
   std::string cache_data_;         // the image's /etc/ld.so.cache
@@ -484,8 +560,10 @@ class Planner {
   ResolvedDirs own_;     // when the caller has none
   ResolvedDirs& known_;  // the directories looked up (the caller's, kept by it)
   std::map<std::string, DirId> ids_;
-  std::set<std::string> changed_;  // scanned directories newer than the cache
-  bool may_add_ = true;            // false while checking a changed directory
+  std::set<std::string> changed_;                 // scanned directories newer than the cache
+  std::map<DirId, std::string> scanned_as_;       // ldconfig's name of each directory it scans
+  std::set<std::pair<DirId, std::string>> made_;  // the links the request made
+  bool checking_changed_ = false;                 // scanning a directory that is no folder
 };
 
 }  // namespace
@@ -494,8 +572,9 @@ Result<LdcachePlan> plan_ldcache_update(const RootFs& root, const Result<LdSoCon
                                         const std::vector<std::string>& folders,
                                         const std::vector<std::string>& declared,
                                         ImageBudget& budget, const PendingFiles& pending,
-                                        ResolvedDirs* known) {
-  return Planner(root, folders, pending, budget, known).run(conf, declared);
+                                        ResolvedDirs* known,
+                                        const std::vector<std::string>& links_made) {
+  return Planner(root, folders, pending, links_made, budget, known).run(conf, declared);
 }
 
 bool ldconfig_reads_entry(std::string_view name) {

@@ -45,11 +45,13 @@ using PendingFiles = std::map<std::string, PendingFile>;
 // (none: no drop-in is written, and one the image has is its own). `pending` files count as the
 // folders' entries (over any the image has at that name) and are read on the host. A cache
 // holding a name the loader cannot order (loader_orders) is left to ldconfig. Directories
-// `known` holds are used from it (see ResolvedDirs).
+// `known` holds are used from it (see ResolvedDirs). `links_made`: the in-root paths of the
+// links the request made before (libGLX_indirect.so.0), which ldconfig indexes where it scans
+// their directory.
 [[nodiscard]] Result<LdcachePlan> plan_ldcache_update(
     const RootFs& root, const Result<LdSoConf>& conf, const std::vector<std::string>& folders,
     const std::vector<std::string>& declared, ImageBudget& budget, const PendingFiles& pending = {},
-    ResolvedDirs* known = nullptr);
+    ResolvedDirs* known = nullptr, const std::vector<std::string>& links_made = {});
 
 // Whether ldconfig looks at a directory entry of this name: libraries (lib*.so*, ld-*.so*)
 // and the hwcap subdirectories it descends into.

@@ -224,8 +224,8 @@ Status update_libraries_at_create(const RootFs& root, const LibrariesRequest& re
   if (wrote) known.forget_what_writes_change();
   const auto conf = read_ld_so_conf(root, budget);
   const auto declared = folders_to_declare(conf, request.folders);
-  auto plan =
-      plan_ldcache_update(root, conf, request.folders, declared, budget, placed->pending, &known);
+  auto plan = plan_ldcache_update(root, conf, request.folders, declared, budget, placed->pending,
+                                  &known, link_paths(request.links));
   if (!plan) return plan.error();
   auto reads = resolved_reads(root, *plan, budget, known);
   if (!reads) return reads.error();

@@ -84,6 +84,7 @@ struct Inspection {
   int exit_code = 0;
   std::vector<std::string> destinations;
   std::vector<std::string> sources;  // the host files mounted, links resolved
+  bool library_hook = false;          // the loader cache was left to update-libraries
 
   [[nodiscard]] bool has(const std::string& line) const {
     return std::find(lines.begin(), lines.end(), line) != lines.end();
@@ -148,6 +149,11 @@ Inspection inspect(const std::string& layout, const std::string& caps) {
   out.exit_code = r.exit_code;
   out.destinations = f.mount_destinations();
   const Json spec_now = f.spec();
+  for (const auto& hook : spec_now["hooks"].value("createContainer", Json::array())) {
+    const auto& args = hook.value("args", Json::array());
+    if (std::find(args.begin(), args.end(), "update-libraries") != args.end())
+      out.library_hook = true;
+  }
   for (const auto& m : spec_now["mounts"]) {
     std::error_code ec;
     const auto real = std::filesystem::canonical(m["source"].get<std::string>(), ec);
@@ -196,6 +202,7 @@ TEST_SUITE("real driver") {
       }));
       CHECK(in.has("named libnvidia-opencl.so.1: ok"));  // item 6: the ICD with its library
       CHECK(!mounts_file(in, "libGLX_nvidia.so." + driver_version()));
+      CHECK_FALSE(in.library_hook);  // the loader cache written at create
     }
   }
 
@@ -237,6 +244,9 @@ TEST_SUITE("real driver") {
           [](const std::string& l) { return l.rfind("named libGLX_indirect.so.0: ", 0) == 0; });
       REQUIRE(indirect != in.lines.end());
       CHECK(indirect->find("libGLX_indirect.so.0: cannot open") == std::string::npos);
+      // On both layouts, libGLX_indirect.so.0 beside the library or away from it (Debian's
+      // nvidia/current), the loader cache is written at create.
+      CHECK_FALSE(in.library_hook);
     }
   }
 
