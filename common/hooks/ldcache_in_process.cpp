@@ -377,14 +377,7 @@ class Planner {
       accounted.insert(e.path.substr(folder.size() + 1));
       indexed.insert({e.soname, e.flags});
       if (!pending_behind(path)) {
-        auto present = root_.open_if_exists(path, O_PATH);
-        if (!present) return present.error();
-        if (!*present) return Error{path + " is in the cache but gone"};
-        // An empty file is what runc leaves of a mount no longer made (a library an older
-        // driver had): ldconfig would drop the entry.
-        struct stat st {};
-        if (::fstat((*present)->get(), &st) != 0 || (S_ISREG(st.st_mode) && st.st_size == 0))
-          return Error{path + " is in the cache but empty"};
+        if (auto s = check_still_there(folder, **listed, path); !s) return s;
       }
       if (pending_.count(path)) continue;  // mounted over: a file, not the image's link
       if (const auto& target = link_target(path)) accounted.insert(*target);
@@ -404,6 +397,45 @@ class Planner {
       if (auto s = index_one(folder, name, entries, indexed, links); !s) return s;
     }
     return {};
+  }
+
+  // The cache's entry `path` is still there, links followed, and not an empty file: what runc
+  // leaves of a mount no longer made (a library an older driver had), whose entry ldconfig
+  // would drop. Most entries are a soname link to a file beside it, which the folder's listing
+  // shows, and need only a stat of that file.
+  Status check_still_there(const std::string& folder, const std::vector<DirEntry>& listing,
+                           const std::string& path) {
+    struct stat st {};
+    if (!stat_beside(folder, listing, path.substr(folder.size() + 1), st)) {
+      auto present = root_.open_if_exists(path, O_PATH);
+      if (!present) return present.error();
+      if (!*present) return Error{path + " is in the cache but gone"};
+      if (::fstat((*present)->get(), &st) != 0) return Error{"cannot stat " + path};
+    }
+    if (S_ISREG(st.st_mode) && st.st_size == 0) return Error{path + " is in the cache but empty"};
+    return {};
+  }
+
+  // The stat of the entry `name` of `folder` followed through links to names beside it; false
+  // when it leads elsewhere, or the listing cannot tell.
+  bool stat_beside(const std::string& folder, const std::vector<DirEntry>& listing,
+                   std::string name, struct stat& st) {
+    for (int hops = 0; hops < 8; ++hops) {
+      const DirEntry* entry = find_entry(listing, name);
+      if (entry == nullptr) return false;
+      if (!entry->symlink) {
+        auto dir = directory(folder);
+        return dir && *dir &&
+               ::fstatat((*dir)->get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+               !S_ISLNK(st.st_mode);
+      }
+      const auto& target = link_target(folder + "/" + name);
+      if (!target || target->empty() || target->find('/') != std::string::npos || *target == "." ||
+          *target == "..")
+        return false;
+      name = *target;
+    }
+    return false;
   }
 
   Status index_one(const std::string& folder, const std::string& name,

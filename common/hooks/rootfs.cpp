@@ -6,6 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <climits>
@@ -381,11 +382,27 @@ Result<const std::vector<DirEntry>*> RootFs::listing_in(const std::string& path,
   return at->second ? &*at->second : nullptr;
 }
 
+const DirEntry* find_entry(const std::vector<DirEntry>& listing, std::string_view name) {
+  const auto at =
+      std::lower_bound(listing.begin(), listing.end(), name,
+                       [](const DirEntry& e, std::string_view n) { return e.name < n; });
+  return at != listing.end() && at->name == name ? &*at : nullptr;
+}
+
+bool ResolvedDirs::listed_as_no_link(const std::string& path) const {
+  const auto listing = listings_.find(dirname_of(path));
+  if (listing == listings_.end() || !listing->second) return false;
+  const DirEntry* entry = find_entry(*listing->second, basename_of(path));
+  return entry == nullptr || !entry->symlink;
+}
+
 const std::optional<std::string>& RootFs::link_target_in(const std::string& path,
                                                          ResolvedDirs& known) const {
   if (const auto it = known.link_targets_.find(path); it != known.link_targets_.end())
     return it->second;
   std::optional<std::string> target;
+  // An entry its directory's listing shows as no symlink needs no readlink.
+  if (known.listed_as_no_link(path)) return known.link_targets_.emplace(path, target).first->second;
   if (auto dir = directory_in(dirname_of(path), known); dir && *dir) {
     char buf[PATH_MAX];
     const ssize_t n = ::readlinkat((*dir)->get(), basename_of(path).c_str(), buf, sizeof buf);

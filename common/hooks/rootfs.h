@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/fs.h"
@@ -52,6 +53,9 @@ class ResolvedDirs {
 
  private:
   friend class RootFs;
+  // Whether the listing held of the entry's directory shows it missing or no symlink.
+  [[nodiscard]] bool listed_as_no_link(const std::string& path) const;
+
   std::map<std::string, Dir, std::less<>> dirs_;
   // Directories RootFs::directory_in opened by resolving (invalid: missing), by the path asked.
   std::map<std::string, Fd> opened_;
@@ -59,6 +63,10 @@ class ResolvedDirs {
   std::map<std::string, std::optional<std::vector<DirEntry>>> listings_;
   std::map<std::string, std::optional<std::string>> link_targets_;
 };
+
+// The entry `name` of a listing sorted by name (list_directory's), or nullptr.
+[[nodiscard]] const DirEntry* find_entry(const std::vector<DirEntry>& listing,
+                                         std::string_view name);
 
 // A path's clean form ("/a/b", "/" for the root) and where each component ends in it, so that
 // the directory of its first n components is a prefix of it, not a string built again.
@@ -125,7 +133,8 @@ class RootFs {
                                                                 ImageBudget& budget) const;
   // Where the in-root entry `path` links to (its directory resolved in the root, the entry not
   // followed), read once while `known` holds what it learnt; nothing when it is no symlink, is
-  // missing, or links to PATH_MAX bytes or more (no lookup could follow it).
+  // missing, or links to PATH_MAX bytes or more (no lookup could follow it). A listing of its
+  // directory held answers without a read when it shows the entry missing or no symlink.
   [[nodiscard]] const std::optional<std::string>& link_target_in(const std::string& path,
                                                                  ResolvedDirs& known) const;
 

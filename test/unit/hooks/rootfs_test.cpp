@@ -316,6 +316,7 @@ TEST_CASE("listing_in and link_target_in read once until a write is noted, insid
   gcr::ResolvedDirs known;
   gcr::ImageBudget budget;
   write_file(tree.rootfs + "/usr/lib/real/libone.so.1", "x");
+  REQUIRE(::symlink("libone.so.1", (tree.rootfs + "/usr/lib/real/libone.so").c_str()) == 0);
   const auto first = root->listing_in("/usr/lib/real", known, budget);
   REQUIRE(first.ok());
   REQUIRE(*first != nullptr);
@@ -331,9 +332,11 @@ TEST_CASE("listing_in and link_target_in read once until a write is noted, insid
   CHECK(*root->listing_in("/usr/lib/real", known, budget) == *first);
   CHECK(names(**root->listing_in("/usr/lib/real", known, budget)) == before);
   CHECK(*root->listing_in("/usr/lib/none", known, budget) == nullptr);
-  REQUIRE(::symlink("libone.so.1", (tree.rootfs + "/usr/lib/real/libone.so").c_str()) == 0);
   CHECK(root->link_target_in("/usr/lib/real/libone.so", known) == "libone.so.1");
   CHECK_FALSE(root->link_target_in("/usr/lib/real/libone.so.1", known));  // a file
+  // The listing answers for its directory: a link made since is not seen either.
+  REQUIRE(::symlink("libtwo.so.1", (tree.rootfs + "/usr/lib/real/libtwo.so").c_str()) == 0);
+  CHECK_FALSE(root->link_target_in("/usr/lib/real/libtwo.so", known));
   CHECK_FALSE(root->link_target_in("/usr/lib/none/libx.so", known));
   // /abs links to a host directory: resolved inside the root, where it is missing, the host's
   // own link there is not read.
@@ -343,6 +346,7 @@ TEST_CASE("listing_in and link_target_in read once until a write is noted, insid
   const auto after = names(**root->listing_in("/usr/lib/real", known, budget));
   CHECK(std::find(after.begin(), after.end(), "libtwo.so.1") != after.end());
   CHECK(std::find(after.begin(), after.end(), "libone.so") != after.end());
+  CHECK(root->link_target_in("/usr/lib/real/libtwo.so", known) == "libtwo.so.1");
 }
 
 TEST_CASE("canonical names a path as runc resolves a mount destination, inside the root") {
