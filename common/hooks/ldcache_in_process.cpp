@@ -372,20 +372,19 @@ class Planner {
     if (!*listed) return Error{errno_text(ENOENT) + " (" + folder + " in " + root_.path() + ")"};
     std::set<std::string_view> accounted;
     Indexed indexed;
+    const std::vector<std::string> pending_here = pending_names(folder);
     for (const auto& e : entries) {
-      const std::string path(e.path);
-      accounted.insert(e.path.substr(folder.size() + 1));
+      const std::string_view name = e.path.substr(folder.size() + 1);
+      accounted.insert(name);
       indexed.insert({e.soname, e.flags});
-      if (!pending_behind(path)) {
-        if (auto s = check_still_there(folder, **listed, path); !s) return s;
-      }
-      if (pending_.count(path)) continue;  // mounted over: a file, not the image's link
-      if (const auto& target = link_target(path)) accounted.insert(*target);
+      if (auto s = account_entry(folder, **listed, pending_here, name, accounted); !s) return s;
     }
     std::vector<std::string> all;
-    all.reserve((*listed)->size());
+    all.reserve((*listed)->size() + pending_here.size());
     for (const auto& e : **listed) all.push_back(e.name);
-    add_pending_names(folder, all);
+    all.insert(all.end(), pending_here.begin(), pending_here.end());
+    std::sort(all.begin(), all.end());
+    all.erase(std::unique(all.begin(), all.end()), all.end());
     std::vector<std::string> names;
     for (const auto& name : all) {
       if (is_hwcap_subdirectory(name)) return Error{folder + "/" + name + ": hwcap subdirectories"};
@@ -399,43 +398,66 @@ class Planner {
     return {};
   }
 
-  // The cache's entry `path` is still there, links followed, and not an empty file: what runc
-  // leaves of a mount no longer made (a library an older driver had), whose entry ldconfig
-  // would drop. Most entries are a soname link to a file beside it, which the folder's listing
-  // shows, and need only a stat of that file.
-  Status check_still_there(const std::string& folder, const std::vector<DirEntry>& listing,
-                           const std::string& path) {
-    struct stat st {};
-    if (!stat_beside(folder, listing, path.substr(folder.size() + 1), st)) {
-      auto present = root_.open_if_exists(path, O_PATH);
-      if (!present) return present.error();
-      if (!*present) return Error{path + " is in the cache but gone"};
-      if (::fstat((*present)->get(), &st) != 0) return Error{"cannot stat " + path};
+  // A cache entry of the folder: the file it leads to is still there, and what it links to
+  // is accounted for. An entry mounted over is a file, not the image's link. Most entries are
+  // a soname link to a file beside it, which the folder's listing shows: one readlink and one
+  // stat, by name; any other goes the general way.
+  Status account_entry(const std::string& folder, const std::vector<DirEntry>& listing,
+                       const std::vector<std::string>& pending_here, std::string_view name,
+                       std::set<std::string_view>& accounted) {
+    const auto pending = [&](std::string_view n) {
+      return std::binary_search(pending_here.begin(), pending_here.end(), n);
+    };
+    if (pending(name)) return {};
+    const DirEntry* entry = find_entry(listing, name);
+    if (entry != nullptr && !entry->symlink) return check_file_beside(folder, name);
+    const std::string path = folder + "/" + std::string(name);
+    if (entry != nullptr) {
+      const auto& target = link_target(path);
+      if (target && is_plain_name(*target)) {
+        accounted.insert(*target);
+        if (pending(*target)) return {};
+        const DirEntry* file = find_entry(listing, *target);
+        if (file != nullptr && !file->symlink) return check_file_beside(folder, *target);
+      }
     }
-    if (S_ISREG(st.st_mode) && st.st_size == 0) return Error{path + " is in the cache but empty"};
+    if (!pending_behind(path)) {
+      if (auto s = check_still_there(path); !s) return s;
+    }
+    if (const auto& to = link_target(path)) accounted.insert(*to);
     return {};
   }
 
-  // The stat of the entry `name` of `folder` followed through links to names beside it; false
-  // when it leads elsewhere, or the listing cannot tell.
-  bool stat_beside(const std::string& folder, const std::vector<DirEntry>& listing,
-                   std::string name, struct stat& st) {
-    for (int hops = 0; hops < 8; ++hops) {
-      const DirEntry* entry = find_entry(listing, name);
-      if (entry == nullptr) return false;
-      if (!entry->symlink) {
-        auto dir = directory(folder);
-        return dir && *dir &&
-               ::fstatat((*dir)->get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-               !S_ISLNK(st.st_mode);
-      }
-      const auto& target = link_target(folder + "/" + name);
-      if (!target || target->empty() || target->find('/') != std::string::npos || *target == "." ||
-          *target == "..")
-        return false;
-      name = *target;
-    }
-    return false;
+  static bool is_plain_name(const std::string& target) {
+    return !target.empty() && target.find('/') == std::string::npos && target != "." &&
+           target != "..";
+  }
+
+  // The file `name` of the folder, listed as no symlink, is not the empty file runc leaves of a
+  // mount no longer made (a library an older driver had), whose entry ldconfig would drop.
+  Status check_file_beside(const std::string& folder, std::string_view name) {
+    auto dir = directory(folder);
+    if (!dir) return dir.error();
+    struct stat st {};
+    const std::string file(name);
+    if (!*dir || ::fstatat((*dir)->get(), file.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+      return Error{folder + "/" + file + " is in the cache but gone"};
+    return check_not_empty(folder + "/" + file, st);
+  }
+
+  // The cache's entry `path` is still there, links followed inside the root, and not empty.
+  Status check_still_there(const std::string& path) {
+    auto present = root_.open_if_exists(path, O_PATH);
+    if (!present) return present.error();
+    if (!*present) return Error{path + " is in the cache but gone"};
+    struct stat st {};
+    if (::fstat((*present)->get(), &st) != 0) return Error{"cannot stat " + path};
+    return check_not_empty(path, st);
+  }
+
+  static Status check_not_empty(const std::string& path, const struct stat& st) {
+    if (S_ISREG(st.st_mode) && st.st_size == 0) return Error{path + " is in the cache but empty"};
+    return {};
   }
 
   Status index_one(const std::string& folder, const std::string& name,
@@ -503,16 +525,16 @@ class Planner {
            S_ISREG(st.st_mode);
   }
 
-  // The pending files of `folder` join its listing.
-  void add_pending_names(const std::string& folder, std::vector<std::string>& names) const {
+  // The names of the pending files of `folder`, sorted.
+  std::vector<std::string> pending_names(const std::string& folder) const {
+    std::vector<std::string> names;
     const std::string prefix = folder + "/";
     for (auto it = pending_.lower_bound(prefix);
          it != pending_.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
-      const std::string name = it->first.substr(prefix.size());
-      if (name.find('/') == std::string::npos) names.push_back(name);
+      std::string name = it->first.substr(prefix.size());
+      if (name.find('/') == std::string::npos) names.push_back(std::move(name));
     }
-    std::sort(names.begin(), names.end());
-    names.erase(std::unique(names.begin(), names.end()), names.end());
+    return names;
   }
 
   // The library at folder/name as ldconfig reads it: a file to be mounted there that discovery
