@@ -96,11 +96,27 @@ whole() {
 # gpu/original.json asks for the GPU, gpu/edited.json is what the shim made of it;
 # plain/original.json.
 CAPS=compute,utility
+# IMAGE_LIBS > 0 (the real rows): the image also holds that many libraries of its own in
+# /usr/lib/x86_64-linux-gnu, each a file and its soname link in its loader cache, as a
+# distribution's image does; with the driver there (the .run layout) that folder is scanned.
+IMAGE_LIBS=0
+image_libraries() { # ROOTFS
+  [ "$IMAGE_LIBS" -gt 0 ] || return 0
+  mkdir -p "$1/usr/lib/x86_64-linux-gnu"
+  for i in $(seq "$IMAGE_LIBS"); do
+    name=$(printf 'libgcrimg%04d' "$i")
+    sed "s/libgcrpad0000/$name/" "$DISK/real/pad.so" >"$1/usr/lib/x86_64-linux-gnu/$name.so.1.0.0"
+  done
+  ldconfig -r "$1"
+  # The cache newer than the directories it covers, as an image's last ldconfig leaves it.
+  sleep 0.05 && touch "$1/etc/ld.so.cache"
+}
 gpu_and_plain() {
   fresh plain && "$B/test/gcr-fixture" glibc "$BUNDLES/plain" -- /bin/sh -c true
   cp "$BUNDLES/plain/config.json" "$BUNDLES/plain/original.json"
   fresh gpu && "$B/test/gcr-fixture" glibc "$BUNDLES/gpu" NVIDIA_VISIBLE_DEVICES=0 \
     NVIDIA_DRIVER_CAPABILITIES=$CAPS -- /bin/sh -c true
+  image_libraries "$BUNDLES/gpu/rootfs"
   # The rootfs as the image holds it, for a first start (see steps).
   rm -rf "$DISK/rootfs/gpu.image" && cp -a "$DISK/rootfs/gpu" "$DISK/rootfs/gpu.image"
   cp "$BUNDLES/gpu/config.json" "$BUNDLES/gpu/original.json"
@@ -235,6 +251,9 @@ real_host() { # LAYOUT
 real_rows() {
   for CAPS in compute,utility all; do steps; done
   CAPS=compute,utility
+  base=$HOST
+  HOST="$base, an image with 150 libraries of its own" IMAGE_LIBS=150 steps
+  HOST=$base IMAGE_LIBS=0
   gpu_and_plain
   echo "[$LAYOUT$HOST] runc on the shim's 1-GPU spec ($(grep -c '"destination"' "$BUNDLES/gpu/edited.json") mounts) / a container without GPU (median of $N pairs)"
   "$B/test/bench-pairs" "$N" /bin/sh -c "$(whole "$RUNC" "$BUNDLES/plain" original.json)" -- \
