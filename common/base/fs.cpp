@@ -293,8 +293,9 @@ void add_entries(int dirfd, const char* records, std::size_t size, std::vector<D
     if (name == "." || name == "..") continue;
     bool symlink = e->d_type == DT_LNK;
     struct stat st {};
-    if (e->d_type == DT_UNKNOWN && ::fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
-      symlink = S_ISLNK(st.st_mode);
+    // One that cannot be told is marked as a link: a reader asks it with readlink.
+    if (e->d_type == DT_UNKNOWN)
+      symlink = ::fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || S_ISLNK(st.st_mode);
     out.push_back(DirEntry{std::string(name), symlink});
   }
 }

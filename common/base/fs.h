@@ -46,7 +46,8 @@ struct DirEntry {
 };
 
 // The entries of the directory `fd` (no "." and ".."), sorted by name, each marked when it is
-// a symlink; an error naming `path` when it cannot be read to the end or holds more than
+// a symlink or may be one (a filesystem that reports no types, and an entry gone before its
+// lstat); an error naming `path` when it cannot be read to the end or holds more than
 // `max_entries`.
 [[nodiscard]] Result<std::vector<DirEntry>> list_directory(Fd fd, const std::string& path,
                                                            std::size_t max_entries);

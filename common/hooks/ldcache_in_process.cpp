@@ -63,11 +63,12 @@ const std::set<std::string>& trusted_dirs() {
   return dirs;
 }
 
-// The directories glibc 2.36's ldconfig scans after those of its configuration, in its order
-// (on merged-/usr images /lib is /usr/lib, and ldconfig scans it by the first name).
+// Directories every host's ldconfig scans after those of its configuration, in that order
+// (Debian's after its multi-arch pair, Red Hat's among /lib64 and /usr/lib64): a link made
+// there is indexed wherever the host's ldconfig comes from. On merged-/usr images /lib is
+// /usr/lib, which ldconfig scans by the first name.
 const std::vector<std::string>& builtin_dirs() {
-  static const std::vector<std::string> dirs{"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
-                                             "/lib", "/usr/lib"};
+  static const std::vector<std::string> dirs{"/lib", "/usr/lib"};
   return dirs;
 }
 
@@ -131,6 +132,7 @@ class Planner {
     }
     name_scanned_dirs(conf->directories);
     if (auto s = find_links_made(); !s) return s.error();
+    scan_where_links_were_made();
     std::vector<std::vector<LdCacheRef>> per_folder(folders_.size());
     std::vector<LdCacheRef> others;
     if (auto s = split_entries(known, per_folder, others); !s) return s.error();
@@ -276,6 +278,16 @@ class Planner {
     return {};
   }
 
+  // A directory that is no folder holding a link the request made is checked as one changed
+  // since the cache, whatever its time says (an image's cache may claim a later one).
+  void scan_where_links_were_made() {
+    for (const auto& [dir, id] : ids_) {
+      if (is_folder(id)) continue;
+      if (std::any_of(made_.begin(), made_.end(), [&](const auto& m) { return m.first == id; }))
+        changed_.insert(dir);
+    }
+  }
+
   // The folders were looked at first: a directory that is one of them is scanned below.
   bool is_folder(const DirId& id) const {
     return std::any_of(folders_.begin(), folders_.end(), [&](const std::string& f) {
@@ -334,8 +346,8 @@ class Planner {
   }
 
   // An entry added in a directory that is no folder goes after the folders' entries and the
-  // cache's: exact only when no other directory has one of its soname (their order would be
-  // ldconfig's order of directories).
+  // cache's: exact only when no other directory that is no folder has one of its soname (their
+  // order would be ldconfig's order of directories).
   static Status check_placed_last(const LdCacheRef& added, const std::vector<LdCacheRef>& others) {
     for (const auto& e : others) {
       if (e.soname == added.soname && e.flags == added.flags)
@@ -353,13 +365,13 @@ class Planner {
     return as != scanned_as_.end() ? &as->second : nullptr;
   }
 
-  // Whether a library may be indexed in `folder` now: always in a folder; in a directory that
+  // Whether a library may be indexed in `dir` now: always in a folder; in a directory that
   // changed after the cache, only a link the request made, where ldconfig scans that directory
   // by this name.
-  bool may_add(const std::string& folder, const std::string& name) const {
+  bool may_add(const std::string& dir, const std::string& name) const {
     if (!checking_changed_) return true;
-    const std::string* as = scanned_as(folder);
-    return as != nullptr && *as == folder && made_.count({ids_.at(folder), name}) != 0;
+    const std::string* as = scanned_as(dir);
+    return as != nullptr && *as == dir && made_.count({ids_.at(dir), name}) != 0;
   }
 
   // The folder's libraries the cache does not account for (not a cached name, nor the target
@@ -434,15 +446,25 @@ class Planner {
   }
 
   // The file `name` of the folder, listed as no symlink, is not the empty file runc leaves of a
-  // mount no longer made (a library an older driver had), whose entry ldconfig would drop.
+  // mount no longer made (a library an older driver had), whose entry ldconfig would drop. A
+  // file mounted there (inside runc, as the hook runs) goes the general way, which refuses to
+  // cross a mount.
   Status check_file_beside(const std::string& folder, std::string_view name) {
+    const std::string path = folder + "/" + std::string(name);
     auto dir = directory(folder);
     if (!dir) return dir.error();
-    struct stat st {};
-    const std::string file(name);
-    if (!*dir || ::fstatat((*dir)->get(), file.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
-      return Error{folder + "/" + file + " is in the cache but gone"};
-    return check_not_empty(folder + "/" + file, st);
+    if (!*dir) return Error{path + " is in the cache but gone"};
+    struct statx in_dir {};
+    struct statx file {};
+    const unsigned want = STATX_TYPE | STATX_SIZE | STATX_MNT_ID;
+    if (::statx((*dir)->get(), "", AT_EMPTY_PATH, STATX_MNT_ID, &in_dir) != 0 ||
+        ::statx((*dir)->get(), std::string(name).c_str(), AT_SYMLINK_NOFOLLOW, want, &file) != 0 ||
+        (in_dir.stx_mask & file.stx_mask & STATX_MNT_ID) == 0 ||
+        file.stx_mnt_id != in_dir.stx_mnt_id)
+      return check_still_there(path);
+    if (S_ISREG(file.stx_mode) && file.stx_size == 0)
+      return Error{path + " is in the cache but empty"};
+    return {};
   }
 
   // The cache's entry `path` is still there, links followed inside the root, and not empty.

@@ -117,7 +117,9 @@ Status run_hook(const std::string& name, const RootFs& root, const LibrariesRequ
     if (auto s = create_symlinks(root, flags.links); !s || name == "create-symlinks") return s;
   }
   ImageBudget budget;
-  const Status done = update_ldcache(root, flags.folders, flags.ldconfig, budget, flags.links);
+  const Status done =
+      update_ldcache(root, flags.folders, flags.ldconfig, budget,
+                     name == "update-libraries" ? flags.links : std::vector<std::string>{});
   if (const auto& over = budget.exceeded())
     warn("the loader cache is left to ldconfig: " + over->message);
   return done;

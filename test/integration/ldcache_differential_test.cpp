@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -352,6 +353,18 @@ TEST_CASE("in-process cache = ldconfig's: GLX's indirect link in /usr/lib, no fo
   differential(nothing, glx_libs(nv), {nv}, glx_links(nv, "/usr/lib"), true, 2);
 }
 
+TEST_CASE("in-process cache = ldconfig's: the link in /usr/lib, the image's cache dated later") {
+  REQUIRE_MESSAGE(gcr::test::is_root(), "ldconfig -r needs root");
+  // /usr/lib looks unchanged since the cache: the link made there is indexed all the same.
+  // Once (the configuration, aged as the cache, stays newer than the cache written then).
+  const std::string nv = "/usr/local/nvidia/lib64";
+  const auto later_cache = [](const Image& i) {
+    const timespec later[2] = {{0, UTIME_OMIT}, {::time(nullptr) + 3600, 0}};
+    REQUIRE(::utimensat(AT_FDCWD, (i.rootfs + "/etc/ld.so.cache").c_str(), later, 0) == 0);
+  };
+  differential(later_cache, glx_libs(nv), {nv}, glx_links(nv, "/usr/lib"), true);
+}
+
 TEST_CASE("in-process cache = ldconfig's: merged /usr, the link in /usr/lib indexed under /lib") {
   REQUIRE_MESSAGE(gcr::test::is_root(), "ldconfig -r needs root");
   const std::string nv = "/usr/local/nvidia/lib64";
@@ -418,7 +431,8 @@ TEST_CASE("ldconfig does what the in-process update cannot do exactly") {
   }
   SUBCASE("a link made away from the folders, its soname also in another directory") {
     // The image's own libGLX_nvidia.so.0 in /usr/local/lib/x86_64-linux-gnu and the link's
-    // entry in /usr/lib: their order is ldconfig's order of directories.
+    // entry in /usr/lib: two directories that are no folders, whose order (ldconfig's order of
+    // directories) the in-process update does not work out.
     const std::string nv = "/usr/local/nvidia/lib64";
     differential(
         [](const Image& i) {
@@ -466,6 +480,56 @@ TEST_CASE("the in-process update opens no device or FIFO an image puts among its
   const auto r = image.hook(hook_args("update-libraries", {kMultiarch}, {}));
   CHECK(r.exit_code == 0);
   CHECK(image.written_by_ldconfig());
+}
+
+// The image's own library in the multi-arch folder, indexed by its cache: the file and its
+// soname link libEGL_nvidia.so.0.
+const std::string kOwnLibrary = kMultiarch + "/libEGL_nvidia.so." + kVersion;
+
+void with_own_library(const Image& image) {
+  gcr::test::make_dirs(image.rootfs + kMultiarch);
+  boost::filesystem::copy_file(kStubs + "/lib64/libEGL_nvidia.so." + kVersion,
+                               image.rootfs + kOwnLibrary);
+  REQUIRE(gcr::test::run({"/sbin/ldconfig", "-r", image.rootfs}).exit_code == 0);
+}
+
+TEST_CASE("a cached library emptied, gone or mounted over leaves the cache to ldconfig") {
+  REQUIRE_MESSAGE(gcr::test::is_root(), "ldconfig -r and mounts need root");
+  using Change = std::function<void(const Image&)>;
+  const auto refused = [](const Change& change, const std::string& why, const Change& undo) {
+    Image image;
+    with_own_library(image);
+    image.age();
+    image.inject({{"lib64/libcuda.so." + kVersion, kMultiarch}});
+    REQUIRE(image.plan({kMultiarch}).ok());
+    change(image);
+    const auto plan = image.plan({kMultiarch});
+    CHECK_FALSE(plan.ok());
+    if (!plan.ok())
+      CHECK_MESSAGE(plan.error().message.find(why) != std::string::npos, plan.error().message);
+    undo(image);
+  };
+  const Change nothing_to_undo = [](const Image&) {};
+  SUBCASE("emptied: what runc leaves of a mount no longer made, whose entry ldconfig drops") {
+    refused([](const Image& i) { REQUIRE(::truncate((i.rootfs + kOwnLibrary).c_str(), 0) == 0); },
+            kOwnLibrary + " is in the cache but empty", nothing_to_undo);
+  }
+  SUBCASE("gone") {
+    refused([](const Image& i) { REQUIRE(::unlink((i.rootfs + kOwnLibrary).c_str()) == 0); },
+            "/libEGL_nvidia.so.0 is in the cache but gone", nothing_to_undo);
+  }
+  SUBCASE("mounted over, as inside runc when the hook runs: not crossed into") {
+    const TempDir t;
+    const std::string source = t / "libEGL_nvidia.so";
+    boost::filesystem::copy_file(kStubs + "/lib64/libEGL_nvidia.so." + kVersion, source);
+    refused(
+        [&](const Image& i) {
+          REQUIRE(::mount(source.c_str(), (i.rootfs + kOwnLibrary).c_str(), nullptr, MS_BIND,
+                          nullptr) == 0);
+        },
+        "cross-device",
+        [](const Image& i) { CHECK(::umount2((i.rootfs + kOwnLibrary).c_str(), 0) == 0); });
+  }
 }
 
 TEST_CASE("at create: a mount that changes what ldconfig reads leaves the work to the hook") {
