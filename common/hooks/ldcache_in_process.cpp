@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <deque>
 #include <map>
 #include <optional>
@@ -382,19 +383,20 @@ class Planner {
     auto listed = root_.listing_in(folder, known_, budget_);
     if (!listed) return listed.error();
     if (!*listed) return Error{errno_text(ENOENT) + " (" + folder + " in " + root_.path() + ")"};
+    auto view = folder_view(folder, **listed);
+    if (!view) return view.error();
     std::set<std::string_view> accounted;
     Indexed indexed;
-    const std::vector<std::string> pending_here = pending_names(folder);
     for (const auto& e : entries) {
       const std::string_view name = e.path.substr(folder.size() + 1);
       accounted.insert(name);
       indexed.insert({e.soname, e.flags});
-      if (auto s = account_entry(folder, **listed, pending_here, name, accounted); !s) return s;
+      if (auto s = account_entry(*view, name, accounted); !s) return s;
     }
     std::vector<std::string> all;
-    all.reserve((*listed)->size() + pending_here.size());
+    all.reserve((*listed)->size() + view->pending.size());
     for (const auto& e : **listed) all.push_back(e.name);
-    all.insert(all.end(), pending_here.begin(), pending_here.end());
+    all.insert(all.end(), view->pending.begin(), view->pending.end());
     std::sort(all.begin(), all.end());
     all.erase(std::unique(all.begin(), all.end()), all.end());
     std::vector<std::string> names;
@@ -410,26 +412,48 @@ class Planner {
     return {};
   }
 
+  // A folder as its cached entries are checked: its listing, the names of the files to be
+  // mounted into it (sorted), its directory and the mount that directory is on.
+  struct FolderView {
+    const std::string& path;
+    const std::vector<DirEntry>& listing;
+    std::vector<std::string> pending;
+    int fd = -1;
+    std::optional<std::uint64_t> mount;
+
+    [[nodiscard]] bool is_pending(std::string_view name) const {
+      return std::binary_search(pending.begin(), pending.end(), name);
+    }
+  };
+
+  Result<FolderView> folder_view(const std::string& folder, const std::vector<DirEntry>& listing) {
+    FolderView view{folder, listing, pending_names(folder), -1, std::nullopt};
+    auto dir = directory(folder);
+    if (!dir) return dir.error();
+    if (*dir == nullptr) return Error{errno_text(ENOENT) + " (" + folder + ")"};
+    view.fd = (*dir)->get();
+    struct statx sx {};
+    if (::statx(view.fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) == 0 && (sx.stx_mask & STATX_MNT_ID))
+      view.mount = sx.stx_mnt_id;
+    return view;
+  }
+
   // A cache entry of the folder: the file it leads to is still there, and what it links to
   // is accounted for. An entry mounted over is a file, not the image's link. Most entries are
   // a soname link to a file beside it, which the folder's listing shows: one readlink and one
   // stat, by name; any other goes the general way.
-  Status account_entry(const std::string& folder, const std::vector<DirEntry>& listing,
-                       const std::vector<std::string>& pending_here, std::string_view name,
+  Status account_entry(const FolderView& folder, std::string_view name,
                        std::set<std::string_view>& accounted) {
-    const auto pending = [&](std::string_view n) {
-      return std::binary_search(pending_here.begin(), pending_here.end(), n);
-    };
-    if (pending(name)) return {};
-    const DirEntry* entry = find_entry(listing, name);
+    if (folder.is_pending(name)) return {};
+    const DirEntry* entry = find_entry(folder.listing, name);
     if (entry != nullptr && !entry->symlink) return check_file_beside(folder, name);
-    const std::string path = folder + "/" + std::string(name);
+    const std::string path = folder.path + "/" + std::string(name);
     if (entry != nullptr) {
       const auto& target = link_target(path);
       if (target && is_plain_name(*target)) {
         accounted.insert(*target);
-        if (pending(*target)) return {};
-        const DirEntry* file = find_entry(listing, *target);
+        if (folder.is_pending(*target)) return {};
+        const DirEntry* file = find_entry(folder.listing, *target);
         if (file != nullptr && !file->symlink) return check_file_beside(folder, *target);
       }
     }
@@ -449,18 +473,13 @@ class Planner {
   // mount no longer made (a library an older driver had), whose entry ldconfig would drop. A
   // file mounted there (inside runc, as the hook runs) goes the general way, which refuses to
   // cross a mount.
-  Status check_file_beside(const std::string& folder, std::string_view name) {
-    const std::string path = folder + "/" + std::string(name);
-    auto dir = directory(folder);
-    if (!dir) return dir.error();
-    if (!*dir) return Error{path + " is in the cache but gone"};
-    struct statx in_dir {};
+  Status check_file_beside(const FolderView& folder, std::string_view name) {
+    const std::string path = folder.path + "/" + std::string(name);
     struct statx file {};
     const unsigned want = STATX_TYPE | STATX_SIZE | STATX_MNT_ID;
-    if (::statx((*dir)->get(), "", AT_EMPTY_PATH, STATX_MNT_ID, &in_dir) != 0 ||
-        ::statx((*dir)->get(), std::string(name).c_str(), AT_SYMLINK_NOFOLLOW, want, &file) != 0 ||
-        (in_dir.stx_mask & file.stx_mask & STATX_MNT_ID) == 0 ||
-        file.stx_mnt_id != in_dir.stx_mnt_id)
+    if (!folder.mount ||
+        ::statx(folder.fd, std::string(name).c_str(), AT_SYMLINK_NOFOLLOW, want, &file) != 0 ||
+        (file.stx_mask & STATX_MNT_ID) == 0 || file.stx_mnt_id != *folder.mount)
       return check_still_there(path);
     if (S_ISREG(file.stx_mode) && file.stx_size == 0)
       return Error{path + " is in the cache but empty"};
