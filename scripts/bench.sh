@@ -100,9 +100,14 @@ CAPS=compute,utility
 # /usr/lib/x86_64-linux-gnu, each a file and its soname link in its loader cache, as a
 # distribution's image does; with the driver there (the .run layout) that folder is scanned.
 IMAGE_LIBS=0
-# A small library of SONAME libgcrpad0000.so.1, which sed renames: $DISK/pad.so.
+# A small library of SONAME libgcrpad0000.so.1, which sed renames: $DISK/pad.so, the build's
+# (test/stubs/pad) or, without it, compiled here.
 pad_library() {
   [ -e "$DISK/pad.so" ] && return 0
+  if [ -e "$B/test/stubs/pad/libgcrpad0000.so.1.0.0" ]; then
+    cp "$B/test/stubs/pad/libgcrpad0000.so.1.0.0" "$DISK/pad.so"
+    return 0
+  fi
   printf 'void gcr_pad(void) {}\n' >"$DISK/pad.c"
   cc -shared -nostdlib -fPIC -Wl,-soname,libgcrpad0000.so.1 -o "$DISK/pad.so" "$DISK/pad.c"
 }
@@ -255,13 +260,13 @@ real_host() { # LAYOUT
 real_rows() {
   for CAPS in compute,utility all; do steps; done
   CAPS=compute,utility
-  # Without a C compiler (a GPU machine may have none) there is no library to copy.
+  # Without the build's library or a C compiler there is no library to copy.
   if pad_library 2>/dev/null; then
     base=$HOST
     HOST="$base, an image with 150 libraries of its own" IMAGE_LIBS=150 steps
     HOST=$base IMAGE_LIBS=0
   else
-    echo "[$LAYOUT$HOST] no C compiler: no row for an image with libraries of its own"
+    echo "[$LAYOUT$HOST] no test/stubs/pad library and no C compiler: no row for an image with libraries of its own"
   fi
   gpu_and_plain
   echo "[$LAYOUT$HOST] runc on the shim's 1-GPU spec ($(grep -c '"destination"' "$BUNDLES/gpu/edited.json") mounts) / a container without GPU (median of $N pairs)"

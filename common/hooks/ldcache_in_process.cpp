@@ -284,7 +284,8 @@ class Planner {
   void scan_where_links_were_made() {
     for (const auto& [dir, id] : ids_) {
       if (is_folder(id)) continue;
-      if (std::any_of(made_.begin(), made_.end(), [&](const auto& m) { return m.first == id; }))
+      const DirId here = id;
+      if (std::any_of(made_.begin(), made_.end(), [&](const auto& m) { return m.first == here; }))
         changed_.insert(dir);
     }
   }

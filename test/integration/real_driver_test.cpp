@@ -176,7 +176,7 @@ void check_clean(const Inspection& in, const std::string& layout) {
   // Each host file is mounted once; its other names in the container are links.
   std::map<std::string, int> mounted;
   for (const auto& source : in.sources) ++mounted[source];
-  for (const auto& [source, times] : mounted) CHECK_MESSAGE(times == 1, source);
+  for (const auto& once : mounted) CHECK_MESSAGE(once.second == 1, once.first);
 }
 
 bool mounts_file(const Inspection& in, const std::string& name) {
@@ -366,7 +366,7 @@ TEST_SUITE("real driver") {
         if (!ec && std::filesystem::is_regular_file(real)) ++mounted[real];
       }
       CHECK(mounted.size() > 20);
-      for (const auto& [source, times] : mounted) CHECK_MESSAGE(times == 1, source);
+      for (const auto& once : mounted) CHECK_MESSAGE(once.second == 1, once.first);
     }
   }
 }
