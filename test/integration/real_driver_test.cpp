@@ -84,7 +84,7 @@ struct Inspection {
   int exit_code = 0;
   std::vector<std::string> destinations;
   std::vector<std::string> sources;  // the host files mounted, links resolved
-  bool library_hook = false;          // the loader cache was left to update-libraries
+  bool library_hook = false;         // the loader cache was left to update-libraries
 
   [[nodiscard]] bool has(const std::string& line) const {
     return std::find(lines.begin(), lines.end(), line) != lines.end();
