@@ -344,6 +344,8 @@ TEST_CASE(
   auto libs = glx_libs(current);
   libs.push_back({"lib64/libnvidia-ml.so." + kVersion, kMultiarch});
   differential(nothing, libs, {current, kMultiarch}, glx_links(current, kMultiarch), true, 2);
+  // The same on a merged /usr, where the multi-arch folder is also /lib/x86_64-linux-gnu.
+  differential(merge_usr, libs, {current, kMultiarch}, glx_links(current, kMultiarch), true, 2);
 }
 
 TEST_CASE("in-process cache = ldconfig's: GLX's indirect link in /usr/lib, no folder") {
