@@ -278,6 +278,20 @@ void merge_usr(const Image& image) {
   REQUIRE(image.cache().front().path.rfind("/lib/x86_64-linux-gnu/", 0) == 0);
 }
 
+// A preparation: the stub library `stub` (a path under the stub directory) copied into the
+// image's `dir`, then the image's ldconfig run, as when the image installed it.
+std::function<void(const Image&)> installs(const std::string& stub, const std::string& dir) {
+  return [stub, dir](const Image& i) {
+    gcr::test::make_dirs(i.rootfs + dir);
+    boost::filesystem::copy_file(kStubs + "/" + stub,
+                                 i.rootfs + dir + "/" + stub.substr(stub.rfind('/') + 1));
+    REQUIRE(gcr::test::run({"/sbin/ldconfig", "-r", i.rootfs}).exit_code == 0);
+  };
+}
+
+// Where a driver is kept outside the image's directories, as on cloud GPU hosts.
+const std::string kNvidiaLib64 = "/usr/local/nvidia/lib64";
+
 std::string listing(const Image& image) {
   return gcr::test::run({"/sbin/ldconfig", "-p", "-C", image.rootfs + "/etc/ld.so.cache"}).out;
 }
@@ -351,41 +365,34 @@ TEST_CASE(
 TEST_CASE("in-process cache = ldconfig's: GLX's indirect link in /usr/lib, no folder") {
   REQUIRE_MESSAGE(gcr::test::is_root(), "ldconfig -r needs root");
   // A driver in /usr/local/nvidia whose host loader finds libGLX_nvidia.so.0 in /usr/lib.
-  const std::string nv = "/usr/local/nvidia/lib64";
-  differential(nothing, glx_libs(nv), {nv}, glx_links(nv, "/usr/lib"), true, 2);
+  differential(nothing, glx_libs(kNvidiaLib64), {kNvidiaLib64}, glx_links(kNvidiaLib64, "/usr/lib"),
+               true, 2);
 }
 
 TEST_CASE("in-process cache = ldconfig's: the link in /usr/lib, the image's cache dated later") {
   REQUIRE_MESSAGE(gcr::test::is_root(), "ldconfig -r needs root");
   // /usr/lib looks unchanged since the cache: the link made there is indexed all the same.
   // Once (the configuration, aged as the cache, stays newer than the cache written then).
-  const std::string nv = "/usr/local/nvidia/lib64";
   const auto later_cache = [](const Image& i) {
     const timespec later[2] = {{0, UTIME_OMIT}, {::time(nullptr) + 3600, 0}};
     REQUIRE(::utimensat(AT_FDCWD, (i.rootfs + "/etc/ld.so.cache").c_str(), later, 0) == 0);
   };
-  differential(later_cache, glx_libs(nv), {nv}, glx_links(nv, "/usr/lib"), true);
+  differential(later_cache, glx_libs(kNvidiaLib64), {kNvidiaLib64},
+               glx_links(kNvidiaLib64, "/usr/lib"), true);
 }
 
 TEST_CASE("in-process cache = ldconfig's: merged /usr, the link in /usr/lib indexed under /lib") {
   REQUIRE_MESSAGE(gcr::test::is_root(), "ldconfig -r needs root");
-  const std::string nv = "/usr/local/nvidia/lib64";
-  differential(merge_usr, glx_libs(nv), {nv}, glx_links(nv, "/usr/lib"), true, 2);
+  differential(merge_usr, glx_libs(kNvidiaLib64), {kNvidiaLib64},
+               glx_links(kNvidiaLib64, "/usr/lib"), true, 2);
 }
 
 TEST_CASE("in-process cache = ldconfig's: the image's own libcuda.so.1 elsewhere goes after") {
   REQUIRE_MESSAGE(gcr::test::is_root(), "ldconfig -r needs root");
   // ldconfig scans the folders first, from its command line, whatever the configuration's
   // order: /usr/local/lib/x86_64-linux-gnu comes before the multi-arch folder there.
-  differential(
-      [](const Image& i) {
-        const std::string dir = i.rootfs + "/usr/local/lib/x86_64-linux-gnu";
-        gcr::test::make_dirs(dir);
-        boost::filesystem::copy_file(kStubs + "/decoy/libcuda.so.470.57.02",
-                                     dir + "/libcuda.so.470.57.02");
-        REQUIRE(gcr::test::run({"/sbin/ldconfig", "-r", i.rootfs}).exit_code == 0);
-      },
-      multiarch_libs(), {kMultiarch, kMultiarch32}, {}, true);
+  differential(installs("decoy/libcuda.so.470.57.02", "/usr/local/lib/x86_64-linux-gnu"),
+               multiarch_libs(), {kMultiarch, kMultiarch32}, {}, true);
 }
 
 TEST_CASE("in-process cache = ldconfig's: a library without a soname, and its development link") {
@@ -422,29 +429,16 @@ TEST_CASE("ldconfig does what the in-process update cannot do exactly") {
         multiarch_libs(), {kMultiarch}, {}, false);
   }
   SUBCASE("the image has its own library of that soname in the folder") {
-    differential(
-        [](const Image& i) {
-          gcr::test::make_dirs(i.rootfs + kMultiarch);
-          boost::filesystem::copy_file(kStubs + "/decoy/libcuda.so.470.57.02",
-                                       i.rootfs + kMultiarch + "/libcuda.so.470.57.02");
-          REQUIRE(gcr::test::run({"/sbin/ldconfig", "-r", i.rootfs}).exit_code == 0);
-        },
-        multiarch_libs(), {kMultiarch}, {}, false);
+    differential(installs("decoy/libcuda.so.470.57.02", kMultiarch), multiarch_libs(), {kMultiarch},
+                 {}, false);
   }
   SUBCASE("a link made away from the folders, its soname also in another directory") {
     // The image's own libGLX_nvidia.so.0 in /usr/local/lib/x86_64-linux-gnu and the link's
     // entry in /usr/lib: two directories that are no folders, whose order (ldconfig's order of
     // directories) the in-process update does not work out.
-    const std::string nv = "/usr/local/nvidia/lib64";
-    differential(
-        [](const Image& i) {
-          const std::string dir = i.rootfs + "/usr/local/lib/x86_64-linux-gnu";
-          gcr::test::make_dirs(dir);
-          boost::filesystem::copy_file(kStubs + "/lib64/libGLX_nvidia.so." + kVersion,
-                                       dir + "/libGLX_nvidia.so." + kVersion);
-          REQUIRE(gcr::test::run({"/sbin/ldconfig", "-r", i.rootfs}).exit_code == 0);
-        },
-        glx_libs(nv), {nv}, glx_links(nv, "/usr/lib"), false);
+    differential(installs("lib64/libGLX_nvidia.so." + kVersion, "/usr/local/lib/x86_64-linux-gnu"),
+                 glx_libs(kNvidiaLib64), {kNvidiaLib64}, glx_links(kNvidiaLib64, "/usr/lib"),
+                 false);
   }
   SUBCASE("a configuration ldconfig reads in ways this code does not") {
     differential(
@@ -488,19 +482,12 @@ TEST_CASE("the in-process update opens no device or FIFO an image puts among its
 // soname link libEGL_nvidia.so.0.
 const std::string kOwnLibrary = kMultiarch + "/libEGL_nvidia.so." + kVersion;
 
-void with_own_library(const Image& image) {
-  gcr::test::make_dirs(image.rootfs + kMultiarch);
-  boost::filesystem::copy_file(kStubs + "/lib64/libEGL_nvidia.so." + kVersion,
-                               image.rootfs + kOwnLibrary);
-  REQUIRE(gcr::test::run({"/sbin/ldconfig", "-r", image.rootfs}).exit_code == 0);
-}
-
 TEST_CASE("a cached library emptied, gone or mounted over leaves the cache to ldconfig") {
   REQUIRE_MESSAGE(gcr::test::is_root(), "ldconfig -r and mounts need root");
   using Change = std::function<void(const Image&)>;
   const auto refused = [](const Change& change, const std::string& why, const Change& undo) {
     Image image;
-    with_own_library(image);
+    installs("lib64/libEGL_nvidia.so." + kVersion, kMultiarch)(image);
     image.age();
     image.inject({{"lib64/libcuda.so." + kVersion, kMultiarch}});
     REQUIRE(image.plan({kMultiarch}).ok());
