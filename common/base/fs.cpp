@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <ctime>
+#include <optional>
 
 namespace gcr {
 
@@ -248,26 +249,47 @@ Result<std::string> write_temp(int dirfd, const std::string& name, std::string_v
 
 namespace {
 
-// Whether dirfd/name is a regular file of one name holding exactly `data`, with the mode and
-// owner a new one would get.
-bool holds_exactly(int dirfd, const std::string& name, std::string_view data,
-                   const FileOwner& owner) {
+enum class Held { kExactly, kOther, kNothing };
+
+// What dirfd/name holds: exactly `data` in a regular file of one name, with the mode and owner a
+// new one would get; something else; or nothing at all.
+Held what_is_held(int dirfd, const std::string& name, std::string_view data,
+                  const FileOwner& owner) {
   Fd fd(::openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+  if (!fd.valid()) return errno == ENOENT ? Held::kNothing : Held::kOther;
   struct stat st {};
-  if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
       static_cast<std::size_t>(st.st_size) != data.size() || (st.st_mode & 07777) != owner.mode ||
       st.st_uid != (owner.uid == static_cast<uid_t>(-1) ? ::geteuid() : owner.uid) ||
       st.st_gid != (owner.gid == static_cast<gid_t>(-1) ? ::getegid() : owner.gid))
-    return false;
+    return Held::kOther;
   const auto held = read_fd(fd.get(), data.size(), st);
-  return held && *held == data;
+  return held && *held == data ? Held::kExactly : Held::kOther;
+}
+
+// Where nothing is at `name`, the unnamed file, complete, is given that name itself: no
+// temporary name to leave behind. Nothing when that cannot be done (no O_TMPFILE, the name
+// taken meanwhile): the caller writes the usual way.
+std::optional<Status> create_as_unnamed(int dirfd, const std::string& name, std::string_view data,
+                                        const FileOwner& owner) {
+  Fd unnamed(::openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, owner.mode));
+  if (!unnamed.valid()) return std::nullopt;
+  if (auto s = fill_temp_file(unnamed.get(), data, owner, Durability::kNone); !s) return s;
+  if (!link_unnamed(unnamed.get(), dirfd, name)) return std::nullopt;
+  return Status{};
 }
 
 }  // namespace
 
 Status write_file_atomic_at(int dirfd, const std::string& name, std::string_view data,
                             const FileOwner& owner, Durability durability) {
-  if (durability == Durability::kNone && holds_exactly(dirfd, name, data, owner)) return {};
+  if (durability == Durability::kNone) {
+    const Held held = what_is_held(dirfd, name, data, owner);
+    if (held == Held::kExactly) return {};
+    if (held == Held::kNothing) {
+      if (auto created = create_as_unnamed(dirfd, name, data, owner)) return *created;
+    }
+  }
   remove_stale_temps(dirfd, name);
   auto temp = write_temp(dirfd, name, data, owner, durability);
   if (!temp) return temp.error();

@@ -110,7 +110,8 @@ enum class Durability {
   // the container runs again and the loader ignores a damaged cache. The team's decision (issue
   // 31): these files are not worth a disk round trip on every GPU start. A file that already
   // holds exactly the data, with the mode and owner asked, is left as it is (a restarted
-  // container's): reading it costs a few microseconds, replacing it a hundred.
+  // container's): reading it costs a few microseconds, replacing it a hundred. Where no file is
+  // (a first start's drop-in), the unnamed new file is linked at the name itself, complete.
   kNone,
 };
 

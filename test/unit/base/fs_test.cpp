@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 #include <fcntl.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -90,6 +91,44 @@ TEST_CASE("kNone leaves a file holding exactly the data as it is, and replaces a
   struct stat st {};
   REQUIRE(::lstat((dir / "s").c_str(), &st) == 0);
   CHECK(S_ISREG(st.st_mode));
+}
+
+// A first start's drop-in: where nothing is at the name, the complete new file appears under it
+// directly; no temporary name shows in the rootfs, nor a rename. Replacing goes the usual way.
+TEST_CASE("kNone gives a new file its name directly where none is, a temporary name otherwise") {
+  TempDir dir;
+  gcr::Fd fd(::open(dir.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  gcr::Fd watch(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
+  REQUIRE(watch.valid());
+  REQUIRE(::inotify_add_watch(watch.get(), dir.path().c_str(), IN_CREATE | IN_MOVED_TO) >= 0);
+  // The names created and moved into the directory since the last call, in order.
+  const auto seen = [&] {
+    std::vector<std::string> names;
+    alignas(inotify_event) char buf[4096];
+    for (ssize_t n; (n = ::read(watch.get(), buf, sizeof buf)) > 0;) {
+      for (char* at = buf; at < buf + n;) {
+        const auto* e = reinterpret_cast<const inotify_event*>(at);
+        names.push_back(std::string((e->mask & IN_MOVED_TO) ? "moved " : "created ") + e->name);
+        at += sizeof(inotify_event) + e->len;
+      }
+    }
+    return names;
+  };
+  REQUIRE(
+      gcr::write_file_atomic_at(fd.get(), "f", "cache", gcr::FileOwner{0644}, Durability::kNone));
+  CHECK(seen() == std::vector<std::string>{"created f"});
+  CHECK(gcr::test::read_file(dir / "f") == "cache");
+  struct stat st {};
+  REQUIRE(::stat((dir / "f").c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0644);
+  REQUIRE(
+      gcr::write_file_atomic_at(fd.get(), "f", "cachE", gcr::FileOwner{0644}, Durability::kNone));
+  const auto replaced = seen();
+  REQUIRE(replaced.size() == 2);
+  CHECK(replaced[0].rfind("created .f.", 0) == 0);
+  CHECK(replaced[1] == "moved f");
+  CHECK(gcr::test::read_file(dir / "f") == "cachE");
+  CHECK(entries_in(dir.path()) == 1);
 }
 
 TEST_CASE("read_fd reads a file whole, and refuses one byte past the limit") {
