@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <variant>
 
 #include "base/text.h"
 #include "hooks/container_hooks.h"
@@ -246,6 +247,7 @@ class Planner {
   // A directory ldconfig scans that changed after the cache is noted: scanned below, it may
   // only hold what the cache indexes. The folders are scanned below in any case.
   Status check_fresh(const std::string& dir) {
+    if (ids_.count(dir)) return {};  // a folder, looked at first
     auto fd = directory(dir);
     if (!fd) return fd.error();
     if (!*fd) return {};
@@ -579,30 +581,10 @@ class Planner {
     return names;
   }
 
-  // The library at folder/name as ldconfig reads it: a file to be mounted there that discovery
-  // read is not read again. Nothing for what ldconfig passes by.
+  // The library at folder/name as ldconfig reads it: a file to be mounted there, or a link to
+  // one, that discovery read is not read again. Nothing for what ldconfig passes by.
   Result<std::optional<ElfLibrary>> library_at(int dir, const std::string& folder,
                                                const std::string& name, bool& is_link) {
-    const std::string path = folder + "/" + name;
-    if (const auto mounted = pending_.find(path);
-        mounted != pending_.end() && mounted->second.elf) {
-      is_link = false;
-      return std::optional<ElfLibrary>(*mounted->second.elf);
-    }
-    auto file = open_entry(dir, folder, name, is_link);
-    if (!file) return file.error();
-    if (!*file) return std::optional<ElfLibrary>();
-    auto lib = read_elf_library((*file)->get(), budget_, path);
-    if (!lib && lib.error().kind == ErrorKind::kNotElf) return std::optional<ElfLibrary>();
-    // A budget's error names the file already.
-    if (!lib) return budget_.exceeded() ? lib.error() : lib.error().wrap(path);
-    return std::optional<ElfLibrary>(std::move(*lib));
-  }
-
-  // The entry's file for reading (nothing when it is neither a file nor a link to one): a
-  // pending file, or a link to one, is read on the host.
-  Result<std::optional<Fd>> open_entry(int dir, const std::string& folder, const std::string& name,
-                                       bool& is_link) {
     const std::string path = folder + "/" + name;
     is_link = false;
     if (!pending_.count(path)) {
@@ -610,14 +592,36 @@ class Planner {
       if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
         return Error{"cannot stat " + path};
       is_link = S_ISLNK(st.st_mode);
-      if (!is_link && !S_ISREG(st.st_mode)) return std::optional<Fd>();
+      if (!is_link && !S_ISREG(st.st_mode)) return std::optional<ElfLibrary>();
     }
+    auto file = open_entry(path);
+    if (!file) return file.error();
+    if (std::holds_alternative<ElfLibrary>(*file))
+      return std::optional<ElfLibrary>(std::get<ElfLibrary>(std::move(*file)));
+    auto& fd = std::get<std::optional<Fd>>(*file);
+    if (!fd) return std::optional<ElfLibrary>();
+    auto lib = read_elf_library(fd->get(), budget_, path);
+    if (!lib && lib.error().kind == ErrorKind::kNotElf) return std::optional<ElfLibrary>();
+    // A budget's error names the file already.
+    if (!lib) return budget_.exceeded() ? lib.error() : lib.error().wrap(path);
+    return std::optional<ElfLibrary>(std::move(*lib));
+  }
+
+  // What the entry `path` (a file or a link) leads to: the reading discovery made of a pending
+  // file it is or links to; that file opened on the host when discovery has none; otherwise
+  // the image's file for reading (nothing when it is no regular file).
+  using EntryFile = std::variant<ElfLibrary, std::optional<Fd>>;
+  Result<EntryFile> open_entry(const std::string& path) {
     if (const auto mounted = pending_behind(path)) {
-      auto fd = open_host_file(*mounted, pending_.at(*mounted).host);
+      const PendingFile& file = pending_.at(*mounted);
+      if (file.elf) return EntryFile(*file.elf);
+      auto fd = open_host_file(*mounted, file.host);
       if (!fd) return fd.error();
-      return std::optional<Fd>(std::move(*fd));
+      return EntryFile(std::optional<Fd>(std::move(*fd)));
     }
-    return root_.open_regular(path);
+    auto fd = root_.open_regular(path);
+    if (!fd) return fd.error();
+    return EntryFile(std::move(*fd));
   }
 
   // The pending file `path` is, or leads to through the image's symlinks (followed by name).

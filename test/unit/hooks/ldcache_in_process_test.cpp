@@ -75,4 +75,15 @@ TEST_CASE("a library to be mounted that discovery read is indexed from what it r
   REQUIRE(cache->entries.size() == 1);
   CHECK(cache->entries[0].soname == "libfoo.so.1");
   CHECK(cache->entries[0].path == "/usr/lib/nv/libfoo.so.1");
+  // A link to it, its development name, is indexed from what discovery read too: the file on
+  // the host is not read again.
+  gcr::test::make_symlink("libfoo.so.1.2.3", r + "/usr/lib/nv/libfoo.so");
+  auto linked = plan_with(gcr::ElfLibrary{"libfoo.so.1", 0x0303});
+  REQUIRE(linked.ok());
+  auto with_link = gcr::read_ld_cache(linked->cache, budget, "cache");
+  REQUIRE(with_link.ok());
+  REQUIRE(with_link->entries.size() == 2);
+  CHECK(with_link->entries[0].soname == "libfoo.so.1");
+  CHECK(with_link->entries[1].soname == "libfoo.so");
+  CHECK(with_link->entries[1].path == "/usr/lib/nv/libfoo.so");
 }
