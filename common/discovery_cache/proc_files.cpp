@@ -32,7 +32,9 @@ Result<std::string> KeptProcFiles::read(const std::string& path,
   if (state_dir_.empty()) return read_live();
   const std::string dir = state_dir_ + "/discovery";
   const std::string key = key_of(path, anchors);
-  if (auto kept = load_stamped(dir, key)) return kept;
+  if (const Fd* dir_fd = kept_directory()) {
+    if (auto kept = load_stamped(*dir_fd, dir, key)) return kept;
+  }
   const timespec started = now_();
   std::vector<PathStamp> stamps;
   for (const auto& p : anchors) {
@@ -45,6 +47,15 @@ Result<std::string> KeptProcFiles::read(const std::string& path,
   // What was read is what was stamped: the same before and after.
   if (text && !changed_path(stamps)) (void)store_stamped(dir, key, {stamps, {}, *text}, started);
   return text;
+}
+
+const Fd* KeptProcFiles::kept_directory() {
+  if (!kept_directory_.valid()) {
+    auto opened = open_kept_directory(state_dir_ + "/discovery");
+    if (!opened) return nullptr;
+    kept_directory_ = std::move(*opened);
+  }
+  return &kept_directory_;
 }
 
 }  // namespace gcr

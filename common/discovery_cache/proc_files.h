@@ -36,8 +36,13 @@ class KeptProcFiles : public ProcFileStore {
       const std::function<Result<std::string>()>& read_live) override;
 
  private:
+  // The directory the files are kept in, opened once for the reads of one create; nullptr
+  // while it cannot be (missing: nothing kept yet).
+  const Fd* kept_directory();
+
   std::string state_dir_;
   std::function<timespec()> now_;
+  Fd kept_directory_;
 };
 
 }  // namespace gcr

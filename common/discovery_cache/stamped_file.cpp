@@ -172,17 +172,28 @@ std::optional<Stamped> read_stamped(std::string_view data, const std::string& ke
   return stamped;
 }
 
-Result<std::string> load_stamped(const std::string& dir, const std::string& key) {
+Result<Fd> open_kept_directory(const std::string& dir) {
   Fd dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (!dir_fd.valid() && errno == ENOENT) return Error{"nothing kept yet"};
   struct stat st {};
   if (!dir_fd.valid() || ::fstat(dir_fd.get(), &st) != 0 || !ours(st))
     return Error{"not a directory of ours alone (" + dir + ")"};
+  return dir_fd;
+}
+
+Result<std::string> load_stamped(const std::string& dir, const std::string& key) {
+  auto dir_fd = open_kept_directory(dir);
+  if (!dir_fd) return dir_fd.error();
+  return load_stamped(*dir_fd, dir, key);
+}
+
+Result<std::string> load_stamped(const Fd& dir_fd, const std::string& dir, const std::string& key) {
   const std::string name = file_name(key);
   const std::string path = dir + "/" + name;
   Fd fd(::openat(dir_fd.get(), name.c_str(),
                  O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
   if (!fd.valid() && errno == ENOENT) return Error{"nothing kept yet"};
+  struct stat st {};
   if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || !ours(st) ||
       st.st_nlink != 1)
     return Error{"not a file of ours alone (" + path + ")"};

@@ -38,6 +38,12 @@ constexpr time_t kRacyWindowSeconds = 2;
 // writable by others, one name) in a directory of ours, that holds `key`, and whose every stamp
 // and read-only answer still holds. The error says why not ("none kept" when there is none).
 [[nodiscard]] Result<std::string> load_stamped(const std::string& dir, const std::string& key);
+// The same in `dir` opened by open_kept_directory, for a caller that loads several.
+[[nodiscard]] Result<std::string> load_stamped(const Fd& dir_fd, const std::string& dir,
+                                               const std::string& key);
+// `dir` opened to load kept files from: ours and writable by nobody else. The error says why
+// not ("nothing kept yet" when it is missing).
+[[nodiscard]] Result<Fd> open_kept_directory(const std::string& dir);
 
 // `dir` opened to keep files in: made 0700 when missing, ours and writable by nobody else, the
 // directories above it only root's (or ours) to change. The error says why nothing can be kept.
