@@ -236,8 +236,9 @@ if want steps; then
   on_tmpfs
 fi
 
-# NVIDIA's real driver files (Debian 12's 535 packages, test/real-driver.sh) in Debian's layout
-# and the .run installer's, each copied to a root of its own with 650 more libraries beside the
+# NVIDIA's real driver files (Debian 12's 535 packages, test/real-driver.sh) in Debian's layout,
+# the .run installer's and one kept in /usr/local/nvidia (as on the H100 and H200 hosts), each
+# copied to a root of its own with 650 more libraries beside the
 # driver's (each its own SONAME, as a host's library directory holds) and a loader cache of the
 # size hosts have (about 690 entries; a real H100 host had 522), the simulated /dev and /proc
 # around them: the shim's own create step by step for compute,utility and for all
@@ -278,7 +279,7 @@ if want real; then
   LAYOUTS=${GCR_REAL_DRIVER:-$(test/real-driver.sh | tail -n 1)}
   VERSION=$(head -n 1 "$LAYOUTS/../ready")
   DRIVER=$WORK/real.toml
-  for layout in debian flat; do
+  for layout in debian flat nvidia; do
     real_host "$layout"
     gpu_config "$RUNC"
     on_tmpfs && real_rows

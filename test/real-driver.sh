@@ -15,7 +15,8 @@
 #
 # Everything is cached in $GCR_TEST_CACHE (default /var/cache/gpu-container-runtime-tests),
 # outside the checkout; the output says whether the cache was used. Without a cache and
-# without the archive, this fails. Prints the directory holding debian/ and flat/ last.
+# without the archive, this fails. Prints the directory holding debian/, flat/ and nvidia/
+# (below) last.
 # Needs root (the files must be root's, as a real driver's are).
 set -eu
 # shellcheck source=test/private-apt.sh
@@ -51,8 +52,42 @@ exec 9>"$CACHE/.lock"
 flock 9
 KEY="revision $LAYOUT_REVISION; packages $(echo "$PACKAGES" | tr '\n' ' ')"
 
+# nvidia/: a driver kept in /usr/local/nvidia, as on cloud GPU hosts (and the H100 and H200
+# hosts the shim was measured on): flat/'s libraries in lib64/ and lib/, its programs in bin/
+# with wrapper scripts in /usr/bin that run them, a loader configuration naming both
+# directories; the rest where the .run installer puts it. A copy of flat/ (the runtime refuses
+# a driver file with several names on a writable filesystem), made when missing or of another
+# revision: nothing is downloaded for it.
+NVIDIA_REVISION=1
+nvidia_layout() {
+  L=$1
+  [ "$(cat "$L/nvidia.revision" 2>/dev/null)" = "$NVIDIA_REVISION" ] && [ -d "$L/nvidia" ] && return 0
+  N=$L/nvidia.new
+  rm -rf "$N" "$L/nvidia" "$L/nvidia.revision"
+  cp -a "$L/flat" "$N"
+  mkdir -p "$N/usr/local/nvidia/lib64" "$N/usr/local/nvidia/lib" "$N/usr/local/nvidia/bin"
+  mv "$N"/usr/lib/x86_64-linux-gnu/lib* "$N/usr/local/nvidia/lib64/"
+  mv "$N"/usr/lib/i386-linux-gnu/lib* "$N/usr/local/nvidia/lib/"
+  for t in x86_64-linux-gnu:lib64 i386-linux-gnu:lib; do
+    gbm=$N/usr/lib/${t%:*}/gbm/nvidia-drm_gbm.so
+    if [ -L "$gbm" ]; then ln -sfn "/usr/local/nvidia/${t#*:}/$(basename "$(readlink "$gbm")")" "$gbm"; fi
+  done
+  for prog in "$N"/usr/bin/nvidia-*; do
+    name=$(basename "$prog")
+    mv "$prog" "$N/usr/local/nvidia/bin/"
+    printf '#!/bin/sh\nexec /usr/local/nvidia/bin/%s "$@"\n' "$name" >"$prog"
+    chmod 0755 "$prog"
+  done
+  printf '/usr/local/nvidia/lib64\n/usr/local/nvidia/lib\n' >"$N/etc/ld.so.conf.d/000_nvidia.conf"
+  ldconfig -r "$N"
+  mv "$N" "$L/nvidia"
+  echo "$NVIDIA_REVISION" >"$L/nvidia.revision"
+  say "made the nvidia layout (a driver in /usr/local/nvidia) from flat/ in $L"
+}
+
 if [ -f "$CACHE/ready" ] && [ "$(sed -n 2p "$CACHE/ready")" = "$KEY" ]; then
   say "cache used: driver $(sed -n 1p "$CACHE/ready") in $CACHE (nothing downloaded)"
+  nvidia_layout "$CACHE/layouts"
   echo "$CACHE/layouts"
   exit 0
 fi
@@ -205,6 +240,7 @@ ldconfig -r "$F"
 
 rm -rf "$CACHE/layouts"
 mv "$STAGE" "$CACHE/layouts"
+nvidia_layout "$CACHE/layouts"
 printf '%s\n%s\n' "$VERSION" "$KEY" >"$CACHE/ready"
-say "built the debian and flat layouts of driver $VERSION in $CACHE/layouts ($(du -sh "$CACHE/layouts" | cut -f1))"
+say "built the debian, flat and nvidia layouts of driver $VERSION in $CACHE/layouts ($(du -sh "$CACHE/layouts" | cut -f1))"
 echo "$CACHE/layouts"
