@@ -410,6 +410,29 @@ TEST_CASE("in-process cache = ldconfig's: a library without a soname, and its de
       true, 2);
 }
 
+// NVIDIA's CUDA images name the directories a driver kept in /usr/local/nvidia is mounted into
+// in an nvidia.conf of their own, and build their cache while the directories are missing.
+void names_usr_local_nvidia(const Image& i) {
+  gcr::test::write_file(i.rootfs + "/etc/ld.so.conf.d/nvidia.conf",
+                        "/usr/local/nvidia/lib\n/usr/local/nvidia/lib64\n");
+  REQUIRE(gcr::test::run({"/sbin/ldconfig", "-r", i.rootfs}).exit_code == 0);
+}
+
+TEST_CASE("in-process cache = ldconfig's: a CUDA image's own nvidia.conf names the folder") {
+  REQUIRE_MESSAGE(gcr::test::is_root(), "ldconfig -r needs root");
+  differential(names_usr_local_nvidia,
+               {{"lib64/libcuda.so." + kVersion, kNvidiaLib64},
+                {"lib64/libnvidia-ml.so." + kVersion, kNvidiaLib64},
+                {"lib32/libcuda.so." + kVersion, "/usr/local/nvidia/lib"}},
+               {kNvidiaLib64, "/usr/local/nvidia/lib"},
+               {"libcuda.so.1::" + kNvidiaLib64 + "/libcuda.so"}, true, 2);
+  // All capabilities, libGLX_indirect.so.0 beside the library, as the driver's layout has it.
+  differential(names_usr_local_nvidia, glx_libs(kNvidiaLib64), {kNvidiaLib64},
+               {"libcuda.so.1::" + kNvidiaLib64 + "/libcuda.so",
+                "libGLX_nvidia.so." + kVersion + "::" + kNvidiaLib64 + "/libGLX_indirect.so.0"},
+               true, 2);
+}
+
 TEST_CASE("ldconfig does what the in-process update cannot do exactly") {
   REQUIRE_MESSAGE(gcr::test::is_root(), "ldconfig -r needs root");
   SUBCASE("no cache in the image") {
