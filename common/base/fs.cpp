@@ -252,18 +252,21 @@ namespace {
 enum class Held { kExactly, kOther, kNothing };
 
 // What dirfd/name holds: exactly `data` in a regular file of one name, with the mode and owner a
-// new one would get; something else; or nothing at all.
+// new one would get; something else; or nothing at all. Looked at before it is opened: a device
+// node or FIFO an image put at the name is never opened (opening a device can act on it).
 Held what_is_held(int dirfd, const std::string& name, std::string_view data,
                   const FileOwner& owner) {
-  Fd fd(::openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
-  if (!fd.valid()) return errno == ENOENT ? Held::kNothing : Held::kOther;
+  Fd found(::openat(dirfd, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  if (!found.valid()) return errno == ENOENT ? Held::kNothing : Held::kOther;
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+  if (::fstat(found.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
       static_cast<std::size_t>(st.st_size) != data.size() || (st.st_mode & 07777) != owner.mode ||
       st.st_uid != (owner.uid == static_cast<uid_t>(-1) ? ::geteuid() : owner.uid) ||
       st.st_gid != (owner.gid == static_cast<gid_t>(-1) ? ::getegid() : owner.gid))
     return Held::kOther;
-  const auto held = read_fd(fd.get(), data.size(), st);
+  auto fd = reopen_regular(found, name);
+  if (!fd) return Held::kOther;
+  const auto held = read_fd(fd->get(), data.size(), st);
   return held && *held == data ? Held::kExactly : Held::kOther;
 }
 

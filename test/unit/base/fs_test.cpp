@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <thread>
 
@@ -129,6 +130,41 @@ TEST_CASE("kNone gives a new file its name directly where none is, a temporary n
   CHECK(replaced[1] == "moved f");
   CHECK(gcr::test::read_file(dir / "f") == "cachE");
   CHECK(entries_in(dir.path()) == 1);
+}
+
+// An image may put anything at the name: a FIFO or device node is replaced without being
+// opened, a symlink is replaced, never followed (its target is not made).
+TEST_CASE("kNone opens no FIFO at the name and follows no symlink there: both are replaced") {
+  TempDir dir;
+  const std::string root = dir / "rootfs";
+  gcr::test::make_dirs(root);
+  gcr::Fd fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  REQUIRE(::mkfifo((root + "/fifo").c_str(), 0644) == 0);
+  REQUIRE(::symlink("../outside", (root + "/link").c_str()) == 0);
+  gcr::Fd watch(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
+  REQUIRE(watch.valid());
+  REQUIRE(::inotify_add_watch(watch.get(), root.c_str(), IN_OPEN) >= 0);
+  for (const char* name : {"fifo", "link"}) {
+    REQUIRE(gcr::write_file_atomic_at(fd.get(), name, "cache", gcr::FileOwner{0644},
+                                      Durability::kNone));
+  }
+  std::vector<std::string> opened;
+  alignas(inotify_event) char buf[4096];
+  for (ssize_t n; (n = ::read(watch.get(), buf, sizeof buf)) > 0;) {
+    for (char* at = buf; at < buf + n;) {
+      const auto* e = reinterpret_cast<const inotify_event*>(at);
+      if (e->len > 0) opened.emplace_back(e->name);
+      at += sizeof(inotify_event) + e->len;
+    }
+  }
+  CHECK(std::find(opened.begin(), opened.end(), "fifo") == opened.end());
+  for (const char* name : {"fifo", "link"}) {
+    struct stat st {};
+    REQUIRE(::lstat((root + "/" + name).c_str(), &st) == 0);
+    CHECK(S_ISREG(st.st_mode));
+    CHECK(gcr::test::read_file(root + "/" + name) == "cache");
+  }
+  CHECK_FALSE(gcr::test::exists(dir / "outside"));
 }
 
 TEST_CASE("read_fd reads a file whole, and refuses one byte past the limit") {
