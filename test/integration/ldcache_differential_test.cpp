@@ -17,12 +17,14 @@
 #include <algorithm>
 #include <boost/filesystem.hpp>
 #include <functional>
+#include <map>
 #include <utility>
 
 #include "hooks/container_hooks.h"
 #include "hooks/ldcache_in_process.h"
 #include "hooks/libraries_at_create.h"
 #include "hooks/rootfs.h"
+#include "ldcache/elf_library.h"
 #include "ldcache/ldcache.h"
 #include "real_driver.h"
 #include "shim_fixture.h"
@@ -109,20 +111,28 @@ struct Image {
         .out;
   }
 
-  // The shim's way at create on this image, whose libraries are mounts still to come.
+  // The shim's way at create on this image, whose libraries are mounts still to come; with
+  // `read`, discovery's reading of each library (its soname and flags), as the shim has it.
   [[nodiscard]] gcr::Status at_create(const std::vector<Library>& libs,
                                       const std::vector<std::string>& folders,
                                       const std::vector<std::string>& links,
-                                      const std::vector<gcr::MountToCome>& others = {}) const {
+                                      const std::vector<gcr::MountToCome>& others = {},
+                                      bool read = false) const {
     auto root = gcr::RootFs::open(rootfs);
     REQUIRE(root.ok());
     std::vector<gcr::MountToCome> mounts = others;
+    std::map<std::string, gcr::ElfLibrary> readings;
     for (const auto& lib : libs) {
       const std::string name = lib.stub.substr(lib.stub.rfind('/') + 1);
       mounts.push_back(gcr::MountToCome{lib.folder + "/" + name, source_of(lib), true});
+      if (!read) continue;
+      gcr::Fd fd(::open(source_of(lib).c_str(), O_RDONLY | O_CLOEXEC));
+      gcr::ImageBudget budget;
+      auto elf = gcr::read_elf_library(fd.get(), budget, source_of(lib));
+      if (elf) readings.emplace(source_of(lib), *elf);
     }
     return gcr::update_libraries_at_create(
-        *root, gcr::LibrariesRequest{folders, links, "@/sbin/ldconfig", {}}, mounts);
+        *root, gcr::LibrariesRequest{folders, links, "@/sbin/ldconfig", readings}, mounts);
   }
 
   [[nodiscard]] gcr::Result<gcr::LdcachePlan> plan(const std::vector<std::string>& folders) const {
@@ -208,14 +218,17 @@ void check_same(const Image& a, const Image& b, const std::vector<std::string>& 
   }
 }
 
-// Runs the case on two copies of an image; `in_process`: the in-process update must apply.
+// Runs the case on copies of an image; `in_process`: the in-process update must apply. The
+// shim's way runs twice: with discovery's reading of the libraries to be mounted (c), as the
+// shim has it, and without (d), as when it has none and reads them on the host.
 void differential(const std::function<void(const Image&)>& prepare,
                   const std::vector<Library>& libs, const std::vector<std::string>& folders,
                   const std::vector<std::string>& links, bool in_process, int runs = 1) {
   Image a;
   Image b;
   Image c;
-  for (const Image* image : {&a, &b, &c}) {
+  Image d;
+  for (const Image* image : {&a, &b, &c, &d}) {
     prepare(*image);
     image->age();
   }
@@ -223,9 +236,12 @@ void differential(const std::function<void(const Image&)>& prepare,
   b.inject(libs);
   for (int run = 0; run < runs; ++run) {
     CAPTURE(run);
-    const auto now = c.at_create(libs, folders, links);
+    const auto now = c.at_create(libs, folders, links, {}, true);
     CAPTURE(now.ok() ? std::string("done at create") : now.error().message);
     CHECK(now.ok() == in_process);
+    const auto unread = d.at_create(libs, folders, links);
+    CAPTURE(unread.ok() ? std::string("done at create, unread") : unread.error().message);
+    CHECK(unread.ok() == in_process);
     const auto plan = a.plan(folders);
     CAPTURE(plan.ok() ? std::string("applies") : plan.error().message);
     // Planned before the links are made: one of them may be what makes it not apply.
@@ -236,7 +252,10 @@ void differential(const std::function<void(const Image&)>& prepare,
     CHECK(a.written_by_ldconfig() == !in_process);
     the_ldconfig_way(a, b, folders, links);
     check_same(a, b, folders);
-    if (in_process) check_same(c, a, folders);
+    if (in_process) {
+      check_same(c, a, folders);
+      check_same(d, a, folders);
+    }
     check_later_ldconfig_keeps_folders(b, folders);
   }
 }
