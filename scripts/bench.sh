@@ -280,6 +280,10 @@ if want real; then
   VERSION=$(head -n 1 "$LAYOUTS/../ready")
   DRIVER=$WORK/real.toml
   for layout in debian flat nvidia; do
+    if [ ! -d "$LAYOUTS/$layout" ]; then
+      echo "[$layout layout] not in $LAYOUTS (made by an older test/real-driver.sh): no rows"
+      continue
+    fi
     real_host "$layout"
     gpu_config "$RUNC"
     on_tmpfs && real_rows

@@ -6,7 +6,8 @@
 # `apt-get download` through a private sources list naming non-free, with private lists, cache,
 # preferences and package status (the machine's sources, preferences and installed packages
 # are not used, and nothing of its apt state is changed), unpacked with `dpkg-deb -x` (never installed) and
-# laid out twice, with the links the packages' maintainer scripts make on a real system:
+# laid out twice (and a third layout made from the second, below), with the links the
+# packages' maintainer scripts make on a real system:
 #   debian/  Debian's own layout: libraries in <triplet>/nvidia/current, reached through
 #            /etc/alternatives links (nvidia-alternative, glx-alternative-nvidia);
 #   flat/    the layout of NVIDIA's .run installer: every library in the multiarch directory,

@@ -7,7 +7,7 @@
 
 namespace gcr::test {
 
-// The directory holding the debian/ and flat/ driver roots: $GCR_REAL_DRIVER, or what
+// The directory holding the debian/, flat/ and nvidia/ driver roots: $GCR_REAL_DRIVER, or what
 // test/real-driver.sh builds or finds in its cache (throws when it cannot).
 [[nodiscard]] const std::string& real_driver_layouts();
 // The driver's version ("535.261.03").
