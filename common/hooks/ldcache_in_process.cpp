@@ -11,7 +11,6 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <variant>
 
 #include "base/text.h"
 #include "hooks/container_hooks.h"
@@ -594,34 +593,26 @@ class Planner {
       is_link = S_ISLNK(st.st_mode);
       if (!is_link && !S_ISREG(st.st_mode)) return std::optional<ElfLibrary>();
     }
-    auto file = open_entry(path);
-    if (!file) return file.error();
-    if (std::holds_alternative<ElfLibrary>(*file))
-      return std::optional<ElfLibrary>(std::get<ElfLibrary>(std::move(*file)));
-    auto& fd = std::get<std::optional<Fd>>(*file);
-    if (!fd) return std::optional<ElfLibrary>();
-    auto lib = read_elf_library(fd->get(), budget_, path);
+    if (const auto mounted = pending_behind(path)) {
+      const PendingFile& file = pending_.at(*mounted);
+      if (file.elf) return std::optional<ElfLibrary>(*file.elf);
+      auto fd = open_host_file(*mounted, file.host);
+      if (!fd) return fd.error();
+      return read_library(*fd, path);
+    }
+    auto fd = root_.open_regular(path);
+    if (!fd) return fd.error();
+    if (!*fd) return std::optional<ElfLibrary>();
+    return read_library(**fd, path);
+  }
+
+  // The soname and flags of the file open at `fd`; nothing when it is no ELF library.
+  Result<std::optional<ElfLibrary>> read_library(const Fd& fd, const std::string& path) {
+    auto lib = read_elf_library(fd.get(), budget_, path);
     if (!lib && lib.error().kind == ErrorKind::kNotElf) return std::optional<ElfLibrary>();
     // A budget's error names the file already.
     if (!lib) return budget_.exceeded() ? lib.error() : lib.error().wrap(path);
     return std::optional<ElfLibrary>(std::move(*lib));
-  }
-
-  // What the entry `path` (a file or a link) leads to: the reading discovery made of a pending
-  // file it is or links to; that file opened on the host when discovery has none; otherwise
-  // the image's file for reading (nothing when it is no regular file).
-  using EntryFile = std::variant<ElfLibrary, std::optional<Fd>>;
-  Result<EntryFile> open_entry(const std::string& path) {
-    if (const auto mounted = pending_behind(path)) {
-      const PendingFile& file = pending_.at(*mounted);
-      if (file.elf) return EntryFile(*file.elf);
-      auto fd = open_host_file(*mounted, file.host);
-      if (!fd) return fd.error();
-      return EntryFile(std::optional<Fd>(std::move(*fd)));
-    }
-    auto fd = root_.open_regular(path);
-    if (!fd) return fd.error();
-    return EntryFile(std::move(*fd));
   }
 
   // The pending file `path` is, or leads to through the image's symlinks (followed by name).
