@@ -5,8 +5,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "base/fs.h"
 #include "test_support.h"
@@ -15,6 +18,20 @@ using gcr::Durability;
 using gcr::test::TempDir;
 
 namespace {
+
+// The events read from the inotify instance `watch` since the last call: mask and name each.
+std::vector<std::pair<std::uint32_t, std::string>> drain(int watch) {
+  std::vector<std::pair<std::uint32_t, std::string>> events;
+  alignas(inotify_event) char buf[4096];
+  for (ssize_t n; (n = ::read(watch, buf, sizeof buf)) > 0;) {
+    for (char* at = buf; at < buf + n;) {
+      const auto* e = reinterpret_cast<const inotify_event*>(at);
+      events.emplace_back(e->mask, e->len > 0 ? e->name : "");
+      at += sizeof(inotify_event) + e->len;
+    }
+  }
+  return events;
+}
 
 int entries_in(const std::string& dir) {
   int n = 0;
@@ -105,14 +122,8 @@ TEST_CASE("kNone gives a new file its name directly where none is, a temporary n
   // The names created and moved into the directory since the last call, in order.
   const auto seen = [&] {
     std::vector<std::string> names;
-    alignas(inotify_event) char buf[4096];
-    for (ssize_t n; (n = ::read(watch.get(), buf, sizeof buf)) > 0;) {
-      for (char* at = buf; at < buf + n;) {
-        const auto* e = reinterpret_cast<const inotify_event*>(at);
-        names.push_back(std::string((e->mask & IN_MOVED_TO) ? "moved " : "created ") + e->name);
-        at += sizeof(inotify_event) + e->len;
-      }
-    }
+    for (const auto& [mask, name] : drain(watch.get()))
+      names.push_back(std::string((mask & IN_MOVED_TO) ? "moved " : "created ") + name);
     return names;
   };
   REQUIRE(
@@ -148,16 +159,9 @@ TEST_CASE("kNone opens no FIFO at the name and follows no symlink there: both ar
     REQUIRE(gcr::write_file_atomic_at(fd.get(), name, "cache", gcr::FileOwner{0644},
                                       Durability::kNone));
   }
-  std::vector<std::string> opened;
-  alignas(inotify_event) char buf[4096];
-  for (ssize_t n; (n = ::read(watch.get(), buf, sizeof buf)) > 0;) {
-    for (char* at = buf; at < buf + n;) {
-      const auto* e = reinterpret_cast<const inotify_event*>(at);
-      if (e->len > 0) opened.emplace_back(e->name);
-      at += sizeof(inotify_event) + e->len;
-    }
-  }
-  CHECK(std::find(opened.begin(), opened.end(), "fifo") == opened.end());
+  const auto opened = drain(watch.get());
+  CHECK(std::none_of(opened.begin(), opened.end(),
+                     [](const auto& event) { return event.second == "fifo"; }));
   for (const char* name : {"fifo", "link"}) {
     struct stat st {};
     REQUIRE(::lstat((root + "/" + name).c_str(), &st) == 0);
