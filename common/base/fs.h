@@ -106,12 +106,13 @@ enum class Durability {
   kContent,
   // Nothing is synced: a crash may leave the old file, none, or a torn one. Only for the files
   // the shim (or its hook) rewrites inside a container's rootfs before every start, its loader
-  // cache and ld.so.conf.d drop-in: no torn copy can ever be used, since it is rewritten before
-  // the container runs again and the loader ignores a damaged cache. The team's decision (issue
-  // 31): these files are not worth a disk round trip on every GPU start. A file that already
-  // holds exactly the data, with the mode and owner asked, is left as it is (a restarted
-  // container's): reading it costs a few microseconds, replacing it a hundred. Where no file is
-  // (a first start's drop-in), the unnamed new file is linked at the name itself, complete.
+  // cache, ld.so.conf.d drop-in and application profile: no torn copy can ever be used, since
+  // each is rewritten before the container runs again, and the loader ignores a damaged cache.
+  // The team's decision (issue 31): these files are not worth a disk round trip on every GPU
+  // start. A file that already holds exactly the data, with the mode and owner asked, is left as
+  // it is (a restarted container's): reading it costs a few microseconds, replacing it a
+  // hundred. Where no file is (a first start's drop-in), the unnamed new file is linked at the
+  // name itself, complete.
   kNone,
 };
 

@@ -44,7 +44,7 @@ constexpr std::string_view kEditOurs =
 constexpr std::string_view kDefaultsOnStdout =
     "gpu-ctk config default prints the defaults on stdout";
 
-constexpr std::array<Spelling, 44> kSpellings = {{
+constexpr std::array<Spelling, 45> kSpellings = {{
     {kConfigure, "nvidia-runtime-name", Means::kOurs, false, "runtime-name", "", ""},
     {kConfigure, "nvidia-runtime-path", Means::kOurs, false, "runtime-path", "", ""},
     {kConfigure, "nvidia-set-as-default", Means::kOurs, true, "set-as-default", "", ""},
@@ -87,6 +87,8 @@ constexpr std::array<Spelling, 44> kSpellings = {{
     {"hook create-symlinks", "container-spec", Means::kRefused, false, "", "", kStateOnStdin},
     {"hook enable-cuda-compat", "container-spec", Means::kRefused, false, "", "", kStateOnStdin},
     {"hook disable-device-node-modification", "container-spec", Means::kRefused, false, "", "",
+     kStateOnStdin},
+    {"hook update-application-profile", "container-spec", Means::kRefused, false, "", "",
      kStateOnStdin},
     {"config", "set", Means::kRefused, false, "", "", kEditOurs},
     {"config", "in-place", Means::kRefused, true, "", "", kEditOurs},

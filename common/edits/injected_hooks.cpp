@@ -37,6 +37,13 @@ bool is_our_hook(const Json& hook, const Config::Hooks& hooks) {
   return args != hook.end() && args->is_array() && args->size() >= 2 && (*args)[1] == "hook";
 }
 
+// Our gpu-ctk running hook `name`, with no flags.
+bool is_argless_ctk_hook(const Json& hook, const Config::Hooks& hooks, const char* name) {
+  if (!hook.is_object() || hook.value("path", Json()) != hooks.ctk_path) return false;
+  const auto args = hook.find("args");
+  return args != hook.end() && *args == Json::array({"gpu-ctk", "hook", name});
+}
+
 }  // namespace
 
 Hook update_libraries_hook(const Config::Hooks& hooks, const std::vector<std::string>& folders,
@@ -57,11 +64,16 @@ Hook disable_device_node_modification_hook(const Config::Hooks& hooks) {
   return ctk_hook(hooks, {"disable-device-node-modification"});
 }
 
+Hook update_application_profile_hook(const Config::Hooks& hooks) {
+  return ctk_hook(hooks, {"update-application-profile"});
+}
+
 bool is_device_node_modification_hook(const Json& hook, const Config::Hooks& hooks) {
-  if (!hook.is_object() || hook.value("path", Json()) != hooks.ctk_path) return false;
-  const auto args = hook.find("args");
-  return args != hook.end() &&
-         *args == Json::array({"gpu-ctk", "hook", "disable-device-node-modification"});
+  return is_argless_ctk_hook(hook, hooks, "disable-device-node-modification");
+}
+
+bool is_application_profile_hook(const Json& hook, const Config::Hooks& hooks) {
+  return is_argless_ctk_hook(hook, hooks, "update-application-profile");
 }
 
 std::optional<CudaCompatRequest> read_enable_cuda_compat_hook(const Json& hook,
@@ -123,6 +135,13 @@ void remove_superseded_hooks(Json& spec, const Config::Hooks& hooks) {
                        }),
         list.end());
   }
+}
+
+void erase_created_container_hook(Json& spec, std::size_t index) {
+  Json& list = spec["hooks"]["createContainer"];
+  list.erase(list.begin() + static_cast<std::ptrdiff_t>(index));
+  if (list.empty()) spec["hooks"].erase("createContainer");
+  if (spec["hooks"].empty()) spec.erase("hooks");
 }
 
 }  // namespace gcr

@@ -38,6 +38,14 @@ inline constexpr int kHookTimeoutSeconds = 30;
 // loader cache is built from.
 [[nodiscard]] bool is_device_node_modification_hook(const Json& hook, const Config::Hooks& hooks);
 
+// gpu-ctk hook update-application-profile: the driver's EGL sees only the container's GPUs
+// (hooks/app_profile.h). The shim writes the profile at create when it can, and the hook goes.
+[[nodiscard]] Hook update_application_profile_hook(const Config::Hooks& hooks);
+
+// Whether `hook` is one update_application_profile_hook wrote: it writes only the profile, which
+// the loader cache is not built from.
+[[nodiscard]] bool is_application_profile_hook(const Json& hook, const Config::Hooks& hooks);
+
 // What an enable_cuda_compat_hook asks, read back from a spec's hook object written exactly so
 // (our gpu-ctk, exactly those arguments); anything else: nothing.
 struct CudaCompatRequest {
@@ -57,5 +65,9 @@ struct CudaCompatRequest {
 // ctr --gpus adds (prestart in containerd 1.x, createRuntime in 2.1), and hooks an earlier run of
 // this shim injected (so running twice on one bundle adds nothing twice).
 void remove_superseded_hooks(Json& spec, const Config::Hooks& hooks);
+
+// Removes the createContainer hook at `index` (which the spec must hold), and the lists it
+// leaves empty: work the shim did at create.
+void erase_created_container_hook(Json& spec, std::size_t index);
 
 }  // namespace gcr

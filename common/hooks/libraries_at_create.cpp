@@ -90,36 +90,6 @@ Result<PendingFiles> pending_files(const std::vector<std::string>& folders,
   return pending;
 }
 
-// Where each mount lands, as runc resolves it once the mounts before it are made: in the image;
-// below a filesystem mounted fresh before it (tmpfs, proc, sysfs: nothing there to follow) by
-// name. Below any other earlier mount it depends on what that one holds, unknown now.
-Result<std::vector<std::string>> where_mounts_land(const RootFs& root,
-                                                   const std::vector<MountToCome>& mounts,
-                                                   ResolvedDirs& known) {
-  std::vector<std::string> literal;
-  std::vector<std::string> landed;
-  for (const auto& mount : mounts) {
-    if (mount.destination.empty() || mount.destination.front() != '/')
-      return Error{"a mount at the relative destination " + quote(mount.destination)};
-    const std::string name = clean_path(mount.destination);
-    auto at = root.canonical(mount.destination, known);
-    if (!at) return at.error();
-    for (std::size_t j = landed.size(); j-- > 0;) {
-      const bool by_name = strictly_under(name, literal[j]) || strictly_under(name, landed[j]);
-      if (!by_name && !strictly_under(*at, landed[j])) continue;
-      if (!mounts[j].fresh || !by_name)
-        return Error{"the mount at " + name + " lies inside the mount at " + landed[j] +
-                     ": where it lands depends on what that one holds"};
-      const std::string& base = strictly_under(name, literal[j]) ? literal[j] : landed[j];
-      *at = landed[j] + name.substr(base == "/" ? 0 : base.size());
-      break;
-    }
-    literal.push_back(name);
-    landed.push_back(std::move(*at));
-  }
-  return landed;
-}
-
 // What is written now must be what the container sees: no mount may cover a folder or a link.
 Status check_nothing_hidden(const RootFs& root, const LibrariesRequest& request,
                             const std::vector<std::string>& folders,
@@ -172,6 +142,33 @@ Result<MountPlacement> place_mounts(const RootFs& root, const LibrariesRequest& 
 }
 
 }  // namespace
+
+Result<std::vector<std::string>> where_mounts_land(const RootFs& root,
+                                                   const std::vector<MountToCome>& mounts,
+                                                   ResolvedDirs& known) {
+  std::vector<std::string> literal;
+  std::vector<std::string> landed;
+  for (const auto& mount : mounts) {
+    if (mount.destination.empty() || mount.destination.front() != '/')
+      return Error{"a mount at the relative destination " + quote(mount.destination)};
+    const std::string name = clean_path(mount.destination);
+    auto at = root.canonical(mount.destination, known);
+    if (!at) return at.error();
+    for (std::size_t j = landed.size(); j-- > 0;) {
+      const bool by_name = strictly_under(name, literal[j]) || strictly_under(name, landed[j]);
+      if (!by_name && !strictly_under(*at, landed[j])) continue;
+      if (!mounts[j].fresh || !by_name)
+        return Error{"the mount at " + name + " lies inside the mount at " + landed[j] +
+                     ": where it lands depends on what that one holds"};
+      const std::string& base = strictly_under(name, literal[j]) ? literal[j] : landed[j];
+      *at = landed[j] + name.substr(base == "/" ? 0 : base.size());
+      break;
+    }
+    literal.push_back(name);
+    landed.push_back(std::move(*at));
+  }
+  return landed;
+}
 
 bool mount_changes_plan(const std::string& destination, const LdcachePlan& plan) {
   for (const auto& file : plan.files_read) {

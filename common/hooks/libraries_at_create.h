@@ -23,6 +23,13 @@ struct MountToCome {
   bool fresh = false;  // a new, empty filesystem (tmpfs, proc, sysfs, ...): nothing to follow
 };
 
+// Where each mount lands in the root (its in-root path, symlinks followed), as runc resolves
+// it once the mounts before it are made: in the image; below a filesystem mounted fresh before
+// it (tmpfs, proc, sysfs: nothing there to follow) by name. Below any other earlier mount it
+// depends on what that one holds, unknown now: an error.
+[[nodiscard]] Result<std::vector<std::string>> where_mounts_land(
+    const RootFs& root, const std::vector<MountToCome>& mounts, ResolvedDirs& known);
+
 // Whether a mount at `destination` changes what `plan` read: it covers a file or directory
 // the plan read, or adds an entry ldconfig would look at (a library or hwcap name in a
 // scanned directory, a name an include matches). Every path resolved in the root.

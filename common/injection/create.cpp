@@ -8,6 +8,7 @@
 #include "driver/files.h"
 #include "driver/host.h"
 #include "driver/probe.h"
+#include "injection/app_profile_at_create.h"
 #include "injection/gpu_injection.h"
 #include "injection/libraries_at_create.h"
 #include "oci/spec_io.h"
@@ -97,6 +98,7 @@ Status prepare_container(const RuncArgs& runc, const Config& config, const Logge
   ContainerRootFs root(spec, runc.bundle);
   put_cuda_compat_first(spec, edits->libraries, root, config, live_driver_version(**request, host),
                         logger);
+  write_app_profile_at_create(spec, root, config, logger);
   run_library_hook_at_create(spec, edits->libraries, edited->first_edit_hook, root, config, logger);
   clock.mark("loader cache");
   if (auto s = write_bundle_spec(*bundle, spec); !s) return s;

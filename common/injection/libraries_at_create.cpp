@@ -11,6 +11,7 @@
 #include "edits/injected_hooks.h"
 #include "hooks/cuda_compat.h"
 #include "hooks/libraries_at_create.h"
+#include "injection/runc_to_come.h"
 #include "json/fields.h"
 
 namespace gcr {
@@ -36,65 +37,10 @@ Result<FoundHook> find_library_hook(const Json& spec, const Config::Hooks& hooks
   return std::move(*found);
 }
 
-std::string in_bundle(const std::string& bundle, const std::string& path) {
-  if (!path.empty() && path.front() == '/') return path;
-  return (bundle.empty() ? "." : bundle) + "/" + path;
-}
-
-Result<MountToCome> mount_to_come(const Json& m, const std::string& bundle,
-                                  const std::string& where) {
-  if (!m.is_object()) return field_error(where, "is not an object");
-  Reader r;
-  MountToCome mount;
-  mount.destination = r.take(string_field(m, "destination", where, true));
-  mount.source = r.take(string_field(m, "source", where, false));
-  const std::string type = r.take(string_field(m, "type", where, false));
-  const auto options = r.take(string_list(m, "options", where));
-  if (r.error()) return *r.error();
-  mount.bind = type == "bind" ||
-               std::find(options.begin(), options.end(), "bind") != options.end() ||
-               std::find(options.begin(), options.end(), "rbind") != options.end();
-  if (mount.bind) mount.source = in_bundle(bundle, mount.source);
-  mount.fresh =
-      !mount.bind && (type == "tmpfs" || type == "proc" || type == "sysfs" || type == "devpts" ||
-                      type == "mqueue" || type == "cgroup" || type == "cgroup2");
-  return mount;
-}
-
-Result<std::vector<MountToCome>> mounts_of(const Json& spec, const std::string& bundle) {
-  std::vector<MountToCome> mounts;
-  const Json* list = member(spec, "mounts");
-  if (list == nullptr) return mounts;
-  if (!list->is_array()) return Error{"mounts is not an array"};
-  for (std::size_t i = 0; i < list->size(); ++i) {
-    auto mount = mount_to_come((*list)[i], bundle, "mounts[" + std::to_string(i) + "]");
-    if (!mount) return mount.error();
-    mounts.push_back(std::move(*mount));
-  }
-  return mounts;
-}
-
-// The device nodes runc creates after the mounts land like mounts of nothing.
-Result<std::vector<MountToCome>> devices_of(const Json& spec) {
-  std::vector<MountToCome> nodes;
-  const Json::json_pointer at("/linux/devices");
-  if (!spec.contains(at)) return nodes;
-  if (!spec.at(at).is_array()) return Error{"linux.devices is not an array"};
-  for (std::size_t i = 0; i < spec.at(at).size(); ++i) {
-    const Json& d = spec.at(at)[i];
-    const std::string where = "linux.devices[" + std::to_string(i) + "]";
-    if (!d.is_object()) return field_error(where, "is not an object");
-    auto path = string_field(d, "path", where, true);
-    if (!path) return path.error();
-    nodes.push_back(MountToCome{*path, "", false, false});
-  }
-  return nodes;
-}
-
 // Hooks runc runs before ours (prestart, createRuntime, createContainer hooks listed first)
-// may change what ldconfig reads; so may one after it. Our device-node hook changes nothing
-// ldconfig reads. `ours_in_spec`: the update-libraries hook is one of the spec's createContainer
-// hooks.
+// may change what ldconfig reads; so may one after it. Our device-node and application-profile
+// hooks change nothing ldconfig reads. `ours_in_spec`: the update-libraries hook is one of the
+// spec's createContainer hooks.
 Status check_no_other_hooks(const Json& spec, const Config::Hooks& ours, bool ours_in_spec) {
   const Json* hooks = member(spec, "hooks");
   if (hooks == nullptr) return {};
@@ -103,22 +49,13 @@ Status check_no_other_hooks(const Json& spec, const Config::Hooks& ours, bool ou
     if (list == nullptr) continue;
     if (!list->is_array()) return Error{std::string("the spec's ") + kind + " hooks are no list"};
     const auto others = std::count_if(list->begin(), list->end(), [&](const Json& hook) {
-      return !is_device_node_modification_hook(hook, ours);
+      return !is_device_node_modification_hook(hook, ours) &&
+             !is_application_profile_hook(hook, ours);
     });
     if (others > (ours_in_spec && std::string(kind) == "createContainer" ? 1 : 0))
       return Error{std::string("the spec has other ") + kind + " hooks"};
   }
   return {};
-}
-
-bool has_user_namespace(const Json& spec) {
-  const Json::json_pointer at("/linux/namespaces");
-  if (!spec.contains(at) || !spec.at(at).is_array()) return false;
-  for (const auto& ns : spec.at(at)) {
-    const Json* type = ns.is_object() ? member(ns, "type") : nullptr;
-    if (type == nullptr || (type->is_string() && type->get<std::string>() == "user")) return true;
-  }
-  return false;
 }
 
 // In a user namespace the hook writes as the container's root, and a shim that is not root
@@ -130,21 +67,9 @@ Status try_now(const Json& spec, const LibrariesRequest& request, bool hook_in_s
   if (auto s = check_no_other_hooks(spec, config.hooks, hook_in_spec); !s) return s;
   const auto& root = rootfs.get();
   if (!root) return root.error();
-  const std::string& bundle = rootfs.bundle();
-  auto mounts = mounts_of(spec, bundle);
+  auto mounts = mounts_to_come(spec, rootfs.bundle());
   if (!mounts) return mounts.error();
-  auto nodes = devices_of(spec);
-  if (!nodes) return nodes.error();
-  mounts->insert(mounts->end(), nodes->begin(), nodes->end());
   return update_libraries_at_create(*root, request, *mounts);
-}
-
-// Removes the createContainer hook at `index`, and the lists it leaves empty.
-void erase_created_container_hook(Json& spec, std::size_t index) {
-  Json& list = spec["hooks"]["createContainer"];
-  list.erase(list.begin() + static_cast<std::ptrdiff_t>(index));
-  if (list.empty()) spec["hooks"].erase("createContainer");
-  if (spec["hooks"].empty()) spec.erase("hooks");
 }
 
 // The libraries request as its hook, at `index` among the createContainer hooks.

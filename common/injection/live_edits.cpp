@@ -229,6 +229,9 @@ Result<GatheredEdits> driver_edits(const CapabilitySet& caps, DriverHost& host,
   // The libraries must not make device nodes: NVIDIA 1.18's disable-device-node-modification.
   if (host.devices().modifies_device_files())
     edits.hooks.push_back(disable_device_node_modification_hook(config.hooks));
+  // The driver's EGL must see only the container's GPUs: NVIDIA 1.20's update-application-profile.
+  if (needs_graphics_libraries(caps))
+    edits.hooks.push_back(update_application_profile_hook(config.hooks));
   return GatheredEdits{std::move(edits), std::move(libraries)};
 }
 

@@ -1,6 +1,6 @@
 // gpu-ctk hook <name> [flags]: the createContainer hooks the runtime injects (update-libraries,
-// disable-device-node-modification) and those that NVIDIA's specs and earlier versions name
-// (update-ldcache, create-symlinks, enable-cuda-compat).
+// disable-device-node-modification, update-application-profile) and those that NVIDIA's specs
+// and earlier versions name (update-ldcache, create-symlinks, enable-cuda-compat).
 // The OCI state arrives on stdin. Unknown hook names and flags are warnings (exit 0) so specs
 // written by newer versions keep working; real failures exit 1 with one line on stderr.
 #include <algorithm>
@@ -9,12 +9,14 @@
 
 #include "config/config.h"
 #include "ctk/ctk.h"
+#include "hooks/app_profile.h"
 #include "hooks/container_hooks.h"
 #include "hooks/cuda_compat.h"
 #include "hooks/driver_params.h"
 #include "hooks/libraries_request.h"
 #include "ldcache/image_budget.h"
 #include "oci/container_state.h"
+#include "oci/spec_io.h"
 
 namespace po = boost::program_options;
 
@@ -97,12 +99,16 @@ void print_usage() {
       "                                       [--host-cuda-version VERSION]\n"
       "                                       [--cuda-compat-container-root DIR]\n"
       "       gpu-ctk hook disable-device-node-modification\n"
+      "       gpu-ctk hook update-application-profile\n"
       "update-libraries does both in one process: the links, then the loader cache.\n"
       "enable-cuda-compat names the image's CUDA forward-compatibility folder (default\n"
       "/usr/local/cuda/compat) in /etc/ld.so.conf.d/00-compat-gpu-container-runtime.conf when\n"
       "its libcuda is newer than the host's driver, for the loader-cache hook after it.\n"
       "disable-device-node-modification mounts a copy of the container's\n"
       "/proc/driver/nvidia/params saying ModifyDeviceFiles: 0 over it.\n"
+      "update-application-profile writes an application profile that limits the driver's EGL\n"
+      "to the container's GPUs (the spec's /dev/nvidia<N> nodes) into\n"
+      "/etc/nvidia/nvidia-application-profiles-rc.d/10-container.conf.\n"
       "The OCI container state is read from stdin.\n");
 }
 
@@ -162,6 +168,25 @@ int compat_hook(const std::string& name, const std::vector<std::string>& args) {
   return done ? 0 : fail(name, done.error().message);
 }
 
+// The GPUs are those the bundle's spec gives the container: runc makes exactly those nodes. A
+// profile that cannot be written (a volume or a file where it goes) is said, and the container
+// starts without one, as the shim does at create.
+int app_profile_hook(const std::string& name, const std::vector<std::string>& args) {
+  if (auto s = parse_options(args, po::options_description()); !s)
+    return fail(name, s.error().message);
+  auto state = read_container_state_from_stdin();
+  if (!state) return fail(name, state.error().message);
+  auto bundle = read_bundle_spec(state->bundle);
+  if (!bundle) return fail(name, bundle.error().message);
+  auto rootfs = container_rootfs(*state);
+  if (!rootfs) return fail(name, rootfs.error().message);
+  auto root = RootFs::open(*rootfs);
+  if (!root) return fail(name, root.error().message);
+  if (auto written = write_app_profile(*root, visible_gpu_mask(bundle->spec)); !written)
+    warn("application profile: nothing done: " + written.error().message);
+  return 0;
+}
+
 }  // namespace
 
 int ctk_hook(const std::vector<std::string>& args) {
@@ -174,6 +199,7 @@ int ctk_hook(const std::vector<std::string>& args) {
   if (is_library_hook(name)) return library_hook(name, flags);
   if (name == "enable-cuda-compat") return compat_hook(name, flags);
   if (name == "disable-device-node-modification") return params_hook(name, flags);
+  if (name == "update-application-profile") return app_profile_hook(name, flags);
   warn("unknown hook `" + name + "`: nothing done");
   return 0;
 }

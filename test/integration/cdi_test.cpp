@@ -200,13 +200,14 @@ TEST_CASE("the shim resolves CDI names: environment, annotations, mode cdi; mixe
   CHECK(f.devices().count("/dev/nvidia0") == 0);
   // No rootfs to look into here: the spec's hooks do the work in the container.
   const Json hooks = f.spec()["hooks"]["createContainer"];
-  REQUIRE(hooks.size() == 3);
+  REQUIRE(hooks.size() == 4);
   CHECK(hooks[0]["args"] ==
         Json::array({"gpu-ctk", "hook", "enable-cuda-compat", "--host-driver-version",
                      gcr::test::SimHost::version(), "--cuda-compat-container-root",
                      "/usr/local/cuda/compat"}));
   CHECK(hooks[1]["args"][2] == "update-libraries");
   CHECK(hooks[2]["args"][2] == "disable-device-node-modification");
+  CHECK(hooks[3]["args"][2] == "update-application-profile");
 
   REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=all"},
                    {{"annotations", {{"cdi.k8s.io/gpu", "nvidia.com/gpu=1"}}}})

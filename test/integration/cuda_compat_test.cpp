@@ -241,11 +241,12 @@ TEST_SUITE("cuda compat") {
     const Json hooks = Json::parse(gcr::test::read_file(f.path("cdi/nvidia.json")))
                            .at("containerEdits")
                            .at("hooks");
-    REQUIRE(hooks.size() == 3);
+    REQUIRE(hooks.size() == 4);
     CHECK(hooks[0]["args"] ==
           Json::array({"gpu-ctk", "hook", "enable-cuda-compat", "--host-driver-version", kOldHost,
                        "--cuda-compat-container-root", "/usr/local/cuda/compat"}));
     CHECK(hooks[1]["args"][2] == "update-libraries");
+    CHECK(hooks[3]["args"][2] == "update-application-profile");
     Json spec = gcr::test::busybox_spec({"/bin/sh", "-c", "/probe"});
     spec["process"]["env"].push_back("NVIDIA_VISIBLE_DEVICES=nvidia.com/gpu=0");
     f.write_spec(spec.dump(2));
@@ -253,7 +254,8 @@ TEST_SUITE("cuda compat") {
         f.shim({"--root", f.path("runc-root"), "run", "--bundle", f.bundle(), "gcr-compat-cdi"});
     CHECK(r.err == "");
     CHECK(r.out == "cuDriverGetVersion: 12020\n");
-    // Decided at create: the hook is gone, the update-libraries hook has the folder first.
+    // Decided at create: the hook is gone, the update-libraries hook has the folder first. The
+    // application profile is written at create too.
     CHECK(f.hook_names() ==
           std::vector<std::string>{"update-libraries", "disable-device-node-modification"});
     const Json libraries = f.spec()["hooks"]["createContainer"][0]["args"];

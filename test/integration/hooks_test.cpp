@@ -200,9 +200,9 @@ TEST_CASE("as nvidia-cdi-hook, NVIDIA's CDI specs' hook program: the same hooks,
   CHECK(bed.cache_listing().find("libcuda.so.1 (libc6,x86-64) => /usr/lib64/libcuda.so.1") !=
         std::string::npos);
   // A hook it does not know is a warning, as for gpu-ctk hook: the container still starts.
-  const auto unknown = gcr::test::run({program, "update-application-profile"}, options);
+  const auto unknown = gcr::test::run({program, "update-later-version-thing"}, options);
   CHECK(unknown.exit_code == 0);
-  CHECK(unknown.err.find("unknown hook `update-application-profile`") != std::string::npos);
+  CHECK(unknown.err.find("unknown hook `update-later-version-thing`") != std::string::npos);
 }
 
 TEST_CASE("hostile images: links to host paths or climbing out change nothing outside the rootfs") {

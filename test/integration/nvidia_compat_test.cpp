@@ -266,10 +266,10 @@ TEST_CASE("nvidia-cdi-hook: NVIDIA's CDI hook program is `nvidia-ctk hook`") {
   CHECK(spec.err ==
         "nvidia-cdi-hook hook enable-cuda-compat: --container-spec is not supported: the OCI "
         "state is read from stdin\n");
-  const auto later = as(f, "nvidia-cdi-hook", {"--debug", "update-application-profile"});
+  const auto later = as(f, "nvidia-cdi-hook", {"--debug", "update-later-version-thing"});
   CHECK(later.exit_code == 0);
   CHECK(later.err ==
-        "gpu-ctk hook: warning: unknown hook `update-application-profile`: nothing done\n");
+        "gpu-ctk hook: warning: unknown hook `update-later-version-thing`: nothing done\n");
   // A hook that runs, on the rootfs the state on stdin names (in real containers:
   // cuda_compat_test).
   const std::string compat = f.path("rootfs/usr/local/cuda/compat/libcuda.so.575.57.08");

@@ -1,0 +1,25 @@
+// What runc will do with the spec once the shim hands it over, as far as work done in the rootfs
+// at create must know it: the mounts it makes and the device nodes it creates (in its order),
+// and whether the container gets a user namespace.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "hooks/libraries_at_create.h"
+#include "json/strict_json.h"
+
+namespace gcr {
+
+// The spec's mounts, then its linux.devices as mounts of nothing (runc creates the nodes after
+// the mounts). A bind's relative source is taken from `bundle` (as runc was given it, "" the
+// working directory). A malformed entry is an error.
+[[nodiscard]] Result<std::vector<MountToCome>> mounts_to_come(const Json& spec,
+                                                              const std::string& bundle);
+
+// Whether linux.namespaces holds a user namespace (or an entry that cannot be read as one that
+// is not).
+[[nodiscard]] bool has_user_namespace(const Json& spec);
+
+}  // namespace gcr

@@ -1,0 +1,140 @@
+// NVIDIA 1.20's update-application-profile: a graphics container's EGL sees only its own GPUs,
+// through /etc/nvidia/nvidia-application-profiles-rc.d/10-container.conf. The shim writes it at
+// create (real runc behind it, the file read inside the container); where a mount would hide what
+// it writes, the hook does the work in the container, and never writes into a volume. NVIDIA's
+// CDI specs run it as nvidia-cdi-hook. The simulated host's GPUs 0 to 3 are minors 3, 0, 4 and 1.
+// Needs root.
+#include <doctest/doctest.h>
+
+#include <boost/filesystem.hpp>
+
+#include "cdi_fixture.h"
+#include "gpu_fixture.h"
+
+using gcr::Json;
+using gcr::test::GpuFixture;
+
+namespace {
+
+constexpr const char* kProfile = "/etc/nvidia/nvidia-application-profiles-rc.d/10-container.conf";
+
+std::string profile_of(const std::string& mask) {
+  return "{\"profiles\": [{\"name\": \"_container_\", \"settings\": [\"EGLVisibleDGPUDevices\", " +
+         mask + "]}], \"rules\": [{\"pattern\": [], \"profile\": \"_container_\"}]}\n";
+}
+
+// Runs `script` in a busybox container with `env` (and `patch` merged into its spec), through
+// the shim and real runc.
+gcr::test::ProcessResult run_container(const GpuFixture& f, const std::vector<std::string>& env,
+                                       const std::string& script,
+                                       const Json& patch = Json::object()) {
+  Json spec = gcr::test::busybox_spec({"/bin/sh", "-c", script});
+  for (const auto& e : env) spec["process"]["env"].push_back(e);
+  spec.merge_patch(patch);
+  f.write_spec(spec.dump(2));
+  return f.shim({"--root", f.path("runc-root"), "run", "--bundle", f.bundle(), "gcr-profile"});
+}
+
+void real_runc(const GpuFixture& f) {
+  f.configure({{"runtime", {{"runtimes", {gcr::test::runc_path()}}}}});
+  gcr::test::make_busybox_rootfs(f.bundle());
+}
+
+bool has_hook(const GpuFixture& f, const std::string& name) {
+  const auto names = f.hook_names();
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+}  // namespace
+
+TEST_CASE("a graphics container's EGL sees its GPUs only: the profile written at create") {
+  REQUIRE_MESSAGE(gcr::test::is_root(), "running containers needs root");
+  GpuFixture f;
+  real_runc(f);
+  const std::string show = std::string("cat ") + kProfile;
+  const auto two = run_container(
+      f, {"NVIDIA_VISIBLE_DEVICES=0,2", "NVIDIA_DRIVER_CAPABILITIES=graphics,compute"}, show);
+  CHECK(two.err == "");
+  CHECK(two.out == profile_of("0x18"));
+  CHECK_FALSE(has_hook(f, "update-application-profile"));
+  // Started again with another GPU (a fresh spec, the same rootfs): the file says so.
+  const auto one =
+      run_container(f, {"NVIDIA_VISIBLE_DEVICES=1", "NVIDIA_DRIVER_CAPABILITIES=all"}, show);
+  CHECK(one.err == "");
+  CHECK(one.out == profile_of("0x1"));
+}
+
+TEST_CASE("no graphics, no profile; no GPU, no profile") {
+  REQUIRE_MESSAGE(gcr::test::is_root(), "running containers needs root");
+  GpuFixture f;
+  real_runc(f);
+  const std::string look = "ls /etc/nvidia 2>&1; true";
+  const auto compute = run_container(f, {"NVIDIA_VISIBLE_DEVICES=0"}, look);
+  CHECK(compute.out.find("No such file") != std::string::npos);
+  CHECK_FALSE(has_hook(f, "update-application-profile"));
+  const auto none = run_container(
+      f, {"NVIDIA_VISIBLE_DEVICES=none", "NVIDIA_DRIVER_CAPABILITIES=graphics"}, look);
+  CHECK(none.err == "");
+  CHECK(none.out.find("No such file") != std::string::npos);
+}
+
+TEST_CASE("a volume at /etc/nvidia: the hook runs in the container and writes nothing into it") {
+  REQUIRE_MESSAGE(gcr::test::is_root(), "running containers needs root");
+  GpuFixture f;
+  real_runc(f);
+  const std::string volume = f.path("volume");
+  gcr::test::make_dirs(volume);
+  gcr::test::make_dirs(f.bundle() + "/rootfs/etc/nvidia");
+  const Json patch = {{"mounts",
+                       {{{"destination", "/proc"}, {"type", "proc"}, {"source", "proc"}},
+                        {{"destination", "/etc/nvidia"},
+                         {"type", "bind"},
+                         {"source", volume},
+                         {"options", {"rbind", "rw"}}}}}};
+  const auto r =
+      run_container(f, {"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_DRIVER_CAPABILITIES=graphics"},
+                    "ls -A /etc/nvidia; echo ok", patch);
+  CHECK(r.out == "ok\n");
+  CHECK(has_hook(f, "update-application-profile"));
+  CHECK_FALSE(gcr::test::exists(volume + "/nvidia-application-profiles-rc.d"));
+  CHECK_FALSE(gcr::test::exists(f.bundle() + "/rootfs" + kProfile));
+}
+
+TEST_CASE("a CDI device's profile: the generated spec's hook, done at create") {
+  REQUIRE_MESSAGE(gcr::test::is_root(), "the simulated GPU host needs root (mknod)");
+  gcr::test::CdiFixture f;
+  gcr::test::make_busybox_rootfs(f.bundle());
+  const auto r = f.create({"NVIDIA_VISIBLE_DEVICES=nvidia.com/gpu=2"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(gcr::test::read_file(f.bundle() + "/rootfs" + kProfile) == profile_of("0x10"));
+  CHECK_FALSE(has_hook(f, "update-application-profile"));
+}
+
+TEST_CASE("as nvidia-cdi-hook, NVIDIA's specs' hook: the profile of the bundle spec's GPUs") {
+  REQUIRE_MESSAGE(gcr::test::is_root(), "the simulated GPU host needs root (mknod)");
+  GpuFixture f;
+  gcr::test::make_busybox_rootfs(f.bundle());
+  Json spec = gcr::test::busybox_spec({"/bin/true"});
+  spec["linux"]["devices"] = {
+      {{"path", "/dev/nvidia5"}, {"type", "c"}, {"major", 195}, {"minor", 5}},
+      {{"path", "/dev/nvidia7"}, {"type", "c"}, {"major", 195}, {"minor", 7}},
+      {{"path", "/dev/nvidiactl"}, {"type", "c"}, {"major", 195}, {"minor", 255}}};
+  f.write_spec(spec.dump(2));
+  const std::string program = f.path("bin/nvidia-cdi-hook");
+  gcr::test::make_dirs(f.path("bin"));
+  gcr::test::make_symlink(gcr::test::built("gpu-ctk"), program);
+  gcr::test::RunOptions state;
+  state.stdin_text =
+      Json{{"ociVersion", "1.0.2"}, {"id", "x"}, {"status", "creating"}, {"bundle", f.bundle()}}
+          .dump();
+  const auto hook = gcr::test::run({program, "update-application-profile"}, state);
+  CHECK(hook.exit_code == 0);
+  CHECK(hook.err == "");
+  CHECK(gcr::test::read_file(f.bundle() + "/rootfs" + kProfile) == profile_of("0xa0"));
+  // A file where the profile's folder goes: said, and the container still starts.
+  boost::filesystem::remove_all(f.bundle() + "/rootfs/etc/nvidia");
+  gcr::test::write_file(f.bundle() + "/rootfs/etc/nvidia", "");
+  const auto blocked = gcr::test::run({program, "update-application-profile"}, state);
+  CHECK(blocked.exit_code == 0);
+  CHECK(blocked.err.find("application profile: nothing done: cannot write") != std::string::npos);
+}
