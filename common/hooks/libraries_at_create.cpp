@@ -120,32 +120,29 @@ Status check_nothing_hidden(const RootFs& root, const LibrariesRequest& request,
 // Where the mounts land, which of them put libraries into the folders, and that none hides
 // what is written now.
 struct MountPlacement {
-  std::vector<std::string> destinations;
   std::vector<bool> pending_mount;
   PendingFiles pending;
 };
 
 Result<MountPlacement> place_mounts(const RootFs& root, const LibrariesRequest& request,
-                                    const std::vector<MountToCome>& mounts, ResolvedDirs& known) {
-  auto destinations = where_mounts_land(root, mounts, known);
-  if (!destinations) return destinations.error();
+                                    const LandedMounts& landed, ResolvedDirs& known) {
   auto folders = resolve_all(root, request.folders, known);
   if (!folders) return folders.error();
-  std::vector<bool> pending_mount(mounts.size(), false);
-  auto pending = pending_files(request.folders, *folders, request.host_libraries, mounts,
-                               *destinations, pending_mount);
+  std::vector<bool> pending_mount(landed.mounts.size(), false);
+  auto pending = pending_files(request.folders, *folders, request.host_libraries, landed.mounts,
+                               landed.destinations, pending_mount);
   if (!pending) return pending.error();
-  if (auto s = check_nothing_hidden(root, request, *folders, *destinations, pending_mount, known);
+  if (auto s =
+          check_nothing_hidden(root, request, *folders, landed.destinations, pending_mount, known);
       !s)
     return s.error();
-  return MountPlacement{std::move(*destinations), std::move(pending_mount), std::move(*pending)};
+  return MountPlacement{std::move(pending_mount), std::move(*pending)};
 }
 
 }  // namespace
 
-Result<std::vector<std::string>> where_mounts_land(const RootFs& root,
-                                                   const std::vector<MountToCome>& mounts,
-                                                   ResolvedDirs& known) {
+Result<LandedMounts> land_mounts(const RootFs& root, std::vector<MountToCome> mounts,
+                                 ResolvedDirs& known) {
   std::vector<std::string> literal;
   std::vector<std::string> landed;
   for (const auto& mount : mounts) {
@@ -167,7 +164,7 @@ Result<std::vector<std::string>> where_mounts_land(const RootFs& root,
     literal.push_back(name);
     landed.push_back(std::move(*at));
   }
-  return landed;
+  return LandedMounts{std::move(mounts), std::move(landed)};
 }
 
 bool mount_changes_plan(const std::string& destination, const LdcachePlan& plan) {
@@ -191,7 +188,7 @@ bool mount_changes_plan(const std::string& destination, const LdcachePlan& plan)
 }
 
 Status update_libraries_at_create(const RootFs& root, const LibrariesRequest& requested,
-                                  const std::vector<MountToCome>& mounts) {
+                                  const LandedMounts& mounts, ResolvedDirs& known) {
   // The hook's folders, as update_ldcache takes them.
   LibrariesRequest request = requested;
   request.folders = with_compat_first(cuda_compat_drop_in_folder(root), request.folders);
@@ -205,10 +202,9 @@ Status update_libraries_at_create(const RootFs& root, const LibrariesRequest& re
     return ldconfig.error();
   // One set of resolved directories for every path read; what a write can change is forgotten
   // when folders or links had to be made before the reads (a first start's).
-  ResolvedDirs known;
   auto placed = place_mounts(root, request, mounts, known);
   if (!placed) return placed.error();
-  const auto& destinations = placed->destinations;
+  const auto& destinations = mounts.destinations;
   const auto& pending_mount = placed->pending_mount;
   // runc would create the folders for the mounts into them.
   bool wrote = false;
@@ -226,7 +222,7 @@ Status update_libraries_at_create(const RootFs& root, const LibrariesRequest& re
   if (!plan) return plan.error();
   auto reads = resolved_reads(root, *plan, budget, known);
   if (!reads) return reads.error();
-  for (std::size_t i = 0; i < mounts.size(); ++i) {
+  for (std::size_t i = 0; i < mounts.mounts.size(); ++i) {
     if (!pending_mount[i] && mount_changes_plan(destinations[i], *reads))
       return Error{"the mount at " + destinations[i] + " changes what ldconfig reads"};
   }

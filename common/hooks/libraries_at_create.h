@@ -23,12 +23,19 @@ struct MountToCome {
   bool fresh = false;  // a new, empty filesystem (tmpfs, proc, sysfs, ...): nothing to follow
 };
 
-// Where each mount lands in the root (its in-root path, symlinks followed), as runc resolves
-// it once the mounts before it are made: in the image; below a filesystem mounted fresh before
-// it (tmpfs, proc, sysfs: nothing there to follow) by name. Below any other earlier mount it
-// depends on what that one holds, unknown now: an error.
-[[nodiscard]] Result<std::vector<std::string>> where_mounts_land(
-    const RootFs& root, const std::vector<MountToCome>& mounts, ResolvedDirs& known);
+// The mounts runc will make, in its order, and where each lands in the root (its in-root path,
+// symlinks followed).
+struct LandedMounts {
+  std::vector<MountToCome> mounts;
+  std::vector<std::string> destinations;
+};
+
+// Where each of `mounts` lands, as runc resolves it once the mounts before it are made: in the
+// image; below a filesystem mounted fresh before it (tmpfs, proc, sysfs: nothing there to
+// follow) by name. Below any other earlier mount it depends on what that one holds, unknown
+// now: an error.
+[[nodiscard]] Result<LandedMounts> land_mounts(const RootFs& root, std::vector<MountToCome> mounts,
+                                               ResolvedDirs& known);
 
 // Whether a mount at `destination` changes what `plan` read: it covers a file or directory
 // the plan read, or adds an entry ldconfig would look at (a library or hwcap name in a
@@ -37,8 +44,9 @@ struct MountToCome {
 
 // Creates the links, then writes the drop-in, ld.so.conf and the cache. An error when the
 // result could differ from the hook's (the links and folders may then be there: the hook
-// makes them again, identically).
+// makes them again, identically). `known` is what resolving paths in `root` learnt (landing
+// `mounts` among them), kept true across writes.
 [[nodiscard]] Status update_libraries_at_create(const RootFs& root, const LibrariesRequest& request,
-                                                const std::vector<MountToCome>& mounts);
+                                                const LandedMounts& mounts, ResolvedDirs& known);
 
 }  // namespace gcr

@@ -24,27 +24,21 @@ std::optional<std::size_t> find_app_profile_hook(const Json& spec, const Config:
 }
 
 // Nothing runc mounts lands on the profile or a directory above it.
-Status check_profile_seen(const Json& spec, const RootFs& root, const std::string& bundle) {
-  auto mounts = mounts_to_come(spec, bundle);
-  if (!mounts) return mounts.error();
-  ResolvedDirs known;
-  auto landed = where_mounts_land(root, *mounts, known);
-  if (!landed) return landed.error();
-  auto profile = root.canonical(std::string(kAppProfileDir) + "/" + kAppProfileName, known);
-  if (!profile) return profile.error();
-  for (const auto& destination : *landed) {
-    if (path_is_under(*profile, destination))
-      return Error{"the mount at " + destination + " covers " + *profile};
-  }
-  return {};
-}
-
 Status check_can_write_now(const Json& spec, ContainerRootFs& rootfs) {
   if (::geteuid() != 0) return Error{"the runtime does not run as root"};
   if (has_user_namespace(spec)) return Error{"the container has a user namespace"};
   const auto& root = rootfs.get();
   if (!root) return root.error();
-  return check_profile_seen(spec, *root, rootfs.bundle());
+  const auto& landed = rootfs.landed_mounts();
+  if (!landed) return landed.error();
+  auto profile =
+      root->canonical(std::string(kAppProfileDir) + "/" + kAppProfileName, rootfs.known());
+  if (!profile) return profile.error();
+  for (const auto& destination : landed->destinations) {
+    if (path_is_under(*profile, destination))
+      return Error{"the mount at " + destination + " covers " + *profile};
+  }
+  return {};
 }
 
 }  // namespace
@@ -58,8 +52,10 @@ void write_app_profile_at_create(Json& spec, ContainerRootFs& root, const Config
     logger.debug(std::string(kWhat) + "left to the hook: " + can.error().message);
     return;
   }
-  if (auto written = write_app_profile(*root.get(), visible_gpu_mask(spec)); !written)
+  bool made_dirs = false;
+  if (auto written = write_app_profile(*root.get(), visible_gpu_mask(spec), &made_dirs); !written)
     logger.warning(std::string(kWhat) + "nothing done: " + written.error().message);
+  if (made_dirs) root.known().forget_what_writes_change();
   erase_created_container_hook(spec, *index);
 }
 

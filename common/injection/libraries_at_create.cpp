@@ -67,9 +67,9 @@ Status try_now(const Json& spec, const LibrariesRequest& request, bool hook_in_s
   if (auto s = check_no_other_hooks(spec, config.hooks, hook_in_spec); !s) return s;
   const auto& root = rootfs.get();
   if (!root) return root.error();
-  auto mounts = mounts_to_come(spec, rootfs.bundle());
+  const auto& mounts = rootfs.landed_mounts();
   if (!mounts) return mounts.error();
-  return update_libraries_at_create(*root, request, *mounts);
+  return update_libraries_at_create(*root, request, *mounts, rootfs.known());
 }
 
 // The libraries request as its hook, at `index` among the createContainer hooks.
@@ -169,6 +169,15 @@ Result<RootFs> open_container_rootfs(const Json& spec, const std::string& bundle
 const Result<RootFs>& ContainerRootFs::get() {
   if (!root_) root_.emplace(open_container_rootfs(spec_, bundle_));
   return *root_;
+}
+
+const Result<LandedMounts>& ContainerRootFs::landed_mounts() {
+  if (landed_) return *landed_;
+  const auto& root = get();
+  if (!root) return landed_.emplace(root.error());
+  auto mounts = mounts_to_come(spec_, bundle_);
+  if (!mounts) return landed_.emplace(mounts.error());
+  return landed_.emplace(land_mounts(*root, std::move(*mounts), known_));
 }
 
 void put_cuda_compat_first(Json& spec, std::optional<LibrariesRequest>& libraries,

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "config/config.h"
+#include "hooks/libraries_at_create.h"
 #include "hooks/libraries_request.h"
 #include "hooks/rootfs.h"
 #include "json/strict_json.h"
@@ -22,11 +23,20 @@ class ContainerRootFs {
   ContainerRootFs(const Json& spec, std::string bundle) : spec_(spec), bundle_(std::move(bundle)) {}
   [[nodiscard]] const Result<RootFs>& get();
   [[nodiscard]] const std::string& bundle() const { return bundle_; }
+  // The spec's mounts and device nodes as runc will make them (injection/runc_to_come.h), and
+  // where each lands in the rootfs, worked out when first asked for and kept: the spec's mounts
+  // and devices must not change meanwhile.
+  [[nodiscard]] const Result<LandedMounts>& landed_mounts();
+  // What resolving paths in the rootfs learnt, for all of this create's work in it: whoever
+  // writes in the rootfs keeps it true (ResolvedDirs::forget_what_writes_change).
+  [[nodiscard]] ResolvedDirs& known() { return known_; }
 
  private:
   const Json& spec_;
   std::string bundle_;
   std::optional<Result<RootFs>> root_;
+  ResolvedDirs known_;
+  std::optional<Result<LandedMounts>> landed_;
 };
 
 // CUDA forward compatibility, decided at create on the image as it is before runc's mounts:

@@ -131,8 +131,11 @@ struct Image {
       auto elf = gcr::read_elf_library(fd.get(), budget, source_of(lib));
       if (elf) readings.emplace(source_of(lib), *elf);
     }
+    gcr::ResolvedDirs known;
+    auto landed = gcr::land_mounts(*root, mounts, known);
+    if (!landed) return landed.error();
     return gcr::update_libraries_at_create(
-        *root, gcr::LibrariesRequest{folders, links, "@/sbin/ldconfig", readings}, mounts);
+        *root, gcr::LibrariesRequest{folders, links, "@/sbin/ldconfig", readings}, *landed, known);
   }
 
   [[nodiscard]] gcr::Result<gcr::LdcachePlan> plan(const std::vector<std::string>& folders) const {
