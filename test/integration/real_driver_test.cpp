@@ -77,6 +77,8 @@ for l in /usr/lib/x86_64-linux-gnu /usr/lib/x86_64-linux-gnu/nvidia/current /usr
   [ -e "$l/libcuda.so.1" ] && { /probe --cuinit; break; }
 done
 command -v nvidia-smi >/dev/null && nvidia-smi 2>&1 | head -n 1
+p=/etc/nvidia/nvidia-application-profiles-rc.d/10-container.conf
+[ -e $p ] && echo "profile $(cat $p)"
 true
 )SH";
 
@@ -90,6 +92,10 @@ struct Inspection {
 
   [[nodiscard]] bool has(const std::string& line) const {
     return std::find(lines.begin(), lines.end(), line) != lines.end();
+  }
+  [[nodiscard]] bool has_prefix(const std::string& prefix) const {
+    return std::any_of(lines.begin(), lines.end(),
+                       [&](const std::string& line) { return line.starts_with(prefix); });
   }
   // Lines starting with `prefix` that blame a driver file (the runtime's fault).
   [[nodiscard]] std::vector<std::string> driver_faults(const std::string& prefix,
@@ -219,7 +225,8 @@ TEST_SUITE("real driver") {
       }));
       CHECK(in.has("named libnvidia-opencl.so.1: ok"));  // item 6: the ICD with its library
       CHECK(!mounts_file(in, "libGLX_nvidia.so." + driver_version()));
-      CHECK_FALSE(in.library_hook);  // the loader cache written at create
+      CHECK_FALSE(in.library_hook);            // the loader cache written at create
+      CHECK_FALSE(in.has_prefix("profile "));  // no EGL, no application profile
     }
   }
 
@@ -267,6 +274,11 @@ TEST_SUITE("real driver") {
       // On every layout, libGLX_indirect.so.0 beside the library or away from it (Debian's
       // nvidia/current), the loader cache is written at create.
       CHECK_FALSE(in.library_hook);
+      // EGL's application profile names GPU 0 only (the simulated host's minor 3).
+      CHECK(
+          in.has("profile {\"profiles\": [{\"name\": \"_container_\", \"settings\": "
+                 "[\"EGLVisibleDGPUDevices\", 0x8]}], \"rules\": [{\"pattern\": [], "
+                 "\"profile\": \"_container_\"}]}"));
     }
   }
 
