@@ -46,10 +46,10 @@ std::string app_profile_text(std::uint64_t mask) {
          "\n";
 }
 
-Status write_app_profile(const RootFs& root, std::uint64_t mask, bool* made_dirs) {
+Status write_app_profile(const RootFs& root, std::uint64_t mask) {
   if (mask == 0) return {};
   const std::string path = std::string(kAppProfileDir) + "/" + kAppProfileName;
-  auto dir = root.make_dirs(kAppProfileDir, made_dirs);
+  auto dir = root.make_dirs(kAppProfileDir);
   if (!dir) return dir.error().wrap("cannot write " + path);
   // Rewritten before every start, as the loader cache is: not worth a disk round trip.
   if (auto s = write_file_atomic_at(dir->get(), kAppProfileName, app_profile_text(mask),

@@ -26,9 +26,7 @@ inline constexpr const char* kAppProfileName = "10-container.conf";
 [[nodiscard]] std::string app_profile_text(std::uint64_t mask);
 
 // Writes the profile for `mask` into the root (its directories made as needed; resolved inside
-// the root), unless the file already says so. Nothing for a mask of no GPU. `made_dirs`, when
-// given, is set once a directory was made.
-[[nodiscard]] Status write_app_profile(const RootFs& root, std::uint64_t mask,
-                                       bool* made_dirs = nullptr);
+// the root), unless the file already says so. Nothing for a mask of no GPU.
+[[nodiscard]] Status write_app_profile(const RootFs& root, std::uint64_t mask);
 
 }  // namespace gcr

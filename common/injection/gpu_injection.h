@@ -45,8 +45,7 @@ struct EditedSpec {
 // The edits applied once, to `spec` (hook programs checked first, with [hooks] ctk-path when
 // there is a libraries request: the hook's program, should it be needed). Pass a copy to keep
 // the original.
-[[nodiscard]] Result<EditedSpec> apply_gathered_edits(Json spec,
-                                                      const GatheredEdits& gathered,
+[[nodiscard]] Result<EditedSpec> apply_gathered_edits(Json spec, const GatheredEdits& gathered,
                                                       const Config& config,
                                                       const InjectionSources& sources);
 

@@ -1,7 +1,5 @@
 #include "injection/libraries_at_create.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <optional>
@@ -38,9 +36,9 @@ Result<FoundHook> find_library_hook(const Json& spec, const Config::Hooks& hooks
 }
 
 // Hooks runc runs before ours (prestart, createRuntime, createContainer hooks listed first)
-// may change what ldconfig reads; so may one after it. Our device-node and application-profile
-// hooks change nothing ldconfig reads. `ours_in_spec`: the update-libraries hook is one of the
-// spec's createContainer hooks.
+// may change what ldconfig reads; so may one after it. Our device-node hook changes nothing
+// ldconfig reads. `ours_in_spec`: the update-libraries hook is one of the spec's createContainer
+// hooks.
 Status check_no_other_hooks(const Json& spec, const Config::Hooks& ours, bool ours_in_spec) {
   const Json* hooks = member(spec, "hooks");
   if (hooks == nullptr) return {};
@@ -49,8 +47,7 @@ Status check_no_other_hooks(const Json& spec, const Config::Hooks& ours, bool ou
     if (list == nullptr) continue;
     if (!list->is_array()) return Error{std::string("the spec's ") + kind + " hooks are no list"};
     const auto others = std::count_if(list->begin(), list->end(), [&](const Json& hook) {
-      return !is_device_node_modification_hook(hook, ours) &&
-             !is_application_profile_hook(hook, ours);
+      return !is_device_node_modification_hook(hook, ours);
     });
     if (others > (ours_in_spec && std::string(kind) == "createContainer" ? 1 : 0))
       return Error{std::string("the spec has other ") + kind + " hooks"};
@@ -58,12 +55,9 @@ Status check_no_other_hooks(const Json& spec, const Config::Hooks& ours, bool ou
   return {};
 }
 
-// In a user namespace the hook writes as the container's root, and a shim that is not root
-// could not write what the hook writes.
 Status try_now(const Json& spec, const LibrariesRequest& request, bool hook_in_spec,
                ContainerRootFs& rootfs, const Config& config) {
-  if (::geteuid() != 0) return Error{"the runtime does not run as root"};
-  if (has_user_namespace(spec)) return Error{"the container has a user namespace"};
+  if (auto s = check_writes_as_hook_would(spec); !s) return s;
   if (auto s = check_no_other_hooks(spec, config.hooks, hook_in_spec); !s) return s;
   const auto& root = rootfs.get();
   if (!root) return root.error();

@@ -1,5 +1,7 @@
 #include "injection/runc_to_come.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 
 #include "json/fields.h"
@@ -62,6 +64,16 @@ Result<std::vector<MountToCome>> devices_of(const Json& spec) {
   return nodes;
 }
 
+bool has_user_namespace(const Json& spec) {
+  const Json::json_pointer at("/linux/namespaces");
+  if (!spec.contains(at) || !spec.at(at).is_array()) return false;
+  for (const auto& ns : spec.at(at)) {
+    const Json* type = ns.is_object() ? member(ns, "type") : nullptr;
+    if (type == nullptr || (type->is_string() && type->get<std::string>() == "user")) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 Result<std::vector<MountToCome>> mounts_to_come(const Json& spec, const std::string& bundle) {
@@ -73,14 +85,10 @@ Result<std::vector<MountToCome>> mounts_to_come(const Json& spec, const std::str
   return mounts;
 }
 
-bool has_user_namespace(const Json& spec) {
-  const Json::json_pointer at("/linux/namespaces");
-  if (!spec.contains(at) || !spec.at(at).is_array()) return false;
-  for (const auto& ns : spec.at(at)) {
-    const Json* type = ns.is_object() ? member(ns, "type") : nullptr;
-    if (type == nullptr || (type->is_string() && type->get<std::string>() == "user")) return true;
-  }
-  return false;
+Status check_writes_as_hook_would(const Json& spec) {
+  if (::geteuid() != 0) return Error{"the runtime does not run as root"};
+  if (has_user_namespace(spec)) return Error{"the container has a user namespace"};
+  return {};
 }
 
 }  // namespace gcr

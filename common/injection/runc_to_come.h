@@ -18,8 +18,9 @@ namespace gcr {
 [[nodiscard]] Result<std::vector<MountToCome>> mounts_to_come(const Json& spec,
                                                               const std::string& bundle);
 
-// Whether linux.namespaces holds a user namespace (or an entry that cannot be read as one that
-// is not).
-[[nodiscard]] bool has_user_namespace(const Json& spec);
+// Whether the shim, writing in the rootfs at create, writes what a createContainer hook would:
+// it runs as root, and the container has no user namespace (there the hook writes as the
+// container's root). An error says why not.
+[[nodiscard]] Status check_writes_as_hook_would(const Json& spec);
 
 }  // namespace gcr

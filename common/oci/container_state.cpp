@@ -33,10 +33,15 @@ Result<std::string> container_rootfs(const ContainerState& state) {
   if (state.root) return *state.root;
   auto bundle = read_bundle_spec(state.bundle);
   if (!bundle) return bundle.error();
-  auto view = view_spec(bundle->spec);
-  if (!view) return Error{view.error().message + " (" + bundle->path + ")"};
+  return container_rootfs(state, *bundle);
+}
+
+Result<std::string> container_rootfs(const ContainerState& state, const BundleSpec& bundle) {
+  if (state.root) return *state.root;
+  auto view = view_spec(bundle.spec);
+  if (!view) return Error{view.error().message + " (" + bundle.path + ")"};
   if (view->root_path.empty())
-    return Error{"the container spec has no root.path (" + bundle->path + ")"};
+    return Error{"the container spec has no root.path (" + bundle.path + ")"};
   if (view->root_path.front() == '/') return view->root_path;
   return state.bundle + "/" + view->root_path;
 }

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "base/result.h"
+#include "oci/spec_io.h"
 
 namespace gcr {
 
@@ -20,6 +21,9 @@ struct ContainerState {
 // The rootfs: the state's "root" when given, else root.path of <bundle>/config.json
 // (relative paths are relative to the bundle, as for runc).
 [[nodiscard]] Result<std::string> container_rootfs(const ContainerState& state);
+// The same, with the bundle's config.json already read.
+[[nodiscard]] Result<std::string> container_rootfs(const ContainerState& state,
+                                                   const BundleSpec& bundle);
 
 // Reads the state from stdin (size-capped).
 [[nodiscard]] Result<ContainerState> read_container_state_from_stdin();

@@ -178,7 +178,7 @@ int app_profile_hook(const std::string& name, const std::vector<std::string>& ar
   if (!state) return fail(name, state.error().message);
   auto bundle = read_bundle_spec(state->bundle);
   if (!bundle) return fail(name, bundle.error().message);
-  auto rootfs = container_rootfs(*state);
+  auto rootfs = container_rootfs(*state, *bundle);
   if (!rootfs) return fail(name, rootfs.error().message);
   auto root = RootFs::open(*rootfs);
   if (!root) return fail(name, root.error().message);

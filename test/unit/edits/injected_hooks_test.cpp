@@ -87,3 +87,20 @@ TEST_CASE("enable-cuda-compat and disable-device-node-modification read back onl
   numeric["args"][4] = 470;
   CHECK_FALSE(gcr::read_enable_cuda_compat_hook(numeric, hooks));
 }
+
+TEST_CASE("update-application-profile reads back only as written, and is no other hook") {
+  const auto hooks = our_hooks();
+  const Json profile = as_spec_hook(gcr::update_application_profile_hook(hooks));
+  CHECK(profile["args"] == Json::array({"gpu-ctk", "hook", "update-application-profile"}));
+  CHECK(gcr::is_application_profile_hook(profile, hooks));
+  CHECK_FALSE(gcr::is_device_node_modification_hook(profile, hooks));
+  CHECK_FALSE(gcr::is_application_profile_hook(
+      as_spec_hook(gcr::disable_device_node_modification_hook(hooks)), hooks));
+  Json elsewhere = profile;
+  elsewhere["path"] = "/usr/bin/nvidia-cdi-hook";
+  CHECK_FALSE(gcr::is_application_profile_hook(elsewhere, hooks));
+  Json more = profile;
+  more["args"].push_back("--more");
+  CHECK_FALSE(gcr::is_application_profile_hook(more, hooks));
+  CHECK_FALSE(gcr::is_application_profile_hook(Json::array(), hooks));
+}

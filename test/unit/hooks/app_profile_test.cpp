@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "hooks/app_profile.h"
 #include "test_support.h"
@@ -127,4 +128,19 @@ TEST_CASE("a file where the profile's folder goes is an error naming the profile
   const auto written = gcr::write_app_profile(open_root(root), 0x1);
   REQUIRE_FALSE(written.ok());
   CHECK(written.error().message.find("cannot write " + kProfile) == 0);
+}
+
+TEST_CASE("a FIFO or a link an image planted at the profile's name is replaced, never followed") {
+  gcr::test::TempDir dir;
+  const std::string root = dir / "rootfs";
+  const std::string folder = root + "/etc/nvidia/nvidia-application-profiles-rc.d";
+  gcr::test::make_dirs(folder);
+  REQUIRE(::mkfifo((folder + "/10-container.conf").c_str(), 0644) == 0);
+  REQUIRE(gcr::write_app_profile(open_root(root), 0x1).ok());
+  CHECK(gcr::test::read_file(root + kProfile) == gcr::app_profile_text(0x1));
+  REQUIRE(::unlink((root + kProfile).c_str()) == 0);
+  gcr::test::make_symlink("/etc/elsewhere.conf", folder + "/10-container.conf");
+  REQUIRE(gcr::write_app_profile(open_root(root), 0x2).ok());
+  CHECK(gcr::test::read_file(root + kProfile) == gcr::app_profile_text(0x2));
+  CHECK_FALSE(gcr::test::exists(root + "/etc/elsewhere.conf"));
 }
