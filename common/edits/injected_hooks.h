@@ -42,8 +42,8 @@ inline constexpr int kHookTimeoutSeconds = 30;
 // (hooks/app_profile.h). The shim writes the profile at create when it can, and the hook goes.
 [[nodiscard]] Hook update_application_profile_hook(const Config::Hooks& hooks);
 
-// Whether `hook` is one update_application_profile_hook wrote: it writes only the profile, which
-// the loader cache is not built from.
+// Whether `hook` is one update_application_profile_hook wrote (our gpu-ctk, exactly those
+// arguments).
 [[nodiscard]] bool is_application_profile_hook(const Json& hook, const Config::Hooks& hooks);
 
 // What an enable_cuda_compat_hook asks, read back from a spec's hook object written exactly so

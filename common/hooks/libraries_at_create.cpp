@@ -117,8 +117,8 @@ Status check_nothing_hidden(const RootFs& root, const LibrariesRequest& request,
   return {};
 }
 
-// Where the mounts land, which of them put libraries into the folders, and that none hides
-// what is written now.
+// Which of the landed mounts put libraries into the folders, and that none hides what is
+// written now.
 struct MountPlacement {
   std::vector<bool> pending_mount;
   PendingFiles pending;
