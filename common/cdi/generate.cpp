@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <map>
 
+#include "base/text.h"
 #include "driver/host_facts.h"
+#include "edits/apply.h"
 #include "edits/injected_hooks.h"
 #include "injection/live_edits.h"
 #include "request/gpu_select.h"
@@ -115,6 +117,43 @@ Status add_gpu(CdiSpec& spec, const Gpu& gpu, const CdiNaming& naming, const Dis
   return {};
 }
 
+// What every container of the spec gets (of every capability): the driver's files, the
+// control nodes and the hooks.
+Result<ContainerEdits> common_edits(DriverHost& host, const Config& config) {
+  auto gathered = driver_edits(CapabilitySet::all(), host, config);
+  if (!gathered) return gathered.error();
+  // A CDI spec's edits are all the engine applies: the libraries request travels as its hook.
+  ContainerEdits common = with_libraries_hook(std::move(*gathered), config.hooks);
+  paths_only(common);
+  if (auto s = add_cuda_compat_hook(common, host, config); !s) return s.error();
+  return common;
+}
+
+// Management containers act on the devices themselves: NVIDIA's management spec has neither
+// the device-node modification guard nor EGL's application profile.
+void drop_device_limiting_hooks(ContainerEdits& edits, const Config::Hooks& hooks) {
+  std::erase_if(edits.hooks, [&](const Hook& hook) {
+    const Json entry = hook_entry(hook);
+    return is_device_node_modification_hook(entry, hooks) ||
+           is_application_profile_hook(entry, hooks);
+  });
+}
+
+// NVIDIA's character device nodes in the dev root for management containers: every
+// /dev/nvidia* (GPUs, control nodes) and /dev/nvidia-caps/nvidia-cap*, but GPUDirect Storage's,
+// NVSwitches' and NVLinks', as NVIDIA's management spec has them.
+std::vector<DeviceNode> management_nodes(DeviceNodes& devices) {
+  auto nodes = devices.char_nodes("/dev", "nvidia*");
+  auto caps = devices.char_nodes("/dev/nvidia-caps", "nvidia-cap*");
+  nodes.insert(nodes.end(), caps.begin(), caps.end());
+  std::erase_if(nodes, [](const DeviceNode& node) {
+    const std::string name = basename_of(node.path);
+    return name.starts_with("nvidia-fs") || name.starts_with("nvidia-nvswitch") ||
+           name.starts_with("nvidia-nvlink");
+  });
+  return nodes;
+}
+
 }  // namespace
 
 bool is_cdi_name_strategy(const std::string& strategy) {
@@ -125,13 +164,9 @@ Result<CdiSpec> generate_cdi_spec(DriverHost& host, const Config& config, const 
                                   const CdiNaming& naming) {
   CdiSpec spec;
   spec.kind = kind;
-  auto gathered = driver_edits(CapabilitySet::all(), host, config);
-  if (!gathered) return gathered.error();
-  // A CDI spec's edits are all the engine applies: the libraries request travels as its hook.
-  ContainerEdits common = with_libraries_hook(std::move(*gathered), config.hooks);
-  paths_only(common);
-  if (auto s = add_cuda_compat_hook(common, host, config); !s) return s.error();
-  spec.edits = std::move(common);
+  auto common = common_edits(host, config);
+  if (!common) return common.error();
+  spec.edits = std::move(*common);
   auto gpus = host.devices().gpus();
   if (!gpus) return gpus.error();
   auto facts = mig_facts(host, *gpus);
@@ -145,6 +180,26 @@ Result<CdiSpec> generate_cdi_spec(DriverHost& host, const Config& config, const 
     if (!all) return all.error();
     spec.devices.push_back(CdiDevice{"all", {}, std::move(*all)});
   }
+  spec.version = minimum_cdi_version(spec);
+  if (auto s = validate_cdi_spec(spec); !s) return s.error().wrap("the generated spec is invalid");
+  return spec;
+}
+
+Result<CdiSpec> generate_management_spec(DriverHost& host, const Config& config,
+                                         const std::string& kind) {
+  ContainerEdits all;
+  all.device_nodes = management_nodes(host.devices());
+  if (all.device_nodes.empty())
+    return Error{"no NVIDIA device nodes in " + host.devices().dev_path("/dev")};
+  paths_only(all);
+  CdiSpec spec;
+  spec.kind = kind;
+  auto common = common_edits(host, config);
+  if (!common) return common.error();
+  drop_device_limiting_hooks(*common, config.hooks);
+  common->device_nodes.clear();  // every node is the device's
+  spec.edits = std::move(*common);
+  spec.devices.push_back(CdiDevice{"all", {}, std::move(all)});
   spec.version = minimum_cdi_version(spec);
   if (auto s = validate_cdi_spec(spec); !s) return s.error().wrap("the generated spec is invalid");
   return spec;

@@ -35,4 +35,13 @@ struct CdiNaming {
                                                 const std::string& kind,
                                                 const CdiNaming& naming = {});
 
+// NVIDIA's management spec (kind management.nvidia.com/gpu), for containers that watch or
+// manage the GPUs rather than compute on them (DCGM, the GPU Operator's validator): one device,
+// `all`, with every NVIDIA character device node in the dev root (every /dev/nvidia*: GPUs and
+// control nodes; /dev/nvidia-caps/nvidia-cap*) but GPUDirect Storage's, NVSwitches' and
+// NVLinks'. The spec's own edits are a GPU spec's without the device-node modification guard
+// and EGL's application profile. No NVML is loaded. An error when the dev root has no node.
+[[nodiscard]] Result<CdiSpec> generate_management_spec(DriverHost& host, const Config& config,
+                                                       const std::string& kind);
+
 }  // namespace gcr

@@ -10,7 +10,7 @@ namespace gcr {
 namespace {
 
 enum class Means {
-  kOurs,      // the same as our flag `ours`
+  kOurs,      // the same as our flag `ours`, with the values in `values` ("" any)
   kAccepted,  // our behaviour already; allowed only with the values in `values` ("" any)
   kRefused,   // not supported: `why`
 };
@@ -21,8 +21,8 @@ struct Spelling {
   Means means;
   bool is_switch;
   std::string_view ours;    // kOurs: our long name
-  std::string_view values;  // kAccepted: the values accepted, comma separated ("" any)
-  std::string_view why;     // kRefused, or kAccepted with a value outside `values`
+  std::string_view values;  // the values accepted, comma separated ("" any)
+  std::string_view why;     // kRefused, or a value outside `values`
 };
 
 constexpr std::string_view kConfigure = "runtime configure";
@@ -33,7 +33,8 @@ constexpr std::string_view kDevChar = "system create-dev-char-symlinks";
 constexpr std::string_view kNoOciHookMode =
     "only for --config-mode=oci-hook, which gpu-ctk does not have";
 constexpr std::string_view kDiscovery =
-    "gpu-ctk generates specs from the driver's files and NVML (auto, nvml) only";
+    "gpu-ctk generates specs from the driver's files and NVML (auto, nvml), and the management "
+    "spec (management)";
 constexpr std::string_view kNoCsv = "CSV (Tegra) mode is not supported";
 constexpr std::string_view kHooksAlways =
     "the spec always has the update-libraries hook (links and loader cache)";
@@ -64,8 +65,8 @@ constexpr std::array<Spelling, 45> kSpellings = {{
     {kGenerate, "cdi-vendor", Means::kOurs, false, "vendor", "", ""},
     {kGenerate, "cdi-class", Means::kOurs, false, "class", "", ""},
     {kGenerate, "nvidia-ctk-path", Means::kOurs, false, "ctk-path", "", ""},
-    {kGenerate, "mode", Means::kAccepted, false, "", "auto,nvml", kDiscovery},
-    {kGenerate, "discovery-mode", Means::kAccepted, false, "", "auto,nvml", kDiscovery},
+    {kGenerate, "mode", Means::kOurs, false, "mode", "auto,nvml,management", kDiscovery},
+    {kGenerate, "discovery-mode", Means::kOurs, false, "mode", "auto,nvml,management", kDiscovery},
     {kGenerate, "device-id", Means::kAccepted, false, "", "all",
      "gpu-ctk puts every GPU in the spec"},
     {kGenerate, "nvidia-cdi-hook-path", Means::kRefused, false, "", "",
@@ -167,13 +168,11 @@ Result<std::vector<std::string>> translate_nvidia_flags(const std::string& comma
     }
     if (s->means == Means::kRefused)
       return Error{"--" + name + " is not supported: " + std::string(s->why)};
-    if (s->means == Means::kAccepted) {
-      if (!s->values.empty() && value && !listed(s->values, *value)) {
-        return Error{"--" + name + "=" + printable(*value, 64) +
-                     " is not supported: " + std::string(s->why)};
-      }
-      continue;
+    if (!s->values.empty() && value && !listed(s->values, *value)) {
+      return Error{"--" + name + "=" + printable(*value, 64) +
+                   " is not supported: " + std::string(s->why)};
     }
+    if (s->means == Means::kAccepted) continue;
     if (s->is_switch) {
       bool on = true;
       if (value) {

@@ -79,8 +79,24 @@ Result<CdiNaming> naming_of(const std::vector<std::string>& given, bool no_all_d
   return naming;
 }
 
+// The spec `mode` asks for: the GPUs' (auto, nvml) or the management spec, whose vendor is
+// management.nvidia.com unless one is given.
+Result<CdiSpec> spec_of_mode(const std::string& mode, DriverHost& host, const Config& config,
+                             const std::string& vendor, const std::string& device_class,
+                             const CdiNaming& naming) {
+  if (mode == "auto" || mode == "nvml")
+    return generate_cdi_spec(host, config,
+                             (vendor.empty() ? "nvidia.com" : vendor) + "/" + device_class, naming);
+  if (mode == "management")
+    return generate_management_spec(
+        host, config, (vendor.empty() ? "management.nvidia.com" : vendor) + "/" + device_class);
+  return Error{"--mode " + printable(mode, 64) +
+               " is not auto, nvml or management (gpu-ctk generates specs from the driver's "
+               "files and NVML, and the management spec)"};
+}
+
 int generate(const std::vector<std::string>& args, Config config) {
-  std::string output, format, vendor = "nvidia.com", device_class = "gpu", ldconfig;
+  std::string output, format, vendor, device_class = "gpu", ldconfig, mode = "auto";
   std::vector<std::string> strategies;
   bool no_all_device = false;
   po::options_description desc("options");
@@ -88,7 +104,11 @@ int generate(const std::vector<std::string>& args, Config config) {
                      "write the spec to FILE (atomically) instead of stdout")(
       "format", po::value(&format),
       "json or yaml (default: from the --output extension, else yaml)")(
-      "vendor", po::value(&vendor), "CDI vendor (default nvidia.com)")(
+      "mode", po::value(&mode),
+      "auto or nvml (the GPUs), or management (one device `all` with every NVIDIA device node, "
+      "for monitoring and management containers)")(
+      "vendor", po::value(&vendor),
+      "CDI vendor (default nvidia.com; management.nvidia.com for --mode management)")(
       "class", po::value(&device_class), "CDI class (default gpu)")(
       "driver-root", po::value(&config.driver.root), "driver root (default: [driver] root)")(
       "dev-root", po::value(&config.driver.dev_root), "dev root (default: [driver] dev-root)")(
@@ -110,7 +130,7 @@ int generate(const std::vector<std::string>& args, Config config) {
   auto naming = naming_of(strategies, no_all_device);
   if (!naming) return fail(naming.error().message);
   DriverHost host(config.driver, lstat_node);
-  auto spec = generate_cdi_spec(host, config, vendor + "/" + device_class, *naming);
+  auto spec = spec_of_mode(mode, host, config, vendor, device_class, *naming);
   if (!spec) return fail(spec.error().message);
   const Json doc = cdi_spec_to_json(*spec);
   const std::string text = format == "json" ? json_text(doc, 2) + "\n" : json_to_yaml(doc);
@@ -197,6 +217,7 @@ int ctk_cdi(const std::vector<std::string>& args) {
   std::fprintf(
       sub == "--help" || sub == "-h" ? stdout : stderr,
       "usage: gpu-ctk cdi generate [--output FILE] [--format json|yaml] [--vendor V] [--class C]\n"
+      "                            [--mode auto|nvml|management]\n"
       "                            [--driver-root DIR] [--dev-root DIR] [--ctk-path PATH]\n"
       "                            [--ldconfig-path PATH] [--device-name-strategy S]... "
       "[--no-all-device]\n"

@@ -132,6 +132,79 @@ TEST_CASE(
         std::vector<std::string>{"gpu0", "gpu1", "mig1:0", "mig1:1", "gpu2", "gpu3", "all"});
 }
 
+TEST_CASE("gpu-ctk cdi generate --mode management: one device `all` with every NVIDIA node") {
+  require_root();
+  CdiFixture f;
+  const std::string path = f.spec_dir + "/management.json";
+  const auto r = f.ctk({"cdi", "generate", "--mode", "management", "--output", path});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.err.find("gpu-ctk cdi: wrote " + path + " (1 devices") == 0);
+  const Json doc = Json::parse(gcr::test::read_file(path));
+  CHECK(doc["kind"] == "management.nvidia.com/gpu");
+  CHECK(device_names(doc) == std::vector<std::string>{"all"});
+  const auto nodes = node_paths(device_named(doc, "all"));
+  const auto has = [&](const std::string& node) {
+    return std::count(nodes.begin(), nodes.end(), node) == 1;
+  };
+  for (const auto& gpu : f.host().gpus()) CHECK(has("/dev/nvidia" + std::to_string(gpu.minor)));
+  for (const char* node : {"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools",
+                           "/dev/nvidia-modeset", "/dev/nvidia-caps/nvidia-cap1",
+                           "/dev/nvidia-caps/nvidia-cap2", "/dev/nvidia-caps/nvidia-cap22"})
+    CHECK_MESSAGE(has(node), node);
+  for (const auto& node : nodes) {
+    CHECK_FALSE(node.starts_with("/dev/nvidia-fs"));
+    CHECK_FALSE(node.starts_with("/dev/nvidia-nvswitch"));
+    CHECK_FALSE(node.starts_with("/dev/nvidia-caps-imex-channels"));
+  }
+  for (const auto& node : device_named(doc, "all")["containerEdits"]["deviceNodes"])
+    CHECK(node["hostPath"] == f.host().dev_root() + node["path"].get<std::string>());
+  // The driver's files and the library hook, as in the GPUs' spec; nothing that limits what the
+  // container does with the devices.
+  const Json& common = doc["containerEdits"];
+  CHECK_FALSE(common.contains("deviceNodes"));
+  CHECK_FALSE(common["mounts"].empty());
+  std::vector<std::string> hooks;
+  for (const auto& hook : common["hooks"]) hooks.push_back(hook["args"][2]);
+  CHECK(hooks == std::vector<std::string>{"enable-cuda-compat", "update-libraries"});
+
+  const auto validate = f.ctk({"cdi", "validate", path});
+  CHECK(validate.out == path + ": ok\n");
+  const auto list = f.ctk({"cdi", "list"});
+  CHECK(list.err == "");
+  CHECK(list.out.find("management.nvidia.com/gpu=all\n") != std::string::npos);
+  CHECK(list.out.find("nvidia.com/gpu=all\n") != std::string::npos);
+
+  // Asked for by name, through the shim: every GPU, the MIG capabilities, no GDS or NVSwitch.
+  const auto created = f.create({"NVIDIA_VISIBLE_DEVICES=management.nvidia.com/gpu=all"});
+  REQUIRE_MESSAGE(created.exit_code == 0, created.err);
+  const auto devices = f.devices();
+  for (const auto& gpu : f.host().gpus())
+    CHECK(devices.count("/dev/nvidia" + std::to_string(gpu.minor)) == 1);
+  CHECK(devices.count("/dev/nvidia-caps/nvidia-cap21") == 1);
+  CHECK(devices.count("/dev/nvidia-fs0") == 0);
+  CHECK(devices.count("/dev/nvidia-nvswitchctl") == 0);
+}
+
+TEST_CASE("the management spec under NVIDIA's flags, and without device nodes") {
+  require_root();
+  CdiFixture f;
+  const auto nvidia = f.ctk({"cdi", "generate", "--format", "json", "--discovery-mode=management",
+                             "--cdi-vendor=management.nvidia.com", "--cdi-class=gpu"});
+  REQUIRE_MESSAGE(nvidia.exit_code == 0, nvidia.err);
+  CHECK(Json::parse(nvidia.out)["kind"] == "management.nvidia.com/gpu");
+  const auto named =
+      f.ctk({"cdi", "generate", "--format", "json", "--mode=management", "--vendor=example.com"});
+  CHECK(Json::parse(named.out)["kind"] == "example.com/gpu");
+  gcr::test::make_dirs(f.path("empty/dev"));
+  const auto none =
+      f.ctk({"cdi", "generate", "--mode", "management", "--dev-root", f.path("empty")});
+  CHECK(none.exit_code == 1);
+  CHECK(none.err == "gpu-ctk cdi: no NVIDIA device nodes in " + f.path("empty") + "/dev\n");
+  const auto wsl = f.ctk({"cdi", "generate", "--mode", "wsl"});
+  CHECK(wsl.exit_code == 2);
+  CHECK(wsl.err.find("--mode=wsl is not supported") != std::string::npos);
+}
+
 TEST_CASE("gpu-ctk cdi generate asks NVML only when the driver lists MIG instances") {
   require_root();
   CdiFixture f;

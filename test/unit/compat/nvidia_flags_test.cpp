@@ -45,8 +45,17 @@ TEST_CASE("our behaviour already: accepted without effect; other values refused 
         "name the file with --config");
   CHECK(error_of("runtime configure", {"--config-mode=oci-hook"}).find("OCI hook files") !=
         std::string::npos);
-  CHECK(translated("cdi generate", {"--mode=nvml", "--device-id", "all"}).empty());
+  CHECK(translated("cdi generate", {"--device-id", "all"}).empty());
   CHECK(error_of("cdi generate", {"--mode=csv"}).find("--mode=csv is not supported") == 0);
+}
+
+TEST_CASE("NVIDIA's generate modes that gpu-ctk has are ours; the others are refused with why") {
+  CHECK(translated("cdi generate", {"--mode=nvml"}) == std::vector<std::string>{"--mode=nvml"});
+  CHECK(translated("cdi generate", {"--discovery-mode", "management"}) ==
+        std::vector<std::string>{"--mode=management"});
+  CHECK(error_of("cdi generate", {"--mode", "wsl"}) ==
+        "--mode=wsl is not supported: gpu-ctk generates specs from the driver's files and NVML "
+        "(auto, nvml), and the management spec (management)");
 }
 
 TEST_CASE("refused flags name themselves") {
