@@ -7,6 +7,7 @@
 
 #include "base/text.h"
 #include "cdi/registry.h"
+#include "vocabulary/cdi_name.h"
 
 namespace gcr {
 namespace {
@@ -49,6 +50,22 @@ bool needs_cdi(const Config& config) {
   return false;
 }
 
+// The command that writes `spec` again for the loaded driver at `path`: the management spec in
+// its mode, another kind with its vendor and class.
+std::string regenerate_command(const CdiSpec& spec, const std::string& path) {
+  const auto slash = spec.kind.find('/');
+  const std::string vendor = spec.kind.substr(0, slash);
+  const std::string device_class = slash == std::string::npos ? "" : spec.kind.substr(slash + 1);
+  std::string command = "gpu-ctk cdi generate";
+  if (vendor == kManagementVendor) {
+    command += " --mode management";
+  } else if (vendor != "nvidia.com") {
+    command += " --vendor " + vendor;
+  }
+  if (!device_class.empty() && device_class != "gpu") command += " --class " + device_class;
+  return command + " --output " + path;
+}
+
 }  // namespace
 
 std::optional<std::string> library_version_of(const std::string& path) {
@@ -75,7 +92,7 @@ void check_cdi(const Config& config, const CdiRegistry& registry,
   for (const auto& file : registry.specs) {
     if (const auto stale = staleness(file.spec, driver_version)) {
       findings.fail(kArea, "stale spec: " + *stale, file.path,
-                    "gpu-ctk cdi generate --output " + file.path);
+                    regenerate_command(file.spec, file.path));
       continue;
     }
     findings.ok(kArea,

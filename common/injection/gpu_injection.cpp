@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/text.h"
 #include "edits/apply.h"
 #include "edits/injected_hooks.h"
 #include "injection/live_edits.h"
@@ -84,6 +85,11 @@ Result<GatheredEdits> gather_edits(const GpuRequest& request, const Config& conf
   if (!request.cdi_names.empty()) {
     auto part = sources.cdi.resolve(request.cdi_names);
     if (!part) return part.error();
+    if (auto s = request.privileged
+                     ? Status{}
+                     : check_no_mig_management(*part, sources.host.devices(), sources.stat);
+        !s)
+      return s.error().wrap(origin_of(request) + ": " + join(request.cdi_names, ","));
     withhold_unsupported_capabilities(*part, config.requests.supported_capabilities,
                                       sources.logger);
     edits.append(*part);

@@ -93,4 +93,30 @@ Status check_hook_programs(const ContainerEdits& edits, FileTrust& trust) {
   return {};
 }
 
+Status check_no_mig_management(const ContainerEdits& edits, DeviceNodes& devices,
+                               const NodeStatFn& stat) {
+  if (edits.device_nodes.empty()) return {};
+  auto minors = devices.mig_minors();
+  if (!minors) return {};  // no MIG capabilities on this driver
+  for (const auto& [minor, what] :
+       {std::pair{minors->config, "config"}, std::pair{minors->monitor, "monitor"}}) {
+    if (!minor) continue;
+    auto cap = devices.cap_node(*minor);
+    if (!cap) continue;
+    for (const auto& node : edits.device_nodes) {
+      const std::string host_path = node.host_path.empty() ? node.path : node.host_path;
+      std::optional<std::pair<std::int64_t, std::int64_t>> numbers;
+      if (node.major && node.minor) {
+        numbers.emplace(*node.major, *node.minor);
+      } else if (auto st = stat(host_path); st && st->type == 'c') {
+        numbers.emplace(st->major, st->minor);
+      }
+      if (numbers && *numbers == std::pair{*cap->major, *cap->minor})
+        return Error{std::string("the MIG ") + what + " capability " + node.path +
+                     " needs a privileged container (CAP_SYS_ADMIN)"};
+    }
+  }
+  return {};
+}
+
 }  // namespace gcr

@@ -425,6 +425,7 @@ Result<std::optional<GpuRequest>> read_gpu_request(const SpecView& spec, const C
   if (!*list) return std::optional<GpuRequest>();
   GpuRequest request;
   request.source = (*list)->source;
+  request.privileged = spec.privileged;
   auto wanted = classify((*list)->tokens, (*list)->origin, request);
   if (!wanted) return wanted.error();
   if (!*wanted) return std::optional<GpuRequest>();

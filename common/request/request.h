@@ -34,6 +34,7 @@ struct GpuRequest {
   bool mig_monitor = false;
   std::vector<unsigned> imex_channels;  // IMEX channel numbers in request order, deduplicated
   std::vector<GatedFeature> features;   // NVIDIA_GDS, ... = enabled
+  bool privileged = false;              // CAP_SYS_ADMIN in the container's bounding set
 
   // "none": the driver's files but no GPU.
   [[nodiscard]] bool no_gpu() const { return !all && device_ids.empty() && cdi_names.empty(); }

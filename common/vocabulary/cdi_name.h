@@ -7,6 +7,9 @@
 
 namespace gcr {
 
+// The vendor of NVIDIA's management spec (gpu-ctk cdi generate --mode management).
+inline constexpr std::string_view kManagementVendor = "management.nvidia.com";
+
 struct QualifiedName {
   std::string vendor;
   std::string device_class;

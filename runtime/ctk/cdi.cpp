@@ -13,6 +13,7 @@
 #include "config/config_file.h"
 #include "ctk/ctk.h"
 #include "edits/edits_json.h"
+#include "vocabulary/cdi_name.h"
 
 namespace po = boost::program_options;
 
@@ -89,10 +90,9 @@ Result<CdiSpec> spec_of_mode(const std::string& mode, DriverHost& host, const Co
                              (vendor.empty() ? "nvidia.com" : vendor) + "/" + device_class, naming);
   if (mode == "management")
     return generate_management_spec(
-        host, config, (vendor.empty() ? "management.nvidia.com" : vendor) + "/" + device_class);
-  return Error{"--mode " + printable(mode, 64) +
-               " is not auto, nvml or management (gpu-ctk generates specs from the driver's "
-               "files and NVML, and the management spec)"};
+        host, config,
+        (vendor.empty() ? std::string(kManagementVendor) : vendor) + "/" + device_class);
+  return Error{"--mode " + printable(mode, 64) + " is not auto, nvml or management"};
 }
 
 int generate(const std::vector<std::string>& args, Config config) {
@@ -127,6 +127,8 @@ int generate(const std::vector<std::string>& args, Config config) {
     config.hooks.ldconfig = ldconfig.front() == '@' ? ldconfig : "@" + ldconfig;
   if (config.hooks.ldconfig.size() < 2 || config.hooks.ldconfig[1] != '/')
     return fail("--ldconfig-path must be an absolute host path");
+  if (mode == "management" && (!strategies.empty() || no_all_device))
+    return fail("--device-name-strategy and --no-all-device do not apply to --mode management");
   auto naming = naming_of(strategies, no_all_device);
   if (!naming) return fail(naming.error().message);
   DriverHost host(config.driver, lstat_node);

@@ -35,9 +35,9 @@ TEST_CASE("gpu-cdi-refresh.service's commands write the GPUs' and the management
   auto commands = exec_starts(GCR_TEST_SOURCE_DIR "/etc/systemd/gpu-cdi-refresh.service");
   REQUIRE(commands ==
           std::vector<std::vector<std::string>>{
-              {"/usr/bin/gpu-ctk", "cdi", "generate", "--output", "/var/run/cdi/nvidia.yaml"},
               {"/usr/bin/gpu-ctk", "cdi", "generate", "--mode", "management", "--output",
-               "/var/run/cdi/management.nvidia.yaml"}});
+               "/var/run/cdi/management.nvidia.yaml"},
+              {"/usr/bin/gpu-ctk", "cdi", "generate", "--output", "/var/run/cdi/nvidia.yaml"}});
   // A private /var/run: the commands run as the unit's, one after the other, then the specs are
   // copied out.
   std::string script = "mount -t tmpfs tmpfs /var/run";
@@ -54,9 +54,8 @@ TEST_CASE("gpu-cdi-refresh.service's commands write the GPUs' and the management
   const auto r = gcr::test::run(
       {"/usr/bin/unshare", "--mount", "--propagation", "private", "/bin/sh", "-ec", script}, env);
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-  CHECK(r.err.find("gpu-ctk cdi: wrote /var/run/cdi/nvidia.yaml (") == 0);
-  CHECK(r.err.find("gpu-ctk cdi: wrote /var/run/cdi/management.nvidia.yaml (1 devices") !=
-        std::string::npos);
+  CHECK(r.err.find("gpu-ctk cdi: wrote /var/run/cdi/management.nvidia.yaml (1 devices") == 0);
+  CHECK(r.err.find("gpu-ctk cdi: wrote /var/run/cdi/nvidia.yaml (") != std::string::npos);
 
   const auto listed =
       gcr::test::run({gcr::test::built("gpu-ctk"), "cdi", "list", "--spec-dir", copy}, env);

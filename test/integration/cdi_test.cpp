@@ -154,7 +154,6 @@ TEST_CASE("gpu-ctk cdi generate --mode management: one device `all` with every N
   for (const auto& node : nodes) {
     CHECK_FALSE(node.starts_with("/dev/nvidia-fs"));
     CHECK_FALSE(node.starts_with("/dev/nvidia-nvswitch"));
-    CHECK_FALSE(node.starts_with("/dev/nvidia-caps-imex-channels"));
   }
   for (const auto& node : device_named(doc, "all")["containerEdits"]["deviceNodes"])
     CHECK(node["hostPath"] == f.host().dev_root() + node["path"].get<std::string>());
@@ -172,10 +171,20 @@ TEST_CASE("gpu-ctk cdi generate --mode management: one device `all` with every N
   const auto list = f.ctk({"cdi", "list"});
   CHECK(list.err == "");
   CHECK(list.out.find("management.nvidia.com/gpu=all\n") != std::string::npos);
-  CHECK(list.out.find("nvidia.com/gpu=all\n") != std::string::npos);
+  CHECK(list.out.find("\nnvidia.com/gpu=all\n") != std::string::npos);
 
-  // Asked for by name, through the shim: every GPU, the MIG capabilities, no GDS or NVSwitch.
-  const auto created = f.create({"NVIDIA_VISIBLE_DEVICES=management.nvidia.com/gpu=all"});
+  // Asked for by name through the shim: refused to a container that is not privileged, as the
+  // MIG management capabilities are; a privileged one gets every GPU and the MIG capabilities,
+  // no GDS or NVSwitch node.
+  const auto refused = f.create({"NVIDIA_VISIBLE_DEVICES=management.nvidia.com/gpu=all"});
+  CHECK(refused.exit_code != 0);
+  CHECK(refused.err.find("NVIDIA_VISIBLE_DEVICES: management.nvidia.com/gpu=all: the MIG config "
+                         "capability /dev/nvidia-caps/nvidia-cap1 needs a privileged container "
+                         "(CAP_SYS_ADMIN)") != std::string::npos);
+  CHECK(f.devices().empty());
+  const auto created =
+      f.create({"NVIDIA_VISIBLE_DEVICES=management.nvidia.com/gpu=all"},
+               {{"process", {{"capabilities", {{"bounding", {"CAP_SYS_ADMIN"}}}}}}});
   REQUIRE_MESSAGE(created.exit_code == 0, created.err);
   const auto devices = f.devices();
   for (const auto& gpu : f.host().gpus())
@@ -200,6 +209,11 @@ TEST_CASE("the management spec under NVIDIA's flags, and without device nodes") 
       f.ctk({"cdi", "generate", "--mode", "management", "--dev-root", f.path("empty")});
   CHECK(none.exit_code == 1);
   CHECK(none.err == "gpu-ctk cdi: no NVIDIA device nodes in " + f.path("empty") + "/dev\n");
+  const auto named_too = f.ctk({"cdi", "generate", "--mode", "management", "--no-all-device"});
+  CHECK(named_too.exit_code == 1);
+  CHECK(named_too.err ==
+        "gpu-ctk cdi: --device-name-strategy and --no-all-device do not apply "
+        "to --mode management\n");
   const auto wsl = f.ctk({"cdi", "generate", "--mode", "wsl"});
   CHECK(wsl.exit_code == 2);
   CHECK(wsl.err.find("--mode=wsl is not supported") != std::string::npos);

@@ -316,6 +316,19 @@ TEST_CASE("doctor: a CDI spec left from another driver, and one a user could hav
       r.out, "FAIL  cdi: stale spec: made for driver 535.104.05, " + v + " is loaded");
   CHECK(stale.find("fix: gpu-ctk cdi generate --output " + spec) != std::string::npos);
 
+  // A stale management spec is written again in its own mode: a plain generate at its path
+  // would define nvidia.com/gpu twice.
+  const std::string management = node.f.path("cdi/management.nvidia.yaml");
+  REQUIRE(node.ctk({"cdi", "generate", "--mode", "management", "--output", management}).exit_code ==
+          0);
+  text = gcr::test::read_file(management);
+  for (auto at = text.find(v); at != std::string::npos; at = text.find(v, at))
+    text.replace(at, v.size(), "535.104.05");
+  gcr::test::write_file(management, text);
+  r = node.doctor();
+  CHECK(r.out.find("(" + management + "); fix: gpu-ctk cdi generate --mode management --output " +
+                   management + "\n") != std::string::npos);
+
   REQUIRE(::chmod(spec.c_str(), 0666) == 0);
   r = node.doctor();
   CHECK(line_starting(r.out, "FAIL  cdi: a spec is refused: ").find(spec) != std::string::npos);

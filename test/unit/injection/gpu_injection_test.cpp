@@ -57,8 +57,10 @@ struct Fakes : gcr::DriverProbe, gcr::CdiResolver {
     return std::map<std::string, gcr::GpuFacts>();
   }
   gcr::Result<gcr::ContainerEdits> resolve(const std::vector<std::string>&) override {
+    if (cdi_edits) return *cdi_edits;
     return gcr::Error{"no CDI in these tests"};
   }
+  std::optional<gcr::ContainerEdits> cdi_edits;  // what every CDI name resolves to
 };
 
 // GPU 1 with utility and compute, as NVIDIA_VISIBLE_DEVICES=1 asks.
@@ -77,12 +79,14 @@ struct Gathered {
   std::string log;
 };
 
-Gathered gather(VirtualHost& fs, const gcr::GpuRequest& request) {
+Gathered gather(VirtualHost& fs, const gcr::GpuRequest& request,
+                const std::optional<gcr::ContainerEdits>& cdi_edits = std::nullopt) {
   gcr::test::TempDir dir;
   gcr::Logger logger("test");
   logger.set_log_file(dir / "log");
   gcr::DriverHost host(kRoots, fs.node_stat(), fs, fs);
   Fakes fakes;
+  fakes.cdi_edits = cdi_edits;
   const gcr::NodeStatFn stat = fs.node_stat();
   const gcr::Config config;
   const gcr::InjectionSources sources{host, fakes, fakes, stat, fs, logger};
@@ -315,4 +319,52 @@ TEST_CASE("apply_gathered_edits: a hook program root does not own is refused, sp
   auto spec = apply_to_bundle_spec(fs, *gathered.edits);
   REQUIRE_FALSE(spec.ok());
   CHECK(spec.error().message.find("not owned by root (/usr/bin/gpu-ctk)") != std::string::npos);
+}
+
+TEST_CASE("gather_edits: a CDI device with the MIG config or monitor capability is privileged") {
+  VirtualHost fs;
+  make_gpu_host(fs);
+  fs.add_file("/devroot/proc/devices",
+              "Character devices:\n195 nvidia\n510 nvidia-uvm\n511 nvidia-caps\n");
+  fs.add_file("/devroot/proc/driver/nvidia-caps/mig-minors",
+              "config 1\nmonitor 2\ngpu0/gi1/access 12\n");
+  fs.add_char_device("/devroot/dev/nvidia-caps/nvidia-cap1", 511, 1);
+  fs.add_char_device("/devroot/dev/nvidia-caps/nvidia-cap2", 511, 2);
+  fs.add_char_device("/devroot/dev/nvidia-caps/nvidia-cap12", 511, 12);
+  const auto with_nodes = [](std::vector<std::pair<std::string, std::string>> nodes) {
+    gcr::ContainerEdits edits;
+    for (auto& [path, host_path] : nodes)
+      edits.device_nodes.push_back(gcr::DeviceNode{path, host_path, "", {}, {}, {}, "", {}, {}});
+    return edits;
+  };
+  gcr::GpuRequest management;
+  management.cdi_names = {"management.nvidia.com/gpu=all"};
+  const auto all =
+      with_nodes({{"/dev/nvidia0", "/devroot/dev/nvidia0"},
+                  {"/dev/nvidia-caps/nvidia-cap1", "/devroot/dev/nvidia-caps/nvidia-cap1"},
+                  {"/dev/nvidia-caps/nvidia-cap2", "/devroot/dev/nvidia-caps/nvidia-cap2"}});
+  const auto refused = gather(fs, management, all);
+  REQUIRE_FALSE(refused.edits.ok());
+  CHECK(refused.edits.error().message ==
+        "NVIDIA_VISIBLE_DEVICES: management.nvidia.com/gpu=all: the MIG config capability "
+        "/dev/nvidia-caps/nvidia-cap1 needs a privileged container (CAP_SYS_ADMIN)");
+  // Renamed in the container, or given by its numbers: the node is what counts.
+  gcr::GpuRequest renamed;
+  renamed.cdi_names = {"example.com/x=y"};
+  const auto monitor =
+      gather(fs, renamed, with_nodes({{"/dev/mon", "/devroot/dev/nvidia-caps/nvidia-cap2"}}));
+  REQUIRE_FALSE(monitor.edits.ok());
+  CHECK(monitor.edits.error().message.find("the MIG monitor capability /dev/mon needs") !=
+        std::string::npos);
+  gcr::ContainerEdits numbered = with_nodes({{"/dev/x", "/nowhere"}});
+  numbered.device_nodes[0].major = 511;
+  numbered.device_nodes[0].minor = 1;
+  CHECK_FALSE(gather(fs, renamed, numbered).edits.ok());
+  // A GPU instance's own access capability, and any node for a privileged container, pass.
+  CHECK(gather(fs, renamed,
+               with_nodes(
+                   {{"/dev/nvidia-caps/nvidia-cap12", "/devroot/dev/nvidia-caps/nvidia-cap12"}}))
+            .edits.ok());
+  management.privileged = true;
+  CHECK(gather(fs, management, all).edits.ok());
 }

@@ -180,6 +180,15 @@ TEST_CASE("MIG config and monitor need a privileged container and `all`") {
             .find("only `all`") != std::string::npos);
 }
 
+TEST_CASE("the request says whether the container is privileged, for what only it may get") {
+  const std::vector<std::string> env{"NVIDIA_VISIBLE_DEVICES=management.nvidia.com/gpu=all"};
+  CHECK_FALSE(must_request(spec_with(env)).privileged);
+  const Json privileged = {{"process", {{"capabilities", {{"bounding", {"CAP_SYS_ADMIN"}}}}}}};
+  const auto request = must_request(spec_with(env, privileged));
+  CHECK(request.privileged);
+  CHECK(request.cdi_names == std::vector<std::string>{"management.nvidia.com/gpu=all"});
+}
+
 TEST_CASE("spec shapes runc would read differently are refused") {
   const auto shape_error = [](const Json& spec) {
     auto v = gcr::view_spec(spec);
