@@ -155,7 +155,8 @@ TEST_CASE("gpu-ctk cdi generate --mode management: one device `all` with every N
     CHECK_FALSE(node.starts_with("/dev/nvidia-fs"));
     CHECK_FALSE(node.starts_with("/dev/nvidia-nvswitch"));
   }
-  for (const auto& node : device_named(doc, "all")["containerEdits"]["deviceNodes"])
+  const Json all = device_named(doc, "all");
+  for (const auto& node : all["containerEdits"]["deviceNodes"])
     CHECK(node["hostPath"] == f.host().dev_root() + node["path"].get<std::string>());
   // The driver's files and the library hook, as in the GPUs' spec; nothing that limits what the
   // container does with the devices.
