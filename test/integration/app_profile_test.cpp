@@ -137,7 +137,7 @@ TEST_CASE("a mount the image's symlinks lead to the profile's folder, or one bel
   CHECK_FALSE(gcr::test::exists(g.bundle() + "/rootfs" + kProfile));
 }
 
-TEST_CASE("a user namespace: the hook writes the profile, as the container's root") {
+TEST_CASE("a user namespace: the profile is left to the hook, as the container's root") {
   REQUIRE_MESSAGE(gcr::test::is_root(), "the simulated GPU host needs root (mknod)");
   GpuFixture f;
   gcr::test::make_busybox_rootfs(f.bundle());
