@@ -11,11 +11,12 @@ void erase_if_empty(Json& parent, const char* key) {
   if (it != parent.end() && it->is_object() && it->empty()) parent.erase(it);
 }
 
-Status require_object(const Json& doc, const char* key, const std::string& path) {
+// The shape dockerd reads: `key`, when present, is an object (`want_string`: a string).
+Status require_shape(const Json& doc, const char* key, bool want_string, const std::string& path) {
   const auto it = doc.find(key);
-  if (it != doc.end() && !it->is_object())
-    return Error{quote(key) + " is not an object (" + path + ")"};
-  return {};
+  if (it == doc.end() || (want_string ? it->is_string() : it->is_object())) return {};
+  return Error{quote(key) + (want_string ? " is not a string (" : " is not an object (") + path +
+               ")"};
 }
 
 void add(Json& doc, const ConfigureOptions& o) {
@@ -47,8 +48,9 @@ Result<std::vector<FileChange>> plan_docker(const ConfigureOptions& options,
     doc = std::move(*parsed);
   }
   for (const char* key : {"runtimes", "features"}) {
-    if (auto s = require_object(doc, key, daemon_json.path); !s) return s.error();
+    if (auto s = require_shape(doc, key, false, daemon_json.path); !s) return s.error();
   }
+  if (auto s = require_shape(doc, "default-runtime", true, daemon_json.path); !s) return s.error();
   const Json before = doc;
   if (options.remove) {
     remove(doc, options);

@@ -89,6 +89,18 @@ TEST_CASE("docker: a malformed daemon.json is refused with the line") {
           .ok());
 }
 
+TEST_CASE("docker: a default-runtime that is not a string is refused, adding and removing") {
+  // Found by the engines fuzz target: removing read it as a string and aborted.
+  const ExistingFile odd{"/e/daemon.json", R"({"default-runtime": {"cdi": true}})"};
+  for (const bool remove : {false, true}) {
+    auto o = options("docker");
+    o.remove = remove;
+    const auto r = gcr::plan_docker(o, odd);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().message == "`default-runtime` is not a string (/e/daemon.json)");
+  }
+}
+
 TEST_CASE(
     "containerd v2: a drop-in with the whole CRI table, options copied from the default runtime") {
   auto o = options("containerd");
