@@ -54,6 +54,7 @@ class Reader {
 
   Result<Value> value(int depth) {
     if (at_end()) return syntax("the document ends early");
+    if (auto counted = out_.count_value(); !counted) return counted.error();
     switch (peek()) {
       case '{':
         return object(depth + 1);
@@ -294,6 +295,12 @@ std::optional<std::string> first_duplicate(
 // The document itself.
 struct JsonOut {
   using Value = Json;
+  std::size_t values = 0;
+  Status count_value() {
+    if (++values > kMaxJsonValues)
+      return Error{"more than " + std::to_string(kMaxJsonValues) + " values"};
+    return {};
+  }
   Json string(std::string&& text) { return Json(std::move(text)); }
   Json boolean(bool b) { return Json(b); }
   Json null() { return Json(nullptr); }
@@ -327,6 +334,7 @@ struct StringScan {
   struct Value {};
   const std::function<bool(std::string_view)>& wanted;
   bool found = false;
+  static Status count_value() { return {}; }
   bool done() const { return found; }
   void look(std::string_view text) { found = found || wanted(text); }
   void key(std::string_view text) { look(text); }

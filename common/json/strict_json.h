@@ -1,11 +1,14 @@
 // A JSON reader that refuses everything runc's Go decoder would read differently from us:
 // duplicate keys, trailing data, a byte-order mark, invalid UTF-8, lone surrogates, NUL inside
 // strings and absurd nesting. It reads in time linear in the input (objects are built without
-// a per-key search) and keeps what it does not need to understand exactly as written: key
-// order, and every number that is not a plain 64-bit integer (a fraction, an exponent, -0, a
-// huge integer) as its original text, a "raw number" the writer puts back byte for byte.
+// a per-key search), builds at most kMaxJsonValues values (each costs tens of bytes however
+// short its text: 64 MiB of `[],` would be a gigabyte and more in memory) and keeps what it does
+// not need to understand exactly as written: key order, and every number that is not a plain 64-bit
+// integer (a fraction, an exponent, -0, a huge integer) as its original text, a "raw number" the
+// writer puts back byte for byte.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -21,13 +24,16 @@ namespace gcr {
 using Json = nlohmann::ordered_json;
 
 inline constexpr int kMaxJsonDepth = 256;
+// Values in one document (every string, number, literal, array and object, members included):
+// over it parse_json_strict refuses the document. Real specs hold a few thousand.
+inline constexpr std::size_t kMaxJsonValues = std::size_t{1} << 20;
 
 [[nodiscard]] Result<Json> parse_json_strict(std::string_view text);
 
 // Whether the document has a string, a key or a value (escapes decoded), for which `wanted`
 // holds, without building the document. Reading stops at the first such string; up to there
 // (to the end when there is none) it refuses what parse_json_strict refuses, with the same
-// errors, so a document with none is checked whole.
+// errors, so a document with none is checked whole. It builds nothing, so it counts no values.
 [[nodiscard]] Result<bool> json_has_string(std::string_view text,
                                            const std::function<bool(std::string_view)>& wanted);
 

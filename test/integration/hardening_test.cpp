@@ -13,6 +13,7 @@
 
 #include "cdi_fixture.h"
 #include "gpu_fixture.h"
+#include "json/strict_json.h"
 
 using gcr::Json;
 using gcr::test::CdiFixture;
@@ -67,6 +68,34 @@ TEST_CASE("numbers: a spec without a GPU reaches runc byte for byte, with one ev
       2.50
     ])") != std::string::npos);
   CHECK(f.devices().count("/dev/nvidiactl") == 1);
+}
+
+// Each value costs the shim tens of bytes however short its text (a spec is read up to 64 MiB):
+// a spec of more values than the reader's budget is refused, before it is built, when it asks
+// for a GPU; without one nothing is built and runc gets it as it is.
+TEST_CASE("a spec of more than 1,048,576 values: refused in one line with a GPU, runc's without") {
+  require_root();
+  GpuFixture f;
+  std::string arrays = R"(,"org.example":[)";
+  for (std::size_t i = 0; i < gcr::kMaxJsonValues; ++i) arrays += "[],";
+  arrays += "[]]";
+  const std::string gpu = spec_with(R"("NVIDIA_VISIBLE_DEVICES=0")", arrays);
+  f.write_spec(gpu);
+  auto r = f.shim({"create", "--bundle", f.bundle(), "c"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.err ==
+        "gpu-container-runtime: cannot read the container spec: more than 1048576 values (" +
+            f.spec_path() + ")\n");
+  CHECK(gcr::test::read_file(f.spec_path()) == gpu);
+  CHECK(f.record().is_null());
+
+  const std::string plain = spec_with(R"("PATH=/bin")", arrays);
+  f.write_spec(plain);
+  r = f.shim({"create", "--bundle", f.bundle(), "c"});
+  CHECK(r.err == "");
+  CHECK(r.exit_code == 0);
+  CHECK(gcr::test::read_file(f.spec_path()) == plain);
+  CHECK_FALSE(f.record().is_null());
 }
 
 TEST_CASE("a number that fits no double in our own config stops nothing from reaching runc") {

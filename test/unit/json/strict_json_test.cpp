@@ -52,6 +52,24 @@ TEST_CASE("nesting is capped") {
   CHECK(gcr::parse_json_strict(ok).ok());
 }
 
+// Each value costs tens of bytes however short its text: 64 MiB of `[],` would be a gigabyte
+// and more. The scan that builds nothing reads the same text to its end.
+TEST_CASE("a document of more values than the budget is refused before it is built") {
+  const auto of_values = [](std::size_t n) {  // an object, its array, n - 2 empty arrays in it
+    std::string text = "{\"x\":[";
+    for (std::size_t i = 3; i < n; ++i) text += "[],";
+    return text + "[]]}";
+  };
+  CHECK(gcr::parse_json_strict(of_values(gcr::kMaxJsonValues)).ok());
+  const std::string over = of_values(gcr::kMaxJsonValues + 1);
+  auto refused = gcr::parse_json_strict(over);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().message == "more than 1048576 values");
+  auto scan = gcr::json_has_string(over, [](std::string_view s) { return s == "y"; });
+  REQUIRE(scan.ok());
+  CHECK_FALSE(*scan);
+}
+
 TEST_CASE("extreme integers and key order survive a round trip") {
   const std::string text =
       R"({"z":18446744073709551615,"a":-9223372036854775808,"m":{"y":1,"b":2.5}})";
