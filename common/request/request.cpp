@@ -294,10 +294,12 @@ Result<std::vector<unsigned>> read_imex_channels(const SpecView& spec, const Con
 Result<std::vector<unsigned>> imex_channels_of(const std::vector<std::string>& tokens,
                                                const std::string& origin, const Logger& logger) {
   std::vector<unsigned> channels;
+  std::set<unsigned> seen;  // the list is the image's: a search of `channels` would be quadratic
+  bool all = false;
   for (const auto& token : tokens) {
     if (token == "none" || token == "void") return std::vector<unsigned>();
     if (token == "all") {
-      logger.warning(origin + ": `all` is ignored; name the IMEX channels");
+      all = true;
       continue;
     }
     const auto n = parse_decimal(token);
@@ -306,9 +308,9 @@ Result<std::vector<unsigned>> imex_channels_of(const std::vector<std::string>& t
                    std::to_string(kMaxImexChannel) + ")"};
     }
     const auto channel = static_cast<unsigned>(*n);
-    if (std::find(channels.begin(), channels.end(), channel) == channels.end())
-      channels.push_back(channel);
+    if (seen.insert(channel).second) channels.push_back(channel);
   }
+  if (all) logger.warning(origin + ": `all` is ignored; name the IMEX channels");
   return channels;
 }
 

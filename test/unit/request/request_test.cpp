@@ -1,6 +1,9 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "request_support.h"
+#include "test_support.h"
 
 using gcr::Json;
 using gcr::test::error_of;
@@ -256,6 +259,33 @@ TEST_CASE("IMEX channels: numbers, deduplicated; `all` ignored; bad ones named")
   CHECK(must_request(spec_with({"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_IMEX_CHANNELS=2"}, privileged),
                      strict)
             .imex_channels == std::vector<unsigned>{2});
+}
+
+// The list is the image's: every channel there is, each after a thousand `all`s, is read in
+// one pass (a search per channel would take hours) with one warning for all of them.
+TEST_CASE("IMEX channels: a list of every channel is read in order, with one warning for `all`") {
+  std::string value;
+  for (int i = 0; i < 1000; ++i) value += "all,";
+  std::vector<unsigned> every;
+  for (unsigned c = 0; c <= 1048575; ++c) {
+    value += std::to_string(c) + ",";
+    every.push_back(c);
+  }
+  value += "7,all";
+  gcr::test::TempDir dir;
+  gcr::Logger logger("test");
+  logger.set_log_file(dir / "log");
+  auto view =
+      gcr::view_spec(spec_with({"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_IMEX_CHANNELS=" + value}));
+  REQUIRE(view.ok());
+  auto request = gcr::read_gpu_request(*view, {}, logger);
+  REQUIRE(request.ok());
+  REQUIRE(request->has_value());
+  CHECK((*request)->imex_channels == every);
+  const std::string log = gcr::test::read_file(dir / "log");
+  CHECK(std::count(log.begin(), log.end(), '\n') == 1);
+  CHECK(log.find("NVIDIA_IMEX_CHANNELS: `all` is ignored; name the IMEX channels") !=
+        std::string::npos);
 }
 
 TEST_CASE("IMEX channel markers win over the environment when markers are accepted") {
