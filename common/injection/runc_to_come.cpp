@@ -52,9 +52,10 @@ Result<std::vector<MountToCome>> devices_of(const Json& spec) {
   std::vector<MountToCome> nodes;
   const Json::json_pointer at("/linux/devices");
   if (!spec.contains(at)) return nodes;
-  if (!spec.at(at).is_array()) return Error{"linux.devices is not an array"};
-  for (std::size_t i = 0; i < spec.at(at).size(); ++i) {
-    const Json& d = spec.at(at)[i];
+  const Json& list = spec.at(at);
+  if (!list.is_array()) return Error{"linux.devices is not an array"};
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const Json& d = list[i];
     const std::string where = "linux.devices[" + std::to_string(i) + "]";
     if (!d.is_object()) return field_error(where, "is not an object");
     auto path = string_field(d, "path", where, true);
@@ -74,9 +75,19 @@ bool has_user_namespace(const Json& spec) {
   return false;
 }
 
+std::size_t entries_of(const Json& spec, const char* pointer) {
+  const Json::json_pointer at(pointer);
+  return spec.contains(at) && spec.at(at).is_array() ? spec.at(at).size() : 0;
+}
+
 }  // namespace
 
 Result<std::vector<MountToCome>> mounts_to_come(const Json& spec, const std::string& bundle) {
+  // Where each lands is checked against every earlier one.
+  const std::size_t count = entries_of(spec, "/mounts") + entries_of(spec, "/linux/devices");
+  if (count > kMaxMountsToCome)
+    return Error{"the spec has " + std::to_string(count) + " mounts and device nodes, more than " +
+                 std::to_string(kMaxMountsToCome)};
   auto mounts = spec_mounts(spec, bundle);
   if (!mounts) return mounts.error();
   auto nodes = devices_of(spec);

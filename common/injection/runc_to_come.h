@@ -3,6 +3,7 @@
 // and whether the container gets a user namespace.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -12,9 +13,13 @@
 
 namespace gcr {
 
+// Mounts and device nodes the work at create looks at: where each lands is checked against every
+// earlier one. A spec with more leaves that work to the hooks, run in the container.
+inline constexpr std::size_t kMaxMountsToCome = 4096;
+
 // The spec's mounts, then its linux.devices as mounts of nothing (runc creates the nodes after
 // the mounts). A bind's relative source is taken from `bundle` (as runc was given it, "" the
-// working directory). A malformed entry is an error.
+// working directory). A malformed entry, or more than kMaxMountsToCome in all, is an error.
 [[nodiscard]] Result<std::vector<MountToCome>> mounts_to_come(const Json& spec,
                                                               const std::string& bundle);
 

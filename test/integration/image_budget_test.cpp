@@ -45,7 +45,10 @@ struct BudgetFixture : gcr::test::GpuFixture {
 
   // One `create` through the shim, measured; the loader cache is left to the hook, saying why.
   void check_create(const std::string& budget) const {
-    write_spec(gpu_spec({"/bin/sh"}).dump());
+    check_create(budget, gpu_spec({"/bin/sh"}));
+  }
+  void check_create(const std::string& budget, const Json& spec) const {
+    write_spec(spec.dump());
     const auto m = gcr::test::run_measured(
         {gcr::test::built("gpu-container-runtime"), "create", "--bundle", bundle(), "ctr"},
         {{"GPU_CONTAINER_RUNTIME_CONFIG", config_path()},
@@ -88,13 +91,13 @@ struct BudgetFixture : gcr::test::GpuFixture {
     CHECK(r.out == "1\ncuDriverGetVersion: 12040\n");
   }
 
- private:
   static Json gpu_spec(const std::vector<std::string>& args) {
     Json spec = gcr::test::busybox_spec(args);
     spec["process"]["env"].push_back("NVIDIA_VISIBLE_DEVICES=0");
     return spec;
   }
 
+ private:
   // Whether the shim logged a line holding both parts.
   [[nodiscard]] bool logged(const std::string& first, const std::string& second) const {
     std::ifstream in(path("shim.log"));
@@ -134,4 +137,15 @@ TEST_CASE("image budget: libraries with 4,093 needed entries naming one 4,000-by
   f.check_create(budget);
   f.check_hook(budget);
   f.check_container_starts();
+}
+
+// Where each mount lands is checked against every earlier one: a spec of 100,000 mounts (a
+// hostile one: no engine writes it) would take the shim minutes. Over 4,096 mounts and device
+// nodes the work at create is left to the hooks, which run in the container.
+TEST_CASE("a spec of 100,000 mounts: the loader cache is left to the hook, saying why") {
+  BudgetFixture f;
+  Json spec = BudgetFixture::gpu_spec({"/bin/sh"});
+  for (int i = 0; i < 100000; ++i)
+    spec["mounts"].push_back({{"destination", "/m/" + std::to_string(i)}, {"type", "tmpfs"}});
+  f.check_create(" mounts and device nodes, more than 4096", spec);
 }
