@@ -15,8 +15,11 @@ Hook ctk_hook(const Config::Hooks& hooks, std::vector<std::string> args) {
               kHookTimeoutSeconds};
 }
 
+// A hook kind runc does not know is not checked by view_spec: its entries may be anything.
 bool is_legacy_nvidia_hook(const Json& hook) {
-  const std::string name = basename_of(hook.value("path", ""));
+  const Json path = hook.is_object() ? hook.value("path", Json()) : Json();
+  if (!path.is_string()) return false;
+  const std::string name = basename_of(path.get<std::string>());
   return name == "nvidia-container-runtime-hook" || name == "nvidia-container-toolkit";
 }
 
@@ -32,7 +35,7 @@ bool is_ctr_gpus_hook_entry(const Json& hook) {
 }
 
 bool is_our_hook(const Json& hook, const Config::Hooks& hooks) {
-  if (hook.value("path", "") != hooks.ctk_path) return false;
+  if (!hook.is_object() || hook.value("path", Json()) != hooks.ctk_path) return false;
   const auto args = hook.find("args");
   return args != hook.end() && args->is_array() && args->size() >= 2 && (*args)[1] == "hook";
 }

@@ -408,6 +408,20 @@ TEST_CASE("docker --gpus prestart hook is removed; running twice adds nothing tw
   CHECK(f.spec() == once);
 }
 
+// runc ignores a hook kind it does not know, whatever it holds; so do we (it was an internal
+// error: its entries were read as hooks).
+TEST_CASE("a hook kind runc does not know is kept as it is, whatever its entries") {
+  require_root();
+  GpuFixture f;
+  const Json odd = Json::parse(R"([1, "x", {"path": 5}, {"path": "/usr/bin/gpu-ctk"}])");
+  const Json spec = {{"hooks", {{"org.example", odd}}}};
+  const auto r = f.create({"NVIDIA_VISIBLE_DEVICES=1"}, spec);
+  CHECK(r.err == "");
+  REQUIRE(r.exit_code == 0);
+  CHECK(f.spec()["hooks"]["org.example"] == odd);
+  CHECK(f.devices().count("/dev/nvidiactl") == 1);
+}
+
 TEST_CASE("a missing driver and a missing GPU node are errors naming what is missing") {
   require_root();
   GpuFixture f;
