@@ -13,6 +13,26 @@
 namespace gcr {
 namespace {
 
+// A name as it goes into the written file's comments: as it is when it holds no control
+// character (a comment ends at a newline), else quoted and escaped.
+std::string comment_text(const std::string& name) {
+  const bool plain = std::none_of(name.begin(), name.end(), [](char c) {
+    return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+  });
+  return plain ? name : toml_string(name);
+}
+
+// One part of a dotted key: as it is when TOML would read it bare, else quoted and escaped. So
+// `"nvidia-container-cli.root" = ...` is no `[nvidia-container-cli] root`, and a key holding a
+// newline cannot end a comment line of the written file.
+std::string key_part(const std::string& key) {
+  const bool bare = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-';
+  });
+  return bare ? key : toml_string(key);
+}
+
 // Our key being built: its value and the NVIDIA key it came from.
 struct Carried {
   Json value;
@@ -49,7 +69,8 @@ class Importer {
   [[nodiscard]] std::string toml() const {
     std::string out =
         "# gpu-container-runtime configuration imported by `gpu-ctk config import` from\n# " +
-        source_ + ". Keys not set here keep their defaults (gpu-ctk config default).\n";
+        comment_text(source_) +
+        ". Keys not set here keep their defaults (gpu-ctk config default).\n";
     for (const auto& table : kTables) {
       const auto keys = tables_.find(table);
       if (keys == tables_.end()) continue;
@@ -258,7 +279,7 @@ const std::map<std::string, Handler>& handlers() {
 void leaves(const Json& node, const std::string& prefix,
             std::vector<std::pair<std::string, const Json*>>& out) {
   for (const auto& [key, value] : node.items()) {
-    const std::string dotted = prefix.empty() ? key : prefix + "." + key;
+    const std::string dotted = prefix.empty() ? key_part(key) : prefix + "." + key_part(key);
     if (value.is_object()) {
       leaves(value, dotted, out);
     } else {

@@ -20,8 +20,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     gcr::fuzz::require(again->requests.supported_capabilities ==
                            imported->config.requests.supported_capabilities &&
                        again->runtime.runtimes == imported->config.runtime.runtimes &&
+                       again->runtime.log_file == imported->config.runtime.log_file &&
                        again->driver.root == imported->config.driver.root &&
-                       again->cdi.spec_dirs == imported->config.cdi.spec_dirs);
+                       again->driver.dev_root == imported->config.driver.dev_root &&
+                       again->cdi.spec_dirs == imported->config.cdi.spec_dirs &&
+                       again->cdi.default_kind == imported->config.cdi.default_kind &&
+                       again->hooks.ctk_path == imported->config.hooks.ctk_path &&
+                       again->hooks.ldconfig == imported->config.hooks.ldconfig);
   }
   return 0;
 }

@@ -159,3 +159,31 @@ TEST_CASE("values that cannot be carried over") {
   CHECK(r.config.hooks.ldconfig == "@/sbin/ldconfig");
   CHECK(r.not_carried.at(0).find("never run") != std::string::npos);
 }
+
+// A quoted key of NVIDIA's file is no table of it, and whatever it holds, the file written says
+// what the import reported and nothing else.
+TEST_CASE("quoted keys: a dot is no table, a newline cannot leave the comment they are named in") {
+  const auto r = imported(
+      "\"nvidia-container-cli.root\" = \"/x\"\n"
+      "\"a\\nb\" = 1\n"
+      "\"x\\n[hooks]\\nctk-path = \\\"/tmp/p\\\"\\n#\" = 1\n"
+      "[nvidia-container-cli]\nroot = \"/a\"\n");
+  CHECK(r.config.driver.root == "/a");
+  CHECK(r.config.hooks.ctk_path == gcr::Config{}.hooks.ctk_path);
+  CHECK(
+      r.not_carried ==
+      std::vector<std::string>{
+          R"("a\u000Ab": not a key of NVIDIA's configuration)",
+          R"("nvidia-container-cli.root": not a key of NVIDIA's configuration)",
+          R"("x\u000A[hooks]\u000Actk-path = \"/tmp/p\"\u000A#": not a key of NVIDIA's configuration)"});
+  auto written = gcr::parse_toml(r.toml, "written");
+  REQUIRE_MESSAGE(written.ok(), r.toml);
+  CHECK(summary(ours(gcr::toml_to_json(*written))) == summary(r.config));
+  CHECK(gcr::toml_to_json(*written) == Json{{"driver", {{"dev-root", "/a"}, {"root", "/a"}}}});
+  // The source's name goes into a comment too.
+  auto odd = gcr::import_nvidia_config("disable-require = true\n", "odd\n[hooks]\n.toml");
+  REQUIRE(odd.ok());
+  auto odd_written = gcr::parse_toml(odd->toml, "written");
+  REQUIRE_MESSAGE(odd_written.ok(), odd->toml);
+  CHECK(gcr::toml_to_json(*odd_written) == Json{{"requests", {{"disable-require", true}}}});
+}
