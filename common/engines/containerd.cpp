@@ -33,6 +33,12 @@ class Shape {
     if (auto* table = parent[key].as_table()) return table;
     return wrong(dotted, "a table");
   }
+  // parent[key] when there is one (nullptr otherwise): nothing is added.
+  [[nodiscard]] Result<toml::table*> table_if_any(toml::table& parent, const std::string& key,
+                                                  const std::string& dotted) const {
+    if (!parent.contains(key)) return nullptr;
+    return table_at(parent, key, dotted);
+  }
 
   [[nodiscard]] Error wrong(const std::string& dotted, const std::string& expected) const {
     return Error{quote(dotted) + " must be " + expected + " (" + path_ + ")"};
@@ -64,7 +70,8 @@ Result<std::string> verified_text(const toml::table& table, const std::string& p
 Result<int> version_of(const ExistingFile& file, const toml::table& config) {
   if (!file.content || config.empty()) return 2;
   if (!config.contains("version")) return 1;
-  const auto version = config["version"].value<int64_t>();
+  // Exactly an integer: toml++'s value<>() would read `true` as 1 and `2.0` as 2.
+  const auto version = config["version"].value_exact<int64_t>();
   if (!version || *version < 1 || *version > 4)
     return Shape(file.path).wrong("version", "1, 2, 3 or 4");
   return static_cast<int>(*version);
@@ -211,18 +218,28 @@ Result<std::optional<std::string>> main_without_import(const ExistingFile& file,
   return std::optional<std::string>(*text);
 }
 
+// plugins.cri of a version 1 file, when it has one (nullptr otherwise): removing adds no table,
+// so a file without ours is left as it is.
+Result<toml::table*> version1_cri_if_any(toml::table& config, const Shape& shape) {
+  auto plugins = shape.table_if_any(config, "plugins", "plugins");
+  if (!plugins || *plugins == nullptr) return plugins;
+  return shape.table_if_any(**plugins, "cri", "plugins.cri");
+}
+
 Result<std::vector<FileChange>> plan_version1(const ConfigureOptions& o, const ExistingFile& file,
                                               toml::table config) {
   const toml::table before = config;
   const Shape shape(file.path);
-  auto plugins = shape.table_at(config, "plugins", "plugins");
-  if (!plugins) return plugins.error();
-  auto cri = shape.table_at(**plugins, "cri", "plugins.cri");
-  if (!cri) return cri.error();
   if (o.remove) {
-    remove_runtime(**cri, o);
-  } else if (auto s = add_runtime(**cri, o, 1, shape, "plugins.cri"); !s) {
-    return s.error();
+    auto cri = version1_cri_if_any(config, shape);
+    if (!cri) return cri.error();
+    if (*cri != nullptr) remove_runtime(**cri, o);
+  } else {
+    auto plugins = shape.table_at(config, "plugins", "plugins");
+    if (!plugins) return plugins.error();
+    auto cri = shape.table_at(**plugins, "cri", "plugins.cri");
+    if (!cri) return cri.error();
+    if (auto s = add_runtime(**cri, o, 1, shape, "plugins.cri"); !s) return s.error();
   }
   if (config == before) return std::vector<FileChange>{};
   auto text = verified_text(config, file.path);

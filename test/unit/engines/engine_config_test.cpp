@@ -292,6 +292,34 @@ TEST_CASE("containerd: a file whose shape is not containerd's is refused, never 
         "`plugins.io.containerd.grpc.v1.cri` must be a table (/e/config.toml)");
   CHECK(refusal("[plugins.cri.containerd]\nruntimes = []\n") ==
         "`plugins.cri.containerd.runtimes` must be a table (/e/config.toml)");
+  // toml++ would read these as 1 and 2.
+  CHECK(refusal("version = true\n") == "`version` must be 1, 2, 3 or 4 (/e/config.toml)");
+  CHECK(refusal("version = 2.0\n") == "`version` must be 1, 2, 3 or 4 (/e/config.toml)");
+}
+
+// Removing from a version 1 file (no `version` key) that has nothing of ours leaves it as it is,
+// comments and layout kept: no empty [plugins.cri] table is added.
+TEST_CASE("containerd: removing from a version 1 file without our runtime changes nothing") {
+  ConfigureOptions o = options("containerd");
+  o.remove = true;
+  const ExistingFile no_drop{"/e/conf.d/99-gpu-container-runtime.toml", std::nullopt};
+  for (const std::string text : {"# tuned\noom_score = -999\n", "[plugins.other]\nx = 1\n"}) {
+    CAPTURE(text);
+    CHECK(must(gcr::plan_containerd(o, ExistingFile{"/e/config.toml", text}, no_drop)).empty());
+  }
+  const auto r = gcr::plan_containerd(o, ExistingFile{"/e/config.toml", "plugins = 5\n"}, no_drop);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message == "`plugins` must be a table (/e/config.toml)");
+  // With ours, it goes and the rest stays.
+  ConfigureOptions add = options("containerd");
+  const auto added = must(
+      gcr::plan_containerd(add, ExistingFile{"/e/config.toml", "oom_score = -999\n"}, no_drop));
+  REQUIRE(added.size() == 1);
+  const auto removed =
+      must(gcr::plan_containerd(o, ExistingFile{"/e/config.toml", *added[0].content}, no_drop));
+  REQUIRE(removed.size() == 1);
+  CHECK(toml_of(removed[0])["oom_score"].value_or(0) == -999);
+  CHECK_FALSE(toml_of(removed[0])["plugins"]["cri"]["containerd"]["runtimes"]["nvidia"]);
 }
 
 TEST_CASE("containerd: a key toml++ cannot write back is refused before anything is written") {
