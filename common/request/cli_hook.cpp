@@ -1,6 +1,6 @@
 #include "request/cli_hook.h"
 
-#include <algorithm>
+#include <set>
 
 #include "base/text.h"
 #include "compat/nvidia_cli.h"
@@ -10,13 +10,22 @@ namespace {
 
 constexpr const char* kWhere = "containerd's --gpus hook (nvidia-container-cli)";
 
-// Adds the comma-separated items of `value` that `to` does not hold yet.
-void append(std::vector<std::string>& to, const std::string& value) {
-  for (auto item : split(value, ',')) {
-    const auto t = trim(item);
-    if (!t.empty() && std::find(to.begin(), to.end(), t) == to.end()) to.emplace_back(t);
+// Items in the order first given, each once; the spec's hook may hold any number of them.
+class ItemList {
+ public:
+  // Adds the comma-separated items of `value` not held yet.
+  void append(const std::string& value) {
+    for (auto item : split(value, ',')) {
+      std::string t(trim(item));
+      if (!t.empty() && seen_.insert(t).second) items_.push_back(std::move(t));
+    }
   }
-}
+  [[nodiscard]] std::vector<std::string> take() { return std::move(items_); }
+
+ private:
+  std::vector<std::string> items_;
+  std::set<std::string> seen_;
+};
 
 Result<CliHookRequest> request_of(const std::vector<std::string>& args) {
   auto line = parse_nvidia_cli(args);
@@ -27,21 +36,26 @@ Result<CliHookRequest> request_of(const std::vector<std::string>& args) {
   if (line->operands.size() > 1)
     return Error{std::string(kWhere) + ": unexpected " + quote(line->operands[1], 64)};
   CliHookRequest r;
+  ItemList devices, mig_config, mig_monitor, imex_channels;
   for (const auto& f : line->flags) {
     if (const auto cap = capability_from_name(f.name)) {
       r.capabilities.add(*cap);
     } else if (f.name == "device") {
-      append(r.devices, f.value);
+      devices.append(f.value);
     } else if (f.name == "require") {
       r.requirements.push_back(f.value);
     } else if (f.name == "mig-config") {
-      append(r.mig_config, f.value);
+      mig_config.append(f.value);
     } else if (f.name == "mig-monitor") {
-      append(r.mig_monitor, f.value);
+      mig_monitor.append(f.value);
     } else if (f.name == "imex-channel") {
-      append(r.imex_channels, f.value);
+      imex_channels.append(f.value);
     }
   }
+  r.devices = devices.take();
+  r.mig_config = mig_config.take();
+  r.mig_monitor = mig_monitor.take();
+  r.imex_channels = imex_channels.take();
   return r;
 }
 

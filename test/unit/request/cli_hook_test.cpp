@@ -47,6 +47,19 @@ TEST_CASE("ctr --gpus: the hook's devices and capability flags are the request")
   CHECK(must_request(spec_with_hook(ctr_hook({}))).no_gpu());
 }
 
+// The hook's arguments are the spec's: 200,000 devices, then each again, are read in one pass
+// (a search per item took minutes), each once, in order.
+TEST_CASE("ctr --gpus: a hook naming 200,000 devices twice gives each once, in order") {
+  std::string list;
+  std::vector<std::string> ids;
+  for (int i = 0; i < 200000; ++i) {
+    ids.push_back(std::to_string(i));
+    list += ids.back() + ",";
+  }
+  const auto r = must_request(spec_with_hook(ctr_hook({"--device=" + list, "--device=" + list})));
+  CHECK(r.device_ids == ids);
+}
+
 TEST_CASE("ctr --gpus of containerd 2.1: the same hook as a createRuntime hook") {
   const auto r = must_request(spec_with_hook(ctr_hook({"--device=0"}), {}, "createRuntime"));
   CHECK(r.source == gcr::GpuRequest::Source::kCliHook);
