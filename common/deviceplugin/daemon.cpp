@@ -202,6 +202,9 @@ class ResourcePlugin {
 
   void try_register() {
     if (!exists(dir_ + "/" + kKubeletSocket)) {
+      // Whatever kubelet.sock comes next is a kubelet to register with, even one whose inode
+      // number is the last one's (ext4 and xfs hand a freed number out again).
+      registered_kubelet_.reset();
       if (!waiting_logged_)
         logger_.info("waiting for the kubelet (no " + dir_ + "/" + kKubeletSocket + ")");
       waiting_logged_ = true;
@@ -323,6 +326,9 @@ class Plugin {
       logger_.warning("no Xid events: " + watch.error().message);
       return;
     }
+    for (const auto& gpu : (*watch)->unwatched())
+      logger_.warning("no Xid events from " + gpu + ": its health from its device node and " +
+                      "/proc alone");
     xids_ = std::move(*watch);
   }
 
@@ -486,6 +492,8 @@ class Plugin {
   }
 
   void on_xids() {
+    // The watch polled may have been replaced, or ended, by this pass's tick (new GPUs).
+    if (!xids_) return;
     for (auto& item : xids_->take()) {
       if (!item) {
         logger_.warning("waiting for Xid events: " + item.error().message + "; health unchanged");

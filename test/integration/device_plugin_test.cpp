@@ -194,6 +194,26 @@ TEST_CASE(
   CHECK(f.logged("was removed: serving it again"));
 }
 
+// ext4 and xfs hand a freed inode number out again: the new kubelet.sock of a restart can have
+// the last one's number. Here it is the same inode, linked back after the restart's removals
+// were seen (in the plugin's own read: our socket served again, no kubelet.sock yet).
+TEST_CASE("a kubelet restart whose new kubelet.sock has the old inode number: registered again") {
+  require_root();
+  PluginFixture f;
+  f.start();
+  REQUIRE(f.kubelet->wait_for_registrations(1, kWait));
+  const std::string kubelet = f.kubelet_dir + "/kubelet.sock";
+  const std::string kept = f.dir / "kubelet.sock.inode";
+  REQUIRE(::link(kubelet.c_str(), kept.c_str()) == 0);
+  REQUIRE(::unlink(kubelet.c_str()) == 0);
+  REQUIRE(::unlink((f.kubelet_dir + "/" + kSocket).c_str()) == 0);
+  REQUIRE(gcr::test::wait_for_path(f.kubelet_dir + "/" + kSocket, 10));
+  CHECK(f.logged("waiting for the kubelet"));
+  REQUIRE(::link(kept.c_str(), kubelet.c_str()) == 0);
+  CHECK_MESSAGE(f.kubelet->wait_for_registrations(2, kWait), f.log());
+  CHECK(f.logged("the kubelet restarted"));
+}
+
 TEST_CASE("the kubelet's own socket moved away and back is no restart: registered once") {
   require_root();
   PluginFixture f;
