@@ -25,10 +25,12 @@ bool is_ignored_xid(unsigned long long xid, const std::vector<std::int64_t>& ext
 }
 
 Result<std::unique_ptr<XidWatch>> XidWatch::start(Nvml& nvml, const std::vector<PciAddress>& gpus) {
-  if (auto s = nvml.watch_xids(gpus); !s) return s.error();
+  auto unwatched = nvml.watch_xids(gpus);
+  if (!unwatched) return unwatched.error();
   Fd wake(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!wake.valid()) return Error{"eventfd: " + errno_text(errno)};
   std::unique_ptr<XidWatch> watch(new XidWatch(nvml, std::move(wake)));
+  watch->unwatched_ = std::move(*unwatched);
   watch->thread_ = std::thread([w = watch.get()] { w->run(); });
   return watch;
 }

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -16,7 +17,7 @@ namespace gcr {
 
 class XidWatch {
  public:
-  // Starts watching `gpus`; the error says why it cannot.
+  // Starts watching `gpus`, all those NVML can watch; the error says why none can be.
   [[nodiscard]] static Result<std::unique_ptr<XidWatch>> start(Nvml& nvml,
                                                                const std::vector<PciAddress>& gpus);
   ~XidWatch();
@@ -27,6 +28,8 @@ class XidWatch {
   [[nodiscard]] int fd() const { return wake_.get(); }
   // Everything queued: events, and errors of the wait.
   [[nodiscard]] std::vector<Result<XidEvent>> take();
+  // The GPUs left out, "<bus> (NVML error <n>)": their health comes from their nodes alone.
+  [[nodiscard]] const std::vector<std::string>& unwatched() const { return unwatched_; }
 
  private:
   XidWatch(Nvml& nvml, Fd wake) : nvml_(nvml), wake_(std::move(wake)) {}
@@ -38,6 +41,7 @@ class XidWatch {
   std::atomic<bool> stopping_{false};
   std::mutex mutex_;
   std::vector<Result<XidEvent>> queue_;
+  std::vector<std::string> unwatched_;
   std::thread thread_;
 };
 

@@ -2,8 +2,11 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
+
+#include "base/text.h"
 
 namespace gcr {
 namespace {
@@ -260,19 +263,27 @@ Result<PcieRelation> Nvml::common_ancestor(const PciAddress& a, const PciAddress
   return PcieRelation::kSystem;
 }
 
-Status Nvml::watch_xids(const std::vector<PciAddress>& gpus) {
+Result<std::vector<std::string>> Nvml::watch_xids(const std::vector<PciAddress>& gpus) {
   if (!api_->event_set_create || !api_->register_events || !api_->event_wait)
     return Error{"NVML has no event functions"};
   if (api_->events == nullptr && api_->event_set_create(&api_->events) != kSuccess)
     return Error{"nvmlEventSetCreate failed"};
+  std::vector<std::string> unwatched;
   for (const auto& gpu : gpus) {
     void* device = handle(gpu);
     if (device == nullptr) continue;
-    if (api_->register_events(device, kXidCritical, api_->events) != kSuccess)
-      return Error{"cannot watch Xid events of " + gpu.to_string()};
+    const bool known = std::any_of(api_->watched.begin(), api_->watched.end(),
+                                   [&](const auto& w) { return w.first == device; });
+    if (known) continue;
+    if (const int rc = api_->register_events(device, kXidCritical, api_->events); rc != kSuccess) {
+      unwatched.push_back(gpu.to_string() + " (NVML error " + std::to_string(rc) + ")");
+      continue;
+    }
     api_->watched.emplace_back(device, gpu);
   }
-  return {};
+  if (api_->watched.empty() && !unwatched.empty())
+    return Error{"no GPU's Xid events can be watched: " + join(unwatched, ", ")};
+  return unwatched;
 }
 
 Result<std::optional<XidEvent>> Nvml::wait_xid(unsigned timeout_ms) {

@@ -69,8 +69,10 @@ class Nvml {
   [[nodiscard]] Result<std::vector<NvLink>> nvlinks(const PciAddress& gpu);
   [[nodiscard]] Result<PcieRelation> common_ancestor(const PciAddress& a, const PciAddress& b);
 
-  // Critical-Xid events of `gpus`: register once, then wait (up to `timeout_ms`) for one.
-  [[nodiscard]] Status watch_xids(const std::vector<PciAddress>& gpus);
+  // Critical-Xid events of `gpus`: register once, then wait (up to `timeout_ms`) for one. A
+  // GPU NVML cannot watch (NOT_SUPPORTED on some boards) is left out, named in the list
+  // returned ("<bus> (NVML error <n>)"); the error is that none can be watched.
+  [[nodiscard]] Result<std::vector<std::string>> watch_xids(const std::vector<PciAddress>& gpus);
   [[nodiscard]] Result<std::optional<XidEvent>> wait_xid(unsigned timeout_ms);
 
   // Whether NVML gets a handle to the GPU and its UUID now (false while it is lost or reset).

@@ -261,6 +261,25 @@ TEST_CASE("Xid events: a critical one takes the GPU until it is reset; ignored o
   CHECK(f.logged("GPU " + gpu.uuid + " was reset: Healthy again"));
 }
 
+// Some boards answer NOT_SUPPORTED when their events are asked for: the others are still
+// watched (one such GPU had switched Xid watching off for every GPU).
+TEST_CASE("Xid events: a GPU whose events cannot be watched is named; the others are watched") {
+  require_root();
+  PluginFixture f;
+  const auto& quiet = f.host.gpus()[0];
+  const auto& gpu = f.host.gpus()[2];
+  f.describe_nvml("noevents " + quiet.bus.substr(5, 2) + "\n");
+  f.start();
+  REQUIRE_MESSAGE(f.logged("NVML loaded from"), f.log());
+  CHECK(f.logged("no Xid events from " + quiet.bus + " (NVML error 3): its health from its " +
+                 "device node and /proc alone"));
+  f.send_nvml_event("xid " + gpu.bus.substr(5, 2) + " 79");
+  CHECK_MESSAGE(f.kubelet->wait_for_devices(
+                    [&](const Devices& d) { return health_of(d, gpu.uuid) == "Unhealthy"; }, kWait),
+                f.log());
+  CHECK(health_of(f.kubelet->devices(), quiet.uuid) == "Healthy");
+}
+
 TEST_CASE("Xid on a MIG instance takes that MIG device only; on the GPU, every device on it") {
   require_root();
   PluginFixture f(Json{{"mig-strategy", "mixed"}, {"replicas", 2}});

@@ -15,6 +15,7 @@
  *                             any mig line replaces the built-in MIG devices
  *   memory A MB               A's memory as NVML reports it (81559 for an H100 80GB HBM3,
  *                             143771 for an H200)
+ *   noevents A                A's events cannot be watched (NOT_SUPPORTED, as on some boards)
  * The file is read again whenever MIG devices are counted (a MIG reconfiguration), and
  * $GCR_STUB_NVML_EVENTS names a file a test appends to while NVML runs:
  *   xid A N [GI CI]           a critical-Xid event N on A (its MIG instance with GI CI)
@@ -47,6 +48,7 @@ static int switch_links[256];
 static int pcie[256][256];
 static int lost[256];
 static unsigned long long own_memory_mb[256]; /* 0: the convention's */
+static int no_events[256];
 static int initialized;
 static long events_read;
 
@@ -71,6 +73,7 @@ static void load_description(void) {
   memset(nvlinks, 0, sizeof nvlinks);
   memset(switch_links, 0, sizeof switch_links);
   memset(own_memory_mb, 0, sizeof own_memory_mb);
+  memset(no_events, 0, sizeof no_events);
   for (int a = 0; a < 256; ++a)
     for (int b = 0; b < 256; ++b) pcie[a][b] = 50;
   if (!f) {
@@ -87,6 +90,8 @@ static void load_description(void) {
       switch_links[a] = (int)n;
     } else if (sscanf(line, "pcie %x %x %u", &a, &b, &n) == 3 && a < 256 && b < 256) {
       pcie[a][b] = pcie[b][a] = (int)n;
+    } else if (sscanf(line, "noevents %x", &a) == 1 && a < 256) {
+      no_events[a] = 1;
     } else if (sscanf(line, "memory %x %llu", &a, &mb) == 2 && a < 256) {
       own_memory_mb[a] = mb;
     } else if (sscanf(line, "mig %x %u %u %u %llu", &a, &gi, &ci, &slices, &mb) == 5) {
@@ -305,8 +310,8 @@ int nvmlEventSetCreate(void** set) {
 }
 
 int nvmlDeviceRegisterEvents(gcr_stub_device* device, unsigned long long types, void* set) {
-  (void)device, (void)types, (void)set;
-  return 0;
+  (void)types, (void)set;
+  return no_events[device->bus] ? 3 /* NVML_ERROR_NOT_SUPPORTED */ : 0;
 }
 
 int nvmlEventSetWait_v2(void* set, gcr_stub_event_data* data, unsigned timeout_ms) {
