@@ -1,10 +1,8 @@
 #include "hooks/driver_params.h"
 
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,23 +16,14 @@ namespace {
 constexpr std::string_view kModifying = "ModifyDeviceFiles: 1";
 constexpr std::string_view kNotModifying = "ModifyDeviceFiles: 0";
 
-// `path` (relative) opened in the root without following any symlink; the mounts runc made
-// there (the container's /proc and /dev) are crossed.
-Fd open_in_root(const RootFs& root, const char* path, int flags) {
-  open_how how{};
-  how.flags = static_cast<std::uint64_t>(flags | O_CLOEXEC);
-  how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-  return Fd(static_cast<int>(::syscall(SYS_openat2, root.fd(), path, &how, sizeof how)));
-}
-
 constexpr std::size_t kMaxParamsBytes = 64 << 10;  // the driver's are under 1 KiB
 
-// The container's params file, to mount over; nothing when it has none.
+// The container's params file, to mount over (no symlink followed; the mounts runc made there,
+// the container's /proc and /dev, crossed); nothing when it has none.
 Result<std::optional<Fd>> params_in(const RootFs& root) {
-  Fd fd = open_in_root(root, "proc/driver/nvidia/params", O_PATH);
-  if (!fd.valid() && errno == ENOENT) return std::optional<Fd>();
-  if (!fd.valid()) return Error{"cannot open it: " + errno_text(errno)};
-  return std::optional<Fd>(std::move(fd));
+  auto fd = root.open_across_mounts(kDriverParamsPath, O_PATH, false);
+  if (!fd) return Error{"cannot open it: " + fd.error().message};
+  return fd;
 }
 
 // What the file `target` says, with device-node modification off; nothing when it is off.
@@ -92,8 +81,11 @@ Result<bool> disable_device_node_modification(const RootFs& root) {
   auto content = params_to_mount(**target, what);
   if (!content) return content.error();
   if (!*content) return false;
-  Fd dev = open_in_root(root, "dev", O_RDONLY | O_DIRECTORY);
-  if (!dev.valid()) return Error{"cannot open /dev in the container: " + errno_text(errno)};
+  auto opened = root.open_across_mounts("/dev", O_RDONLY | O_DIRECTORY, false);
+  if (!opened || !*opened)
+    return Error{"cannot open /dev in the container: " +
+                 (opened ? errno_text(ENOENT) : opened.error().message)};
+  const Fd& dev = **opened;
   // Mounted while it has a name (the kernel refuses an unlinked source), then unlinked.
   const std::string name = temp_name_for("nvidia-params");
   Status done = write_new_file(dev.get(), name, **content);

@@ -28,13 +28,16 @@ std::string relative(const std::string& path) {
   return cleaned == std::string::npos ? "." : path.substr(cleaned);
 }
 
-// openat2 inside the root; returns 0 or an errno (ENOSYS when the kernel lacks openat2).
+constexpr std::uint64_t kInRoot = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+
+// openat2 inside the root, on its mount unless `more_resolve` says otherwise; returns 0 or an
+// errno (ENOSYS when the kernel lacks openat2).
 int resolve_openat2(int root, const std::string& path, int flags, Fd& out,
-                    std::uint64_t more_resolve = 0) {
+                    std::uint64_t more_resolve = RESOLVE_NO_XDEV) {
   if (openat2_missing.load()) return ENOSYS;
   open_how how{};
   how.flags = static_cast<std::uint64_t>(flags | O_CLOEXEC);
-  how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV | more_resolve;
+  how.resolve = kInRoot | more_resolve;
   for (int attempt = 0; attempt < kEagainRetries; ++attempt) {
     const long fd = ::syscall(SYS_openat2, root, relative(path).c_str(), &how, sizeof how);
     if (fd >= 0) {
@@ -171,6 +174,15 @@ Result<std::optional<Fd>> RootFs::open_if_exists(const std::string& path, int fl
   return std::optional<Fd>(std::move(out));
 }
 
+Result<std::optional<Fd>> RootFs::open_across_mounts(const std::string& path, int flags,
+                                                     bool follow) const {
+  Fd out;
+  const int err = resolve_openat2(root_.get(), path, flags, out, follow ? 0 : RESOLVE_NO_SYMLINKS);
+  if (err == ENOENT) return std::optional<Fd>();
+  if (err != 0) return Error{errno_text(err) + " (" + path + " in " + path_ + ")"};
+  return std::optional<Fd>(std::move(out));
+}
+
 Result<std::optional<Fd>> RootFs::open_regular(const std::string& path) const {
   auto found = open_if_exists(path, O_PATH);
   if (!found || !*found) return found;
@@ -196,7 +208,8 @@ Result<std::string> RootFs::canonical(const std::string& path) const {
     const std::string prefix = n == 0 ? "" : at;
     Fd found;
     int err = ENOSYS;
-    if (literal) err = resolve_openat2(root_.get(), at, O_PATH, found, RESOLVE_NO_SYMLINKS);
+    if (literal)
+      err = resolve_openat2(root_.get(), at, O_PATH, found, RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS);
     if (err == ELOOP || err == ENOSYS) {
       literal = false;
       err = walk(at, O_PATH, found);

@@ -99,6 +99,12 @@ class RootFs {
   [[nodiscard]] Result<Fd> open_at(const std::string& path, int flags) const;
   // The same, with nothing (not an error) when a component does not exist.
   [[nodiscard]] Result<std::optional<Fd>> open_if_exists(const std::string& path, int flags) const;
+  // Opens the existing in-root `path` as a hook sees it once runc has made the container's
+  // mounts: those (its /proc, /dev, volumes) are crossed; symlinks are followed inside the root
+  // when `follow`, else none may be on the way. Nothing when a component is missing. Needs
+  // openat2 (Linux 5.6).
+  [[nodiscard]] Result<std::optional<Fd>> open_across_mounts(const std::string& path, int flags,
+                                                             bool follow) const;
   // Opens the in-root regular file `path` for reading, or nothing when it does not exist. It is
   // resolved with O_PATH and checked before it is opened: opening a device node the image
   // carries could act on the device.

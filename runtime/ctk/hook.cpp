@@ -1,6 +1,6 @@
 // gpu-ctk hook <name> [flags]: the createContainer hooks the runtime injects (update-libraries,
 // disable-device-node-modification, update-application-profile) and those that NVIDIA's specs
-// and earlier versions name (update-ldcache, create-symlinks, enable-cuda-compat).
+// and earlier versions name (update-ldcache, create-symlinks, enable-cuda-compat, chmod).
 // The OCI state arrives on stdin. Unknown hook names and flags are warnings (exit 0) so specs
 // written by newer versions keep working; real failures exit 1 with one line on stderr.
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include "config/config.h"
 #include "ctk/ctk.h"
 #include "hooks/app_profile.h"
+#include "hooks/chmod_paths.h"
 #include "hooks/container_hooks.h"
 #include "hooks/cuda_compat.h"
 #include "hooks/driver_params.h"
@@ -100,6 +101,7 @@ void print_usage() {
       "                                       [--cuda-compat-container-root DIR]\n"
       "       gpu-ctk hook disable-device-node-modification\n"
       "       gpu-ctk hook update-application-profile\n"
+      "       gpu-ctk hook chmod --mode MODE --path PATH [--path PATH]...\n"
       "update-libraries does both in one process: the links, then the loader cache.\n"
       "enable-cuda-compat names the image's CUDA forward-compatibility folder (default\n"
       "/usr/local/cuda/compat) in /etc/ld.so.conf.d/00-compat-gpu-container-runtime.conf when\n"
@@ -109,6 +111,8 @@ void print_usage() {
       "update-application-profile writes an application profile that limits the driver's EGL\n"
       "to the container's GPUs (the spec's /dev/nvidia<N> nodes) into\n"
       "/etc/nvidia/nvidia-application-profiles-rc.d/10-container.conf.\n"
+      "chmod (NVIDIA's, deprecated) sets the octal MODE on each PATH in the container that\n"
+      "exists, no symlink followed.\n"
       "The OCI container state is read from stdin.\n");
 }
 
@@ -187,6 +191,21 @@ int app_profile_hook(const std::string& name, const std::vector<std::string>& ar
   return 0;
 }
 
+// NVIDIA's chmod: a path the container lacks is skipped, as NVIDIA's hook skips it.
+int chmod_hook(const std::string& name, const std::vector<std::string>& args) {
+  std::string mode_text;
+  std::vector<std::string> paths;
+  po::options_description desc;
+  desc.add_options()("mode", po::value(&mode_text))("path", po::value(&paths)->composing());
+  if (auto s = parse_options(args, desc); !s) return fail(name, s.error().message);
+  auto mode = parse_chmod_mode(mode_text);
+  if (!mode) return fail(name, mode.error().message);
+  auto root = open_container_root();
+  if (!root) return fail(name, root.error().message);
+  const Status done = chmod_in_root(*root, paths, *mode);
+  return done ? 0 : fail(name, done.error().message);
+}
+
 }  // namespace
 
 int ctk_hook(const std::vector<std::string>& args) {
@@ -200,6 +219,7 @@ int ctk_hook(const std::vector<std::string>& args) {
   if (name == "enable-cuda-compat") return compat_hook(name, flags);
   if (name == "disable-device-node-modification") return params_hook(name, flags);
   if (name == "update-application-profile") return app_profile_hook(name, flags);
+  if (name == "chmod") return chmod_hook(name, flags);
   warn("unknown hook `" + name + "`: nothing done");
   return 0;
 }

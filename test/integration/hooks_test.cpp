@@ -205,6 +205,45 @@ TEST_CASE("as nvidia-cdi-hook, NVIDIA's CDI specs' hook program: the same hooks,
   CHECK(unknown.err.find("unknown hook `update-later-version-thing`") != std::string::npos);
 }
 
+// NVIDIA's specs may still carry chmod (crun's rootless /dev/dri): runc has made the container's
+// /dev, a tmpfs, when createContainer hooks run.
+TEST_CASE(
+    "chmod, as NVIDIA's specs call it: the mode in the container's /dev; no symlink followed") {
+  require_root();
+  HookBed bed;
+  const std::string program = bed.t / "bin/nvidia-cdi-hook";
+  make_symlink(gcr::test::built("gpu-ctk"), program);
+  gcr::test::RunOptions options;
+  options.stdin_text = bed.state();
+  const std::string dev = bed.rootfs + "/dev";
+  gcr::test::make_dirs(dev);
+  REQUIRE(::mount("tmpfs", dev.c_str(), "tmpfs", 0, "size=1m,mode=755") == 0);
+  REQUIRE(::mkdir((dev + "/dri").c_str(), 0700) == 0);
+  const auto mode_of = [](const std::string& path) {
+    struct stat st {};
+    REQUIRE(::lstat(path.c_str(), &st) == 0);
+    return st.st_mode & 07777;
+  };
+  const auto r = gcr::test::run(
+      {program, "chmod", "--mode", "755", "--path", "/dev/dri", "--path", "/dev/missing"}, options);
+  CHECK(r.err == "");
+  CHECK(r.exit_code == 0);
+  CHECK(mode_of(dev + "/dri") == 0755);
+  // A symlink, here to the image's /etc, is never followed: NVIDIA's hook followed it on the host.
+  make_symlink("/etc", bed.rootfs + "/usr/etc-link");
+  const auto etc = mode_of(bed.rootfs + "/etc");
+  const auto link =
+      gcr::test::run({program, "chmod", "--mode", "777", "--path", "/usr/etc-link"}, options);
+  CHECK(link.exit_code == 1);
+  CHECK(link.err.rfind("gpu-ctk hook chmod: cannot change the mode of /usr/etc-link: ", 0) == 0);
+  CHECK(mode_of(bed.rootfs + "/etc") == etc);
+  const auto bad =
+      gcr::test::run({program, "chmod", "--mode", "u+x", "--path", "/dev/dri"}, options);
+  CHECK(bad.exit_code == 1);
+  CHECK(bad.err == "gpu-ctk hook chmod: --mode `u+x` is no octal mode\n");
+  ::umount2(dev.c_str(), MNT_DETACH);
+}
+
 TEST_CASE("hostile images: links to host paths or climbing out change nothing outside the rootfs") {
   require_root();
   struct Case {
