@@ -195,11 +195,16 @@ Status fill_temp_file(int fd, std::string_view data, const FileOwner& owner,
   return {};
 }
 
+// Entries a directory may have for remove_stale_temps to look through it: it may be an image's
+// (the loader cache goes into its /etc), of any size.
+constexpr std::size_t kMaxEntriesCleaned = 4096;
+
 // Temporary files of `name` older than a minute: left by a writer that was killed between
-// naming its temporary file and the rename. A live writer's is seconds old at most.
+// naming its temporary file and the rename. A live writer's is seconds old at most. In a
+// directory of more than kMaxEntriesCleaned entries none is looked for.
 void remove_stale_temps(int dirfd, const std::string& name) {
-  auto entries =
-      list_directory(Fd(::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)), name, SIZE_MAX);
+  auto entries = list_directory(Fd(::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)), name,
+                                kMaxEntriesCleaned);
   if (!entries) return;
   const std::string prefix = "." + name + ".";
   const auto now = ::time(nullptr);

@@ -171,6 +171,28 @@ TEST_CASE("kNone opens no FIFO at the name and follows no symlink there: both ar
   CHECK_FALSE(gcr::test::exists(dir / "outside"));
 }
 
+// The loader cache goes into an image's /etc, which may hold millions of names: a temporary
+// file a killed writer left is looked for in a directory of at most 4,096 entries.
+TEST_CASE("a stale temporary file is removed in a small directory; a large one is not listed") {
+  for (const int others : {10, 5000}) {
+    CAPTURE(others);
+    TempDir dir;
+    for (int i = 0; i < others; ++i) gcr::test::write_file(dir / ("f" + std::to_string(i)), "");
+    const std::string stale = dir / ".cache.0123456789abcdef.tmp";
+    gcr::test::write_file(stale, "old");
+    const struct timespec old_times[2] = {{::time(nullptr) - 120, 0}, {::time(nullptr) - 120, 0}};
+    REQUIRE(::utimensat(AT_FDCWD, stale.c_str(), old_times, 0) == 0);
+    gcr::Fd fd(::open(dir.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    for (auto durability : {Durability::kContentAndName, Durability::kNone}) {
+      gcr::test::write_file(dir / "cache", "other");
+      REQUIRE(
+          gcr::write_file_atomic_at(fd.get(), "cache", "new", gcr::FileOwner{0644}, durability));
+      CHECK(gcr::test::read_file(dir / "cache") == "new");
+    }
+    CHECK(gcr::test::exists(stale) == (others > 4096));
+  }
+}
+
 TEST_CASE("read_fd reads a file whole, and refuses one byte past the limit") {
   TempDir dir;
   const std::string text(100000, 'x');
