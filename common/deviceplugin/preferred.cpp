@@ -44,22 +44,24 @@ class Chooser {
     }
     std::map<std::string, std::size_t> slots;
     std::map<std::string, std::size_t> runtime_devices;
-    std::vector<std::optional<std::size_t>> in_topology;
+    std::vector<std::optional<std::size_t>> in_topology;  // per slot
     std::set<std::string> seen;
     for (const auto& d : devices) {
       if (!d.healthy || free.count(d.id) == 0 || !seen.insert(d.id).second) continue;
-      const auto slot = slots.emplace(d.uuid, slots.size()).first->second;
+      const auto [at, fresh] = slots.emplace(d.uuid, slots.size());
+      if (fresh) in_topology.push_back(topology.index_of(d.uuid));
       const auto handed = runtime_devices.emplace(d.gpu_id, runtime_devices.size()).first->second;
-      candidates_.push_back(Candidate{&d, slot, handed, used[d.uuid]});
-      in_topology.push_back(topology.index_of(d.uuid));
+      candidates_.push_back(Candidate{&d, at->second, handed, used[d.uuid]});
     }
-    const auto n = candidates_.size();
-    pair_.assign(n * n, 0);
-    for (std::size_t a = 0; a < n; ++a) {
-      for (std::size_t b = 0; b < n; ++b) {
+    // Per pair of GPUs, not of candidates: 8 GPUs of 1,024 replicas each are 64 pairs, where
+    // pairs of candidates were 67 million.
+    slots_ = slots.size();
+    pair_.assign(slots_ * slots_, 0);
+    for (std::size_t a = 0; a < slots_; ++a) {
+      for (std::size_t b = 0; b < slots_; ++b) {
         const auto& ta = in_topology[a];
         const auto& tb = in_topology[b];
-        if (ta && tb && *ta != *tb) pair_[a * n + b] = topology.pair_score(*ta, *tb);
+        if (ta && tb && *ta != *tb) pair_[a * slots_ + b] = topology.pair_score(*ta, *tb);
       }
     }
   }
@@ -82,9 +84,12 @@ class Chooser {
     return p;
   }
 
+  [[nodiscard]] long pair(std::size_t a, std::size_t b) const {
+    return pair_[candidates_[a].slot * slots_ + candidates_[b].slot];
+  }
+
   void add(Partial& p, std::size_t c) const {
-    const auto n = candidates_.size();
-    for (const auto m : p.members) p.links += pair_[c * n + m];
+    for (const auto m : p.members) p.links += pair(c, m);
     ++p.per_device[candidates_[c].handed];
     if (p.per_slot[candidates_[c].slot]++ == 0) {
       ++p.gpus;
@@ -96,8 +101,7 @@ class Chooser {
   void remove_last(Partial& p) const {
     const auto c = p.members.back();
     p.members.pop_back();
-    const auto n = candidates_.size();
-    for (const auto m : p.members) p.links -= pair_[c * n + m];
+    for (const auto m : p.members) p.links -= pair(c, m);
     --p.per_device[candidates_[c].handed];
     if (--p.per_slot[candidates_[c].slot] == 0) {
       --p.gpus;
@@ -121,7 +125,8 @@ class Chooser {
  private:
   const Config& config_;
   std::vector<Candidate> candidates_;
-  std::vector<long> pair_;  // candidates × candidates: the score of their GPUs' link
+  std::size_t slots_ = 0;   // the candidates' physical GPUs
+  std::vector<long> pair_;  // slots × slots: the score of two GPUs' link
 };
 
 double combinations(std::size_t n, std::size_t k) {
