@@ -1,6 +1,9 @@
 // The labels file: written atomically (temp + fsync + rename), and only when its content
-// changes, so its inode and mtime stay while the labels do; never removed.
+// changes, so its inode and mtime stay while the labels do; never removed. One removed or
+// changed by someone else is written again.
 #pragma once
+
+#include <sys/stat.h>
 
 #include <optional>
 #include <string>
@@ -16,12 +19,14 @@ class LabelsFile {
   [[nodiscard]] const std::string& path() const { return path_; }
 
   // Makes the file hold `text` (its directories created): true when it was written, false
-  // when it held that already.
+  // when it held that already. What it holds is read again only when its stat changed since
+  // (one lstat a call otherwise).
   [[nodiscard]] Result<bool> keep(const std::string& text);
 
  private:
   std::string path_;
   std::optional<std::string> on_disk_;  // what we know the file holds
+  std::optional<struct stat> seen_;     // the file as it was when on_disk_ was learnt
 };
 
 }  // namespace gcr

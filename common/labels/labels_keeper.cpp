@@ -10,7 +10,6 @@ LabelsNews LabelsKeeper::update(const LabelSources& sources) {
   for (auto& line : left_out) {
     if (left_out_said_.insert(line).second) news.warnings.push_back(std::move(line));
   }
-  if (written_ == labels) return news;
   const auto written = file_.keep(labels_text(labels));
   if (!written) {
     if (error_ != written.error().message) news.warnings.push_back(written.error().message);
@@ -19,7 +18,11 @@ LabelsNews LabelsKeeper::update(const LabelSources& sources) {
   }
   error_.clear();
   const std::string count = std::to_string(labels.size()) + " labels";
-  if (!written_) {
+  if (written_ == labels) {
+    if (*written)
+      news.info.push_back("labels written again to " + file_.path() + " (" + count +
+                          "): it had been removed or changed");
+  } else if (!written_) {
     news.info.push_back((*written ? "labels written to " : "labels in ") + file_.path() + " (" +
                         count + (*written ? ")" : ", unchanged)"));
   } else {

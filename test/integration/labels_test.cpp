@@ -215,6 +215,23 @@ TEST_CASE("a driver upgrade and a MIG change rewrite only the labels they change
                                    });
 }
 
+// NFD reads the file; whoever removes or edits it, the plugin writes the labels again within
+// a tick or two, though the labels themselves did not change.
+TEST_CASE("a labels file removed or changed by someone else is written again") {
+  require_root();
+  PluginFixture f;
+  f.start();
+  const auto before = wait_for_label(f, "nvidia.com/gpu.count", "3");
+  REQUIRE_MESSAGE(!before.empty(), f.log());
+  const std::string text = labels_text(f);
+  REQUIRE(::unlink(f.labels_file().c_str()) == 0);
+  CHECK(wait_for_labels(f, [&](const Labels& l) { return l == before; }) == before);
+  CHECK(f.logged("labels written again to " + f.labels_file()));
+  gcr::test::write_file(f.labels_file(), "nvidia.com/gpu.count=99\n");
+  CHECK(wait_for_labels(f, [&](const Labels& l) { return l == before; }) == before);
+  CHECK(labels_text(f) == text);
+}
+
 TEST_CASE("SIGTERM and a restart keep the file; a sharing change rewrites what it changes") {
   require_root();
   const auto& fixture = gcr::test::topology_fixture("dgx1");
