@@ -11,6 +11,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -83,6 +84,28 @@ void cover(const char* path, int report) {
   }
 }
 
+// The mounts runc made inside the rootfs (the pod's volumes, /etc/hosts, /dev) came with the
+// recursive bind: read-only for ldconfig, which may read a folder there the image's ld.so.conf
+// names but must not make its links in a volume. The rootfs itself stays as it was (a
+// read-only one stays read-only). Kernels before 5.12 (no mount_setattr) keep them as they are.
+void only_the_rootfs_writable(int report) {
+  const int top = ::open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (top < 0) child_fail(report, "opening the rootfs");
+  struct statvfs fs {};
+  const bool was_read_only = ::fstatvfs(top, &fs) == 0 && (fs.f_flag & ST_RDONLY) != 0;
+  mount_attr read_only{};
+  read_only.attr_set = MOUNT_ATTR_RDONLY;
+  if (::mount_setattr(top, "", AT_EMPTY_PATH | AT_RECURSIVE, &read_only, sizeof read_only) != 0) {
+    if (errno == ENOSYS) return (void)::close(top);
+    child_fail(report, "making the rootfs' mounts read-only");
+  }
+  mount_attr writable{};
+  writable.attr_clr = MOUNT_ATTR_RDONLY;
+  if (!was_read_only && ::mount_setattr(top, "", AT_EMPTY_PATH, &writable, sizeof writable) != 0)
+    child_fail(report, "making the rootfs writable");
+  ::close(top);
+}
+
 // ldconfig needs to read and write files whatever their owner, nothing else.
 void drop_capabilities(int report) {
   for (int cap = 0; cap <= 63; ++cap) {
@@ -112,6 +135,7 @@ std::vector<std::string> ldconfig_args(const LdconfigJob& job) {
     child_fail(report, "bind-mounting the rootfs");
   }
   if (::chdir(job.rootfs.c_str()) != 0) child_fail(report, "entering the rootfs");
+  only_the_rootfs_writable(report);
   if (::syscall(SYS_pivot_root, ".", ".") != 0) child_fail(report, "pivot_root");
   if (::umount2(".", MNT_DETACH) != 0) child_fail(report, "detaching the old root");
   if (::chdir("/") != 0) child_fail(report, "chdir /");

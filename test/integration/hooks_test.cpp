@@ -411,6 +411,28 @@ TEST_CASE("paths never cross into another mount inside the rootfs (a volume)") {
   }
 }
 
+// The image names a folder where a volume is mounted (runc has mounted it when the hook runs):
+// the in-process update does not cross into it, and ldconfig, run as root in its sandbox, may
+// read it but not write there (its links would be made in the pod's volume).
+TEST_CASE("ldconfig's sandbox: a volume the image's ld.so.conf names is read, never written") {
+  require_root();
+  HookBed bed;
+  const std::string volume = bed.rootfs + "/vol";
+  gcr::test::make_dirs(volume);
+  REQUIRE(::mount("tmpfs", volume.c_str(), "tmpfs", 0, "size=64m") == 0);
+  gcr::test::make_dirs(volume + "/lib");
+  write_file(volume + "/lib/libcuda.so." + kVersion,
+             gcr::test::read_file(std::string(GCR_STUB_DIR) + "/lib64/libcuda.so." + kVersion));
+  write_file(bed.rootfs + "/etc/ld.so.conf.d/vol.conf", "/vol/lib\n");
+  const auto r = bed.update_ldcache();
+  const auto listing = gcr::test::run({"/bin/ls", "-A", volume + "/lib"}).out;
+  const auto cache = bed.cache_listing();
+  ::umount2(volume.c_str(), MNT_DETACH);
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(listing == "libcuda.so." + kVersion + "\n");
+  CHECK(cache.find("libcuda.so.1 (libc6,x86-64) => /usr/lib64/libcuda.so.1") != std::string::npos);
+}
+
 TEST_CASE("a host ldconfig wrapped by a script is used through ldconfig.real") {
   require_root();
   HookBed bed;
