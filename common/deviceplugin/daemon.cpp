@@ -288,7 +288,9 @@ class Plugin {
     if (auto s = make_directories(dir_); !s) return s;
     if (!inotify_.valid()) inotify_ = Fd(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
     if (!inotify_.valid()) return Error{"inotify: " + errno_text(errno)};
-    const uint32_t events = IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE_SELF;
+    // IN_ONLYDIR: a file put at the directory's name is no directory to watch.
+    const uint32_t events =
+        IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE_SELF | IN_ONLYDIR;
     if (::inotify_add_watch(inotify_.get(), dir_.c_str(), events) < 0)
       return Error{"cannot watch " + dir_ + ": " + errno_text(errno)};
     return {};
@@ -429,6 +431,8 @@ class Plugin {
   }
 
   void refresh() {
+    if (!watching_ && (watching_ = watch_directory()))
+      logger_.info("watching " + dir_ + " again: kubelet restarts are noticed");
     auto change = inventory_.refresh(nvml_.get());
     if (nvml_) {
       auto resets = inventory_.check_resets(*nvml_);
@@ -538,7 +542,8 @@ class Plugin {
     }
     if (directory_gone) {
       logger_.warning(dir_ + " was removed or overflowed: watching it again");
-      if (auto s = watch_directory(); !s) logger_.error(s.error().message);
+      watching_ = watch_directory();
+      if (!watching_) logger_.error(watching_.error().message + " (tried again every tick)");
     }
     if (kubelet_restarted) {
       const auto kubelet = socket_at(dir_ + "/" + kKubeletSocket);
@@ -566,6 +571,7 @@ class Plugin {
   LabelsKeeper labels_;
   std::string dir_;
   Fd inotify_;
+  Status watching_;  // whether dir_ is watched (a kubelet restart noticed), or why not
   std::unique_ptr<Nvml> nvml_;
   std::string nvml_error_;
   Clock::time_point nvml_retry_at_;

@@ -4,12 +4,14 @@
 // Allocate's answer given to containerd with the shim as runtime and real runc. Needs root.
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <set>
 
@@ -212,6 +214,30 @@ TEST_CASE("a kubelet restart whose new kubelet.sock has the old inode number: re
   REQUIRE(::link(kept.c_str(), kubelet.c_str()) == 0);
   CHECK_MESSAGE(f.kubelet->wait_for_registrations(2, kWait), f.log());
   CHECK(f.logged("the kubelet restarted"));
+}
+
+// The directory removed and a file at its name for a while: it cannot be watched again at once.
+// It is tried every tick, so once it can be, a kubelet restart is noticed again.
+TEST_CASE("a kubelet directory that cannot be watched for a while is watched again later") {
+  require_root();
+  PluginFixture f;
+  f.start();
+  REQUIRE(f.kubelet->wait_for_registrations(1, kWait));
+  f.kubelet->stop();
+  // A file takes the directory's name in one step, then the directory goes.
+  const std::string swap = f.dir / "swap";
+  gcr::test::write_file(swap, "not a directory");
+  REQUIRE(::renameat2(AT_FDCWD, swap.c_str(), AT_FDCWD, f.kubelet_dir.c_str(), RENAME_EXCHANGE) ==
+          0);
+  std::filesystem::remove_all(swap);
+  CHECK(f.logged("(tried again every tick)"));
+  std::filesystem::remove(f.kubelet_dir);
+  std::filesystem::create_directories(f.kubelet_dir);  // as the kubelet makes it
+  CHECK_MESSAGE(f.logged("watching " + f.kubelet_dir + " again"), f.log());
+  f.kubelet->start();
+  REQUIRE_MESSAGE(f.kubelet->wait_for_registrations(2, kWait), f.log());
+  f.kubelet->restart();
+  CHECK_MESSAGE(f.kubelet->wait_for_registrations(3, kWait), f.log());
 }
 
 TEST_CASE("the kubelet's own socket moved away and back is no restart: registered once") {
