@@ -226,6 +226,9 @@ class ResourcePlugin {
     backoff_ = std::min(backoff_ * 2, std::chrono::seconds(kLastRetry));
   }
 
+  // kubelet.sock was removed: whatever comes next at its name is a kubelet to register with.
+  void kubelet_gone() { registered_kubelet_.reset(); }
+
   void kubelet_restarted() {
     backoff_ = kFirstRetry;
     if (pending_serve_) return;  // serving again is due: it registers then
@@ -431,8 +434,11 @@ class Plugin {
   }
 
   void refresh() {
-    if (!watching_ && (watching_ = watch_directory()))
+    // What happened while it was not watched is looked at once it is.
+    if (!watching_ && (watching_ = watch_directory())) {
       logger_.info("watching " + dir_ + " again: kubelet restarts are noticed");
+      reconcile(true, {}, exists(dir_ + "/" + kKubeletSocket));
+    }
     auto change = inventory_.refresh(nvml_.get());
     if (nvml_) {
       auto resets = inventory_.check_resets(*nvml_);
@@ -526,6 +532,7 @@ class Plugin {
     alignas(inotify_event) char buf[8192];
     bool kubelet_restarted = false;
     bool directory_gone = false;
+    bool kubelet_deleted = false;  // not moved: a kubelet restart unlinks the socket
     std::set<std::string> gone;
     while (true) {
       const ssize_t n = ::read(inotify_.get(), buf, sizeof buf);
@@ -536,6 +543,7 @@ class Plugin {
         if ((e->mask & (IN_CREATE | IN_MOVED_TO)) != 0 && name == kKubeletSocket)
           kubelet_restarted = true;
         if ((e->mask & (IN_DELETE | IN_MOVED_FROM)) != 0) gone.insert(name);
+        if ((e->mask & IN_DELETE) != 0 && name == kKubeletSocket) kubelet_deleted = true;
         if ((e->mask & (IN_DELETE_SELF | IN_IGNORED | IN_Q_OVERFLOW)) != 0) directory_gone = true;
         at += sizeof(inotify_event) + e->len;
       }
@@ -545,20 +553,30 @@ class Plugin {
       watching_ = watch_directory();
       if (!watching_) logger_.error(watching_.error().message + " (tried again every tick)");
     }
-    if (kubelet_restarted) {
+    if (kubelet_deleted) {
+      for (auto& [resource, plugin] : plugins_) plugin->kubelet_gone();
+    }
+    reconcile(directory_gone, gone, kubelet_restarted);
+  }
+
+  // After what the directory's events said (`all_gone`: they may have been lost): sockets of
+  // ours removed are served again; a kubelet.sock created that is not the one we registered
+  // through is a kubelet restart.
+  void reconcile(bool all_gone, const std::set<std::string>& gone, bool kubelet_created) {
+    if (kubelet_created) {
       const auto kubelet = socket_at(dir_ + "/" + kKubeletSocket);
-      kubelet_restarted = !std::all_of(plugins_.begin(), plugins_.end(), [&](const auto& p) {
+      kubelet_created = !std::all_of(plugins_.begin(), plugins_.end(), [&](const auto& p) {
         return p.second->registered_through(kubelet);
       });
     }
-    if (kubelet_restarted)
+    if (kubelet_created)
       logger_.info("the kubelet restarted (" + std::string(kKubeletSocket) +
                    " created): registering again");
     for (auto& [resource, plugin] : plugins_) {
-      if ((directory_gone || gone.count(plugin->socket()) != 0) && !plugin->serving_own_socket()) {
+      if ((all_gone || gone.count(plugin->socket()) != 0) && !plugin->serving_own_socket()) {
         logger_.info(dir_ + "/" + plugin->socket() + " was removed: serving it again");
         plugin->socket_removed();
-      } else if (kubelet_restarted) {
+      } else if (kubelet_created) {
         plugin->kubelet_restarted();
       }
     }

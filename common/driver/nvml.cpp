@@ -269,19 +269,21 @@ Result<std::vector<std::string>> Nvml::watch_xids(const std::vector<PciAddress>&
   if (api_->events == nullptr && api_->event_set_create(&api_->events) != kSuccess)
     return Error{"nvmlEventSetCreate failed"};
   std::vector<std::string> unwatched;
+  std::size_t registered = 0;
   for (const auto& gpu : gpus) {
     void* device = handle(gpu);
     if (device == nullptr) continue;
-    const bool known = std::any_of(api_->watched.begin(), api_->watched.end(),
-                                   [&](const auto& w) { return w.first == device; });
-    if (known) continue;
+    // Registered again on every call: a GPU back from a reset may have lost its registration.
     if (const int rc = api_->register_events(device, kXidCritical, api_->events); rc != kSuccess) {
       unwatched.push_back(gpu.to_string() + " (NVML error " + std::to_string(rc) + ")");
       continue;
     }
-    api_->watched.emplace_back(device, gpu);
+    ++registered;
+    const bool known = std::any_of(api_->watched.begin(), api_->watched.end(),
+                                   [&](const auto& w) { return w.first == device; });
+    if (!known) api_->watched.emplace_back(device, gpu);
   }
-  if (api_->watched.empty() && !unwatched.empty())
+  if (registered == 0 && !unwatched.empty())
     return Error{"no GPU's Xid events can be watched: " + join(unwatched, ", ")};
   return unwatched;
 }

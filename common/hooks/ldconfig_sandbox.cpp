@@ -87,7 +87,8 @@ void cover(const char* path, int report) {
 // The mounts runc made inside the rootfs (the pod's volumes, /etc/hosts, /dev) came with the
 // recursive bind: read-only for ldconfig, which may read a folder there the image's ld.so.conf
 // names but must not make its links in a volume. The rootfs itself stays as it was (a
-// read-only one stays read-only). Kernels before 5.12 (no mount_setattr) keep them as they are.
+// read-only one stays read-only). Where mount_setattr is missing (Linux before 5.12) or refused
+// (a seccomp filter around the runtime), they stay as they are, as before this rule.
 void only_the_rootfs_writable(int report) {
   const int top = ::open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (top < 0) child_fail(report, "opening the rootfs");
@@ -96,7 +97,7 @@ void only_the_rootfs_writable(int report) {
   mount_attr read_only{};
   read_only.attr_set = MOUNT_ATTR_RDONLY;
   if (::mount_setattr(top, "", AT_EMPTY_PATH | AT_RECURSIVE, &read_only, sizeof read_only) != 0) {
-    if (errno == ENOSYS) return (void)::close(top);
+    if (errno == ENOSYS || errno == EPERM) return (void)::close(top);
     child_fail(report, "making the rootfs' mounts read-only");
   }
   mount_attr writable{};

@@ -183,6 +183,11 @@ Result<std::optional<Fd>> RootFs::open_across_mounts(const std::string& path, in
   return std::optional<Fd>(std::move(out));
 }
 
+bool RootFs::can_open_across_mounts() const {
+  Fd root;
+  return resolve_openat2(root_.get(), "/", O_PATH, root, 0) != ENOSYS;
+}
+
 Result<std::optional<Fd>> RootFs::open_regular(const std::string& path) const {
   auto found = open_if_exists(path, O_PATH);
   if (!found || !*found) return found;

@@ -102,9 +102,11 @@ class RootFs {
   // Opens the existing in-root `path` as a hook sees it once runc has made the container's
   // mounts: those (its /proc, /dev, volumes) are crossed; symlinks are followed inside the root
   // when `follow`, else none may be on the way. Nothing when a component is missing. Needs
-  // openat2 (Linux 5.6).
+  // openat2 (Linux 5.6: can_open_across_mounts).
   [[nodiscard]] Result<std::optional<Fd>> open_across_mounts(const std::string& path, int flags,
                                                              bool follow) const;
+  // Whether the kernel has openat2, which open_across_mounts needs.
+  [[nodiscard]] bool can_open_across_mounts() const;
   // Opens the in-root regular file `path` for reading, or nothing when it does not exist. It is
   // resolved with O_PATH and checked before it is opened: opening a device node the image
   // carries could act on the device.

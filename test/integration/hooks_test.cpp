@@ -218,6 +218,10 @@ TEST_CASE(
   const std::string dev = bed.rootfs + "/dev";
   gcr::test::make_dirs(dev);
   REQUIRE(::mount("tmpfs", dev.c_str(), "tmpfs", 0, "size=1m,mode=755") == 0);
+  struct Unmount {
+    std::string path;
+    ~Unmount() { ::umount2(path.c_str(), MNT_DETACH); }
+  } unmount{dev};
   REQUIRE(::mkdir((dev + "/dri").c_str(), 0700) == 0);
   const auto mode_of = [](const std::string& path) {
     struct stat st {};
@@ -241,7 +245,13 @@ TEST_CASE(
       gcr::test::run({program, "chmod", "--mode", "u+x", "--path", "/dev/dri"}, options);
   CHECK(bad.exit_code == 1);
   CHECK(bad.err == "gpu-ctk hook chmod: --mode `u+x` is no octal mode\n");
-  ::umount2(dev.c_str(), MNT_DETACH);
+  // A kernel without openat2: said, nothing done, the container starts.
+  const auto old_kernel = gcr::test::run(
+      {gcr::test::built("no-openat2"), program, "chmod", "--mode", "700", "--path", "/dev/dri"},
+      options);
+  CHECK(old_kernel.exit_code == 0);
+  CHECK(old_kernel.err.find("chmod: nothing done: the kernel has no openat2") != std::string::npos);
+  CHECK(mode_of(dev + "/dri") == 0755);
 }
 
 TEST_CASE("hostile images: links to host paths or climbing out change nothing outside the rootfs") {
