@@ -136,15 +136,17 @@ TEST_SUITE("device node params") {
     gcr::test::make_dirs(root + "/dev");
     gcr::test::write_file(t / "host/driver/nvidia/params", kHostParams);
     const std::string in_container = std::string(kParams) + " in the container";
+    const std::string loop =
+        "Too many levels of symbolic links (" + std::string(kParams) + " in " + root + ")";
     std::string why;
     SUBCASE("/proc a link to a host directory") {
       gcr::test::make_symlink(t / "host", root + "/proc");
-      why = in_container + ": cannot open it: Too many levels of symbolic links";
+      why = in_container + ": cannot open it: " + loop;
     }
     SUBCASE("the params file a link") {
       gcr::test::make_dirs(root + "/proc/driver/nvidia");
       gcr::test::make_symlink(t / "host/driver/nvidia/params", root + kParams);
-      why = in_container + ": cannot open it: Too many levels of symbolic links";
+      why = in_container + ": cannot open it: " + loop;
     }
     SUBCASE("the params file a FIFO") {
       gcr::test::make_dirs(root + "/proc/driver/nvidia");
