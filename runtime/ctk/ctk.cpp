@@ -78,9 +78,10 @@ int run_command(const std::string& tool, std::vector<std::string> args, bool nvi
   const auto* command = std::find_if(kCommands.begin(), kCommands.end(),
                                      [&](const CtkCommand& c) { return name == c.name; });
   if (command == kCommands.end()) {
-    std::fprintf(
-        stderr, "%s: unknown command `%s`%s\n", tool.c_str(), name.c_str(),
-        nvidia ? " (gpu-ctk has no such command; docs/nvidia-compat.md lists NVIDIA's commands and ours)" : "");
+    std::fprintf(stderr, "%s: unknown command `%s`%s\n", tool.c_str(), name.c_str(),
+                 nvidia ? " (gpu-ctk has no such command; docs/nvidia-compat.md lists NVIDIA's "
+                          "commands and ours)"
+                        : "");
     return usage(stderr);
   }
   const std::string path = command_path(args);
