@@ -41,6 +41,19 @@ struct HookBed {
     gcr::test::make_dirs(outside + "/etc/ld.so.conf.d");
   }
 
+  // gpu-ctk linked as nvidia-cdi-hook, NVIDIA's CDI specs' hook program.
+  [[nodiscard]] std::string nvidia_cdi_hook() const {
+    const std::string program = t / "bin/nvidia-cdi-hook";
+    if (!gcr::test::exists(program)) make_symlink(gcr::test::built("gpu-ctk"), program);
+    return program;
+  }
+  // A run of a hook program given this bed's state on stdin.
+  [[nodiscard]] gcr::test::RunOptions with_state() const {
+    gcr::test::RunOptions options;
+    options.stdin_text = state();
+    return options;
+  }
+
   [[nodiscard]] std::string state() const {
     return Json{{"ociVersion", "1.0.2"},
                 {"id", "c"},
@@ -183,10 +196,8 @@ TEST_CASE("create-symlinks: created, idempotent, stale links replaced, bad link 
 TEST_CASE("as nvidia-cdi-hook, NVIDIA's CDI specs' hook program: the same hooks, NVIDIA's flags") {
   require_root();
   HookBed bed;
-  const std::string program = bed.t / "bin/nvidia-cdi-hook";
-  make_symlink(gcr::test::built("gpu-ctk"), program);
-  gcr::test::RunOptions options;
-  options.stdin_text = bed.state();
+  const std::string program = bed.nvidia_cdi_hook();
+  const auto options = bed.with_state();
   // As NVIDIA's generated specs call it (createContainer hooks, args[0] the program's name).
   const auto links = gcr::test::run(
       {program, "create-symlinks", "--link", "libcuda.so.1::/usr/lib64/libcuda.so"}, options);
@@ -211,10 +222,8 @@ TEST_CASE(
     "chmod, as NVIDIA's specs call it: the mode in the container's /dev; no symlink followed") {
   require_root();
   HookBed bed;
-  const std::string program = bed.t / "bin/nvidia-cdi-hook";
-  make_symlink(gcr::test::built("gpu-ctk"), program);
-  gcr::test::RunOptions options;
-  options.stdin_text = bed.state();
+  const std::string program = bed.nvidia_cdi_hook();
+  const auto options = bed.with_state();
   const std::string dev = bed.rootfs + "/dev";
   gcr::test::make_dirs(dev);
   REQUIRE(::mount("tmpfs", dev.c_str(), "tmpfs", 0, "size=1m,mode=755") == 0);
