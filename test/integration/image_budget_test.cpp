@@ -47,7 +47,8 @@ struct BudgetFixture : gcr::test::GpuFixture {
   void check_create(const std::string& budget) const {
     check_create(budget, gpu_spec({"/bin/sh"}));
   }
-  void check_create(const std::string& budget, const Json& spec) const {
+  // `cpu`: whether the CPU time is the image's (not where a sanitizer reads a large spec).
+  void check_create(const std::string& budget, const Json& spec, bool cpu = true) const {
     write_spec(spec.dump());
     const auto m = gcr::test::run_measured(
         {gcr::test::built("gpu-container-runtime"), "create", "--bundle", bundle(), "ctr"},
@@ -58,7 +59,7 @@ struct BudgetFixture : gcr::test::GpuFixture {
     CHECK(m.exit_code == 0);
     CHECK(m.err == "");
     if (kRssIsTheImages) CHECK(m.max_rss_kb < kMaxRssKb);
-    CHECK(m.cpu_seconds < kMaxCpuSeconds);
+    if (cpu) CHECK(m.cpu_seconds < kMaxCpuSeconds);
     CHECK(logged("the loader cache is left to the hook: ", budget));
     CHECK(hook_names() ==
           std::vector<std::string>{"update-libraries", "disable-device-node-modification"});
@@ -147,5 +148,6 @@ TEST_CASE("a spec of 100,000 mounts: the loader cache is left to the hook, sayin
   Json spec = BudgetFixture::gpu_spec({"/bin/sh"});
   for (int i = 0; i < 100000; ++i)
     spec["mounts"].push_back({{"destination", "/m/" + std::to_string(i)}, {"type", "tmpfs"}});
-  f.check_create(" mounts and device nodes, more than 4096", spec);
+  // Under AddressSanitizer reading the 6 MB spec alone takes seconds: its CPU is not the cap's.
+  f.check_create(" mounts and device nodes, more than 4096", spec, kRssIsTheImages);
 }
