@@ -19,7 +19,12 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr auto kSettle = std::chrono::milliseconds(100);
 constexpr const char* kSubdirs[] = {"nvidia-caps", "nvidia-caps-imex-channels"};
+constexpr auto kRewatchEvery = std::chrono::seconds(1);
 constexpr std::uint32_t kMask = IN_CREATE | IN_MOVED_TO | IN_ONLYDIR | IN_DONT_FOLLOW;
+// The directory itself gone from its name: removed, moved, or unmounted (IN_UNMOUNT and
+// IN_IGNORED come unasked).
+constexpr std::uint32_t kGoneAsked = IN_DELETE_SELF | IN_MOVE_SELF;
+constexpr std::uint32_t kGone = kGoneAsked | IN_UNMOUNT | IN_IGNORED;
 
 bool is_subdir(const std::string& name) {
   for (const char* subdir : kSubdirs) {
@@ -34,14 +39,23 @@ class DevWatch {
   static Result<DevWatch> open(const std::string& dev_dir) {
     DevWatch watch(Fd(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC)), dev_dir);
     if (!watch.fd_.valid()) return Error{"cannot watch " + dev_dir + ": " + errno_text(errno)};
-    watch.dev_wd_ = ::inotify_add_watch(watch.fd_.get(), dev_dir.c_str(), kMask);
-    if (watch.dev_wd_ < 0)
-      return Error{"cannot watch the device nodes: " + errno_text(errno) + " (" + dev_dir + ")"};
-    for (const char* subdir : kSubdirs) watch.watch_subdir(subdir);
+    if (auto s = watch.watch_dev(); !s) return s.error();
     return watch;
   }
 
   [[nodiscard]] int fd() const { return fd_.get(); }
+
+  // Whether the directory went from its name (a driver container's /dev replaced): watched
+  // again by watch_dev once it is there.
+  [[nodiscard]] bool lost() const { return dev_wd_ < 0; }
+
+  Status watch_dev() {
+    dev_wd_ = ::inotify_add_watch(fd_.get(), dev_dir_.c_str(), kMask | kGoneAsked);
+    if (dev_wd_ < 0)
+      return Error{"cannot watch the device nodes: " + errno_text(errno) + " (" + dev_dir_ + ")"};
+    for (const char* subdir : kSubdirs) watch_subdir(subdir);
+    return {};
+  }
 
   // Reads what is pending: whether an event concerns NVIDIA's nodes (or events were lost).
   Result<bool> read_events() {
@@ -69,7 +83,16 @@ class DevWatch {
   }
 
   bool take(const inotify_event& event) {
-    if (event.mask & IN_Q_OVERFLOW) return true;
+    if (event.mask & IN_Q_OVERFLOW) {
+      // A directory's creation may be among the events lost.
+      for (const char* subdir : kSubdirs) watch_subdir(subdir);
+      return true;
+    }
+    if (event.wd == dev_wd_ && (event.mask & kGone) != 0) {
+      ::inotify_rm_watch(fd_.get(), dev_wd_);
+      dev_wd_ = -1;
+      return false;
+    }
     if (event.wd != dev_wd_) {
       if (event.mask & IN_IGNORED) subdirs_.erase(event.wd);
       return subdirs_.count(event.wd) != 0;
@@ -118,6 +141,8 @@ Status watch_dev_nodes(const std::string& dev_dir, const std::function<void()>& 
   sync();
   Clock::time_point due = kNever;  // when the events seen since the last sync are answered
   while (true) {
+    // A directory gone from its name is looked for again every second, and linked once back.
+    if (watch->lost() && due == kNever) due = Clock::now() + kRewatchEvery;
     pollfd fds[2] = {{signals->get(), POLLIN, 0}, {watch->fd(), POLLIN, 0}};
     const int ready = ::poll(fds, 2, poll_timeout(due));
     if (ready < 0 && errno == EINTR) continue;
@@ -130,7 +155,7 @@ Status watch_dev_nodes(const std::string& dev_dir, const std::function<void()>& 
     }
     if (due != kNever && Clock::now() >= due) {
       due = kNever;
-      sync();
+      if (!watch->lost() || watch->watch_dev()) sync();
     }
   }
 }

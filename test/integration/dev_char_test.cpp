@@ -245,3 +245,22 @@ TEST_CASE("create-dev-char-symlinks --watch: nodes made later are linked; SIGTER
   const std::string log = gcr::test::read_file(host.f.path("watch.log"));
   CHECK(log.find("created " + host.links() + "/195:9 -> ../nvidia9") != std::string::npos);
 }
+
+// A driver container's /dev replaced (moved away here, a new one in its place): the watch was
+// left on the old directory and linked nothing again. It is watched again by its name.
+TEST_CASE("create-dev-char-symlinks --watch: a /dev replaced is watched again and linked") {
+  REQUIRE(gcr::test::is_root());
+  DevCharHost host;
+  gcr::test::Daemon watch({gcr::test::built("gpu-ctk"), "system", kCommand, "--watch"}, host.env(),
+                          host.f.path("watch.log"));
+  REQUIRE_MESSAGE(wait_for_link(host.links() + "/195:255", 10),
+                  gcr::test::read_file(host.f.path("watch.log")));
+  std::filesystem::rename(host.dev(), host.dev() + ".old");
+  gcr::test::make_dirs(host.dev());
+  host.mknod_char(host.dev() + "/nvidiactl", 195, 255);
+  host.mknod_char(host.dev() + "/nvidia10", 195, 10);
+  CHECK_MESSAGE(wait_for_link(host.links() + "/195:10", 10),
+                gcr::test::read_file(host.f.path("watch.log")));
+  CHECK(leads_to_device(host.links() + "/195:10", "195:10"));
+  CHECK(watch.stop() == 0);
+}
