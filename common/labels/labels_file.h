@@ -3,12 +3,11 @@
 // changed by someone else is written again.
 #pragma once
 
-#include <sys/stat.h>
-
 #include <optional>
 #include <string>
 
 #include "base/result.h"
+#include "discovery_cache/path_stamps.h"
 
 namespace gcr {
 
@@ -26,7 +25,7 @@ class LabelsFile {
  private:
   std::string path_;
   std::optional<std::string> on_disk_;  // what we know the file holds
-  std::optional<struct stat> seen_;     // the file as it was when on_disk_ was learnt
+  std::optional<PathStamp> seen_;       // the file as it was when on_disk_ was learnt
 };
 
 }  // namespace gcr
