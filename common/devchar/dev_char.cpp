@@ -58,6 +58,12 @@ std::string entry_kind(mode_t mode) {
   return "a file that is no symlink";
 }
 
+// The error of a link not made because `what` holds its name.
+Error in_the_way(const PlannedLink& link, const std::string& what, const std::string& where) {
+  return Error{"cannot link " + link.name + " to " + link.target + ": " + what +
+               " is in the way (" + where + ")"};
+}
+
 }  // namespace
 
 std::string dev_char_name(const CharNode& node) {
@@ -205,12 +211,18 @@ Status DevCharDir::apply(const PlannedLink& link) const {
     case LinkAction::kKeep:
       return {};
     case LinkAction::kRefuse:
-      return Error{"cannot link " + link.name + " to " + link.target + ": " + link.found +
-                   " is in the way (" + where + ")"};
-    case LinkAction::kCreate:
-      if (::symlinkat(link.target.c_str(), fd_.get(), link.name.c_str()) != 0)
+      return in_the_way(link, link.found, where);
+    case LinkAction::kCreate: {
+      if (::symlinkat(link.target.c_str(), fd_.get(), link.name.c_str()) == 0) return {};
+      if (errno != EEXIST)
         return Error{"cannot create the link: " + errno_text(errno) + " (" + where + ")"};
-      return {};
+      // Made since the plan (udev runs the rule for several nodes at once): kept when it says
+      // what we would write, replaced when it is another link.
+      const auto now = entry(link.name);
+      if (now.kind == LinkEntry::Kind::kOther) return in_the_way(link, now.what, where);
+      if (now.kind == LinkEntry::Kind::kSymlink && now.target == link.target) return {};
+      break;
+    }
     case LinkAction::kReplace:
       break;
   }

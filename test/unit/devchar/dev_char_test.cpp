@@ -162,6 +162,35 @@ TEST_CASE("links in a directory: made, kept on a second pass, a wrong one replac
   CHECK(names == std::vector<std::string>{"195:0", "509:1"});  // no temporary name left
 }
 
+TEST_CASE("a link another run made after the plan is kept, or replaced when it leads elsewhere") {
+  // udev runs the rule for several nodes at once: each run plans, then another makes the link.
+  TempDir dir;
+  const std::string links = dir / "dev/char";
+  auto opened = gcr::DevCharDir::open(links, true);
+  REQUIRE(opened.ok());
+  const gcr::DevCharDir& char_dir = *opened;
+  const auto plan = gcr::plan_links({{dir / "dev/nvidia0", 195, 0}, {dir / "dev/nvidia1", 195, 1}},
+                                    char_dir.path(),
+                                    [&](const std::string& name) { return char_dir.entry(name); });
+  REQUIRE(plan.size() == 2);
+  CHECK(plan[0].action == LinkAction::kCreate);
+  gcr::test::make_symlink("../nvidia0", links + "/195:0");
+  gcr::test::make_symlink("../nvidia7", links + "/195:1");
+  CHECK(char_dir.apply(plan[0]).ok());
+  CHECK(link_at(links + "/195:0") == "../nvidia0");
+  CHECK(char_dir.apply(plan[1]).ok());
+  CHECK(link_at(links + "/195:1") == "../nvidia1");
+
+  REQUIRE(::unlink((links + "/195:0").c_str()) == 0);
+  gcr::test::write_file(links + "/195:0", "mine\n");
+  const auto refused = char_dir.apply(plan[0]);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().message ==
+        "cannot link 195:0 to ../nvidia0: a regular file is in the way (" + char_dir.path() +
+            "/195:0)");
+  CHECK(gcr::test::read_file(links + "/195:0") == "mine\n");
+}
+
 TEST_CASE("a file where a link goes is left alone and named in an error; the rest are made") {
   TempDir dir;
   const std::string links = dir / "dev/char";
