@@ -20,7 +20,10 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kSettle = std::chrono::milliseconds(100);
 constexpr const char* kSubdirs[] = {"nvidia-caps", "nvidia-caps-imex-channels"};
 constexpr auto kRewatchEvery = std::chrono::seconds(1);
-constexpr std::uint32_t kMask = IN_CREATE | IN_MOVED_TO | IN_ONLYDIR | IN_DONT_FOLLOW;
+constexpr std::uint32_t kMask = IN_CREATE | IN_MOVED_TO | IN_ONLYDIR;
+// The NVIDIA subdirectories are watched as what they are; /dev itself where it leads, as its
+// nodes are found.
+constexpr std::uint32_t kSubdirMask = kMask | IN_DONT_FOLLOW;
 // The directory itself gone from its name: removed, moved, or unmounted (IN_UNMOUNT and
 // IN_IGNORED come unasked).
 constexpr std::uint32_t kGoneAsked = IN_DELETE_SELF | IN_MOVE_SELF;
@@ -78,7 +81,7 @@ class DevWatch {
   DevWatch(Fd fd, std::string dev_dir) : fd_(std::move(fd)), dev_dir_(std::move(dev_dir)) {}
 
   void watch_subdir(const std::string& name) {
-    const int wd = ::inotify_add_watch(fd_.get(), child_path(dev_dir_, name).c_str(), kMask);
+    const int wd = ::inotify_add_watch(fd_.get(), child_path(dev_dir_, name).c_str(), kSubdirMask);
     if (wd >= 0) subdirs_[wd] = name;
   }
 

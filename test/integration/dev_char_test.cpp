@@ -264,3 +264,21 @@ TEST_CASE("create-dev-char-symlinks --watch: a /dev replaced is watched again an
   CHECK(leads_to_device(host.links() + "/195:10", "195:10"));
   CHECK(watch.stop() == 0);
 }
+
+// A dev root whose /dev is a symlink (to the directory a driver container's nodes are made in):
+// the links are made in the real directory, and --watch watches it (it refused to start).
+TEST_CASE("create-dev-char-symlinks --watch: a /dev that is a symlink is watched where it leads") {
+  REQUIRE(gcr::test::is_root());
+  DevCharHost host;
+  std::filesystem::rename(host.dev(), host.dev() + ".real");
+  gcr::test::make_symlink("dev.real", host.dev());
+  gcr::test::Daemon watch({gcr::test::built("gpu-ctk"), "system", kCommand, "--watch"}, host.env(),
+                          host.f.path("watch.log"));
+  REQUIRE_MESSAGE(wait_for_link(host.links() + "/195:255", 10),
+                  gcr::test::read_file(host.f.path("watch.log")));
+  host.mknod_char(host.dev() + "/nvidia11", 195, 11);
+  CHECK_MESSAGE(wait_for_link(host.dev() + ".real/char/195:11", 10),
+                gcr::test::read_file(host.f.path("watch.log")));
+  CHECK(leads_to_device(host.links() + "/195:11", "195:11"));
+  CHECK(watch.stop() == 0);
+}
