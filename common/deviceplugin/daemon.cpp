@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -25,7 +26,7 @@
 #include "deviceplugin/device_state.h"
 #include "deviceplugin/health.h"
 #include "deviceplugin/inventory.h"
-#include "deviceplugin/mps_supervisor.h"
+#include "deviceplugin/mps_keeper.h"
 #include "deviceplugin/server.h"
 #include "deviceplugin/xid_watch.h"
 #include "driver/host_facts.h"
@@ -129,19 +130,24 @@ bool exists(const std::string& path) {
 // (with backoff when the kubelet refuses or is not there).
 class ResourcePlugin {
  public:
-  ResourcePlugin(std::string resource, const Config& config, Logger& logger)
+  // `registered_fd`: the eventfd each registration writes when it ends.
+  ResourcePlugin(std::string resource, const Config& config, Logger& logger, int registered_fd)
       : resource_(std::move(resource)),
         socket_(plugin_socket_name(resource_)),
         dir_(config.device_plugin.kubelet_dir),
         logger_(logger),
-        server_(state_, config, logger) {}
+        server_(state_, config, logger),
+        registered_fd_(registered_fd) {}
 
   [[nodiscard]] const std::string& socket() const { return socket_; }
   DeviceState& state() { return state_; }
   // When the next retry (of serving or of registering) is due.
   [[nodiscard]] std::optional<Clock::time_point> next_due() const { return next_due_; }
 
-  void stop() { server_.stop(); }
+  void stop() {
+    registration_.reset();
+    server_.stop();
+  }
 
   void on_due() {
     next_due_.reset();
@@ -178,11 +184,13 @@ class ResourcePlugin {
     return served_ && socket_at(dir_ + "/" + socket_) == served_;
   }
 
-  // Whether `kubelet` is the kubelet.sock of our last registration, and we still serve: then
-  // its creation event is no restart (the kubelet started as we did, and the event was queued
-  // before we registered; or the same socket was moved back).
+  // Whether `kubelet` is the kubelet.sock of our last registration, or of the one still out,
+  // and we still serve: then its creation event is no restart (the kubelet started as we did,
+  // and the event was queued before we registered; or the same socket was moved back).
   [[nodiscard]] bool registered_through(const std::optional<SocketId>& kubelet) const {
-    return kubelet && registered_kubelet_ == kubelet && serving_own_socket();
+    const bool ours =
+        registered_kubelet_ == kubelet || (registration_ && registering_kubelet_ == kubelet);
+    return kubelet && ours && serving_own_socket();
   }
 
   // Our socket is gone (the kubelet removes every socket when it restarts): serve it again, at
@@ -200,7 +208,10 @@ class ResourcePlugin {
     restart();
   }
 
+  // Registers with the kubelet there now, in the background (a registration still out is
+  // cancelled): registration_ended says how it went.
   void try_register() {
+    registration_.reset();
     if (!exists(dir_ + "/" + kKubeletSocket)) {
       // Whatever kubelet.sock comes next is a kubelet to register with, even one whose inode
       // number is the last one's (ext4 and xfs hand a freed number out again).
@@ -211,23 +222,36 @@ class ResourcePlugin {
       return;
     }
     waiting_logged_ = false;
-    const auto kubelet = socket_at(dir_ + "/" + kKubeletSocket);
-    const auto registered = register_with_kubelet(dir_ + "/" + kKubeletSocket, socket_, resource_);
-    registered_kubelet_ = registered ? kubelet : std::nullopt;
-    if (registered) {
+    registered_kubelet_.reset();
+    registering_kubelet_ = socket_at(dir_ + "/" + kKubeletSocket);
+    registration_ = std::make_unique<Registration>(dir_ + "/" + kKubeletSocket, socket_, resource_,
+                                                   registered_fd_);
+  }
+
+  // After registered_fd was written: the registration's outcome, if it has ended.
+  void registration_ended() {
+    const auto result = registration_ ? registration_->result() : std::nullopt;
+    if (!result) return;
+    registration_.reset();
+    if (*result) {
+      registered_kubelet_ = registering_kubelet_;
       logger_.info("registered with the kubelet as " + resource_ + " (" +
                    std::to_string(state_.snapshot().devices.size()) + " devices)");
       backoff_ = kFirstRetry;
       return;
     }
-    logger_.warning(registered.error().message + "; retrying in " +
-                    std::to_string(backoff_.count()) + "s");
+    logger_.warning(result->error().message + "; retrying in " + std::to_string(backoff_.count()) +
+                    "s");
     next_due_ = Clock::now() + backoff_;
     backoff_ = std::min(backoff_ * 2, std::chrono::seconds(kLastRetry));
   }
 
-  // kubelet.sock was removed: whatever comes next at its name is a kubelet to register with.
-  void kubelet_gone() { registered_kubelet_.reset(); }
+  // kubelet.sock was removed: whatever comes next at its name is a kubelet to register with,
+  // and a registration still out with the one removed is no use.
+  void kubelet_gone() {
+    registration_.reset();
+    registered_kubelet_.reset();
+  }
 
   void kubelet_restarted() {
     backoff_ = kFirstRetry;
@@ -253,6 +277,11 @@ class ResourcePlugin {
   std::optional<Clock::time_point> last_serve_;
   std::optional<SocketId> served_;
   std::optional<SocketId> registered_kubelet_;
+  std::optional<SocketId> registering_kubelet_;  // the kubelet.sock registration_ is out to
+  int registered_fd_;
+  // Declared after the server and the state the kubelet's dial-back reaches: cancelled and
+  // joined before they go.
+  std::unique_ptr<Registration> registration_;
   std::chrono::seconds backoff_ = kFirstRetry;
   std::chrono::seconds serve_backoff_ = kFirstRetry;
 };
@@ -271,12 +300,16 @@ class Plugin {
   int run(int signals) {
     auto ticks = tick_fd();
     if (!ticks) return fail(ticks.error());
+    registered_ = Fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+    mps_changed_ = Fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+    if (!registered_.valid() || !mps_changed_.valid())
+      return fail(Error{"eventfd: " + errno_text(errno)});
     if (auto s = watch_directory(); !s) return fail(s.error());
     refresh();
     while (!stopping_) wait_and_handle(signals, ticks->get());
     xids_.reset();
     for (auto& [resource, plugin] : plugins_) plugin->stop();
-    for (auto& [resource, mps] : mps_) mps->stop();
+    if (mps_) mps_->stop();
     logger_.info("stopped; removed our sockets from " + dir_);
     return 0;
   }
@@ -347,7 +380,8 @@ class Plugin {
     for (const auto& resource : inventory_.resources()) {
       auto& plugin = plugins_[resource];
       const bool fresh = plugin == nullptr;
-      if (fresh) plugin = std::make_unique<ResourcePlugin>(resource, config_, logger_);
+      if (fresh)
+        plugin = std::make_unique<ResourcePlugin>(resource, config_, logger_, registered_.get());
       if (fresh || change.devices_changed)
         plugin->state().publish(devices_of_resource(resource), topology);
       else if (change.topology_changed)
@@ -356,10 +390,18 @@ class Plugin {
     }
   }
 
+  // The device lists again: what MPS says of their health changed.
+  void publish_health() {
+    InventoryChange health;
+    health.devices_changed = true;
+    publish(health);
+  }
+
   // The inventory's devices of `resource`, with MPS's say on their health and shares.
   std::vector<PluginDevice> devices_of_resource(const std::string& resource) const {
     auto devices = of_resource(inventory_.devices(), resource);
     if (!config_.mps()) return devices;
+    const auto daemons_of = mps_ ? mps_->states() : MpsStates{};
     for (auto& d : devices) {
       if (d.healthy && !mps_refused_.empty()) {
         d.healthy = false;
@@ -368,15 +410,16 @@ class Plugin {
       // The daemons of its GPU's share count, one per container size: each one's limits, and
       // Unhealthy until every one serves.
       std::int64_t daemons = 0;
-      for (auto it = mps_.lower_bound({resource, d.replicas, 1});
-           it != mps_.end() && it->first.resource == resource && it->first.replicas == d.replicas;
+      for (auto it = daemons_of.lower_bound({resource, d.replicas, 1});
+           it != daemons_of.end() && it->first.resource == resource &&
+           it->first.replicas == d.replicas;
            ++it) {
         ++daemons;
-        if (const auto mib = it->second->share_mib(d.uuid))
-          d.mps_share_mib[it->first.shares] = *mib;
-        if (d.healthy && !it->second->problem().empty()) {
+        if (const auto mib = it->second.share_mib.find(d.uuid); mib != it->second.share_mib.end())
+          d.mps_share_mib[it->first.shares] = mib->second;
+        if (d.healthy && !it->second.problem.empty()) {
           d.healthy = false;
-          d.unhealthy_because = it->second->problem();
+          d.unhealthy_because = it->second.problem;
         }
       }
       if (d.healthy && daemons < d.replicas) {
@@ -407,8 +450,8 @@ class Plugin {
   }
 
   // sharing = mps: for the GPUs of each resource and share count n, one control daemon per
-  // container size k from 1 to n (a daemon's limits hold for all its clients); true when one's
-  // health changed.
+  // container size k from 1 to n (a daemon's limits hold for all its clients), kept by the
+  // keeper's thread, which says when one's health changes; true when mps-root's verdict changed.
   bool keep_mps() {
     if (!config_.mps()) return false;
     const bool judged = judge_mps_root();
@@ -423,14 +466,20 @@ class Plugin {
         for (std::int64_t k = 1; k <= replicas; ++k) groups[{resource, replicas, k}].push_back(gpu);
       }
     }
-    for (const auto& [group, mps] : mps_) groups.try_emplace(group);  // gone: stopped
-    bool changed = false;
-    for (const auto& [group, gpus] : groups) {
-      auto& mps = mps_[group];
-      if (!mps) mps = std::make_unique<MpsSupervisor>(config_, group, logger_);
-      changed = mps->tick(gpus, nvml_.get()) || changed;
+    if (!mps_) mps_ = std::make_unique<MpsKeeper>(config_, logger_, mps_changed_.get());
+    mps_->want(std::move(groups), gpu_memory());
+    return judged;
+  }
+
+  // Each GPU's memory as NVML says (asked once per GPU), for the MPS daemons' limits; nothing
+  // without NVML.
+  std::optional<GpuMemory> gpu_memory() {
+    if (!nvml_) return std::nullopt;
+    for (const auto& gpu : inventory_.gpus()) {
+      if (!memory_asked_.insert(gpu.uuid).second) continue;
+      if (const auto mib = nvml_->memory_mib(gpu.bus)) gpu_memory_[gpu.uuid] = *mib;
     }
-    return changed || judged;
+    return gpu_memory_;
   }
 
   void refresh() {
@@ -449,11 +498,7 @@ class Plugin {
     publish(change);
     // NVML opened on this tick: the topology and the MIG devices are read again with it.
     if (!had_nvml && nvml_) publish(inventory_.use_nvml(*nvml_));
-    if (keep_mps()) {
-      InventoryChange health;
-      health.devices_changed = true;
-      publish(health);
-    }
+    if (keep_mps()) publish_health();
     keep_labels();
   }
 
@@ -482,8 +527,10 @@ class Plugin {
     pollfd fds[] = {{signals, POLLIN, 0},
                     {inotify_.get(), POLLIN, 0},
                     {ticks, POLLIN, 0},
-                    {xids_ ? xids_->fd() : -1, POLLIN, 0}};
-    const int n = ::poll(fds, 4, poll_timeout());
+                    {xids_ ? xids_->fd() : -1, POLLIN, 0},
+                    {registered_.get(), POLLIN, 0},
+                    {mps_changed_.get(), POLLIN, 0}};
+    const int n = ::poll(fds, 6, poll_timeout());
     if (n < 0 && errno != EINTR) {
       logger_.error("poll: " + errno_text(errno));
       stopping_ = true;
@@ -496,6 +543,14 @@ class Plugin {
       refresh();
     }
     if ((fds[3].revents & POLLIN) != 0) on_xids();
+    if ((fds[4].revents & POLLIN) != 0) {
+      drain(registered_.get());
+      for (auto& [resource, plugin] : plugins_) plugin->registration_ended();
+    }
+    if ((fds[5].revents & POLLIN) != 0) {
+      drain(mps_changed_.get());
+      publish_health();
+    }
     for (auto& [resource, plugin] : plugins_) {
       if (plugin->next_due() && Clock::now() >= *plugin->next_due()) plugin->on_due();
     }
@@ -589,14 +644,18 @@ class Plugin {
   LabelsKeeper labels_;
   std::string dir_;
   Fd inotify_;
+  Fd registered_;    // written by each registration that ends
   Status watching_;  // whether dir_ is watched (a kubelet restart noticed), or why not
   std::unique_ptr<Nvml> nvml_;
   std::string nvml_error_;
   Clock::time_point nvml_retry_at_;
   std::unique_ptr<XidWatch> xids_;
   std::map<std::string, std::unique_ptr<ResourcePlugin>> plugins_;
-  // By resource, share count and container size.
-  std::map<MpsGroup, std::unique_ptr<MpsSupervisor>> mps_;
+  Fd mps_changed_;  // written by the MPS keeper when a daemon's health or limits change
+  GpuMemory gpu_memory_;
+  std::set<std::string> memory_asked_;  // the GPUs NVML was asked about
+  // sharing = mps: the daemons, by resource, share count and container size.
+  std::unique_ptr<MpsKeeper> mps_;
   bool mps_root_ok_ = false;
   std::string mps_refused_;  // why mps-root is refused, "" when it is not
   bool stopping_ = false;

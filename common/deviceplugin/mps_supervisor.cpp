@@ -40,12 +40,8 @@ MpsSupervisor::~MpsSupervisor() {
   stop();
 }
 
-std::optional<std::uint64_t> MpsSupervisor::share_mib(const std::string& uuid) const {
-  const auto it = share_mib_.find(uuid);
-  return it == share_mib_.end() ? std::nullopt : std::optional<std::uint64_t>(it->second);
-}
-
-Result<MpsPlan> MpsSupervisor::plan_for(const std::vector<Gpu>& gpus, Nvml* nvml) const {
+Result<MpsPlan> MpsSupervisor::plan_for(const std::vector<Gpu>& gpus,
+                                        const GpuMemory* memory) const {
   DriverHost host(config_.driver, lstat_node);
   const auto program = mps_control_program(host);
   if (!program)
@@ -58,9 +54,9 @@ Result<MpsPlan> MpsSupervisor::plan_for(const std::vector<Gpu>& gpus, Nvml* nvml
   plan.thread_percentage = share_percentage(group_.replicas, group_.shares);
   for (const auto& gpu : gpus) {
     MpsGpu share{gpu.uuid, std::nullopt};
-    if (nvml != nullptr) {
-      if (const auto memory = nvml->memory_mib(gpu.bus))
-        share.pinned_mib = gcr::share_mib(*memory, group_.replicas, group_.shares);
+    if (memory != nullptr) {
+      if (const auto mib = memory->find(gpu.uuid); mib != memory->end())
+        share.pinned_mib = gcr::share_mib(mib->second, group_.replicas, group_.shares);
     }
     plan.gpus.push_back(share);
   }
@@ -79,9 +75,9 @@ std::string MpsSupervisor::keep_shares(const std::vector<MpsGpu>& gpus) {
 }
 
 // NVML came after the daemon: the same daemon, its clients running, gets memory limits.
-void MpsSupervisor::limit_memory(const std::vector<Gpu>& gpus, Nvml* nvml) {
+void MpsSupervisor::limit_memory(const std::vector<Gpu>& gpus, const GpuMemory* memory) {
   with_nvml_ = true;
-  auto plan = plan_for(gpus, nvml);
+  auto plan = plan_for(gpus, memory);
   if (!plan) return failed(plan.error().message);
   if (auto s = daemon_->update_limits(plan->gpus); !s) return failed(s.error().message);
   logger_.info("MPS control daemon of " + serves() + ": each client now " +
@@ -101,18 +97,18 @@ void MpsSupervisor::failed(const std::string& why) {
   backoff_ = std::min(backoff_ * 2, kLastBackoff);
 }
 
-void MpsSupervisor::start(const std::vector<Gpu>& gpus, Nvml* nvml) {
-  auto plan = plan_for(gpus, nvml);
+void MpsSupervisor::start(const std::vector<Gpu>& gpus, const GpuMemory* memory) {
+  auto plan = plan_for(gpus, memory);
   if (!plan) return failed(plan.error().message);
   daemon_ = std::make_unique<MpsDaemon>(*plan);
   if (auto s = daemon_->start(); !s) return failed(s.error().message);
   serving_ = uuids_of(gpus);
-  with_nvml_ = nvml != nullptr;
-  const std::string memory = keep_shares(plan->gpus);
+  with_nvml_ = memory != nullptr;
+  const std::string limits = keep_shares(plan->gpus);
   logger_.info("MPS control daemon serving " + std::to_string(gpus.size()) + " GPUs of " +
                group_.resource + ": each client of " + std::to_string(group_.shares) + " of " +
                std::to_string(group_.replicas) + " shares gets " +
-               std::to_string(plan->thread_percentage) + "% of the threads and " + memory + " (" +
+               std::to_string(plan->thread_percentage) + "% of the threads and " + limits + " (" +
                plan->pipe_dir() + ")");
   problem_.clear();
   backoff_ = std::chrono::seconds(1);
@@ -120,30 +116,27 @@ void MpsSupervisor::start(const std::vector<Gpu>& gpus, Nvml* nvml) {
   next_ask_ = Clock::now() + ask_every_ + std::chrono::seconds(group_.shares - 1);
 }
 
-bool MpsSupervisor::tick(const std::vector<Gpu>& gpus, Nvml* nvml) {
-  const std::string before = problem_;
-  const auto shares_before = share_mib_;
+void MpsSupervisor::tick(const std::vector<Gpu>& gpus, const GpuMemory* memory) {
   const auto now = Clock::now();
   if (daemon_ && !gpus.empty() && serving_ != uuids_of(gpus)) {
     logger_.info("the GPUs of " + serves() + " changed: restarting the MPS control daemon");
     daemon_->stop();
     daemon_.reset();
     next_start_ = now;
-  } else if (daemon_ && nvml != nullptr && !with_nvml_) {
-    limit_memory(gpus, nvml);
+  } else if (daemon_ && memory != nullptr && !with_nvml_) {
+    limit_memory(gpus, memory);
   }
   if (gpus.empty()) {
     stop();
     problem_.clear();
   } else if (!daemon_) {
-    if (now >= next_start_) start(gpus, nvml);
+    if (now >= next_start_) start(gpus, memory);
   } else if (auto s = daemon_->check(now >= next_ask_); !s) {
     failed(s.error().message);
   } else {
     if (now >= next_ask_) next_ask_ = now + ask_every_;
     guard_limits();
   }
-  return problem_ != before || share_mib_ != shares_before;
 }
 
 // A client that sent the daemon a command changing its limits: set back on this tick.

@@ -12,7 +12,6 @@
 
 #include "config/config.h"
 #include "driver/device_nodes.h"
-#include "driver/nvml.h"
 #include "log/log.h"
 #include "mps/mps_daemon.h"
 
@@ -32,6 +31,9 @@ struct MpsDirs {
                                std::int64_t replicas, std::int64_t shares);
 
 // What one daemon serves: containers of `shares` of the GPUs of `replicas` shares of a resource.
+// Each GPU's memory in MiB by UUID, as NVML says; no map at all where NVML is not loaded.
+using GpuMemory = std::map<std::string, std::uint64_t>;
+
 struct MpsGroup {
   std::string resource;
   std::int64_t replicas = 1;
@@ -52,20 +54,23 @@ class MpsSupervisor {
   MpsSupervisor(const MpsSupervisor&) = delete;
   MpsSupervisor& operator=(const MpsSupervisor&) = delete;
 
-  // Keeps the daemon serving `gpus`; true when problem() or a share_mib() changed.
-  bool tick(const std::vector<Gpu>& gpus, Nvml* nvml);
+  // Keeps the daemon serving `gpus`. Blocks while the daemon is asked (5 s at most), stopped
+  // (10 s) or started (5 s).
+  void tick(const std::vector<Gpu>& gpus, const GpuMemory* memory);
   // Why the daemon does not serve ("" while it does): its GPUs are Unhealthy meanwhile.
   [[nodiscard]] const std::string& problem() const { return problem_; }
-  // Its clients' pinned memory on a GPU, when known.
-  [[nodiscard]] std::optional<std::uint64_t> share_mib(const std::string& uuid) const;
+  // Its clients' pinned memory on each GPU (by UUID) where it is limited.
+  [[nodiscard]] const std::map<std::string, std::uint64_t>& shares_mib() const {
+    return share_mib_;
+  }
   void stop();
 
  private:
   using Clock = std::chrono::steady_clock;
-  Result<MpsPlan> plan_for(const std::vector<Gpu>& gpus, Nvml* nvml) const;
-  void start(const std::vector<Gpu>& gpus, Nvml* nvml);
+  Result<MpsPlan> plan_for(const std::vector<Gpu>& gpus, const GpuMemory* memory) const;
+  void start(const std::vector<Gpu>& gpus, const GpuMemory* memory);
   void failed(const std::string& why);
-  void limit_memory(const std::vector<Gpu>& gpus, Nvml* nvml);
+  void limit_memory(const std::vector<Gpu>& gpus, const GpuMemory* memory);
   void guard_limits();
   // Remembers each GPU's share of memory; says what a client gets, for the log.
   std::string keep_shares(const std::vector<MpsGpu>& gpus);

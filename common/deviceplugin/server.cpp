@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
@@ -48,24 +49,44 @@ void PluginServer::stop() {
   ::unlink(socket_path_.c_str());
 }
 
-Status register_with_kubelet(const std::string& kubelet_socket, const std::string& endpoint,
-                             const std::string& resource_name) {
-  auto channel =
-      grpc::CreateChannel("unix://" + kubelet_socket, grpc::InsecureChannelCredentials());
-  auto stub = v1beta1::Registration::NewStub(channel);
+Registration::Registration(const std::string& kubelet_socket, const std::string& endpoint,
+                           const std::string& resource_name, int done_fd) {
   v1beta1::RegisterRequest request;
   request.set_version("v1beta1");
   request.set_endpoint(endpoint);
   request.set_resource_name(resource_name);
   *request.mutable_options() = plugin_options();
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + kRegisterDeadline);
+  context_.set_deadline(std::chrono::system_clock::now() + kRegisterDeadline);
+  thread_ = std::thread(&Registration::call, this, kubelet_socket, std::move(request), done_fd);
+}
+
+Registration::~Registration() {
+  context_.TryCancel();
+  thread_.join();
+}
+
+void Registration::call(const std::string& kubelet_socket, const v1beta1::RegisterRequest& request,
+                        int done_fd) {
+  auto channel =
+      grpc::CreateChannel("unix://" + kubelet_socket, grpc::InsecureChannelCredentials());
+  auto stub = v1beta1::Registration::NewStub(channel);
   v1beta1::Empty reply;
-  const grpc::Status status = stub->Register(&context, request, &reply);
-  if (!status.ok())
-    return Error{"registration refused or failed: " + status.error_message() + " (" +
-                 kubelet_socket + ")"};
-  return {};
+  const grpc::Status status = stub->Register(&context_, request, &reply);
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (status.ok())
+      result_ = Status{};
+    else
+      result_ = Error{"registration refused or failed: " + status.error_message() + " (" +
+                      kubelet_socket + ")"};
+  }
+  const std::uint64_t one = 1;
+  (void)!::write(done_fd, &one, sizeof one);
+}
+
+std::optional<Status> Registration::result() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return result_;
 }
 
 }  // namespace gcr

@@ -3,8 +3,12 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
 
+#include <grpcpp/client_context.h>
 #include <grpcpp/server.h>
 
 #include "base/result.h"
@@ -34,9 +38,29 @@ class PluginServer {
 };
 
 // Register(version v1beta1, our socket's file name, the resource, our options) on the
-// kubelet's socket; the kubelet dials us back before it answers.
-[[nodiscard]] Status register_with_kubelet(const std::string& kubelet_socket,
-                                           const std::string& endpoint,
-                                           const std::string& resource_name);
+// kubelet's socket, on a thread of its own: the kubelet dials us back before it answers, and a
+// kubelet that never answers holds the call up to its 15 s deadline, which the daemon's loop
+// (health, MPS, labels) does not wait for. `done_fd` (an eventfd) is written when it ends.
+class Registration {
+ public:
+  Registration(const std::string& kubelet_socket, const std::string& endpoint,
+               const std::string& resource_name, int done_fd);
+  // Cancels the call if it is still out, and waits for its thread.
+  ~Registration();
+  Registration(const Registration&) = delete;
+  Registration& operator=(const Registration&) = delete;
+
+  // How the call ended; nothing while it is still out.
+  [[nodiscard]] std::optional<Status> result() const;
+
+ private:
+  void call(const std::string& kubelet_socket, const v1beta1::RegisterRequest& request,
+            int done_fd);
+
+  grpc::ClientContext context_;
+  mutable std::mutex mutex_;
+  std::optional<Status> result_;
+  std::thread thread_;
+};
 
 }  // namespace gcr

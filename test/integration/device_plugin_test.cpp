@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <memory>
 #include <set>
+#include <thread>
 
 #include "cdi_fixture.h"
 #include "containerd.h"
@@ -239,6 +240,52 @@ TEST_CASE("a kubelet directory that cannot be watched for a while is watched aga
   REQUIRE_MESSAGE(f.kubelet->wait_for_registrations(2, kWait), f.log());
   f.kubelet->restart();
   CHECK_MESSAGE(f.kubelet->wait_for_registrations(3, kWait), f.log());
+}
+
+// A kubelet whose socket takes connections and never answers holds Register to its 15 s deadline
+// (a kubelet that cannot dial the plugin back, or is stuck). The call runs on its own thread:
+// health keeps reaching the kubelet that holds the stream, a kubelet restart is registered with
+// at once, and SIGTERM does not wait for the call.
+TEST_CASE("a kubelet that never answers Register holds up neither health, a restart nor SIGTERM") {
+  require_root();
+  PluginFixture f;
+  f.start();
+  REQUIRE(f.kubelet->wait_for_registrations(1, kWait));
+  const std::string kubelet = f.kubelet_dir + "/kubelet.sock";
+  const auto restarts_logged = [&] {
+    const std::string log = f.log();
+    std::size_t count = 0;
+    for (auto at = log.find("the kubelet restarted"); at != std::string::npos;
+         at = log.find("the kubelet restarted", at + 1))
+      ++count;
+    return count;
+  };
+  // A hung kubelet's socket put at kubelet.sock, once the plugin is registering with it.
+  const auto hang_kubelet = [&](const std::string& name) {
+    const std::size_t restarts = restarts_logged() + 1;
+    auto hung = std::make_unique<gcr::test::ListeningSocket>(f.dir / name);
+    REQUIRE(::rename((f.dir / name).c_str(), kubelet.c_str()) == 0);
+    for (int i = 0; i < 50 && restarts_logged() < restarts; ++i) std::this_thread::sleep_for(100ms);
+    REQUIRE_MESSAGE(restarts_logged() == restarts, f.log());
+    return hung;
+  };
+
+  auto hung = hang_kubelet("hung.sock");
+  const auto& gpu = f.host.gpus()[1];
+  const std::string node = f.host.dev_root() + "/dev/nvidia" + std::to_string(gpu.minor);
+  REQUIRE(::rename(node.c_str(), (node + ".away").c_str()) == 0);
+  CHECK_MESSAGE(f.kubelet->wait_for_devices(
+                    [&](const Devices& d) { return health_of(d, gpu.uuid) == "Unhealthy"; }, 4s),
+                f.log());
+
+  f.kubelet->restart();
+  CHECK_MESSAGE(f.kubelet->wait_for_registrations(2, 4s), f.log());
+  CHECK(f.log().find("registration refused or failed") == std::string::npos);
+
+  hung = hang_kubelet("hung-again.sock");
+  const auto asked = std::chrono::steady_clock::now();
+  CHECK(f.plugin->stop() == 0);
+  CHECK(std::chrono::steady_clock::now() - asked < 5s);
 }
 
 TEST_CASE("the kubelet's own socket moved away and back is no restart: registered once") {

@@ -7,13 +7,10 @@
 // through the shim and runc, running our CUDA probe against the stand-in libcuda. Needs root.
 #include <doctest/doctest.h>
 
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <sys/un.h>
 #include <unistd.h>
 
-#include <cstring>
 #include <filesystem>
 
 #include "config/config.h"
@@ -125,23 +122,6 @@ std::vector<std::string> not_ok(const std::string& out) {
   }
   return bad;
 }
-
-// A unix socket something listens on, closed when the object dies.
-struct Listening {
-  int fd = -1;
-  explicit Listening(const std::string& path) {
-    gcr::test::make_dirs(path.substr(0, path.rfind('/')));
-    fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
-    REQUIRE(::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0);
-    REQUIRE(::listen(fd, 4) == 0);
-  }
-  ~Listening() { ::close(fd); }
-  Listening(const Listening&) = delete;
-  Listening& operator=(const Listening&) = delete;
-};
 
 }  // namespace
 
@@ -491,8 +471,8 @@ TEST_CASE("doctor: the kubelet directory: sockets that answer, and ones that do 
   CHECK(line_starting(r.out,
                       "FAIL  kubernetes: no device plugin answers: the node advertises no "
                       "nvidia.com/gpu") != "");
-  const Listening kubelet(dir + "/kubelet.sock");
-  const Listening plugin(dir + "/" + gcr::plugin_socket_name("nvidia.com/gpu"));
+  const gcr::test::ListeningSocket kubelet(dir + "/kubelet.sock");
+  const gcr::test::ListeningSocket plugin(dir + "/" + gcr::plugin_socket_name("nvidia.com/gpu"));
   r = node.doctor();
   CHECK(r.exit_code == 0);
   CHECK(line_starting(r.out, "ok    kubernetes: the kubelet answers") != "");

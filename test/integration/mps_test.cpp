@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -336,6 +337,46 @@ TEST_SUITE("mps") {
             std::to_string(25 * k) + ".0");
     }
     CHECK(node.f.logged("the MPS control daemon was killed by signal 9"));
+  }
+
+  // A daemon that stops answering holds each question to its 5 s timeout, and its stop 10 s
+  // more. That wait is the MPS keeper's thread's: the plugin's loop reports a GPU's loss
+  // meanwhile, then the daemon is replaced.
+  TEST_CASE("a daemon that hangs holds up no other health report, and is replaced") {
+    require_root();
+    MpsNode node;
+    node.start_serving();
+    const int hung = node.daemon_pid(1);
+    REQUIRE(hung > 0);
+    REQUIRE(::kill(hung, SIGSTOP) == 0);
+    // The one-share daemon is asked every 5 s: a question is out by now.
+    std::this_thread::sleep_for(5500ms);
+    const auto& gpu = node.f.host.gpus()[1];
+    const auto lost = node.shares_of(1);
+    REQUIRE(lost.size() == 4);
+    const std::string dev = node.f.host.dev_root() + "/dev/nvidia" + std::to_string(gpu.minor);
+    REQUIRE(::rename(dev.c_str(), (dev + ".away").c_str()) == 0);
+    CHECK_MESSAGE(node.f.kubelet->wait_for_devices(
+                      [&](const Devices& d) {
+                        return std::all_of(lost.begin(), lost.end(), [&](const auto& id) {
+                          return health_of(d, id) == "Unhealthy";
+                        });
+                      },
+                      3s),
+                  node.f.log());
+    CHECK(node.f.logged("GPU " + gpu.uuid + " is Unhealthy: its device node is gone"));
+    // Taken for dead once it does not answer (every share Unhealthy), killed and started again.
+    const std::string kept = node.shares_of(0).at(0);
+    REQUIRE_MESSAGE(node.f.kubelet->wait_for_devices(
+                        [&](const Devices& d) { return health_of(d, kept) == "Unhealthy"; }, kWait),
+                    node.f.log());
+    REQUIRE_MESSAGE(node.f.kubelet->wait_for_devices(
+                        [&](const Devices& d) { return health_of(d, kept) == "Healthy"; }, 30s),
+                    node.f.log());
+    CHECK(node.daemon_pid(1) > 0);
+    CHECK(node.daemon_pid(1) != hung);
+    CHECK(node.f.logged("cannot ask the MPS control daemon `get_server_list`"));
+    ::kill(hung, SIGCONT);
   }
 
   TEST_CASE(

@@ -2,7 +2,9 @@
 
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -81,6 +83,25 @@ void make_dirs(const std::string& path) {
 void make_symlink(const std::string& target, const std::string& link) {
   make_dirs(fs::path(link).parent_path().string());
   if (::symlink(target.c_str(), link.c_str()) != 0) throw std::runtime_error("symlink " + link);
+}
+
+ListeningSocket::ListeningSocket(const std::string& path) {
+  make_dirs(fs::path(path).parent_path().string());
+  fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (fd_ < 0 || path.size() >= sizeof addr.sun_path)
+    throw std::runtime_error("cannot make a socket at " + path);
+  path.copy(addr.sun_path, path.size());
+  if (::bind(fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::listen(fd_, 4) != 0) {
+    ::close(fd_);
+    throw std::runtime_error("cannot listen on " + path);
+  }
+}
+
+ListeningSocket::~ListeningSocket() {
+  ::close(fd_);
 }
 
 ProcessResult run(const std::vector<std::string>& argv, const RunOptions& options) {

@@ -76,6 +76,19 @@ class Daemon {
   int pid_ = -1;
 };
 
+// A unix socket bound at `path` and listened on, whose connections nobody accepts or answers
+// (a daemon that hangs); closed when the object dies.
+class ListeningSocket {
+ public:
+  explicit ListeningSocket(const std::string& path);
+  ~ListeningSocket();
+  ListeningSocket(const ListeningSocket&) = delete;
+  ListeningSocket& operator=(const ListeningSocket&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 // Waits until `path` exists (a socket the daemon creates); false after `seconds`.
 [[nodiscard]] bool wait_for_path(const std::string& path, int seconds);
 

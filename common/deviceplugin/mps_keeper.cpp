@@ -1,0 +1,96 @@
+#include "deviceplugin/mps_keeper.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <utility>
+
+namespace gcr {
+namespace {
+
+// As often as the daemon's loop ticks: a daemon that died is seen within it.
+constexpr auto kTick = std::chrono::milliseconds(500);
+
+// Whether two sets of groups name the same GPUs (what a daemon serves is their UUIDs).
+bool same_gpus(const std::map<MpsGroup, std::vector<Gpu>>& a,
+               const std::map<MpsGroup, std::vector<Gpu>>& b) {
+  const auto same_uuids = [](const auto& x, const auto& y) {
+    return x.first == y.first &&
+           std::equal(x.second.begin(), x.second.end(), y.second.begin(), y.second.end(),
+                      [](const Gpu& g, const Gpu& h) { return g.uuid == h.uuid; });
+  };
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), same_uuids);
+}
+
+}  // namespace
+
+MpsKeeper::MpsKeeper(const Config& config, Logger& logger, int changed_fd)
+    : config_(config), logger_(logger), changed_fd_(changed_fd), thread_(&MpsKeeper::run, this) {}
+
+MpsKeeper::~MpsKeeper() {
+  stop();
+}
+
+void MpsKeeper::want(std::map<MpsGroup, std::vector<Gpu>> groups, std::optional<GpuMemory> memory) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (same_gpus(groups, wanted_) && memory == memory_) return;
+  wanted_ = std::move(groups);
+  memory_ = std::move(memory);
+  woken_ = true;
+  wake_.notify_one();
+}
+
+MpsStates MpsKeeper::states() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return states_;
+}
+
+void MpsKeeper::stop() {
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+    wake_.notify_one();
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+MpsStates MpsKeeper::tick(const std::map<MpsGroup, std::vector<Gpu>>& groups,
+                          const std::optional<GpuMemory>& memory) {
+  static const std::vector<Gpu> kNone;
+  for (const auto& [group, gpus] : groups) {
+    auto& supervisor = supervisors_[group];
+    if (!supervisor) supervisor = std::make_unique<MpsSupervisor>(config_, group, logger_);
+  }
+  MpsStates states;
+  for (auto& [group, supervisor] : supervisors_) {
+    const auto given = groups.find(group);
+    // A group no longer given: its daemon stopped.
+    supervisor->tick(given == groups.end() ? kNone : given->second, memory ? &*memory : nullptr);
+    states[group] = MpsGroupState{supervisor->problem(), supervisor->shares_mib()};
+  }
+  return states;
+}
+
+void MpsKeeper::run() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!stopping_) {
+    const auto groups = wanted_;
+    const auto memory = memory_;
+    lock.unlock();
+    auto states = tick(groups, memory);
+    lock.lock();
+    if (states != states_) {
+      states_ = std::move(states);
+      const std::uint64_t one = 1;
+      (void)!::write(changed_fd_, &one, sizeof one);
+    }
+    wake_.wait_for(lock, kTick, [this] { return stopping_ || woken_; });
+    woken_ = false;
+  }
+  lock.unlock();
+  for (auto& [group, supervisor] : supervisors_) supervisor->stop();
+}
+
+}  // namespace gcr

@@ -1,0 +1,67 @@
+// sharing = "mps": every MpsSupervisor, ticked on a thread of their own. Asking a daemon that
+// hangs takes up to 5 s, and stopping one 10 s more, while the daemon's loop must report a
+// GPU's loss, a kubelet restart or an Xid within a second.
+#pragma once
+
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "deviceplugin/mps_supervisor.h"
+
+namespace gcr {
+
+// What a group's daemon says: why it does not serve ("" while it does), and its clients' memory
+// on each GPU (by UUID) where it is limited.
+struct MpsGroupState {
+  std::string problem;
+  std::map<std::string, std::uint64_t> share_mib;
+  bool operator==(const MpsGroupState&) const = default;
+};
+using MpsStates = std::map<MpsGroup, MpsGroupState>;
+
+class MpsKeeper {
+ public:
+  // `changed_fd` (an eventfd) is written whenever states() changes.
+  MpsKeeper(const Config& config, Logger& logger, int changed_fd);
+  // stop()
+  ~MpsKeeper();
+  MpsKeeper(const MpsKeeper&) = delete;
+  MpsKeeper& operator=(const MpsKeeper&) = delete;
+
+  // The groups to serve now, with their GPUs, and the GPUs' memory (nothing without NVML).
+  // A group no longer given has its daemon stopped.
+  void want(std::map<MpsGroup, std::vector<Gpu>> groups, std::optional<GpuMemory> memory);
+  // Each group's state as of its last tick: a group not ticked yet is missing.
+  [[nodiscard]] MpsStates states() const;
+  // Stops every daemon and the thread.
+  void stop();
+
+ private:
+  void run();
+  // One tick of every supervisor; their states.
+  MpsStates tick(const std::map<MpsGroup, std::vector<Gpu>>& groups,
+                 const std::optional<GpuMemory>& memory);
+
+  const Config& config_;
+  Logger& logger_;
+  int changed_fd_;
+  // The worker's own: touched by no other thread.
+  std::map<MpsGroup, std::unique_ptr<MpsSupervisor>> supervisors_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::map<MpsGroup, std::vector<Gpu>> wanted_;
+  std::optional<GpuMemory> memory_;
+  bool woken_ = false;
+  bool stopping_ = false;
+  MpsStates states_;
+  std::thread thread_;
+};
+
+}  // namespace gcr
