@@ -157,8 +157,10 @@ class ResourcePlugin {
       try_register();
   }
 
-  // Serves the socket (again) and registers.
+  // Serves the socket (again) and registers. A registration still out is cancelled first: the
+  // kubelet would dial back the server stopped here.
   void restart() {
+    registration_.reset();
     last_serve_ = Clock::now();
     if (auto s = server_.start(dir_ + "/" + socket_); !s) {
       logger_.error(s.error().message + "; retrying in " + std::to_string(backoff_.count()) + "s");
@@ -199,6 +201,7 @@ class ResourcePlugin {
   void socket_removed() {
     const auto now = Clock::now();
     if (last_serve_ && now - *last_serve_ < serve_backoff_) {
+      registration_.reset();  // registered again once served again
       pending_serve_ = true;
       next_due_ = *last_serve_ + serve_backoff_;
       serve_backoff_ = std::min(serve_backoff_ * 2, std::chrono::seconds(kLastRetry));
@@ -240,6 +243,7 @@ class ResourcePlugin {
       backoff_ = kFirstRetry;
       return;
     }
+    if (pending_serve_) return;  // serving again is due: it registers then
     logger_.warning(result->error().message + "; retrying in " + std::to_string(backoff_.count()) +
                     "s");
     next_due_ = Clock::now() + backoff_;
@@ -414,13 +418,17 @@ class Plugin {
            it != daemons_of.end() && it->first.resource == resource &&
            it->first.replicas == d.replicas;
            ++it) {
-        ++daemons;
-        if (const auto mib = it->second.share_mib.find(d.uuid); mib != it->second.share_mib.end())
-          d.mps_share_mib[it->first.shares] = mib->second;
-        if (d.healthy && !it->second.problem.empty()) {
+        const auto& daemon = it->second;
+        if (d.healthy && !daemon.problem.empty()) {
           d.healthy = false;
-          d.unhealthy_because = it->second.problem;
+          d.unhealthy_because = daemon.problem;
         }
+        // A daemon started before the GPU came (restarted for it a tick later) is no daemon of
+        // its yet.
+        if (daemon.serving.count(d.uuid) == 0) continue;
+        ++daemons;
+        if (const auto mib = daemon.share_mib.find(d.uuid); mib != daemon.share_mib.end())
+          d.mps_share_mib[it->first.shares] = mib->second;
       }
       if (d.healthy && daemons < d.replicas) {
         d.healthy = false;
@@ -471,12 +479,12 @@ class Plugin {
     return judged;
   }
 
-  // Each GPU's memory as NVML says (asked once per GPU), for the MPS daemons' limits; nothing
-  // without NVML.
+  // Each GPU's memory as NVML says (asked until it answers), for the MPS daemons' limits;
+  // nothing without NVML.
   std::optional<GpuMemory> gpu_memory() {
     if (!nvml_) return std::nullopt;
     for (const auto& gpu : inventory_.gpus()) {
-      if (!memory_asked_.insert(gpu.uuid).second) continue;
+      if (gpu_memory_.count(gpu.uuid) != 0) continue;
       if (const auto mib = nvml_->memory_mib(gpu.bus)) gpu_memory_[gpu.uuid] = *mib;
     }
     return gpu_memory_;
@@ -653,7 +661,6 @@ class Plugin {
   std::map<std::string, std::unique_ptr<ResourcePlugin>> plugins_;
   Fd mps_changed_;  // written by the MPS keeper when a daemon's health or limits change
   GpuMemory gpu_memory_;
-  std::set<std::string> memory_asked_;  // the GPUs NVML was asked about
   // sharing = mps: the daemons, by resource, share count and container size.
   std::unique_ptr<MpsKeeper> mps_;
   bool mps_root_ok_ = false;

@@ -56,21 +56,29 @@ void MpsKeeper::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-MpsStates MpsKeeper::tick(const std::map<MpsGroup, std::vector<Gpu>>& groups,
-                          const std::optional<GpuMemory>& memory) {
+void MpsKeeper::tick(const std::map<MpsGroup, std::vector<Gpu>>& groups,
+                     const std::optional<GpuMemory>& memory) {
   static const std::vector<Gpu> kNone;
   for (const auto& [group, gpus] : groups) {
     auto& supervisor = supervisors_[group];
     if (!supervisor) supervisor = std::make_unique<MpsSupervisor>(config_, group, logger_);
   }
-  MpsStates states;
   for (auto& [group, supervisor] : supervisors_) {
     const auto given = groups.find(group);
     // A group no longer given: its daemon stopped.
     supervisor->tick(given == groups.end() ? kNone : given->second, memory ? &*memory : nullptr);
-    states[group] = MpsGroupState{supervisor->problem(), supervisor->shares_mib()};
+    publish(group,
+            MpsGroupState{supervisor->problem(), supervisor->serving(), supervisor->shares_mib()});
   }
-  return states;
+}
+
+void MpsKeeper::publish(const MpsGroup& group, MpsGroupState state) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  const auto [at, added] = states_.try_emplace(group, state);
+  if (!added && at->second == state) return;
+  at->second = std::move(state);
+  const std::uint64_t one = 1;
+  (void)!::write(changed_fd_, &one, sizeof one);
 }
 
 void MpsKeeper::run() {
@@ -79,13 +87,8 @@ void MpsKeeper::run() {
     const auto groups = wanted_;
     const auto memory = memory_;
     lock.unlock();
-    auto states = tick(groups, memory);
+    tick(groups, memory);
     lock.lock();
-    if (states != states_) {
-      states_ = std::move(states);
-      const std::uint64_t one = 1;
-      (void)!::write(changed_fd_, &one, sizeof one);
-    }
     wake_.wait_for(lock, kTick, [this] { return stopping_ || woken_; });
     woken_ = false;
   }

@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -16,10 +17,11 @@
 
 namespace gcr {
 
-// What a group's daemon says: why it does not serve ("" while it does), and its clients' memory
-// on each GPU (by UUID) where it is limited.
+// What a group's daemon says: why it does not serve ("" while it does), the GPUs it serves (by
+// UUID), and its clients' memory on each where it is limited.
 struct MpsGroupState {
   std::string problem;
+  std::set<std::string> serving;
   std::map<std::string, std::uint64_t> share_mib;
   bool operator==(const MpsGroupState&) const = default;
 };
@@ -44,9 +46,12 @@ class MpsKeeper {
 
  private:
   void run();
-  // One tick of every supervisor; their states.
-  MpsStates tick(const std::map<MpsGroup, std::vector<Gpu>>& groups,
-                 const std::optional<GpuMemory>& memory);
+  // One tick of every supervisor, each one's state published after its tick (a daemon that
+  // hangs holds up no other's news).
+  void tick(const std::map<MpsGroup, std::vector<Gpu>>& groups,
+            const std::optional<GpuMemory>& memory);
+  // `state` as the group's, and the change said on changed_fd.
+  void publish(const MpsGroup& group, MpsGroupState state);
 
   const Config& config_;
   Logger& logger_;

@@ -40,6 +40,13 @@ MpsSupervisor::~MpsSupervisor() {
   stop();
 }
 
+std::set<std::string> MpsSupervisor::serving() const {
+  std::set<std::string> uuids;
+  if (!daemon_ || serving_.empty()) return uuids;
+  for (const auto& uuid : split(serving_, ',')) uuids.insert(std::string(uuid));
+  return uuids;
+}
+
 Result<MpsPlan> MpsSupervisor::plan_for(const std::vector<Gpu>& gpus,
                                         const GpuMemory* memory) const {
   DriverHost host(config_.driver, lstat_node);

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,8 @@ class MpsSupervisor {
   void tick(const std::vector<Gpu>& gpus, const GpuMemory* memory);
   // Why the daemon does not serve ("" while it does): its GPUs are Unhealthy meanwhile.
   [[nodiscard]] const std::string& problem() const { return problem_; }
+  // The GPUs (UUIDs) the daemon serves now: none while it is down.
+  [[nodiscard]] std::set<std::string> serving() const;
   // Its clients' pinned memory on each GPU (by UUID) where it is limited.
   [[nodiscard]] const std::map<std::string, std::uint64_t>& shares_mib() const {
     return share_mib_;
@@ -82,7 +85,7 @@ class MpsSupervisor {
   Logger& logger_;
   Clock::duration ask_every_;
   std::unique_ptr<MpsDaemon> daemon_;
-  std::string serving_;     // the UUIDs the running daemon serves
+  std::string serving_;     // the UUIDs the running daemon serves, comma-separated
   bool with_nvml_ = false;  // its limits include memory (NVML told how much there is)
   std::map<std::string, std::uint64_t> share_mib_;
   std::string problem_ = kMpsNotStarted;
