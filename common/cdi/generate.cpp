@@ -125,6 +125,10 @@ Result<ContainerEdits> common_edits(DriverHost& host, const Config& config) {
   // A CDI spec's edits are all the engine applies: the libraries request travels as its hook.
   ContainerEdits common = with_libraries_hook(std::move(*gathered), config.hooks);
   paths_only(common);
+  // An engine that applies the spec itself and then runs the shim (Docker's --device or --gpus
+  // as CDI, containerd's CRI) leaves the image's NVIDIA_VISIBLE_DEVICES (`all` in CUDA images)
+  // for the shim to read: it would add every GPU. `void` asks for nothing, as NVIDIA's specs do.
+  common.env.push_back("NVIDIA_VISIBLE_DEVICES=void");
   if (auto s = add_cuda_compat_hook(common, host, config); !s) return s.error();
   return common;
 }

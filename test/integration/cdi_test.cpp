@@ -80,6 +80,8 @@ TEST_CASE("gpu-ctk cdi generate: a valid spec naming every GPU by index and UUID
              {{"path", "/dev/dri/renderD131"},
               {"hostPath", f.host().dev_root() + "/dev/dri/renderD131"}}}));
   CHECK_FALSE(first.contains("additionalGids"));
+  // An engine applying the spec and then running the shim: the image's request is void.
+  CHECK(doc["containerEdits"]["env"] == Json::array({"NVIDIA_VISIBLE_DEVICES=void"}));
 }
 
 TEST_CASE(

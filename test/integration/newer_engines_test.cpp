@@ -212,6 +212,11 @@ TEST_SUITE("newer engines") {
       // CDI: dockerd itself applies our spec's edits (plain runc), hooks and all.
       CHECK(run({"--device", "nvidia.com/gpu=1"}) ==
             "nvidia-modeset nvidia-uvm nvidia-uvm-tools nvidia0 nvidiactl ");
+      // The same through the shim, with a CUDA image's NVIDIA_VISIBLE_DEVICES=all: the spec
+      // makes it void, so the shim adds no other GPU.
+      CHECK(run({"--runtime", "nvidia", "-e", "NVIDIA_VISIBLE_DEVICES=all", "--device",
+                 "nvidia.com/gpu=1"}) ==
+            "nvidia-modeset nvidia-uvm nvidia-uvm-tools nvidia0 nvidiactl ");
       // --gpus: dockerd's nvidia driver adds the prestart hook, which our shim reads.
       CHECK(run({"--runtime", "nvidia", "--gpus", "device=1"}) ==
             "nvidia-uvm nvidia-uvm-tools nvidia0 nvidiactl ");
