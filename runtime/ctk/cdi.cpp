@@ -100,10 +100,11 @@ int generate(const std::vector<std::string>& args, Config config) {
   std::vector<std::string> strategies;
   bool no_all_device = false;
   po::options_description desc("options");
-  desc.add_options()("output,o", po::value(&output),
-                     "write the spec to FILE (atomically) instead of stdout")(
-      "format", po::value(&format),
-      "json or yaml (default: from the --output extension, else yaml)")(
+  desc.add_options()(
+      "output,o", po::value(&output),
+      "write the spec to FILE (atomically) instead of stdout; .yaml or .json is added to a name "
+      "without either")("format", po::value(&format),
+                        "json or yaml (default: from the --output extension, else yaml)")(
       "mode", po::value(&mode),
       "auto or nvml (the GPUs), or management (one device `all` with every NVIDIA device node, "
       "for monitoring and management containers)")(
@@ -123,6 +124,10 @@ int generate(const std::vector<std::string>& args, Config config) {
   if (auto done = parse(args, desc, {}, vm, "usage: gpu-ctk cdi generate [options]")) return *done;
   if (format.empty()) format = output.ends_with(".json") ? "json" : "yaml";
   if (format != "json" && format != "yaml") return fail("--format must be json or yaml");
+  // Engines read only .json and .yaml files (.yml neither): the format's is added to any other
+  // name, as NVIDIA's does.
+  if (!output.empty() && !output.ends_with(".json") && !output.ends_with(".yaml"))
+    output += "." + format;
   if (!ldconfig.empty())
     config.hooks.ldconfig = ldconfig.front() == '@' ? ldconfig : "@" + ldconfig;
   if (config.hooks.ldconfig.size() < 2 || config.hooks.ldconfig[1] != '/')

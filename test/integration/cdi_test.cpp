@@ -80,6 +80,15 @@ TEST_CASE("gpu-ctk cdi generate: a valid spec naming every GPU by index and UUID
              {{"path", "/dev/dri/renderD131"},
               {"hostPath", f.host().dev_root() + "/dev/dri/renderD131"}}}));
   CHECK_FALSE(first.contains("additionalGids"));
+  // A name engines would not read gets the format's extension, as NVIDIA's tool adds it.
+  const std::string out = f.path("named");
+  CHECK(f.ctk({"cdi", "generate", "--output", out + "/nvidia"}).exit_code == 0);
+  CHECK(gcr::test::read_file(out + "/nvidia.yaml").rfind("---\n", 0) == 0);
+  CHECK(f.ctk({"cdi", "generate", "--format", "json", "--output", out + "/nvidia.yml"}).exit_code ==
+        0);
+  CHECK(Json::parse(gcr::test::read_file(out + "/nvidia.yml.json"))["kind"] == "nvidia.com/gpu");
+  CHECK_FALSE(gcr::test::exists(out + "/nvidia"));
+  CHECK_FALSE(gcr::test::exists(out + "/nvidia.yml"));
   // An engine applying the spec and then running the shim: the image's request is void.
   CHECK(doc["containerEdits"]["env"] == Json::array({"NVIDIA_VISIBLE_DEVICES=void"}));
 }
