@@ -65,24 +65,32 @@ std::string number(unsigned long long n) {
   return std::to_string(n);
 }
 
+// `version`'s dot-separated parts as prefix + parts[i], and the whole as prefix + "full" when
+// `full` names it.
 void add_version(Labels& out, const std::string& prefix, const std::string& version,
-                 const char* const* parts, std::size_t part_count) {
+                 const std::vector<const char*>& parts, const char* full) {
   const auto fields = split(version, '.');
-  for (std::size_t i = 0; i < part_count && i < fields.size(); ++i) {
+  for (std::size_t i = 0; i < parts.size() && i < fields.size(); ++i) {
     const std::string value = label_value(fields[i]);
     if (!value.empty()) out[prefix + parts[i]] = value;
   }
-  const std::string full = label_value(version);
-  if (!full.empty()) out[prefix + "full"] = full;
+  const std::string whole = label_value(version);
+  if (full != nullptr && !whole.empty()) out[prefix + full] = whole;
 }
 
 void add_driver_labels(Labels& out, const NodeLabelFacts& facts) {
-  static const char* const kDriver[] = {"major", "minor", "revision"};
-  static const char* const kCuda[] = {"major", "minor"};
-  if (facts.driver_version)
-    add_version(out, "nvidia.com/cuda.driver-version.", *facts.driver_version, kDriver, 3);
-  if (facts.cuda_version)
-    add_version(out, "nvidia.com/cuda.runtime-version.", *facts.cuda_version, kCuda, 2);
+  // GFD writes the older names beside the newer ones, and selectors still use them.
+  if (facts.driver_version) {
+    add_version(out, "nvidia.com/cuda.driver-version.", *facts.driver_version,
+                {"major", "minor", "revision"}, "full");
+    add_version(out, "nvidia.com/cuda.driver.", *facts.driver_version, {"major", "minor", "rev"},
+                nullptr);
+  }
+  if (facts.cuda_version) {
+    add_version(out, "nvidia.com/cuda.runtime-version.", *facts.cuda_version, {"major", "minor"},
+                "full");
+    add_version(out, "nvidia.com/cuda.runtime.", *facts.cuda_version, {"major", "minor"}, nullptr);
+  }
   if (facts.machine) {
     const std::string machine = label_value(*facts.machine);
     if (!machine.empty()) out["nvidia.com/gpu.machine"] = machine;

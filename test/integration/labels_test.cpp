@@ -109,9 +109,14 @@ Labels expected_labels(unsigned gpus, const std::string& largest, const std::str
       {"nvidia.com/cuda.driver-version.major", "550"},
       {"nvidia.com/cuda.driver-version.minor", "54"},
       {"nvidia.com/cuda.driver-version.revision", "15"},
+      {"nvidia.com/cuda.driver.major", "550"},
+      {"nvidia.com/cuda.driver.minor", "54"},
+      {"nvidia.com/cuda.driver.rev", "15"},
       {"nvidia.com/cuda.runtime-version.full", "12.4"},
       {"nvidia.com/cuda.runtime-version.major", "12"},
       {"nvidia.com/cuda.runtime-version.minor", "4"},
+      {"nvidia.com/cuda.runtime.major", "12"},
+      {"nvidia.com/cuda.runtime.minor", "4"},
       {"nvidia.com/gpu.compute.major", "8"},
       {"nvidia.com/gpu.compute.minor", "0"},
       {"nvidia.com/gpu.count", std::to_string(gpus)},
@@ -199,6 +204,8 @@ TEST_CASE("a driver upgrade and a MIG change rewrite only the labels they change
             {"nvidia.com/cuda.driver-version.full", {"550.54.15", "550.90.07"}},
             {"nvidia.com/cuda.driver-version.minor", {"54", "90"}},
             {"nvidia.com/cuda.driver-version.revision", {"15", "07"}},
+            {"nvidia.com/cuda.driver.minor", {"54", "90"}},
+            {"nvidia.com/cuda.driver.rev", {"15", "07"}},
         });
   CHECK(f.logged("labels rewritten in " + f.labels_file() +
                  ": nvidia.com/cuda.driver-version.full=550.90.07 (was 550.54.15)"));
@@ -239,7 +246,7 @@ TEST_CASE("SIGTERM and a restart keep the file; a sharing change rewrites what i
   f.describe_nvml(gcr::test::stub_description(fixture, f.host));
   f.start();
   const auto before = wait_for_labels(f, [](const Labels& l) { return l.size() >= 23; });
-  REQUIRE_MESSAGE(before.size() == 23, f.log());
+  REQUIRE_MESSAGE(before.size() == 28, f.log());
   const auto first = stamp_of(f.labels_file());
 
   CHECK(f.plugin->stop() == 0);
@@ -248,7 +255,7 @@ TEST_CASE("SIGTERM and a restart keep the file; a sharing change rewrites what i
 
   // The same configuration: the file is current, not written again.
   f.start_plugin();
-  REQUIRE(f.logged("labels in " + f.labels_file() + " (23 labels, unchanged)"));
+  REQUIRE(f.logged("labels in " + f.labels_file() + " (28 labels, unchanged)"));
   CHECK(stamp_of(f.labels_file()) == first);
   CHECK(f.plugin->stop() == 0);
 
@@ -264,7 +271,7 @@ TEST_CASE("SIGTERM and a restart keep the file; a sharing change rewrites what i
             {"nvidia.com/gpu.replicas", {"8", "32"}},
             {"nvidia.com/gpu.sharing-strategy", {"none", "time-slicing"}},
         });
-  CHECK(f.logged("labels written to " + f.labels_file() + " (23 labels)"));
+  CHECK(f.logged("labels written to " + f.labels_file() + " (28 labels)"));
   CHECK_FALSE(stamp_of(f.labels_file()) == first);
 }
 
@@ -300,6 +307,9 @@ TEST_CASE("NVML not ready at start: the driver's labels, completed when NVML loa
                      {"nvidia.com/cuda.driver-version.major", "550"},
                      {"nvidia.com/cuda.driver-version.minor", "54"},
                      {"nvidia.com/cuda.driver-version.revision", "15"},
+                     {"nvidia.com/cuda.driver.major", "550"},
+                     {"nvidia.com/cuda.driver.minor", "54"},
+                     {"nvidia.com/cuda.driver.rev", "15"},
                      {"nvidia.com/gpu.count", "4"},
                      {"nvidia.com/gpu.healthy", "4"},
                      {"nvidia.com/gpu.models", "1"},

@@ -59,9 +59,14 @@ TEST_CASE("DGX-1 mesh: GFD's labels, and NVLink sets of four, two of them") {
       {"nvidia.com/cuda.driver-version.major", "550"},
       {"nvidia.com/cuda.driver-version.minor", "54"},
       {"nvidia.com/cuda.driver-version.revision", "15"},
+      {"nvidia.com/cuda.driver.major", "550"},
+      {"nvidia.com/cuda.driver.minor", "54"},
+      {"nvidia.com/cuda.driver.rev", "15"},
       {"nvidia.com/cuda.runtime-version.full", "12.4"},
       {"nvidia.com/cuda.runtime-version.major", "12"},
       {"nvidia.com/cuda.runtime-version.minor", "4"},
+      {"nvidia.com/cuda.runtime.major", "12"},
+      {"nvidia.com/cuda.runtime.minor", "4"},
       {"nvidia.com/gpu.compute.major", "8"},
       {"nvidia.com/gpu.compute.minor", "0"},
       {"nvidia.com/gpu.count", "8"},
@@ -151,6 +156,9 @@ TEST_CASE("before NVML answers: what the driver's files say, nothing guessed") {
       {"nvidia.com/cuda.driver-version.major", "550"},
       {"nvidia.com/cuda.driver-version.minor", "54"},
       {"nvidia.com/cuda.driver-version.revision", "15"},
+      {"nvidia.com/cuda.driver.major", "550"},
+      {"nvidia.com/cuda.driver.minor", "54"},
+      {"nvidia.com/cuda.driver.rev", "15"},
       {"nvidia.com/gpu.count", "4"},
       {"nvidia.com/gpu.healthy", "4"},
       {"nvidia.com/gpu.models", "1"},
@@ -220,6 +228,25 @@ TEST_CASE("a mixed node: single-valued labels describe GPU 0, gpu.models says it
   for (auto& g : facts.gpus) g.mig_capable = false;
   CHECK(gcr::node_labels(facts, gcr::Config::DevicePlugin{}).at("nvidia.com/mig.capable") ==
         "false");
+}
+
+// The H200 host's driver (580.159.04, CUDA 13.0): the revision keeps its leading zero, under
+// GFD's older names as under its newer ones.
+TEST_CASE("driver 580.159.04 with CUDA 13.0: both sets of GFD's CUDA labels") {
+  auto facts = node_of("dgx1");
+  facts.driver_version = "580.159.04";
+  facts.cuda_version = "13.0";
+  const auto labels = gcr::node_labels(facts, gcr::Config::DevicePlugin{});
+  CHECK(labels.at("nvidia.com/cuda.driver.major") == "580");
+  CHECK(labels.at("nvidia.com/cuda.driver.minor") == "159");
+  CHECK(labels.at("nvidia.com/cuda.driver.rev") == "04");
+  CHECK(labels.at("nvidia.com/cuda.driver-version.revision") == "04");
+  CHECK(labels.at("nvidia.com/cuda.driver-version.full") == "580.159.04");
+  CHECK(labels.at("nvidia.com/cuda.runtime.major") == "13");
+  CHECK(labels.at("nvidia.com/cuda.runtime.minor") == "0");
+  CHECK(labels.at("nvidia.com/cuda.runtime-version.full") == "13.0");
+  CHECK(labels.count("nvidia.com/cuda.driver.full") == 0);
+  CHECK(labels.count("nvidia.com/cuda.runtime.full") == 0);
 }
 
 TEST_CASE("every value is sanitised to Kubernetes' syntax, whatever the driver reports") {
