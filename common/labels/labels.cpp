@@ -103,6 +103,20 @@ void add_sharing_labels(Labels& out, const Config::DevicePlugin& plugin) {
   out["nvidia.com/mps.capable"] = plugin.sharing == "mps" ? "true" : "false";
 }
 
+// GFD's nvidia.com/gpu.mode, from the GPUs' PCI class: compute (a 3D controller, as data-center
+// GPUs are), graphics (a VGA controller), or unknown (a class not known, or not one for all).
+void add_mode_label(Labels& out, const std::vector<GpuLabelFacts>& gpus) {
+  constexpr std::uint32_t kVgaController = 0x030000;
+  constexpr std::uint32_t k3dController = 0x030200;
+  const auto first = gpus.front().pci_class;
+  const bool one_class = first && std::all_of(gpus.begin(), gpus.end(),
+                                              [&](const auto& g) { return g.pci_class == first; });
+  std::string mode = "unknown";
+  if (one_class && *first == kVgaController) mode = "graphics";
+  if (one_class && *first == k3dController) mode = "compute";
+  out["nvidia.com/gpu.mode"] = mode;
+}
+
 // mig-strategy single as the plugin advertises it: every GPU in MIG mode, one profile.
 std::optional<MigDevice> single_profile(const std::vector<GpuLabelFacts>& gpus) {
   std::set<std::string> profiles;
@@ -236,6 +250,7 @@ Labels node_labels(const NodeLabelFacts& facts, const Config::DevicePlugin& plug
   add_driver_labels(out, facts);
   if (!facts.gpus.empty()) {
     add_gpu_labels(out, facts, plugin);
+    add_mode_label(out, facts.gpus);
     add_mig_resource_labels(out, facts, plugin);
     add_nvlink_labels(out, facts);
   }

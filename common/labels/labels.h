@@ -3,6 +3,7 @@
 // the text of Node Feature Discovery's local feature file (`key=value` lines, sorted).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -24,7 +25,8 @@ struct GpuLabelFacts {
   std::optional<std::string> arch;               // compute capability, "8.0"
   std::optional<unsigned long long> memory_mib;  // total memory
   std::optional<bool> mig_capable;
-  std::vector<MigDevice> migs;  // its MIG devices (read only with a MIG strategy)
+  std::optional<std::uint32_t> pci_class;  // sysfs' class: 0x030200 a 3D controller, 0x030000 VGA
+  std::vector<MigDevice> migs;             // its MIG devices (read only with a MIG strategy)
   bool healthy = true;
 };
 

@@ -1,5 +1,7 @@
 #include "labels/node_facts.h"
 
+#include <charconv>
+
 #include "base/fs.h"
 #include "base/node_stat.h"
 #include "base/text.h"
@@ -9,6 +11,16 @@ namespace gcr {
 namespace {
 
 constexpr std::size_t kMaxDmiBytes = 4096;
+
+// sysfs' "0x030200": six hexadecimal digits after 0x.
+std::optional<std::uint32_t> parse_pci_class(std::string_view text) {
+  if (text.size() != 8 || text.substr(0, 2) != "0x") return std::nullopt;
+  std::uint32_t value = 0;
+  const char* end = text.data() + text.size();
+  const auto [at, error] = std::from_chars(text.data() + 2, end, value, 16);
+  if (error != std::errc() || at != end) return std::nullopt;
+  return value;
+}
 
 }  // namespace
 
@@ -42,10 +54,22 @@ GpuLabelFacts NodeFactsReader::gpu_facts(const Gpu& gpu, const LabelSources& sou
     g.memory_mib = known->second.memory_mib;
     g.mig_capable = known->second.mig_capable;
   }
+  g.pci_class = pci_class(gpu);
   if (const auto migs = sources.migs.find(gpu.uuid); migs != sources.migs.end())
     g.migs = migs->second;
   g.healthy = sources.unhealthy.count(gpu.uuid) == 0;
   return g;
+}
+
+std::optional<std::uint32_t> NodeFactsReader::pci_class(const Gpu& gpu) {
+  if (const auto known = pci_classes_.find(gpu.uuid); known != pci_classes_.end())
+    return known->second;
+  const auto text = read_regular_file(
+      join_root(roots_.dev_root, "/sys/bus/pci/devices/" + gpu.bus.to_string() + "/class"), 64);
+  if (!text) return std::nullopt;
+  const auto value = parse_pci_class(trim(*text));
+  if (value) pci_classes_[gpu.uuid] = *value;
+  return value;
 }
 
 void NodeFactsReader::read_driver_version() {

@@ -40,12 +40,14 @@ class NodeFactsReader {
     std::optional<bool> mig_capable;
   };
   GpuLabelFacts gpu_facts(const Gpu& gpu, const LabelSources& sources);
+  std::optional<std::uint32_t> pci_class(const Gpu& gpu);
   void read_driver_version();
   void ask_cuda_version(Nvml* nvml);
   void read_machine();
 
   Config::Driver roots_;
-  std::map<std::string, NvmlFacts> nvml_facts_;  // by GPU UUID, once NVML answered for it
+  std::map<std::string, NvmlFacts> nvml_facts_;       // by GPU UUID, once NVML answered for it
+  std::map<std::string, std::uint32_t> pci_classes_;  // by GPU UUID, once sysfs said it
   std::optional<std::string> driver_version_;
   std::optional<std::string> cuda_version_;
   std::optional<std::string> cuda_asked_for_;  // the driver version cuda_version_ belongs to

@@ -123,6 +123,7 @@ Labels expected_labels(unsigned gpus, const std::string& largest, const std::str
       {"nvidia.com/gpu.family", "ampere"},
       {"nvidia.com/gpu.healthy", std::to_string(gpus)},
       {"nvidia.com/gpu.memory", "40960"},
+      {"nvidia.com/gpu.mode", "compute"},
       {"nvidia.com/gpu.models", "1"},
       {"nvidia.com/gpu.nvlink.clique-count", count},
       {"nvidia.com/gpu.nvlink.largest-clique", largest},
@@ -246,7 +247,7 @@ TEST_CASE("SIGTERM and a restart keep the file; a sharing change rewrites what i
   f.describe_nvml(gcr::test::stub_description(fixture, f.host));
   f.start();
   const auto before = wait_for_labels(f, [](const Labels& l) { return l.size() >= 23; });
-  REQUIRE_MESSAGE(before.size() == 28, f.log());
+  REQUIRE_MESSAGE(before.size() == 29, f.log());
   const auto first = stamp_of(f.labels_file());
 
   CHECK(f.plugin->stop() == 0);
@@ -255,7 +256,7 @@ TEST_CASE("SIGTERM and a restart keep the file; a sharing change rewrites what i
 
   // The same configuration: the file is current, not written again.
   f.start_plugin();
-  REQUIRE(f.logged("labels in " + f.labels_file() + " (28 labels, unchanged)"));
+  REQUIRE(f.logged("labels in " + f.labels_file() + " (29 labels, unchanged)"));
   CHECK(stamp_of(f.labels_file()) == first);
   CHECK(f.plugin->stop() == 0);
 
@@ -271,7 +272,7 @@ TEST_CASE("SIGTERM and a restart keep the file; a sharing change rewrites what i
             {"nvidia.com/gpu.replicas", {"8", "32"}},
             {"nvidia.com/gpu.sharing-strategy", {"none", "time-slicing"}},
         });
-  CHECK(f.logged("labels written to " + f.labels_file() + " (28 labels)"));
+  CHECK(f.logged("labels written to " + f.labels_file() + " (29 labels)"));
   CHECK_FALSE(stamp_of(f.labels_file()) == first);
 }
 
@@ -312,6 +313,7 @@ TEST_CASE("NVML not ready at start: the driver's labels, completed when NVML loa
                      {"nvidia.com/cuda.driver.rev", "15"},
                      {"nvidia.com/gpu.count", "4"},
                      {"nvidia.com/gpu.healthy", "4"},
+                     {"nvidia.com/gpu.mode", "compute"},
                      {"nvidia.com/gpu.models", "1"},
                      {"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB"},
                      {"nvidia.com/gpu.replicas", "4"},

@@ -213,6 +213,7 @@ void SimHost::write_sysfs() const {
     const std::string real = dev_root_ + "/sys/devices/" + path;
     make_dirs(real);
     write_file(real + "/numa_node", std::to_string(gpu.numa) + "\n");
+    write_file(real + "/class", "0x030200\n");  // a 3D controller, as data-center GPUs are
     make_symlink("../../../devices/" + std::string(path),
                  dev_root_ + "/sys/bus/pci/devices/" + gpu.bus);
   }

@@ -18,6 +18,7 @@ gcr::GpuLabelFacts a100(unsigned i) {
   g.arch = "8.0";
   g.memory_mib = 40960;
   g.mig_capable = true;
+  g.pci_class = 0x030200;
   return g;
 }
 
@@ -74,6 +75,7 @@ TEST_CASE("DGX-1 mesh: GFD's labels, and NVLink sets of four, two of them") {
       {"nvidia.com/gpu.healthy", "8"},
       {"nvidia.com/gpu.machine", "DGX-A100"},
       {"nvidia.com/gpu.memory", "40960"},
+      {"nvidia.com/gpu.mode", "compute"},
       {"nvidia.com/gpu.models", "1"},
       {"nvidia.com/gpu.nvlink.clique-count", "2"},
       {"nvidia.com/gpu.nvlink.largest-clique", "4"},
@@ -161,6 +163,7 @@ TEST_CASE("before NVML answers: what the driver's files say, nothing guessed") {
       {"nvidia.com/cuda.driver.rev", "15"},
       {"nvidia.com/gpu.count", "4"},
       {"nvidia.com/gpu.healthy", "4"},
+      {"nvidia.com/gpu.mode", "compute"},
       {"nvidia.com/gpu.models", "1"},
       {"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB"},
       {"nvidia.com/gpu.replicas", "4"},
@@ -247,6 +250,25 @@ TEST_CASE("driver 580.159.04 with CUDA 13.0: both sets of GFD's CUDA labels") {
   CHECK(labels.at("nvidia.com/cuda.runtime-version.full") == "13.0");
   CHECK(labels.count("nvidia.com/cuda.driver.full") == 0);
   CHECK(labels.count("nvidia.com/cuda.runtime.full") == 0);
+}
+
+// GFD's gpu.mode from the PCI class: a 3D controller computes, a VGA controller (a workstation
+// card with its display on) is graphics; a class not read, or not one for all, is unknown.
+TEST_CASE("gpu.mode: compute, graphics or unknown from the GPUs' PCI class") {
+  auto facts = node_of("pcie4");
+  const auto mode = [&] {
+    return gcr::node_labels(facts, gcr::Config::DevicePlugin{}).at("nvidia.com/gpu.mode");
+  };
+  CHECK(mode() == "compute");
+  for (auto& g : facts.gpus) g.pci_class = 0x030000;
+  CHECK(mode() == "graphics");
+  facts.gpus[2].pci_class = 0x030200;
+  CHECK(mode() == "unknown");
+  for (auto& g : facts.gpus) g.pci_class = 0x030200;
+  facts.gpus[3].pci_class.reset();
+  CHECK(mode() == "unknown");
+  for (auto& g : facts.gpus) g.pci_class = 0x038000;  // another display controller
+  CHECK(mode() == "unknown");
 }
 
 TEST_CASE("every value is sanitised to Kubernetes' syntax, whatever the driver reports") {
