@@ -144,12 +144,14 @@ void drop_device_limiting_hooks(ContainerEdits& edits, const Config::Hooks& hook
 }
 
 // NVIDIA's character device nodes in the dev root for management containers: every
-// /dev/nvidia* (GPUs, control nodes) and /dev/nvidia-caps/nvidia-cap*, but GPUDirect Storage's,
-// NVSwitches' and NVLinks', as NVIDIA's management spec has them.
+// /dev/nvidia* (GPUs, control nodes), /dev/nvidia-caps/nvidia-cap* and the IMEX channels, but
+// GPUDirect Storage's, NVSwitches' and NVLinks', as NVIDIA's management spec has them.
 std::vector<DeviceNode> management_nodes(DeviceNodes& devices) {
   auto nodes = devices.char_nodes("/dev", "nvidia*");
   auto caps = devices.char_nodes("/dev/nvidia-caps", "nvidia-cap*");
+  auto channels = devices.char_nodes("/dev/nvidia-caps-imex-channels", "channel*");
   nodes.insert(nodes.end(), caps.begin(), caps.end());
+  nodes.insert(nodes.end(), channels.begin(), channels.end());
   std::erase_if(nodes, [](const DeviceNode& node) {
     const std::string name = basename_of(node.path);
     return name.starts_with("nvidia-fs") || name.starts_with("nvidia-nvswitch") ||

@@ -158,9 +158,11 @@ TEST_CASE("gpu-ctk cdi generate --mode management: one device `all` with every N
     return std::count(nodes.begin(), nodes.end(), node) == 1;
   };
   for (const auto& gpu : f.host().gpus()) CHECK(has("/dev/nvidia" + std::to_string(gpu.minor)));
-  for (const char* node : {"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools",
-                           "/dev/nvidia-modeset", "/dev/nvidia-caps/nvidia-cap1",
-                           "/dev/nvidia-caps/nvidia-cap2", "/dev/nvidia-caps/nvidia-cap22"})
+  for (const char* node :
+       {"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset",
+        "/dev/nvidia-caps/nvidia-cap1", "/dev/nvidia-caps/nvidia-cap2",
+        "/dev/nvidia-caps/nvidia-cap22", "/dev/nvidia-caps-imex-channels/channel0",
+        "/dev/nvidia-caps-imex-channels/channel3"})
     CHECK_MESSAGE(has(node), node);
   for (const auto& node : nodes) {
     CHECK_FALSE(node.starts_with("/dev/nvidia-fs"));
