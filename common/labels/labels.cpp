@@ -167,25 +167,32 @@ unsigned long long advertised(const NodeLabelFacts& facts, const Config::DeviceP
   return total;
 }
 
+// What describes a device of nvidia.com/gpu: GPU 0's product, memory and architecture, the
+// devices' count and replicas.
+void add_resource_labels(Labels& out, const GpuLabelFacts& first, const GpuResource& r, bool shared,
+                         unsigned long long replicas) {
+  out["nvidia.com/gpu.product"] = product_value(first.model, r.mig_profile, shared);
+  out["nvidia.com/gpu.count"] = number(r.count);
+  out["nvidia.com/gpu.replicas"] = number(replicas);
+  if (r.memory_mib) out["nvidia.com/gpu.memory"] = number(*r.memory_mib);
+  if (!first.arch) return;
+  const auto parts = split(*first.arch, '.');
+  const auto major = parts.size() == 2 ? parse_decimal(parts[0]) : std::nullopt;
+  const auto minor = parts.size() == 2 ? parse_decimal(parts[1]) : std::nullopt;
+  if (!major || !minor) return;
+  out["nvidia.com/gpu.compute.major"] = number(*major);
+  out["nvidia.com/gpu.compute.minor"] = number(*minor);
+  out["nvidia.com/gpu.family"] =
+      gpu_family(static_cast<unsigned>(*major), static_cast<unsigned>(*minor));
+}
+
 void add_gpu_labels(Labels& out, const NodeLabelFacts& facts, const Config::DevicePlugin& plugin) {
   const auto& first = facts.gpus.front();
   const bool shared = plugin.shares_gpus();
   const auto r = gpu_resource(facts, plugin);
-  out["nvidia.com/gpu.product"] = product_value(first.model, r.mig_profile, shared);
-  out["nvidia.com/gpu.count"] = number(r.count);
-  out["nvidia.com/gpu.replicas"] = number(advertised(facts, plugin));
-  if (r.memory_mib) out["nvidia.com/gpu.memory"] = number(*r.memory_mib);
-  if (first.arch) {
-    const auto parts = split(*first.arch, '.');
-    const auto major = parts.size() == 2 ? parse_decimal(parts[0]) : std::nullopt;
-    const auto minor = parts.size() == 2 ? parse_decimal(parts[1]) : std::nullopt;
-    if (major && minor) {
-      out["nvidia.com/gpu.compute.major"] = number(*major);
-      out["nvidia.com/gpu.compute.minor"] = number(*minor);
-      out["nvidia.com/gpu.family"] =
-          gpu_family(static_cast<unsigned>(*major), static_cast<unsigned>(*minor));
-    }
-  }
+  // No device of nvidia.com/gpu (mixed, every GPU in MIG mode): nothing describes one, as GFD
+  // writes nothing for it; a selector on the product would bring pods that wait forever.
+  if (r.count > 0) add_resource_labels(out, first, r, shared, advertised(facts, plugin));
   std::set<std::string> models;
   unsigned long long healthy = 0;
   bool mig_known = true, mig_capable = false;
