@@ -65,6 +65,20 @@ std::optional<std::uint64_t> parse_decimal(std::string_view s) {
   return value;
 }
 
+std::optional<std::uint32_t> parse_hex(std::string_view s, std::size_t max_digits) {
+  if (s.empty() || s.size() > std::min<std::size_t>(max_digits, 8)) return std::nullopt;
+  std::uint32_t v = 0;
+  for (char c : s) {
+    int d = -1;
+    if (c >= '0' && c <= '9') d = c - '0';
+    if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
+    if (d < 0) return std::nullopt;
+    v = v * 16 + static_cast<std::uint32_t>(d);
+  }
+  return v;
+}
+
 std::string printable(std::string_view s, std::size_t max_len) {
   static const char* hex = "0123456789abcdef";
   std::string out;

@@ -21,6 +21,8 @@ std::vector<std::string_view> split(std::string&& s, char sep) = delete;
 
 // Parses a plain unsigned decimal ("0".."18446744073709551615"); no sign, no spaces.
 [[nodiscard]] std::optional<std::uint64_t> parse_decimal(std::string_view s);
+// Parses 1 to `max_digits` (at most 8) hexadecimal digits, either case; no prefix, no spaces.
+[[nodiscard]] std::optional<std::uint32_t> parse_hex(std::string_view s, std::size_t max_digits);
 
 // Returns s with control characters escaped (\n, \x1b, ...) and cut to max_len bytes, so a
 // value from a container cannot forge or flood log lines.

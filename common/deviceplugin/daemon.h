@@ -1,7 +1,8 @@
 // gpu-device-plugin: serve our socket in the kubelet's directory, register, keep the device
 // list fresh, register again when the kubelet restarts, stop cleanly on SIGTERM. One thread
-// waits on signals, the directory (inotify) and a tick; gRPC's threads serve the kubelet, and
-// each registration runs on a thread of its own (a kubelet that never answers holds no one up).
+// waits on signals, the directory (inotify), a tick, the Xid watch and two eventfds; gRPC's
+// threads serve the kubelet, each registration runs on a thread of its own and the MPS daemons
+// are kept by another (a kubelet or a daemon that never answers holds up no health report).
 #pragma once
 
 #include <string>

@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -31,10 +30,10 @@ struct MpsDirs {
 [[nodiscard]] MpsDirs mps_dirs(const Config& config, const std::string& resource,
                                std::int64_t replicas, std::int64_t shares);
 
-// What one daemon serves: containers of `shares` of the GPUs of `replicas` shares of a resource.
 // Each GPU's memory in MiB by UUID, as NVML says; no map at all where NVML is not loaded.
 using GpuMemory = std::map<std::string, std::uint64_t>;
 
+// What one daemon serves: containers of `shares` of the GPUs of `replicas` shares of a resource.
 struct MpsGroup {
   std::string resource;
   std::int64_t replicas = 1;

@@ -7,20 +7,6 @@
 namespace gcr {
 namespace {
 
-std::optional<std::uint32_t> parse_hex(std::string_view s, std::size_t max_digits) {
-  if (s.empty() || s.size() > max_digits) return std::nullopt;
-  std::uint32_t v = 0;
-  for (char c : s) {
-    int d = -1;
-    if (c >= '0' && c <= '9') d = c - '0';
-    if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
-    if (d < 0) return std::nullopt;
-    v = v * 16 + static_cast<std::uint32_t>(d);
-  }
-  return v;
-}
-
 bool is_version(std::string_view s) {
   const auto parts = split(s, '.');
   if (parts.size() < 2 || parts.size() > 3) return false;

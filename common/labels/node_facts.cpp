@@ -1,7 +1,5 @@
 #include "labels/node_facts.h"
 
-#include <charconv>
-
 #include "base/fs.h"
 #include "base/node_stat.h"
 #include "base/text.h"
@@ -14,12 +12,8 @@ constexpr std::size_t kMaxDmiBytes = 4096;
 
 // sysfs' "0x030200": six hexadecimal digits after 0x.
 std::optional<std::uint32_t> parse_pci_class(std::string_view text) {
-  if (text.size() != 8 || text.substr(0, 2) != "0x") return std::nullopt;
-  std::uint32_t value = 0;
-  const char* end = text.data() + text.size();
-  const auto [at, error] = std::from_chars(text.data() + 2, end, value, 16);
-  if (error != std::errc() || at != end) return std::nullopt;
-  return value;
+  if (text.size() != 8 || !text.starts_with("0x")) return std::nullopt;
+  return parse_hex(text.substr(2), 6);
 }
 
 }  // namespace

@@ -161,7 +161,8 @@ TEST_CASE("each topology's exact labels, in the file and from gpu-ctk labels") {
     f.describe_nvml(gcr::test::stub_description(fixture, f.host));
     f.start();
     const auto expected = expected_labels(fixture.gpus, c.largest, c.count, c.nvswitch);
-    const auto labels = wait_for_labels(f, [](const Labels& l) { return l.size() >= 23; });
+    const auto labels =
+        wait_for_labels(f, [&](const Labels& l) { return l.size() >= expected.size(); });
     CHECK(labels == expected);
     check_syntax(labels);
     const std::string text = labels_text(f);
@@ -246,7 +247,7 @@ TEST_CASE("SIGTERM and a restart keep the file; a sharing change rewrites what i
   PluginFixture f(Json::object(), gcr::test::host_options(fixture));
   f.describe_nvml(gcr::test::stub_description(fixture, f.host));
   f.start();
-  const auto before = wait_for_labels(f, [](const Labels& l) { return l.size() >= 23; });
+  const auto before = wait_for_labels(f, [](const Labels& l) { return l.size() >= 29; });
   REQUIRE_MESSAGE(before.size() == 29, f.log());
   const auto first = stamp_of(f.labels_file());
 
@@ -282,7 +283,7 @@ TEST_CASE("a GPU that fails leaves the healthy count and the NVLink sets, and co
   PluginFixture f(Json::object(), gcr::test::host_options(fixture));
   f.describe_nvml(gcr::test::stub_description(fixture, f.host));
   f.start();
-  const auto before = wait_for_labels(f, [](const Labels& l) { return l.size() >= 23; });
+  const auto before = wait_for_labels(f, [](const Labels& l) { return l.size() >= 29; });
   const auto& gpu = f.host.gpus()[3];
   const std::string node = f.host.dev_root() + "/dev/nvidia" + std::to_string(gpu.minor);
   REQUIRE(::rename(node.c_str(), (node + ".away").c_str()) == 0);

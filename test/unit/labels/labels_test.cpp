@@ -213,9 +213,9 @@ TEST_CASE("MIG single: the MIG devices are the GPUs; mixed: labels per profile")
 
   // mixed with every GPU in MIG mode: no nvidia.com/gpu device, so nothing describes one (a
   // selector on the product would bring pods asking for nvidia.com/gpu that wait forever).
-  for (auto& g : facts.gpus) g.migs = {mig(0, 1, 4864)};
-  plugin.mig_strategy = "mixed";
-  const auto all_mig = gcr::node_labels(facts, plugin);
+  auto every_gpu_mig = facts;
+  for (auto& g : every_gpu_mig.gpus) g.migs = {mig(0, 1, 4864)};
+  const auto all_mig = gcr::node_labels(every_gpu_mig, plugin);
   for (const char* name :
        {"nvidia.com/gpu.product", "nvidia.com/gpu.count", "nvidia.com/gpu.replicas",
         "nvidia.com/gpu.memory", "nvidia.com/gpu.family", "nvidia.com/gpu.compute.major"})
@@ -224,9 +224,6 @@ TEST_CASE("MIG single: the MIG devices are the GPUs; mixed: labels per profile")
   CHECK(all_mig.at("nvidia.com/mig-1g.5gb.product") == "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb-SHARED");
   CHECK(all_mig.at("nvidia.com/gpu.models") == "1");
   CHECK(all_mig.at("nvidia.com/mig.capable") == "true");
-  facts.gpus[0].migs = {mig(0, 3, 20096)};
-  facts.gpus[2].migs.clear();
-  facts.gpus[3].migs.clear();
 
   // single with GPUs of several profiles: the plugin lists no MIG device; whole GPUs described.
   plugin.mig_strategy = "single";
