@@ -205,7 +205,7 @@ LinkEntry DevCharDir::entry(const std::string& name) const {
   return {LinkEntry::Kind::kSymlink, std::string(target, static_cast<std::size_t>(n)), ""};
 }
 
-Status DevCharDir::apply(const PlannedLink& link) const {
+Status DevCharDir::apply(PlannedLink& link) const {
   const std::string where = child_path(path_, link.name);
   switch (link.action) {
     case LinkAction::kKeep:
@@ -217,10 +217,17 @@ Status DevCharDir::apply(const PlannedLink& link) const {
       if (errno != EEXIST)
         return Error{"cannot create the link: " + errno_text(errno) + " (" + where + ")"};
       // Made since the plan (udev runs the rule for several nodes at once): kept when it says
-      // what we would write, replaced when it is another link.
+      // what we would write, replaced when it is another link; the plan says which.
       const auto now = entry(link.name);
       if (now.kind == LinkEntry::Kind::kOther) return in_the_way(link, now.what, where);
-      if (now.kind == LinkEntry::Kind::kSymlink && now.target == link.target) return {};
+      if (now.kind == LinkEntry::Kind::kSymlink && now.target == link.target) {
+        link.action = LinkAction::kKeep;
+        return {};
+      }
+      if (now.kind == LinkEntry::Kind::kSymlink) {
+        link.action = LinkAction::kReplace;
+        link.found = now.target;
+      }
       break;
     }
     case LinkAction::kReplace:
@@ -266,7 +273,7 @@ DevCharRun sync_links(const std::vector<CharNode>& nodes, const std::string& dev
   run.plan =
       plan_links(nodes, dir->path(), [&](const std::string& name) { return dir->entry(name); });
   if (dry_run) return run;
-  for (const auto& link : run.plan) {
+  for (auto& link : run.plan) {
     if (auto done = dir->apply(link); !done) run.errors.push_back(done.error().message);
   }
   return run;

@@ -84,8 +84,9 @@ class DevCharDir {
   [[nodiscard]] const std::string& path() const { return path_; }
   [[nodiscard]] LinkEntry entry(const std::string& name) const;
   // Carries out one planned link: a new one made in place, a wrong one replaced by a link at a
-  // temporary name renamed over it. kKeep does nothing; kRefuse is the error it stands for.
-  [[nodiscard]] Status apply(const PlannedLink& link) const;
+  // temporary name renamed over it. kKeep does nothing; kRefuse is the error it stands for. A
+  // link another run made since the plan is kept or replaced, and `link` says which.
+  [[nodiscard]] Status apply(PlannedLink& link) const;
 
  private:
   DevCharDir(Fd fd, std::string path) : fd_(std::move(fd)), path_(std::move(path)) {}

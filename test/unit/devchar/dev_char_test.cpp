@@ -169,17 +169,23 @@ TEST_CASE("a link another run made after the plan is kept, or replaced when it l
   auto opened = gcr::DevCharDir::open(links, true);
   REQUIRE(opened.ok());
   const gcr::DevCharDir& char_dir = *opened;
-  const auto plan = gcr::plan_links({{dir / "dev/nvidia0", 195, 0}, {dir / "dev/nvidia1", 195, 1}},
-                                    char_dir.path(),
-                                    [&](const std::string& name) { return char_dir.entry(name); });
+  auto plan = gcr::plan_links({{dir / "dev/nvidia0", 195, 0}, {dir / "dev/nvidia1", 195, 1}},
+                              char_dir.path(),
+                              [&](const std::string& name) { return char_dir.entry(name); });
   REQUIRE(plan.size() == 2);
   CHECK(plan[0].action == LinkAction::kCreate);
+  CHECK(plan[1].action == LinkAction::kCreate);
+  const PlannedLink to_create = plan[0];
   gcr::test::make_symlink("../nvidia0", links + "/195:0");
   gcr::test::make_symlink("../nvidia7", links + "/195:1");
   CHECK(char_dir.apply(plan[0]).ok());
   CHECK(link_at(links + "/195:0") == "../nvidia0");
+  CHECK(plan[0].action == LinkAction::kKeep);  // reported as kept, not created
   CHECK(char_dir.apply(plan[1]).ok());
   CHECK(link_at(links + "/195:1") == "../nvidia1");
+  CHECK(plan[1].action == LinkAction::kReplace);
+  CHECK(plan[1].found == "../nvidia7");
+  plan[0] = to_create;
 
   REQUIRE(::unlink((links + "/195:0").c_str()) == 0);
   gcr::test::write_file(links + "/195:0", "mine\n");
