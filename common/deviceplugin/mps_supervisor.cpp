@@ -54,8 +54,11 @@ Result<MpsPlan> MpsSupervisor::plan_for(const std::vector<Gpu>& gpus,
   if (!program)
     return Error{"no nvidia-cuda-mps-control in the driver root (" + host.files().driver_path("/") +
                  "): install NVIDIA's MPS (nvidia-cuda-mps)"};
+  auto driver = mps_driver_links(host);
+  if (!driver) return driver.error();
   MpsPlan plan;
   plan.program = *program;
+  plan.driver = std::move(*driver);
   plan.root = config_.device_plugin.mps_root;
   plan.dir = mps_dirs(config_, group_.resource, group_.replicas, group_.shares).root;
   plan.thread_percentage = share_percentage(group_.replicas, group_.shares);

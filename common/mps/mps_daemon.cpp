@@ -12,12 +12,16 @@
 #include <charconv>
 #include <chrono>
 #include <cmath>
+#include <set>
 #include <thread>
 
 #include "base/child_process.h"
 #include "base/fs.h"
 #include "base/text.h"
 #include "base/trust.h"
+#include "ldcache/elf_library.h"
+#include "ldcache/image_budget.h"
+#include "vocabulary/capabilities.h"
 
 namespace gcr {
 namespace {
@@ -84,6 +88,53 @@ Result<Fd> own_directory(const Fd& dir, const std::string& path, bool closed, ui
   const Status s = fd ? judge_directory(fd->get(), path, closed, also_owner) : fd.error();
   if (!s) return s.error().wrap("MPS directory refused");
   return fd;
+}
+
+// `links` in `dir` (driver/bin or driver/lib), each made beside its name and renamed over it, then
+// every other entry removed.
+Status place_links(const Fd& dir, const std::string& path, const std::vector<MpsDriverLink>& links,
+                   bool library) {
+  std::set<std::string> names;
+  for (const auto& link : links) {
+    if (link.library != library || !names.insert(link.name).second) continue;
+    const std::string temporary = "." + link.name + ".new";
+    ::unlinkat(dir.get(), temporary.c_str(), 0);
+    if (::symlinkat(link.target.c_str(), dir.get(), temporary.c_str()) != 0 ||
+        ::renameat(dir.get(), temporary.c_str(), dir.get(), link.name.c_str()) != 0)
+      return Error{"cannot link " + path + "/" + link.name + " to " + link.target + ": " +
+                   errno_text(errno)};
+  }
+  Fd listing(::openat(dir.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  auto entries = list_directory(std::move(listing), path, 4096);
+  if (!entries) return entries.error();
+  for (const auto& e : *entries) {
+    if (!names.count(e.name)) ::unlinkat(dir.get(), e.name.c_str(), 0);
+  }
+  return {};
+}
+
+Status make_driver_dirs(const Fd& dir, const MpsPlan& plan, uid_t also_owner) {
+  auto driver = own_directory(dir, plan.dir + "/driver", true, also_owner);
+  if (!driver) return driver.error();
+  for (const bool library : {false, true}) {
+    const std::string path = library ? plan.lib_dir() : plan.bin_dir();
+    auto links = own_directory(*driver, path, true, also_owner);
+    if (!links) return links.error();
+    if (auto s = place_links(*links, path, plan.driver, library); !s) return s;
+  }
+  return {};
+}
+
+// The soname the loader finds a driver library by: as discovery kept it, or read from the file.
+std::optional<std::string> soname_of(const DriverLibrary& lib) {
+  if (lib.elf) return lib.elf->soname;
+  const Fd found(::open(lib.host_path.c_str(), O_PATH | O_CLOEXEC));
+  if (!found.valid()) return std::nullopt;
+  auto fd = reopen_regular(found, lib.host_path);
+  if (!fd) return std::nullopt;
+  ImageBudget budget;
+  auto elf = read_elf_library(fd->get(), budget, lib.host_path);
+  return elf ? elf->soname : std::nullopt;
 }
 
 }  // namespace
@@ -221,6 +272,7 @@ Result<Fd> make_mps_dirs(const MpsPlan& plan, uid_t also_owner) {
   // Clients of any user share the server's /dev/shm, as they would the host's.
   if (::fchmod(shm->get(), 01777) != 0)
     return Error{"cannot open " + plan.shm_dir() + " to the clients: " + errno_text(errno)};
+  if (auto s = make_driver_dirs(dir, plan, also_owner); !s) return s.error();
   return own_directory(dir, plan.pipe_dir(), true, also_owner);
 }
 
@@ -231,6 +283,27 @@ std::optional<std::string> mps_control_program(DriverHost& host) {
     if (file.path.ends_with("/nvidia-cuda-mps-control")) return file.host_path;
   }
   return std::nullopt;
+}
+
+Result<std::vector<MpsDriverLink>> mps_driver_links(DriverHost& host) {
+  CapabilitySet caps;
+  caps.add(Capability::kCompute);
+  std::vector<MpsDriverLink> links;
+  for (const auto& file : host.files().binaries(caps)) {
+    if (file.path.ends_with("/nvidia-cuda-mps-server"))
+      links.push_back({false, "nvidia-cuda-mps-server", file.host_path});
+  }
+  if (links.empty())
+    return Error{"no nvidia-cuda-mps-server in the driver root (" +
+                 host.files().driver_path("/") + "): install NVIDIA's MPS (nvidia-cuda-mps)"};
+  caps.add(Capability::kUtility);
+  auto libraries = host.files().libraries(caps, LibArch::k64);
+  if (!libraries) return libraries.error();
+  for (const auto& lib : *libraries) {
+    const auto soname = soname_of(lib);
+    if (soname && is_soname_file_name(*soname)) links.push_back({true, *soname, lib.host_path});
+  }
+  return links;
 }
 
 Result<std::string> ask_mps(const std::string& program, const std::string& pipe_dir,
@@ -290,7 +363,8 @@ Result<MpsState> read_mps_state(const std::string& program, const std::string& p
 MpsDaemon::MpsDaemon(MpsPlan plan) : plan_(std::move(plan)) {
   std::string devices;
   for (const auto& gpu : plan_.gpus) devices += (devices.empty() ? "" : ",") + gpu.uuid;
-  env_ = minimal_environment();
+  env_ = {"PATH=" + plan_.bin_dir() + ":" + kStandardSearchPath,
+          "LD_LIBRARY_PATH=" + plan_.lib_dir()};
   env_.push_back("CUDA_MPS_PIPE_DIRECTORY=" + plan_.pipe_dir());
   env_.push_back("CUDA_MPS_LOG_DIRECTORY=" + plan_.log_dir());
   env_.push_back("CUDA_VISIBLE_DEVICES=" + devices);

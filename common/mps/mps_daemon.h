@@ -23,18 +23,32 @@ struct MpsGpu {
   std::optional<std::uint64_t> pinned_mib;  // each client's device memory; none: not limited
 };
 
+// A link in the daemon's driver/bin or driver/lib directory: a name its servers are run or
+// loaded by, leading to the driver root's file. The control daemon runs nvidia-cuda-mps-server
+// from its PATH, and the server loads libcuda.so.1: with the driver elsewhere than the host's
+// own directories (a driver container's /run/nvidia/driver, /usr/local/nvidia), neither is
+// where the host's PATH and loader look.
+struct MpsDriverLink {
+  bool library = false;  // in driver/lib (else driver/bin)
+  std::string name;      // "nvidia-cuda-mps-server", "libcuda.so.1"
+  std::string target;    // host path
+};
+
 struct MpsPlan {
   std::string program;  // host path of nvidia-cuda-mps-control
   std::string root;     // [device-plugin] mps-root
-  // mps_dir() of root: pipe/ (CUDA_MPS_PIPE_DIRECTORY), log/, and shm/, the daemon's /dev/shm
-  // and its clients'.
+  // mps_dir() of root: pipe/ (CUDA_MPS_PIPE_DIRECTORY), log/, shm/ (the daemon's /dev/shm and
+  // its clients'), and driver/bin and driver/lib (first in its PATH, its LD_LIBRARY_PATH).
   std::string dir;
   unsigned thread_percentage = 100;  // each client's active threads
   std::vector<MpsGpu> gpus;
+  std::vector<MpsDriverLink> driver;
 
   [[nodiscard]] std::string pipe_dir() const { return dir + "/pipe"; }
   [[nodiscard]] std::string log_dir() const { return dir + "/log"; }
   [[nodiscard]] std::string shm_dir() const { return dir + "/shm"; }
+  [[nodiscard]] std::string bin_dir() const { return dir + "/driver/bin"; }
+  [[nodiscard]] std::string lib_dir() const { return dir + "/driver/lib"; }
 };
 
 // `shares` of a GPU of `memory_mib` split `replicas` ways: their threads (at least 1 %) and
@@ -70,11 +84,16 @@ struct MpsPlan {
 // opened without following a symlink (O_DIRECTORY|O_NOFOLLOW) and judged by its fstat:
 // <resource>/ and <k>-of-<n>/, which we make directories in, and the daemon's log/ and pipe/,
 // owned by root and not writable by group or others; shm/ owned by root, then opened to every
-// client (fchmod 1777). Returns pipe/, open: it is emptied through the fd (unlinkat).
+// client (fchmod 1777); driver/, driver/bin and driver/lib as log/, holding plan.driver's links
+// and nothing else (each link replaced by a rename: a running daemon never misses one). Returns
+// pipe/, open: it is emptied through the fd (unlinkat).
 [[nodiscard]] Result<Fd> make_mps_dirs(const MpsPlan& plan, uid_t also_owner = 0);
 
 // The host path of the driver root's nvidia-cuda-mps-control, where the driver has one.
 [[nodiscard]] std::optional<std::string> mps_control_program(DriverHost& host);
+// What the daemon's servers need from the driver root: its nvidia-cuda-mps-server, and its
+// compute and utility libraries by soname. An error when the driver has no server.
+[[nodiscard]] Result<std::vector<MpsDriverLink>> mps_driver_links(DriverHost& host);
 
 // One command to the daemon listening in `pipe_dir`, through NVIDIA's control client `program`;
 // its answer without the trailing newline.

@@ -339,6 +339,44 @@ TEST_SUITE("mps") {
     CHECK(node.f.logged("the MPS control daemon was killed by signal 9"));
   }
 
+  // The control daemon runs nvidia-cuda-mps-server from its PATH when a client comes, and the
+  // server loads libcuda.so.1: the simulated host's driver root, like a driver container's
+  // /run/nvidia/driver, is on neither the host's PATH nor its loader's.
+  TEST_CASE("a client's server is the driver root's, with the driver root's libcuda") {
+    require_root();
+    MpsNode node;
+    const std::string root = node.f.host.driver_root();
+    const std::string seen = node.f.dir / "server.env";
+    gcr::test::write_file(root + "/usr/bin/nvidia-cuda-mps-server",
+                          "#!/bin/sh\nprintf '%s\\n%s\\n' \"$PATH\" \"$LD_LIBRARY_PATH\" >" + seen +
+                              ".new\nmv " + seen + ".new " + seen + "\nexec sleep 60\n",
+                          0755);
+    node.start_serving();
+    CHECK(node.ask("start_server -uid 0").empty());
+    std::string server;
+    for (int i = 0; i < 50 && server.empty(); ++i) {
+      std::this_thread::sleep_for(100ms);
+      server = node.ask("get_server_list");
+    }
+    REQUIRE_MESSAGE(!server.empty(), gcr::test::read_file(node.dir() + "/log/control.log"));
+    for (int i = 0; i < 50 && !gcr::test::exists(seen); ++i) std::this_thread::sleep_for(100ms);
+    std::istringstream env(gcr::test::read_file(seen));
+    std::string path;
+    std::string library_path;
+    std::getline(env, path);
+    std::getline(env, library_path);
+    const std::string bin = node.dir() + "/driver/bin";
+    const std::string lib = node.dir() + "/driver/lib";
+    CHECK(path.rfind(bin + ":", 0) == 0);
+    CHECK(library_path == lib);
+    CHECK(std::filesystem::canonical(bin + "/nvidia-cuda-mps-server") ==
+          root + "/usr/bin/nvidia-cuda-mps-server");
+    const auto libcuda = std::filesystem::canonical(lib + "/libcuda.so.1");
+    CHECK(libcuda.string().rfind(root + "/", 0) == 0);
+    CHECK(libcuda.filename().string().rfind("libcuda.so." + node.f.host.version(), 0) == 0);
+    ::kill(std::stoi(server), SIGKILL);
+  }
+
   // A daemon that stops answering holds each question to its 5 s timeout, and its stop 10 s
   // more. That wait is the MPS keeper's thread's: the plugin's loop reports a GPU's loss
   // meanwhile, then the daemon is replaced.

@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "mps/mps_daemon.h"
 #include "test_support.h"
@@ -95,6 +97,41 @@ TEST_CASE("the daemon's directories: made below mps-root, shm/ open to all, pipe
   CHECK(by_fd.st_ino == by_name.st_ino);
   // Again, as a restarted plugin does: the same directories.
   CHECK(gcr::make_mps_dirs(plan, ::geteuid()).ok());
+}
+
+TEST_CASE("driver/bin and driver/lib hold the plan's links and nothing else, each replaced") {
+  TempDir dir;
+  auto plan = plan_in(dir / "mps");
+  plan.driver = {{false, "nvidia-cuda-mps-server", "/drv/usr/bin/nvidia-cuda-mps-server"},
+                 {true, "libcuda.so.1", "/drv/usr/lib/libcuda.so.580.159.04"}};
+  REQUIRE(gcr::make_mps_dirs(plan, ::geteuid()).ok());
+  for (const auto& path : {plan.dir + "/driver", plan.bin_dir(), plan.lib_dir()}) {
+    CAPTURE(path);
+    CHECK((mode_of(path) & 07022) == 0);
+  }
+  CHECK(std::filesystem::read_symlink(plan.bin_dir() + "/nvidia-cuda-mps-server") ==
+        "/drv/usr/bin/nvidia-cuda-mps-server");
+  CHECK(std::filesystem::read_symlink(plan.lib_dir() + "/libcuda.so.1") ==
+        "/drv/usr/lib/libcuda.so.580.159.04");
+  // A driver upgraded: the new file's link replaces the old; a library it no longer has and
+  // anything else put there are removed.
+  gcr::test::write_file(plan.lib_dir() + "/libplanted.so.1", "x");
+  plan.driver = {{false, "nvidia-cuda-mps-server", "/drv/usr/bin/nvidia-cuda-mps-server"},
+                 {true, "libcuda.so.1", "/drv/usr/lib/libcuda.so.580.200.01"}};
+  REQUIRE(gcr::make_mps_dirs(plan, ::geteuid()).ok());
+  CHECK(std::filesystem::read_symlink(plan.lib_dir() + "/libcuda.so.1") ==
+        "/drv/usr/lib/libcuda.so.580.200.01");
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(plan.lib_dir()))
+    names.push_back(e.path().filename());
+  CHECK(names == std::vector<std::string>{"libcuda.so.1"});
+  // A symlink planted for driver/ is refused, never followed.
+  std::filesystem::remove_all(plan.dir + "/driver");
+  make_dir(dir / "victim", 0700);
+  gcr::test::make_symlink(dir / "victim", plan.dir + "/driver");
+  CHECK(refusal(plan) ==
+        "MPS directory refused: a symlink, never followed (" + plan.dir + "/driver)");
+  CHECK(std::filesystem::is_empty(dir / "victim"));
 }
 
 TEST_CASE("symlinks planted under mps-root are refused, never followed: their targets untouched") {
