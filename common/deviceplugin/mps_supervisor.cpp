@@ -142,11 +142,35 @@ void MpsSupervisor::tick(const std::vector<Gpu>& gpus, const GpuMemory* memory) 
   } else if (!daemon_) {
     if (now >= next_start_) start(gpus, memory);
   } else if (auto s = daemon_->check(now >= next_ask_); !s) {
-    failed(s.error().message);
+    if (daemon_->running() && daemon_->serves_clients())
+      unanswered(s.error().message);
+    else
+      failed(s.error().message);
   } else {
-    if (now >= next_ask_) next_ask_ = now + ask_every_;
+    if (now >= next_ask_) answered();
     guard_limits();
   }
+}
+
+// A daemon that runs clients' servers but does not answer (a client holding its control socket
+// holds every other one back, ours too): restarting it would end every client's work on its
+// GPUs, so it is kept, its GPUs Unhealthy (a new client would wait as we did) until it answers.
+void MpsSupervisor::unanswered(const std::string& why) {
+  const std::string problem = why + "; kept running for its clients";
+  if (problem_ != problem)
+    logger_.warning(problem + " (" + serves() + "); " + group_.resource +
+                    " is Unhealthy until it answers (a client holding its control socket holds "
+                    "every other one back)");
+  problem_ = problem;
+  next_ask_ = Clock::now() + ask_every_;
+}
+
+void MpsSupervisor::answered() {
+  if (!problem_.empty()) {
+    logger_.info("the MPS control daemon of " + serves() + " answers again");
+    problem_.clear();
+  }
+  next_ask_ = Clock::now() + ask_every_;
 }
 
 // A client that sent the daemon a command changing its limits: set back on this tick.

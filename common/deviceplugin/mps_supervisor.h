@@ -46,7 +46,9 @@ struct MpsGroup {
 // every tick and asked whether it answers every 5 s (one share) or 30 s (more: the larger sizes
 // are one daemon each, their questions spread over the 30 s), its log read every tick for
 // commands a client sent that change its limits (set back at once), restarted after it dies with a
-// backoff from 1 s doubling to 30 s, restarted for a changed set of GPUs, stopped by stop().
+// backoff from 1 s doubling to 30 s, or when it does not answer and runs no client's server
+// (one that does is kept, its GPUs Unhealthy until it answers), restarted for a changed set of
+// GPUs, stopped by stop().
 class MpsSupervisor {
  public:
   MpsSupervisor(const Config& config, MpsGroup group, Logger& logger);
@@ -72,6 +74,8 @@ class MpsSupervisor {
   Result<MpsPlan> plan_for(const std::vector<Gpu>& gpus, const GpuMemory* memory) const;
   void start(const std::vector<Gpu>& gpus, const GpuMemory* memory);
   void failed(const std::string& why);
+  void unanswered(const std::string& why);
+  void answered();
   void limit_memory(const std::vector<Gpu>& gpus, const GpuMemory* memory);
   void guard_limits();
   // Remembers each GPU's share of memory; says what a client gets, for the log.

@@ -113,6 +113,35 @@ Status place_links(const Fd& dir, const std::string& path, const std::vector<Mps
   return {};
 }
 
+// The server pids a get_server_list answer names, one a line: at most kMaxServers (one server
+// per user ID; more is not an answer).
+std::vector<std::string> server_pids(std::string_view answer) {
+  std::vector<std::string> pids;
+  for (const auto& line : split(answer, '\n')) {
+    const auto pid = trim(line);
+    if (pid.empty() || pid.size() > 10 || pid.find_first_not_of("0123456789") != pid.npos) continue;
+    if (pids.size() == kMaxServers) break;
+    pids.emplace_back(pid);
+  }
+  return pids;
+}
+
+// Whether any thread of `pid` has a child (/proc/<pid>/task/<tid>/children): the control daemon
+// forks each MPS server.
+bool has_children(pid_t pid) {
+  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+  Fd listing(::open(tasks.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  auto entries = list_directory(std::move(listing), tasks, 4096);
+  if (!entries) return false;
+  for (const auto& e : *entries) {
+    const std::string children = tasks + "/" + e.name + "/children";
+    const Fd fd(::open(children.c_str(), O_RDONLY | O_CLOEXEC));
+    char c = 0;
+    if (fd.valid() && ::read(fd.get(), &c, 1) == 1) return true;
+  }
+  return false;
+}
+
 Status make_driver_dirs(const Fd& dir, const MpsPlan& plan, uid_t also_owner) {
   auto driver = own_directory(dir, plan.dir + "/driver", true, also_owner);
   if (!driver) return driver.error();
@@ -294,8 +323,8 @@ Result<std::vector<MpsDriverLink>> mps_driver_links(DriverHost& host) {
       links.push_back({false, "nvidia-cuda-mps-server", file.host_path});
   }
   if (links.empty())
-    return Error{"no nvidia-cuda-mps-server in the driver root (" +
-                 host.files().driver_path("/") + "): install NVIDIA's MPS (nvidia-cuda-mps)"};
+    return Error{"no nvidia-cuda-mps-server in the driver root (" + host.files().driver_path("/") +
+                 "): install NVIDIA's MPS (nvidia-cuda-mps)"};
   caps.add(Capability::kUtility);
   auto libraries = host.files().libraries(caps, LibArch::k64);
   if (!libraries) return libraries.error();
@@ -347,11 +376,9 @@ Result<MpsState> read_mps_state(const std::string& program, const std::string& p
     if (!mem) return mem.error();
     state.pinned.push_back(std::string(trim(*mem)));
   }
-  for (const auto& pid : split(*servers, '\n')) {
-    if (trim(pid).empty()) continue;
-    if (state.servers == kMaxServers) break;  // one server per user ID; more is not an answer
+  for (const auto& pid : server_pids(*servers)) {
     ++state.servers;
-    auto clients = ask_mps(program, pipe_dir, "get_client_list " + std::string(trim(pid)));
+    auto clients = ask_mps(program, pipe_dir, "get_client_list " + pid);
     if (!clients) continue;
     for (const auto& client : split(*clients, '\n')) {
       if (!trim(client).empty()) ++state.clients;
@@ -497,12 +524,7 @@ void MpsDaemon::skip_control_log() {
 Status MpsDaemon::restore_servers() {
   auto servers = ask("get_server_list");
   if (!servers) return servers.error();
-  unsigned asked = 0;
-  for (const auto& word : split(*servers, '\n')) {
-    const std::string pid(trim(word));
-    if (pid.empty() || pid.size() > 10 || pid.find_first_not_of("0123456789") != std::string::npos)
-      continue;
-    if (++asked > kMaxServers) break;
+  for (const auto& pid : server_pids(*servers)) {
     auto pct =
         ask("set_active_thread_percentage " + pid + " " + std::to_string(plan_.thread_percentage));
     if (!pct) return pct.error();
@@ -607,7 +629,16 @@ Status MpsDaemon::check(bool ask_it) {
   if (!ask_it) return {};
   auto answer = ask("get_server_list");
   if (!answer) return answer.error();
+  servers_ = static_cast<unsigned>(server_pids(*answer).size());
   return {};
+}
+
+bool MpsDaemon::running() const {
+  return child_ > 0 || adopted_;
+}
+
+bool MpsDaemon::serves_clients() const {
+  return servers_ > 0 || (child_ > 0 && has_children(child_));
 }
 
 Status MpsDaemon::update_limits(std::vector<MpsGpu> gpus) {

@@ -134,6 +134,11 @@ class MpsDaemon {
   // Whether it is still running (a cheap wait on the child) and, with `ask_it`, answering its
   // pipe: an error says why not.
   [[nodiscard]] Status check(bool ask_it);
+  // Whether its process is still there (our child not yet exited, or an adopted daemon).
+  [[nodiscard]] bool running() const;
+  // Whether clients' work runs on it: its last answer to get_server_list named a server, or
+  // (our child) it has a child process now, as each MPS server is.
+  [[nodiscard]] bool serves_clients() const;
   // Whether a client changed its limits since the last look (a pod that can reach the control
   // socket can send the daemon any command; NVIDIA's daemon before 580 takes `set_*` from any
   // user, and every version from root): reads what the daemon logged since (its standard output,
@@ -167,6 +172,7 @@ class MpsDaemon {
   off_t control_log_seen_ = 0;
   std::vector<std::string> env_;
   pid_t child_ = -1;
+  unsigned servers_ = 0;  // in its last answer to get_server_list
   bool adopted_ = false;  // running, but not our child: watched through the pipe only
 };
 

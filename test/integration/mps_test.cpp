@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -119,6 +120,26 @@ struct MpsNode {
     REQUIRE_MESSAGE(f.logged("MPS control daemon serving"), f.log());
     REQUIRE(f.kubelet->wait_for_devices([](const Devices& d) { return all_health(d, "Healthy"); },
                                         kWait));
+  }
+
+  // An MPS server in the driver root that stays (a real one needs a GPU), and writes the PATH
+  // and LD_LIBRARY_PATH it was started with to `seen`.
+  void fake_server(const std::string& seen) const {
+    gcr::test::write_file(f.host.driver_root() + "/usr/bin/nvidia-cuda-mps-server",
+                          "#!/bin/sh\nprintf '%s\\n%s\\n' \"$PATH\" \"$LD_LIBRARY_PATH\" >" + seen +
+                              ".new\nmv " + seen + ".new " + seen + "\nexec sleep 60\n",
+                          0755);
+  }
+  // A server started by the one-share daemon, as a client's connection starts one: its pid.
+  [[nodiscard]] int start_server() const {
+    CHECK(ask("start_server -uid 0").empty());
+    std::string server;
+    for (int i = 0; i < 50 && server.empty(); ++i) {
+      std::this_thread::sleep_for(100ms);
+      server = ask("get_server_list");
+    }
+    REQUIRE_MESSAGE(!server.empty(), gcr::test::read_file(dir() + "/log/control.log"));
+    return std::stoi(server);
   }
 
   // The IDs of the 4 shares of GPU `index`, as the kubelet sees them.
@@ -347,18 +368,9 @@ TEST_SUITE("mps") {
     MpsNode node;
     const std::string root = node.f.host.driver_root();
     const std::string seen = node.f.dir / "server.env";
-    gcr::test::write_file(root + "/usr/bin/nvidia-cuda-mps-server",
-                          "#!/bin/sh\nprintf '%s\\n%s\\n' \"$PATH\" \"$LD_LIBRARY_PATH\" >" + seen +
-                              ".new\nmv " + seen + ".new " + seen + "\nexec sleep 60\n",
-                          0755);
+    node.fake_server(seen);
     node.start_serving();
-    CHECK(node.ask("start_server -uid 0").empty());
-    std::string server;
-    for (int i = 0; i < 50 && server.empty(); ++i) {
-      std::this_thread::sleep_for(100ms);
-      server = node.ask("get_server_list");
-    }
-    REQUIRE_MESSAGE(!server.empty(), gcr::test::read_file(node.dir() + "/log/control.log"));
+    const int server = node.start_server();
     for (int i = 0; i < 50 && !gcr::test::exists(seen); ++i) std::this_thread::sleep_for(100ms);
     std::istringstream env(gcr::test::read_file(seen));
     std::string path;
@@ -374,7 +386,37 @@ TEST_SUITE("mps") {
     const auto libcuda = std::filesystem::canonical(lib + "/libcuda.so.1");
     CHECK(libcuda.string().rfind(root + "/", 0) == 0);
     CHECK(libcuda.filename().string().rfind("libcuda.so." + node.f.host.version(), 0) == 0);
-    ::kill(std::stoi(server), SIGKILL);
+    ::kill(server, SIGKILL);
+  }
+
+  // A pod can reach the control socket (its pipe directory is mounted in) and connect without a
+  // word: every other client, the plugin's question too, waits behind it. Restarting the daemon
+  // then would end every client's work on its GPUs.
+  TEST_CASE("a client holding the control socket: the daemon kept for its clients' servers") {
+    require_root();
+    MpsNode node;
+    node.fake_server(node.f.dir / "server.env");
+    node.start_serving();
+    const int daemon = node.daemon_pid(1);
+    const int server = node.start_server();
+    const std::string share = node.shares_of(0).at(0);
+    {
+      const gcr::test::UnixClient held(node.pipe() + "/control", SOCK_SEQPACKET);
+      REQUIRE_MESSAGE(
+          node.f.kubelet->wait_for_devices(
+              [&](const Devices& d) { return health_of(d, share) == "Unhealthy"; }, 30s),
+          node.f.log());
+      CHECK(node.daemon_pid(1) == daemon);
+      CHECK(::kill(server, 0) == 0);
+      CHECK(node.f.logged("kept running for its clients"));
+    }
+    REQUIRE_MESSAGE(node.f.kubelet->wait_for_devices(
+                        [&](const Devices& d) { return health_of(d, share) == "Healthy"; }, kWait),
+                    node.f.log());
+    CHECK(node.daemon_pid(1) == daemon);
+    CHECK(::kill(server, 0) == 0);
+    CHECK(node.f.logged("answers again"));
+    ::kill(server, SIGKILL);
   }
 
   // A daemon that stops answering holds each question to its 5 s timeout, and its stop 10 s

@@ -85,14 +85,27 @@ void make_symlink(const std::string& target, const std::string& link) {
   if (::symlink(target.c_str(), link.c_str()) != 0) throw std::runtime_error("symlink " + link);
 }
 
+namespace {
+
+// A stream socket and the address of `path`.
+int unix_socket(const std::string& path, sockaddr_un& addr, int type = SOCK_STREAM) {
+  const int fd = ::socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
+  addr = sockaddr_un{};
+  addr.sun_family = AF_UNIX;
+  if (fd < 0 || path.size() >= sizeof addr.sun_path) {
+    if (fd >= 0) ::close(fd);
+    throw std::runtime_error("cannot make a socket for " + path);
+  }
+  path.copy(addr.sun_path, path.size());
+  return fd;
+}
+
+}  // namespace
+
 ListeningSocket::ListeningSocket(const std::string& path) {
   make_dirs(fs::path(path).parent_path().string());
-  fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (fd_ < 0 || path.size() >= sizeof addr.sun_path)
-    throw std::runtime_error("cannot make a socket at " + path);
-  path.copy(addr.sun_path, path.size());
+  fd_ = unix_socket(path, addr);
   if (::bind(fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0 ||
       ::listen(fd_, 4) != 0) {
     ::close(fd_);
@@ -101,6 +114,19 @@ ListeningSocket::ListeningSocket(const std::string& path) {
 }
 
 ListeningSocket::~ListeningSocket() {
+  ::close(fd_);
+}
+
+UnixClient::UnixClient(const std::string& path, int type) {
+  sockaddr_un addr{};
+  fd_ = unix_socket(path, addr, type);
+  if (::connect(fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd_);
+    throw std::runtime_error("cannot connect to " + path + ": " + std::strerror(errno));
+  }
+}
+
+UnixClient::~UnixClient() {
   ::close(fd_);
 }
 

@@ -89,6 +89,19 @@ class ListeningSocket {
   int fd_ = -1;
 };
 
+// A connection of `type` (SOCK_STREAM, SOCK_SEQPACKET) to the unix socket at `path` that sends
+// nothing (a client that holds a daemon); closed when the object dies.
+class UnixClient {
+ public:
+  UnixClient(const std::string& path, int type);
+  ~UnixClient();
+  UnixClient(const UnixClient&) = delete;
+  UnixClient& operator=(const UnixClient&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 // Waits until `path` exists (a socket the daemon creates); false after `seconds`.
 [[nodiscard]] bool wait_for_path(const std::string& path, int seconds);
 
