@@ -39,13 +39,14 @@ constexpr std::string_view kNoCsv = "CSV (Tegra) mode is not supported";
 constexpr std::string_view kHooksAlways =
     "the spec always has the update-libraries hook (links and loader cache)";
 constexpr std::string_view kNoFeatureFlags = "no feature flags";
+constexpr std::string_view kEveryGpu = "gpu-ctk puts every GPU in the spec";
 constexpr std::string_view kStateOnStdin = "the OCI state is read from stdin";
 constexpr std::string_view kEditOurs =
     "edit /etc/gpu-container-runtime/config.toml (gpu-ctk config import converts NVIDIA's)";
 constexpr std::string_view kDefaultsOnStdout =
     "gpu-ctk config default prints the defaults on stdout";
 
-constexpr std::array<Spelling, 45> kSpellings = {{
+constexpr std::array<Spelling, 48> kSpellings = {{
     {kConfigure, "nvidia-runtime-name", Means::kOurs, false, "runtime-name", "", ""},
     {kConfigure, "nvidia-runtime-path", Means::kOurs, false, "runtime-path", "", ""},
     {kConfigure, "nvidia-set-as-default", Means::kOurs, true, "set-as-default", "", ""},
@@ -67,8 +68,10 @@ constexpr std::array<Spelling, 45> kSpellings = {{
     {kGenerate, "nvidia-ctk-path", Means::kOurs, false, "ctk-path", "", ""},
     {kGenerate, "mode", Means::kOurs, false, "mode", "auto,nvml,management", kDiscovery},
     {kGenerate, "discovery-mode", Means::kOurs, false, "mode", "auto,nvml,management", kDiscovery},
-    {kGenerate, "device-id", Means::kAccepted, false, "", "all",
-     "gpu-ctk puts every GPU in the spec"},
+    {kGenerate, "device-id", Means::kAccepted, false, "", "all", kEveryGpu},
+    {kGenerate, "device-ids", Means::kAccepted, false, "", "all", kEveryGpu},
+    {kGenerate, "device", Means::kAccepted, false, "", "all", kEveryGpu},
+    {kGenerate, "devices", Means::kAccepted, false, "", "all", kEveryGpu},
     {kGenerate, "nvidia-cdi-hook-path", Means::kRefused, false, "", "",
      "the spec's hooks run `gpu-ctk hook`: give --nvidia-ctk-path (or --ctk-path) instead"},
     {kGenerate, "library-search-path", Means::kRefused, false, "", "",
@@ -140,7 +143,120 @@ Result<bool> switch_value(const std::string& flag, const std::string& value) {
   return Error{"--" + flag + ": " + quote(value, 64) + " is not true or false"};
 }
 
+// cdi generate's environment variables, the flag each stands for, and every name the command
+// line can give that flag by (NVIDIA's aliases and ours).
+struct EnvFlag {
+  std::string_view variable;
+  std::string_view flag;
+  std::string_view names;  // comma separated
+  bool list = false;       // a comma-separated list: one flag per item
+  bool is_switch = false;
+};
+
+constexpr std::array<EnvFlag, 20> kGenerateEnv = {{
+    {"NVIDIA_CTK_CDI_OUTPUT_FILE_PATH", "output", "output,o"},
+    {"NVIDIA_CTK_CDI_GENERATE_OUTPUT_FORMAT", "format", "format"},
+    {"NVIDIA_CTK_CDI_GENERATE_MODE", "mode", "mode,discovery-mode"},
+    {"NVIDIA_CTK_DRIVER_ROOT", "driver-root", "driver-root"},
+    {"NVIDIA_CTK_DEV_ROOT", "dev-root", "dev-root"},
+    {"NVIDIA_CTK_CDI_GENERATE_DEVICE_NAME_STRATEGIES", "device-name-strategy",
+     "device-name-strategy", true},
+    {"NVIDIA_CTK_CDI_GENERATE_DEVICE_IDS", "device-id", "device-id,device-ids,device,devices",
+     true},
+    {"NVIDIA_CTK_CDI_GENERATE_NO_ALL_DEVICE", "no-all-device", "no-all-device", false, true},
+    {"NVIDIA_CTK_CDI_HOOK_PATH", "nvidia-cdi-hook-path",
+     "nvidia-cdi-hook-path,nvidia-ctk-path,ctk-path"},
+    {"NVIDIA_CTK_CDI_GENERATE_LDCONFIG_PATH", "ldconfig-path", "ldconfig-path"},
+    {"NVIDIA_CTK_CDI_GENERATE_VENDOR", "vendor", "vendor,cdi-vendor"},
+    {"NVIDIA_CTK_CDI_GENERATE_CLASS", "class", "class,cdi-class"},
+    {"NVIDIA_CTK_CDI_GENERATE_CONFIG_SEARCH_PATHS", "config-search-path", "config-search-path",
+     true},
+    {"NVIDIA_CTK_CDI_GENERATE_LIBRARY_SEARCH_PATHS", "library-search-path", "library-search-path",
+     true},
+    {"NVIDIA_CTK_CDI_GENERATE_CSV_FILES", "csv.file", "csv.file", true},
+    {"NVIDIA_CTK_CDI_GENERATE_CSV_IGNORE_PATTERNS", "csv.ignore-pattern", "csv.ignore-pattern",
+     true},
+    {"NVIDIA_CTK_CDI_GENERATE_DISABLED_HOOKS", "disable-hook", "disable-hook,disable-hooks", true},
+    {"NVIDIA_CTK_CDI_GENERATE_ENABLED_HOOKS", "enable-hook", "enable-hook,enable-hooks", true},
+    {"NVIDIA_CTK_CDI_GENERATE_FEATURE_FLAGS", "feature-flag", "feature-flag,feature-flags", true},
+    {"NVIDIA_CTK_CDI_GENERATE_CSV_COMPAT_CONTAINER_ROOT", "csv.compat-container-root",
+     "csv.compat-container-root"},
+}};
+
+// Whether `arg` gives the flag `name` (--name, --name=..., and nvidia-ctk's -name; -o).
+bool gives(const std::string& arg, std::string_view name) {
+  const std::string_view a(arg);
+  for (std::string_view dashes : {"--", "-"}) {
+    if (!a.starts_with(dashes)) continue;
+    const std::string_view rest = a.substr(dashes.size());
+    if (rest.starts_with(name) && (rest.size() == name.size() || rest[name.size()] == '='))
+      return true;
+  }
+  return false;
+}
+
+bool given(const std::vector<std::string>& args, std::string_view names) {
+  for (auto name : split(names, ',')) {
+    for (const auto& arg : args) {
+      if (gives(arg, name)) return true;
+    }
+  }
+  return false;
+}
+
+// The value of our flag `name` in `args` (--name=VALUE or --name VALUE), the last one given.
+std::optional<std::string> value_of(const std::vector<std::string>& args, std::string_view name) {
+  std::optional<std::string> value;
+  const std::string flag = "--" + std::string(name);
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == flag && i + 1 < args.size())
+      value = args[++i];
+    else if (args[i].rfind(flag + "=", 0) == 0)
+      value = args[i].substr(flag.size() + 1);
+  }
+  return value;
+}
+
+// The NVIDIA-spelled flags `e`'s value stands for.
+Result<std::vector<std::string>> env_as_flags(const EnvFlag& e, const std::string& value) {
+  const std::string flag = "--" + std::string(e.flag);
+  if (e.is_switch) {
+    auto on = switch_value(std::string(e.flag), value);
+    if (!on) return on.error();
+    return *on ? std::vector<std::string>{flag} : std::vector<std::string>{};
+  }
+  if (!e.list) return std::vector<std::string>{flag + "=" + value};
+  std::vector<std::string> flags;
+  for (auto item : split(value, ',')) {
+    if (!trim(item).empty()) flags.push_back(flag + "=" + std::string(trim(item)));
+  }
+  return flags;
+}
+
 }  // namespace
+
+Result<std::vector<std::string>> nvidia_env_flags(const std::string& command,
+                                                  const std::vector<std::string>& args,
+                                                  const EnvLookup& env) {
+  std::vector<std::string> out;
+  if (command != kGenerate) return out;
+  for (const auto& e : kGenerateEnv) {
+    const auto value = env(std::string(e.variable));
+    if (!value || given(args, e.names)) continue;
+    auto flags = env_as_flags(e, *value);
+    auto ours = flags ? translate_nvidia_flags(command, *flags, true) : flags;
+    if (!ours) return ours.error().wrap(std::string(e.variable));
+    out.insert(out.end(), ours->begin(), ours->end());
+  }
+  return out;
+}
+
+std::vector<std::string> with_nvidia_defaults(const std::string& command,
+                                              std::vector<std::string> args) {
+  if (command != kGenerate || value_of(args, "dev-root")) return args;
+  if (const auto root = value_of(args, "driver-root")) args.push_back("--dev-root=" + *root);
+  return args;
+}
 
 Result<std::vector<std::string>> translate_nvidia_flags(const std::string& command,
                                                         const std::vector<std::string>& args,

@@ -4,6 +4,8 @@
 // from NVIDIA's documentation works under either name.
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,5 +23,21 @@ namespace gcr {
 // --ldconfig-path as a host path).
 [[nodiscard]] Result<std::vector<std::string>> translate_nvidia_flags(
     const std::string& command, const std::vector<std::string>& args, bool as_nvidia_ctk);
+
+// An environment variable's value, if it is set.
+using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;
+
+// nvidia-ctk reads each flag of `cdi generate` the command line does not give from an
+// environment variable (NVIDIA_CTK_CDI_OUTPUT_FILE_PATH, NVIDIA_CTK_DRIVER_ROOT, ...: what
+// nvidia-cdi-refresh.service and its env file set): those flags, in our spelling, for the flags
+// `args` (the command line, as typed) lacks; a variable whose flag is refused is an error naming
+// it. None for other commands.
+[[nodiscard]] Result<std::vector<std::string>> nvidia_env_flags(
+    const std::string& command, const std::vector<std::string>& args, const EnvLookup& env);
+
+// nvidia-ctk's defaults where ours differ, added to `args` (in our spelling): `cdi generate`'s
+// --dev-root is its --driver-root when only that is given.
+[[nodiscard]] std::vector<std::string> with_nvidia_defaults(const std::string& command,
+                                                            std::vector<std::string> args);
 
 }  // namespace gcr

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <cstdlib>
+#include <optional>
 #include <variant>
 
 #include "base/text.h"
@@ -60,6 +62,11 @@ std::variant<std::vector<std::string>, int> strip_nvidia_globals(std::vector<std
   return args;
 }
 
+std::optional<std::string> environment_variable(const std::string& name) {
+  const char* value = std::getenv(name.c_str());
+  return value == nullptr ? std::nullopt : std::optional<std::string>(value);
+}
+
 // The command path NVIDIA's spellings are looked up under: "runtime configure", "cdi generate",
 // "hook update-ldcache", "config", "info".
 std::string command_path(const std::vector<std::string>& args) {
@@ -86,8 +93,17 @@ int run_command(const std::string& tool, std::vector<std::string> args, bool nvi
   }
   const std::string path = command_path(args);
   const std::size_t fixed = path.find(' ') == std::string::npos ? 1 : 2;
-  auto translated = translate_nvidia_flags(
-      path, std::vector<std::string>(args.begin() + static_cast<long>(fixed), args.end()), nvidia);
+  const std::vector<std::string> flags(args.begin() + static_cast<long>(fixed), args.end());
+  auto translated = translate_nvidia_flags(path, flags, nvidia);
+  if (translated && nvidia) {
+    auto from_env = nvidia_env_flags(path, flags, environment_variable);
+    if (from_env) {
+      translated->insert(translated->end(), from_env->begin(), from_env->end());
+      *translated = with_nvidia_defaults(path, std::move(*translated));
+    } else {
+      translated = from_env.error();
+    }
+  }
   if (!translated) {
     std::fprintf(stderr, "%s %s: %s\n", tool.c_str(), path.c_str(),
                  translated.error().message.c_str());

@@ -231,6 +231,23 @@ TEST_CASE("nvidia-ctk: NVIDIA's documented invocations write what our spellings 
   CHECK(listed.out.find("example.com/gpu=gpu0\n") != std::string::npos);
   CHECK(listed.out.find("example.com/gpu=all\n") != std::string::npos);
   CHECK(listed.out.find("example.com/gpu=0\n") == std::string::npos);
+
+  // As nvidia-cdi-refresh.service runs it: the file and the names from NVIDIA_CTK_* variables;
+  // gpu-ctk under its own name reads none of them (the spec goes to stdout).
+  gcr::test::make_dirs(f.path("cdi-env"));
+  gcr::test::RunOptions env;
+  env.env["GPU_CONTAINER_RUNTIME_CONFIG"] = f.config_path();
+  env.env["NVIDIA_CTK_CDI_OUTPUT_FILE_PATH"] = f.path("cdi-env/nvidia.yaml");
+  env.env["NVIDIA_CTK_CDI_GENERATE_DEVICE_NAME_STRATEGIES"] = "uuid";
+  const auto refreshed = gcr::test::run({compat_bin(f) + "/nvidia-ctk", "cdi", "generate"}, env);
+  REQUIRE_MESSAGE(refreshed.exit_code == 0, refreshed.err);
+  const auto names = as(f, "nvidia-ctk", {"cdi", "list", "--spec-dir", f.path("cdi-env")});
+  CHECK(names.out.find("nvidia.com/gpu=" + f.host().gpus().at(0).uuid + "\n") != std::string::npos);
+  CHECK(names.out.find("nvidia.com/gpu=0\n") == std::string::npos);
+  const auto ours = gcr::test::run({gcr::test::built("gpu-ctk"), "cdi", "generate"}, env);
+  REQUIRE_MESSAGE(ours.exit_code == 0, ours.err);
+  CHECK(ours.out.find("cdiVersion") != std::string::npos);
+  CHECK(ours.out.find("name: \"0\"") != std::string::npos);
 }
 
 TEST_CASE("nvidia-ctk: what gpu-ctk does not do is an error that names it") {

@@ -1,6 +1,11 @@
 // nvidia-ctk's flag spellings turned into gpu-ctk's.
 #include <doctest/doctest.h>
 
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
 #include "compat/nvidia_flags.h"
 
 namespace {
@@ -96,4 +101,75 @@ TEST_CASE("system create-dev-char-symlinks: --driver-root is our --dev-root; loa
         "(nvidia-modprobe -u -c=0); the packages' udev rule runs this command when they load");
   CHECK(error_of(command, {"--create-device-nodes"})
             .find("--create-device-nodes is not supported: gpu-ctk makes no device node") == 0);
+}
+
+namespace {
+
+// The flags cdi generate's environment `vars` gives beside the command line `args`.
+gcr::Result<Args> from_env(const std::map<std::string, std::string>& vars, const Args& args = {}) {
+  return gcr::nvidia_env_flags("cdi generate", args,
+                               [&](const std::string& name) -> std::optional<std::string> {
+                                 const auto it = vars.find(name);
+                                 if (it == vars.end()) return std::nullopt;
+                                 return it->second;
+                               });
+}
+
+}  // namespace
+
+TEST_CASE("cdi generate under nvidia-ctk: flags from NVIDIA_CTK_* where the line has none") {
+  // nvidia-cdi-refresh.service's variable, and what an env file sets.
+  auto out = from_env({{"NVIDIA_CTK_CDI_OUTPUT_FILE_PATH", "/var/run/cdi/nvidia.yaml"},
+                       {"NVIDIA_CTK_DRIVER_ROOT", "/run/nvidia/driver"},
+                       {"NVIDIA_CTK_CDI_GENERATE_DEVICE_NAME_STRATEGIES", "index, uuid"},
+                       {"NVIDIA_CTK_CDI_GENERATE_VENDOR", "example.com"},
+                       {"NVIDIA_CTK_CDI_GENERATE_NO_ALL_DEVICE", "true"},
+                       {"NVIDIA_CTK_CDI_GENERATE_LDCONFIG_PATH", "/sbin/ldconfig.real"},
+                       {"NVIDIA_CTK_CDI_GENERATE_DEVICE_IDS", "all"}});
+  REQUIRE_MESSAGE(out.ok(), out.error().message);
+  CHECK(*out == Args{"--output=/var/run/cdi/nvidia.yaml", "--driver-root=/run/nvidia/driver",
+                     "--device-name-strategy=index", "--device-name-strategy=uuid",
+                     "--no-all-device", "--ldconfig-path=@/sbin/ldconfig.real",
+                     "--vendor=example.com"});
+  // The command line wins, under any of the flag's names; a switch set false adds nothing.
+  out = from_env({{"NVIDIA_CTK_CDI_OUTPUT_FILE_PATH", "/var/run/cdi/nvidia.yaml"},
+                  {"NVIDIA_CTK_CDI_GENERATE_VENDOR", "example.com"},
+                  {"NVIDIA_CTK_CDI_GENERATE_MODE", "nvml"},
+                  {"NVIDIA_CTK_CDI_GENERATE_NO_ALL_DEVICE", "false"}},
+                 {"-o", "/etc/cdi/x.yaml", "-cdi-vendor=other.com", "--discovery-mode", "auto"});
+  REQUIRE(out.ok());
+  CHECK(out->empty());
+  // NVIDIA's other names for --device-id, on the command line.
+  CHECK(
+      translated("cdi generate", {"--device-ids=all", "--devices", "all", "-device=all"}).empty());
+  // Other commands read none.
+  CHECK(gcr::nvidia_env_flags("runtime configure", {}, [](const std::string&) {
+          return std::optional<std::string>("x");
+        })->empty());
+}
+
+TEST_CASE("cdi generate under nvidia-ctk: a variable for a refused flag or value names itself") {
+  auto out = from_env({{"NVIDIA_CTK_CDI_GENERATE_FEATURE_FLAGS", "a"}});
+  REQUIRE_FALSE(out.ok());
+  CHECK(out.error().message ==
+        "NVIDIA_CTK_CDI_GENERATE_FEATURE_FLAGS: --feature-flag is not supported: no feature flags");
+  out = from_env({{"NVIDIA_CTK_CDI_GENERATE_DEVICE_IDS", "0,1"}});
+  REQUIRE_FALSE(out.ok());
+  CHECK(out.error().message ==
+        "NVIDIA_CTK_CDI_GENERATE_DEVICE_IDS: --device-id=0 is not "
+        "supported: gpu-ctk puts every GPU in the spec");
+  out = from_env({{"NVIDIA_CTK_CDI_GENERATE_NO_ALL_DEVICE", "yes"}});
+  REQUIRE_FALSE(out.ok());
+  CHECK(out.error().message ==
+        "NVIDIA_CTK_CDI_GENERATE_NO_ALL_DEVICE: --no-all-device: `yes` is not true or false");
+}
+
+TEST_CASE("cdi generate under nvidia-ctk: --dev-root is --driver-root when only that is given") {
+  CHECK(gcr::with_nvidia_defaults("cdi generate", {"--driver-root", "/run/nvidia/driver"}) ==
+        Args{"--driver-root", "/run/nvidia/driver", "--dev-root=/run/nvidia/driver"});
+  CHECK(gcr::with_nvidia_defaults("cdi generate", {"--driver-root=/a", "--dev-root=/"}) ==
+        Args{"--driver-root=/a", "--dev-root=/"});
+  CHECK(gcr::with_nvidia_defaults("cdi generate", {"--output=x.yaml"}) == Args{"--output=x.yaml"});
+  CHECK(gcr::with_nvidia_defaults("system create-dev-char-symlinks", {"--driver-root=/a"}) ==
+        Args{"--driver-root=/a"});
 }
