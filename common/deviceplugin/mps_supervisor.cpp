@@ -86,10 +86,10 @@ std::string MpsSupervisor::keep_shares(const std::vector<MpsGpu>& gpus) {
 
 // NVML came after the daemon: the same daemon, its clients running, gets memory limits.
 void MpsSupervisor::limit_memory(const std::vector<Gpu>& gpus, const GpuMemory* memory) {
-  with_nvml_ = true;
   auto plan = plan_for(gpus, memory);
-  if (!plan) return failed(plan.error().message);
-  if (auto s = daemon_->update_limits(plan->gpus); !s) return failed(s.error().message);
+  if (!plan) return trouble(plan.error().message);
+  if (auto s = daemon_->update_limits(plan->gpus); !s) return trouble(s.error().message);
+  with_nvml_ = true;
   logger_.info("MPS control daemon of " + serves() + ": each client now " +
                keep_shares(plan->gpus));
 }
@@ -133,7 +133,7 @@ void MpsSupervisor::tick(const std::vector<Gpu>& gpus, const GpuMemory* memory) 
     daemon_->stop();
     daemon_.reset();
     next_start_ = now;
-  } else if (daemon_ && memory != nullptr && !with_nvml_) {
+  } else if (daemon_ && memory != nullptr && !with_nvml_ && problem_.empty()) {
     limit_memory(gpus, memory);
   }
   if (gpus.empty()) {
@@ -142,14 +142,19 @@ void MpsSupervisor::tick(const std::vector<Gpu>& gpus, const GpuMemory* memory) 
   } else if (!daemon_) {
     if (now >= next_start_) start(gpus, memory);
   } else if (auto s = daemon_->check(now >= next_ask_); !s) {
-    if (daemon_->running() && daemon_->serves_clients())
-      unanswered(s.error().message);
-    else
-      failed(s.error().message);
+    trouble(s.error().message);
   } else {
     if (now >= next_ask_) answered();
-    guard_limits();
+    // Kept without answering: its limits are looked at once it answers.
+    if (problem_.empty()) guard_limits();
   }
+}
+
+void MpsSupervisor::trouble(const std::string& why) {
+  if (daemon_ && daemon_->runs_servers())
+    unanswered(why);
+  else
+    failed(why);
 }
 
 // A daemon that runs clients' servers but does not answer (a client holding its control socket
@@ -177,7 +182,7 @@ void MpsSupervisor::answered() {
 void MpsSupervisor::guard_limits() {
   auto undone = daemon_->restore_changed_limits();
   if (!undone)
-    return failed("cannot set back the limits a client changed: " + undone.error().message);
+    return trouble("cannot set back the limits a client changed: " + undone.error().message);
   if (!undone->empty())
     logger_.warning("a client changed the limits of the MPS control daemon of " + serves() + " (`" +
                     *undone + "`): set back to " +

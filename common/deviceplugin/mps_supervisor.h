@@ -74,6 +74,8 @@ class MpsSupervisor {
   Result<MpsPlan> plan_for(const std::vector<Gpu>& gpus, const GpuMemory* memory) const;
   void start(const std::vector<Gpu>& gpus, const GpuMemory* memory);
   void failed(const std::string& why);
+  // failed(), or unanswered() where restarting the daemon would end clients' work.
+  void trouble(const std::string& why);
   void unanswered(const std::string& why);
   void answered();
   void limit_memory(const std::vector<Gpu>& gpus, const GpuMemory* memory);

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <set>
 #include <thread>
+#include <utility>
 
 #include "base/child_process.h"
 #include "base/fs.h"
@@ -101,8 +102,8 @@ Status place_links(const Fd& dir, const std::string& path, const std::vector<Mps
     ::unlinkat(dir.get(), temporary.c_str(), 0);
     if (::symlinkat(link.target.c_str(), dir.get(), temporary.c_str()) != 0 ||
         ::renameat(dir.get(), temporary.c_str(), dir.get(), link.name.c_str()) != 0)
-      return Error{"cannot link " + path + "/" + link.name + " to " + link.target + ": " +
-                   errno_text(errno)};
+      return Error{"cannot link " + link.name + " to " + link.target + ": " + errno_text(errno) +
+                   " (" + path + ")"};
   }
   Fd listing(::openat(dir.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   auto entries = list_directory(std::move(listing), path, 4096);
@@ -126,18 +127,34 @@ std::vector<std::string> server_pids(std::string_view answer) {
   return pids;
 }
 
-// Whether any thread of `pid` has a child (/proc/<pid>/task/<tid>/children): the control daemon
-// forks each MPS server.
-bool has_children(pid_t pid) {
+// A /proc file's text ("" when it cannot be read: the process is gone).
+std::string proc_text(const std::string& path) {
+  const Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return {};
+  auto text = read_fd(fd.get(), 64 * 1024);
+  return text ? *text : std::string();
+}
+
+// Whether the process `pid` has exited and waits to be reaped (state Z in /proc/<pid>/stat,
+// after its name's closing parenthesis).
+bool is_zombie(std::string_view pid) {
+  const std::string stat = proc_text("/proc/" + std::string(pid) + "/stat");
+  const auto name_end = stat.rfind(')');
+  return name_end == std::string::npos || stat.compare(name_end, 3, ") Z") == 0;
+}
+
+// Whether a thread of `pid` has a child still running (/proc/<pid>/task/<tid>/children): the
+// control daemon forks each MPS server, and reaps it some time after it exits.
+bool has_running_children(pid_t pid) {
   const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
   Fd listing(::open(tasks.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   auto entries = list_directory(std::move(listing), tasks, 4096);
   if (!entries) return false;
   for (const auto& e : *entries) {
-    const std::string children = tasks + "/" + e.name + "/children";
-    const Fd fd(::open(children.c_str(), O_RDONLY | O_CLOEXEC));
-    char c = 0;
-    if (fd.valid() && ::read(fd.get(), &c, 1) == 1) return true;
+    const std::string children = proc_text(tasks + "/" + e.name + "/children");
+    for (const auto& child : split(children, ' ')) {
+      if (!trim(child).empty() && !is_zombie(trim(child))) return true;
+    }
   }
   return false;
 }
@@ -328,10 +345,16 @@ Result<std::vector<MpsDriverLink>> mps_driver_links(DriverHost& host) {
   caps.add(Capability::kUtility);
   auto libraries = host.files().libraries(caps, LibArch::k64);
   if (!libraries) return libraries.error();
+  bool libcuda = false;
   for (const auto& lib : *libraries) {
     const auto soname = soname_of(lib);
-    if (soname && is_soname_file_name(*soname)) links.push_back({true, *soname, lib.host_path});
+    if (!soname || !is_soname_file_name(*soname)) continue;
+    libcuda = libcuda || *soname == "libcuda.so.1";
+    links.push_back({true, *soname, lib.host_path});
   }
+  if (!libcuda)
+    return Error{"no libcuda.so.1 for the MPS servers in the driver root (" +
+                 host.files().driver_path("/") + ")"};
   return links;
 }
 
@@ -565,11 +588,24 @@ bool MpsDaemon::sets_our_limit(const std::string& command) const {
 }
 
 Result<std::string> MpsDaemon::restore_changed_limits() {
+  if (auto seen = limit_changes_logged()) {
+    if (!owed_ || owed_->empty())
+      owed_ = *seen;
+    else if (!seen->empty())
+      *owed_ += "`, `" + *seen;
+  }
+  if (!owed_) return std::string();
+  if (auto s = restore_servers(); !s) return s.error();
+  if (auto s = set_limits(); !s) return s.error();
+  return std::exchange(owed_, std::nullopt).value();
+}
+
+std::optional<std::string> MpsDaemon::limit_changes_logged() {
   if (!control_log_.valid()) skip_control_log();
   struct stat st {};
-  if (!control_log_.valid() || ::fstat(control_log_.get(), &st) != 0) return std::string();
+  if (!control_log_.valid() || ::fstat(control_log_.get(), &st) != 0) return std::nullopt;
   if (st.st_size < control_log_seen_) control_log_seen_ = 0;  // made anew
-  if (st.st_size == control_log_seen_) return std::string();
+  if (st.st_size == control_log_seen_) return std::nullopt;
   const off_t from = std::max<off_t>(control_log_seen_, st.st_size - off_t{kMaxLogRead});
   std::string piece(static_cast<std::size_t>(st.st_size - from), '\0');
   const ssize_t got = ::pread(control_log_.get(), piece.data(), piece.size(), from);
@@ -588,9 +624,7 @@ Result<std::string> MpsDaemon::restore_changed_limits() {
   const bool emptied =
       control_log_seen_ > off_t{kMaxLogBytes} && ::ftruncate(control_log_.get(), 0) == 0;
   if (emptied) control_log_seen_ = 0;
-  if (changes.empty() && !skipped && !emptied) return std::string();
-  if (auto s = restore_servers(); !s) return s.error();
-  if (auto s = set_limits(); !s) return s.error();
+  if (changes.empty() && !skipped && !emptied) return std::nullopt;
   return join(changes, "`, `");
 }
 
@@ -629,16 +663,12 @@ Status MpsDaemon::check(bool ask_it) {
   if (!ask_it) return {};
   auto answer = ask("get_server_list");
   if (!answer) return answer.error();
-  servers_ = static_cast<unsigned>(server_pids(*answer).size());
   return {};
 }
 
-bool MpsDaemon::running() const {
-  return child_ > 0 || adopted_;
-}
-
-bool MpsDaemon::serves_clients() const {
-  return servers_ > 0 || (child_ > 0 && has_children(child_));
+bool MpsDaemon::runs_servers() {
+  reap(false);
+  return child_ > 0 && has_running_children(child_);
 }
 
 Status MpsDaemon::update_limits(std::vector<MpsGpu> gpus) {

@@ -134,11 +134,9 @@ class MpsDaemon {
   // Whether it is still running (a cheap wait on the child) and, with `ask_it`, answering its
   // pipe: an error says why not.
   [[nodiscard]] Status check(bool ask_it);
-  // Whether its process is still there (our child not yet exited, or an adopted daemon).
-  [[nodiscard]] bool running() const;
-  // Whether clients' work runs on it: its last answer to get_server_list named a server, or
-  // (our child) it has a child process now, as each MPS server is.
-  [[nodiscard]] bool serves_clients() const;
+  // Whether clients' work runs on it: it is our child, still running, with a child process
+  // running (each MPS server is). Never for a daemon a killed plugin left (not our child).
+  [[nodiscard]] bool runs_servers();
   // Whether a client changed its limits since the last look (a pod that can reach the control
   // socket can send the daemon any command; NVIDIA's daemon before 580 takes `set_*` from any
   // user, and every version from root): reads what the daemon logged since (its standard output,
@@ -146,6 +144,7 @@ class MpsDaemon {
   // defaults and every server's limits back. The commands it undid ("" when none, also after
   // setting everything back because more was logged than it reads); an error when they cannot be
   // set back.
+  // Commands read but not yet set back (the daemon did not answer) are set back on a later call.
   [[nodiscard]] Result<std::string> restore_changed_limits();
   // Asks it to quit, kills it after 5 s, and empties the pipe directory.
   void stop();
@@ -161,6 +160,9 @@ class MpsDaemon {
   Status set_limits();
   Status restore_servers();
   [[nodiscard]] bool sets_our_limit(const std::string& command) const;
+  // The commands changing its limits it logged since the last look, joined ("" where more was
+  // logged than is read, or the log was emptied: set everything back); none when nothing.
+  std::optional<std::string> limit_changes_logged();
   // Opens the daemon's log, skipping what it holds.
   void skip_control_log();
   void reap(bool wait);
@@ -171,8 +173,8 @@ class MpsDaemon {
   Fd control_log_;  // log/control.log, the daemon's standard output
   off_t control_log_seen_ = 0;
   std::vector<std::string> env_;
+  std::optional<std::string> owed_;  // limit changes read but not yet set back
   pid_t child_ = -1;
-  unsigned servers_ = 0;  // in its last answer to get_server_list
   bool adopted_ = false;  // running, but not our child: watched through the pipe only
 };
 

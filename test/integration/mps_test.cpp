@@ -416,6 +416,27 @@ TEST_SUITE("mps") {
     CHECK(node.daemon_pid(1) == daemon);
     CHECK(::kill(server, 0) == 0);
     CHECK(node.f.logged("answers again"));
+    // A command that changes the limits, then the socket held: setting them back cannot be
+    // asked either, and the daemon is kept all the same; its limits are set back once it answers.
+    (void)node.ask("set_default_active_thread_percentage 90");
+    {
+      const gcr::test::UnixClient held(node.pipe() + "/control", SOCK_SEQPACKET);
+      REQUIRE_MESSAGE(
+          node.f.kubelet->wait_for_devices(
+              [&](const Devices& d) { return health_of(d, share) == "Unhealthy"; }, 30s),
+          node.f.log());
+      CHECK(node.daemon_pid(1) == daemon);
+    }
+    REQUIRE_MESSAGE(node.f.kubelet->wait_for_devices(
+                        [&](const Devices& d) { return health_of(d, share) == "Healthy"; }, kWait),
+                    node.f.log());
+    CHECK(node.daemon_pid(1) == daemon);
+    std::string pct;
+    for (int i = 0; i < 50 && pct != "25.0"; ++i) {
+      std::this_thread::sleep_for(100ms);
+      pct = node.ask("get_default_active_thread_percentage");
+    }
+    CHECK(pct == "25.0");
     ::kill(server, SIGKILL);
   }
 

@@ -125,7 +125,15 @@ TEST_CASE("driver/bin and driver/lib hold the plan's links and nothing else, eac
   for (const auto& e : std::filesystem::directory_iterator(plan.lib_dir()))
     names.push_back(e.path().filename());
   CHECK(names == std::vector<std::string>{"libcuda.so.1"});
-  // A symlink planted for driver/ is refused, never followed.
+  // A symlink planted for driver/, driver/bin or driver/lib is refused, never followed.
+  for (const auto& dir : {plan.bin_dir(), plan.lib_dir()}) {
+    std::filesystem::remove_all(dir);
+    make_dir(dir + ".victim", 0700);
+    gcr::test::make_symlink(dir + ".victim", dir);
+    CHECK(refusal(plan) == "MPS directory refused: a symlink, never followed (" + dir + ")");
+    CHECK(std::filesystem::is_empty(dir + ".victim"));
+    REQUIRE(::unlink(dir.c_str()) == 0);
+  }
   std::filesystem::remove_all(plan.dir + "/driver");
   make_dir(dir / "victim", 0700);
   gcr::test::make_symlink(dir / "victim", plan.dir + "/driver");
