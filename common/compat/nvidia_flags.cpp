@@ -204,6 +204,24 @@ bool given(const std::vector<std::string>& args, std::string_view names) {
   return false;
 }
 
+// The value the command line gives a flag of one of `names` (--name=V, --name V, -name V), the
+// last one given.
+std::optional<std::string> nvidia_value(const std::vector<std::string>& args,
+                                        std::string_view names) {
+  std::optional<std::string> value;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    for (auto name : split(names, ',')) {
+      if (!gives(args[i], name)) continue;
+      const auto eq = args[i].find('=');
+      if (eq != std::string::npos)
+        value = args[i].substr(eq + 1);
+      else if (i + 1 < args.size())
+        value = args[i + 1];
+    }
+  }
+  return value;
+}
+
 // The value of our flag `name` in `args` (--name=VALUE or --name VALUE), the last one given.
 std::optional<std::string> value_of(const std::vector<std::string>& args, std::string_view name) {
   std::optional<std::string> value;
@@ -240,9 +258,14 @@ Result<std::vector<std::string>> nvidia_env_flags(const std::string& command,
                                                   const EnvLookup& env) {
   std::vector<std::string> out;
   if (command != kGenerate) return out;
+  const bool management =
+      nvidia_value(args, "mode,discovery-mode")
+          .value_or(env("NVIDIA_CTK_CDI_GENERATE_MODE").value_or("")) == "management";
   for (const auto& e : kGenerateEnv) {
+    // Empty is unset (the flag's default); NVIDIA's management mode names no GPUs.
     const auto value = env(std::string(e.variable));
-    if (!value || given(args, e.names)) continue;
+    if (!value || value->empty() || given(args, e.names)) continue;
+    if (management && (e.flag == "device-name-strategy" || e.flag == "no-all-device")) continue;
     auto flags = env_as_flags(e, *value);
     auto ours = flags ? translate_nvidia_flags(command, *flags, true) : flags;
     if (!ours) return ours.error().wrap(std::string(e.variable));

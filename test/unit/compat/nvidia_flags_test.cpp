@@ -139,6 +139,26 @@ TEST_CASE("cdi generate under nvidia-ctk: flags from NVIDIA_CTK_* where the line
                  {"-o", "/etc/cdi/x.yaml", "-cdi-vendor=other.com", "--discovery-mode", "auto"});
   REQUIRE(out.ok());
   CHECK(out->empty());
+  // Empty is unset, as urfave/cli reads it: the flag's default (--dev-root then --driver-root).
+  out = from_env({{"NVIDIA_CTK_CDI_GENERATE_NO_ALL_DEVICE", ""},
+                  {"NVIDIA_CTK_DEV_ROOT", ""},
+                  {"NVIDIA_CTK_CDI_HOOK_PATH", ""}});
+  REQUIRE(out.ok());
+  CHECK(out->empty());
+  // The management spec names no GPUs: their naming variables are not read for it.
+  const std::map<std::string, std::string> naming = {
+      {"NVIDIA_CTK_CDI_GENERATE_DEVICE_NAME_STRATEGIES", "uuid"},
+      {"NVIDIA_CTK_CDI_GENERATE_NO_ALL_DEVICE", "true"}};
+  for (const Args& mode : {Args{"--mode=management"}, Args{"-discovery-mode", "management"}}) {
+    out = from_env(naming, mode);
+    REQUIRE(out.ok());
+    CHECK(out->empty());
+  }
+  auto with_mode = naming;
+  with_mode["NVIDIA_CTK_CDI_GENERATE_MODE"] = "management";
+  out = from_env(with_mode);
+  REQUIRE(out.ok());
+  CHECK(*out == Args{"--mode=management"});
   // NVIDIA's other names for --device-id, on the command line.
   CHECK(
       translated("cdi generate", {"--device-ids=all", "--devices", "all", "-device=all"}).empty());
