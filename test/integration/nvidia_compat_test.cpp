@@ -4,6 +4,8 @@
 // spellings, and gpu-ctk config import. Needs root.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include "containerd.h"
 #include "gpu_fixture.h"
 
@@ -29,13 +31,24 @@ std::string compat_bin(const GpuFixture& f) {
   return bin;
 }
 
+// The fixture's configuration, and none of nvidia-ctk's NVIDIA_CTK_* variables the machine may
+// have set (nvidia-ctk reads them).
+gcr::test::RunOptions ctk_env(const GpuFixture& f) {
+  gcr::test::RunOptions env;
+  env.env["GPU_CONTAINER_RUNTIME_CONFIG"] = f.config_path();
+  for (char** var = environ; *var != nullptr; ++var) {
+    const std::string entry(*var);
+    if (entry.rfind("NVIDIA_CTK_", 0) == 0)
+      env.unset_env.push_back(entry.substr(0, entry.find('=')));
+  }
+  return env;
+}
+
 ProcessResult as(const GpuFixture& f, const std::string& name,
                  const std::vector<std::string>& args) {
   std::vector<std::string> argv{compat_bin(f) + "/" + name};
   argv.insert(argv.end(), args.begin(), args.end());
-  gcr::test::RunOptions env;
-  env.env["GPU_CONTAINER_RUNTIME_CONFIG"] = f.config_path();
-  return gcr::test::run(argv, env);
+  return gcr::test::run(argv, ctk_env(f));
 }
 
 ProcessResult gpu_ctk(const GpuFixture& f, const std::vector<std::string>& args) {
@@ -235,8 +248,7 @@ TEST_CASE("nvidia-ctk: NVIDIA's documented invocations write what our spellings 
   // As nvidia-cdi-refresh.service runs it: the file and the names from NVIDIA_CTK_* variables;
   // gpu-ctk under its own name reads none of them (the spec goes to stdout).
   gcr::test::make_dirs(f.path("cdi-env"));
-  gcr::test::RunOptions env;
-  env.env["GPU_CONTAINER_RUNTIME_CONFIG"] = f.config_path();
+  gcr::test::RunOptions env = ctk_env(f);
   env.env["NVIDIA_CTK_CDI_OUTPUT_FILE_PATH"] = f.path("cdi-env/nvidia.yaml");
   env.env["NVIDIA_CTK_CDI_GENERATE_DEVICE_NAME_STRATEGIES"] = "uuid";
   const auto refreshed = gcr::test::run({compat_bin(f) + "/nvidia-ctk", "cdi", "generate"}, env);
