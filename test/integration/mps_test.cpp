@@ -400,37 +400,28 @@ TEST_SUITE("mps") {
     const int daemon = node.daemon_pid(1);
     const int server = node.start_server();
     const std::string share = node.shares_of(0).at(0);
-    {
-      const gcr::test::UnixClient held(node.pipe() + "/control", SOCK_SEQPACKET);
-      REQUIRE_MESSAGE(
-          node.f.kubelet->wait_for_devices(
-              [&](const Devices& d) { return health_of(d, share) == "Unhealthy"; }, 30s),
-          node.f.log());
+    const auto share_is = [&](const std::string& health, std::chrono::seconds wait) {
+      REQUIRE_MESSAGE(node.f.kubelet->wait_for_devices(
+                          [&](const Devices& d) { return health_of(d, share) == health; }, wait),
+                      node.f.log());
       CHECK(node.daemon_pid(1) == daemon);
       CHECK(::kill(server, 0) == 0);
-      CHECK(node.f.logged("kept running for its clients"));
-    }
-    REQUIRE_MESSAGE(node.f.kubelet->wait_for_devices(
-                        [&](const Devices& d) { return health_of(d, share) == "Healthy"; }, kWait),
-                    node.f.log());
-    CHECK(node.daemon_pid(1) == daemon);
-    CHECK(::kill(server, 0) == 0);
+    };
+    // Held, then let go: the share Unhealthy, then Healthy, the daemon and its server kept.
+    const auto hold_for_a_question = [&] {
+      {
+        const gcr::test::UnixClient held(node.pipe() + "/control", SOCK_SEQPACKET);
+        share_is("Unhealthy", 30s);
+      }
+      share_is("Healthy", kWait);
+    };
+    hold_for_a_question();
+    CHECK(node.f.logged("kept running for its clients"));
     CHECK(node.f.logged("answers again"));
     // A command that changes the limits, then the socket held: setting them back cannot be
     // asked either, and the daemon is kept all the same; its limits are set back once it answers.
     (void)node.ask("set_default_active_thread_percentage 90");
-    {
-      const gcr::test::UnixClient held(node.pipe() + "/control", SOCK_SEQPACKET);
-      REQUIRE_MESSAGE(
-          node.f.kubelet->wait_for_devices(
-              [&](const Devices& d) { return health_of(d, share) == "Unhealthy"; }, 30s),
-          node.f.log());
-      CHECK(node.daemon_pid(1) == daemon);
-    }
-    REQUIRE_MESSAGE(node.f.kubelet->wait_for_devices(
-                        [&](const Devices& d) { return health_of(d, share) == "Healthy"; }, kWait),
-                    node.f.log());
-    CHECK(node.daemon_pid(1) == daemon);
+    hold_for_a_question();
     std::string pct;
     for (int i = 0; i < 50 && pct != "25.0"; ++i) {
       std::this_thread::sleep_for(100ms);
