@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <set>
 #include <thread>
@@ -157,6 +158,35 @@ bool has_running_children(pid_t pid) {
     }
   }
   return false;
+}
+
+// Whether `pid` runs the control daemon `program` (its resolved path) for `pipe_dir`: its
+// executable, and the pipe its environment names.
+bool is_daemon_of(const std::string& pid, const std::string& program, const std::string& pipe_dir) {
+  char exe[PATH_MAX];
+  const ssize_t n = ::readlink(("/proc/" + pid + "/exe").c_str(), exe, sizeof exe);
+  if (n <= 0 || std::string_view(exe, static_cast<std::size_t>(n)) != program) return false;
+  const std::string wanted = "CUDA_MPS_PIPE_DIRECTORY=" + pipe_dir;
+  const std::string environment = proc_text("/proc/" + pid + "/environ");
+  for (const auto& var : split(environment, '\0')) {
+    if (var == wanted) return true;
+  }
+  return false;
+}
+
+// The pid of the daemon `program` (resolved) serving `pipe_dir` that an earlier plugin started;
+// -1 when none is found.
+pid_t find_daemon(const std::string& program, const std::string& pipe_dir) {
+  Fd proc(::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  auto entries = list_directory(std::move(proc), "/proc", std::size_t{1} << 22);
+  if (!entries) return -1;
+  for (const auto& e : *entries) {
+    if (e.name.empty() || e.name.size() > 10 ||
+        e.name.find_first_not_of("0123456789") != std::string::npos)
+      continue;
+    if (is_daemon_of(e.name, program, pipe_dir)) return static_cast<pid_t>(std::stol(e.name));
+  }
+  return -1;
 }
 
 Status make_driver_dirs(const Fd& dir, const MpsPlan& plan, uid_t also_owner) {
@@ -635,6 +665,11 @@ Status MpsDaemon::start() {
   // A daemon an earlier plugin left (killed before it could stop it) is kept, with its clients:
   // watched through its pipe, its limits set again.
   adopted_ = child_ <= 0 && ask("get_server_list").ok();
+  if (adopted_) {
+    char resolved[PATH_MAX];
+    if (::realpath(plan_.program.c_str(), resolved) != nullptr) program_path_ = resolved;
+    adopted_pid_ = find_daemon(program_path_, plan_.pipe_dir());
+  }
   if (child_ <= 0 && !adopted_) {
     clear_pipe_dir();
     if (auto s = spawn(); !s) return s;
@@ -659,6 +694,10 @@ Status MpsDaemon::check(bool ask_it) {
     }
   } else if (!adopted_) {
     return Error{"the MPS control daemon is not running (" + plan_.pipe_dir() + ")"};
+  } else if (adopted_pid_ > 0 &&
+             !is_daemon_of(std::to_string(adopted_pid_), program_path_, plan_.pipe_dir())) {
+    return Error{"the MPS control daemon an earlier plugin started is gone (" + plan_.pipe_dir() +
+                 ")"};
   }
   if (!ask_it) return {};
   auto answer = ask("get_server_list");
@@ -668,7 +707,10 @@ Status MpsDaemon::check(bool ask_it) {
 
 bool MpsDaemon::runs_servers() {
   reap(false);
-  return child_ > 0 && has_running_children(child_);
+  if (child_ > 0) return has_running_children(child_);
+  return adopted_ && adopted_pid_ > 0 &&
+         is_daemon_of(std::to_string(adopted_pid_), program_path_, plan_.pipe_dir()) &&
+         has_running_children(adopted_pid_);
 }
 
 Status MpsDaemon::update_limits(std::vector<MpsGpu> gpus) {
@@ -687,6 +729,7 @@ void MpsDaemon::stop() {
   while (adopted_ && ask("get_server_list") && Clock::now() < deadline)
     std::this_thread::sleep_for(kPollInterval);
   adopted_ = false;
+  adopted_pid_ = -1;
   if (child_ > 0) {
     ::kill(child_, SIGKILL);
     reap(true);

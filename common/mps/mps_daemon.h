@@ -134,8 +134,9 @@ class MpsDaemon {
   // Whether it is still running (a cheap wait on the child) and, with `ask_it`, answering its
   // pipe: an error says why not.
   [[nodiscard]] Status check(bool ask_it);
-  // Whether clients' work runs on it: it is our child, still running, with a child process
-  // running (each MPS server is). Never for a daemon a killed plugin left (not our child).
+  // Whether clients' work runs on it: it is still running, with a child process running (each
+  // MPS server is). A daemon a killed plugin left is found by its executable and the pipe its
+  // environment names.
   [[nodiscard]] bool runs_servers();
   // Whether a client changed its limits since the last look (a pod that can reach the control
   // socket can send the daemon any command; NVIDIA's daemon before 580 takes `set_*` from any
@@ -175,7 +176,10 @@ class MpsDaemon {
   std::vector<std::string> env_;
   std::optional<std::string> owed_;  // limit changes read but not yet set back
   pid_t child_ = -1;
-  bool adopted_ = false;  // running, but not our child: watched through the pipe only
+  bool adopted_ = false;
+  pid_t adopted_pid_ = -1;    // an adopted daemon's, where /proc showed it
+  std::string program_path_;  // plan_.program resolved, as /proc/<pid>/exe shows it  // running,
+                              // but not our child: watched through the pipe only
 };
 
 }  // namespace gcr

@@ -471,6 +471,46 @@ TEST_SUITE("mps") {
     ::kill(hung, SIGCONT);
   }
 
+  // After kill -9 of the plugin, the next one finds the daemon it adopts in /proc: its servers
+  // are seen, and a held socket keeps it as it keeps its own.
+  TEST_CASE("a daemon a killed plugin left, running a server, is kept while its socket is held") {
+    require_root();
+    MpsNode node;
+    node.fake_server(node.f.dir / "server.env");
+    node.start_serving();
+    const int daemon = node.daemon_pid(1);
+    const int server = node.start_server();
+    node.f.plugin->kill();
+    node.f.start_plugin();  // its log starts afresh
+    // Every daemon adopted (the kubelet still lists the first plugin's devices till then).
+    bool serving = false;
+    for (int i = 0; i < 150 && !serving; ++i) {
+      std::this_thread::sleep_for(100ms);
+      serving = node.f.log().find("each client of 4 of 4 shares") != std::string::npos;
+    }
+    REQUIRE_MESSAGE(serving, node.f.log());
+    REQUIRE_MESSAGE(node.f.kubelet->wait_for_devices(
+                        [](const Devices& d) { return all_health(d, "Healthy"); }, kWait),
+                    node.f.log());
+    REQUIRE(node.daemon_pid(1) == daemon);
+    const std::string share = node.shares_of(0).at(0);
+    {
+      const gcr::test::UnixClient held(node.pipe() + "/control", SOCK_SEQPACKET);
+      REQUIRE_MESSAGE(
+          node.f.kubelet->wait_for_devices(
+              [&](const Devices& d) { return health_of(d, share) == "Unhealthy"; }, 30s),
+          node.f.log());
+      CHECK(node.daemon_pid(1) == daemon);
+    }
+    REQUIRE_MESSAGE(node.f.kubelet->wait_for_devices(
+                        [&](const Devices& d) { return health_of(d, share) == "Healthy"; }, kWait),
+                    node.f.log());
+    CHECK(node.daemon_pid(1) == daemon);
+    CHECK(::kill(server, 0) == 0);
+    CHECK(node.f.logged("kept running for its clients"));
+    ::kill(server, SIGKILL);
+  }
+
   TEST_CASE(
       "a daemon a killed plugin left is kept with its clients; SIGTERM stops it and leaves no "
       "pipe") {
