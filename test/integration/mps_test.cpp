@@ -142,6 +142,39 @@ struct MpsNode {
     return std::stoi(server);
   }
 
+  // The plugin serving, a client's server (one that stays) started on the one-share daemon: the
+  // daemon's pid and the server's. The server writes its PATH and LD_LIBRARY_PATH to
+  // server.env in the fixture's directory.
+  struct Running {
+    int daemon;
+    int server;
+  };
+  [[nodiscard]] Running serve_with_a_server() {
+    fake_server(f.dir / "server.env");
+    start_serving();
+    const int daemon = daemon_pid(1);
+    return {daemon, start_server()};
+  }
+
+  // The one-share daemon's control socket held as a pod can hold it, for one question, then let
+  // go: GPU 0's first share Unhealthy, then Healthy, the daemon `daemon` and the client's server
+  // `server` kept throughout.
+  void hold_control_socket(int daemon, int server) const {
+    const std::string share = shares_of(0).at(0);
+    const auto share_is = [&](const std::string& health, std::chrono::seconds wait) {
+      REQUIRE_MESSAGE(f.kubelet->wait_for_devices(
+                          [&](const Devices& d) { return health_of(d, share) == health; }, wait),
+                      f.log());
+      CHECK(daemon_pid(1) == daemon);
+      CHECK(::kill(server, 0) == 0);
+    };
+    {
+      const gcr::test::UnixClient held(pipe() + "/control", SOCK_SEQPACKET);
+      share_is("Unhealthy", 30s);
+    }
+    share_is("Healthy", kWait);
+  }
+
   // The IDs of the 4 shares of GPU `index`, as the kubelet sees them.
   [[nodiscard]] std::vector<std::string> shares_of(unsigned index) const {
     std::vector<std::string> out;
@@ -368,9 +401,7 @@ TEST_SUITE("mps") {
     MpsNode node;
     const std::string root = node.f.host.driver_root();
     const std::string seen = node.f.dir / "server.env";
-    node.fake_server(seen);
-    node.start_serving();
-    const int server = node.start_server();
+    const int server = node.serve_with_a_server().server;
     for (int i = 0; i < 50 && !gcr::test::exists(seen); ++i) std::this_thread::sleep_for(100ms);
     std::istringstream env(gcr::test::read_file(seen));
     std::string path;
@@ -395,33 +426,16 @@ TEST_SUITE("mps") {
   TEST_CASE("a client holding the control socket: the daemon kept for its clients' servers") {
     require_root();
     MpsNode node;
-    node.fake_server(node.f.dir / "server.env");
-    node.start_serving();
-    const int daemon = node.daemon_pid(1);
-    const int server = node.start_server();
-    const std::string share = node.shares_of(0).at(0);
-    const auto share_is = [&](const std::string& health, std::chrono::seconds wait) {
-      REQUIRE_MESSAGE(node.f.kubelet->wait_for_devices(
-                          [&](const Devices& d) { return health_of(d, share) == health; }, wait),
-                      node.f.log());
-      CHECK(node.daemon_pid(1) == daemon);
-      CHECK(::kill(server, 0) == 0);
-    };
-    // Held, then let go: the share Unhealthy, then Healthy, the daemon and its server kept.
-    const auto hold_for_a_question = [&] {
-      {
-        const gcr::test::UnixClient held(node.pipe() + "/control", SOCK_SEQPACKET);
-        share_is("Unhealthy", 30s);
-      }
-      share_is("Healthy", kWait);
-    };
-    hold_for_a_question();
+    const auto running = node.serve_with_a_server();
+    const int daemon = running.daemon;
+    const int server = running.server;
+    node.hold_control_socket(daemon, server);
     CHECK(node.f.logged("kept running for its clients"));
     CHECK(node.f.logged("answers again"));
     // A command that changes the limits, then the socket held: setting them back cannot be
     // asked either, and the daemon is kept all the same; its limits are set back once it answers.
     (void)node.ask("set_default_active_thread_percentage 90");
-    hold_for_a_question();
+    node.hold_control_socket(daemon, server);
     std::string pct;
     for (int i = 0; i < 50 && pct != "25.0"; ++i) {
       std::this_thread::sleep_for(100ms);
@@ -476,10 +490,9 @@ TEST_SUITE("mps") {
   TEST_CASE("a daemon a killed plugin left, running a server, is kept while its socket is held") {
     require_root();
     MpsNode node;
-    node.fake_server(node.f.dir / "server.env");
-    node.start_serving();
-    const int daemon = node.daemon_pid(1);
-    const int server = node.start_server();
+    const auto running = node.serve_with_a_server();
+    const int daemon = running.daemon;
+    const int server = running.server;
     node.f.plugin->kill();
     node.f.start_plugin();  // its log starts afresh
     // Every daemon adopted (the kubelet still lists the first plugin's devices till then).
@@ -493,20 +506,7 @@ TEST_SUITE("mps") {
                         [](const Devices& d) { return all_health(d, "Healthy"); }, kWait),
                     node.f.log());
     REQUIRE(node.daemon_pid(1) == daemon);
-    const std::string share = node.shares_of(0).at(0);
-    {
-      const gcr::test::UnixClient held(node.pipe() + "/control", SOCK_SEQPACKET);
-      REQUIRE_MESSAGE(
-          node.f.kubelet->wait_for_devices(
-              [&](const Devices& d) { return health_of(d, share) == "Unhealthy"; }, 30s),
-          node.f.log());
-      CHECK(node.daemon_pid(1) == daemon);
-    }
-    REQUIRE_MESSAGE(node.f.kubelet->wait_for_devices(
-                        [&](const Devices& d) { return health_of(d, share) == "Healthy"; }, kWait),
-                    node.f.log());
-    CHECK(node.daemon_pid(1) == daemon);
-    CHECK(::kill(server, 0) == 0);
+    node.hold_control_socket(daemon, server);
     CHECK(node.f.logged("kept running for its clients"));
     ::kill(server, SIGKILL);
   }
