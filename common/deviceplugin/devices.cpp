@@ -1,8 +1,6 @@
 #include "deviceplugin/devices.h"
 
-#include <set>
-
-#include "base/text.h"
+#include "mig/mig_strategy.h"
 
 namespace gcr {
 namespace {
@@ -39,29 +37,16 @@ PluginDevice mig_device(const Gpu& gpu, const MigDevice& mig, const std::string&
   return d;
 }
 
-const std::vector<MigDevice>& migs_of(const Gpu& gpu,
-                                      const std::map<std::string, std::vector<MigDevice>>& migs) {
-  static const std::vector<MigDevice> none;
-  const auto it = migs.find(gpu.uuid);
-  return it == migs.end() ? none : it->second;
-}
-
-// mig-strategy single: every GPU in MIG mode, all its devices of one profile.
-Status check_single(const std::vector<Gpu>& gpus,
-                    const std::map<std::string, std::vector<MigDevice>>& migs) {
-  std::set<std::string> profiles;
+// The GPUs as the MIG strategies see them: in MIG mode when `migs` has an entry for them.
+std::vector<MigGpu> mig_gpus(const std::vector<Gpu>& gpus,
+                             const std::map<std::string, std::vector<MigDevice>>& migs) {
+  std::vector<MigGpu> out;
   for (const auto& gpu : gpus) {
-    const auto& list = migs_of(gpu, migs);
-    if (list.empty())
-      return Error{"mig-strategy single: GPU " + std::to_string(gpu.index) + " (" + gpu.uuid +
-                   ") has no MIG devices"};
-    for (const auto& m : list) profiles.insert(m.profile());
+    const auto it = migs.find(gpu.uuid);
+    out.push_back(
+        MigGpu{gpu.index, gpu.uuid, it != migs.end(), it == migs.end() ? nullptr : &it->second});
   }
-  if (profiles.size() > 1)
-    return Error{"mig-strategy single: the GPUs have MIG devices of several profiles (" +
-                 join(std::vector<std::string>(profiles.begin(), profiles.end()), ", ") +
-                 "); use mixed"};
-  return {};
+  return out;
 }
 
 }  // namespace
@@ -73,18 +58,22 @@ std::string mig_resource(const std::string& resource_name, const MigDevice& mig)
 Result<std::vector<PluginDevice>> devices_of(
     const std::vector<Gpu>& gpus, const std::map<std::string, std::vector<MigDevice>>& migs,
     const Config& config) {
-  const std::string& strategy = config.device_plugin.mig_strategy;
+  const auto modes = mig_gpus(gpus, migs);
+  std::string strategy = config.device_plugin.mig_strategy;
   if (strategy == "single") {
-    if (auto s = check_single(gpus, migs); !s) return s.error();
+    const auto layout = single_layout(modes);
+    if (!layout) return layout.error().wrap("mig-strategy single");
+    if (*layout == SingleLayout::kWholeGpus) strategy = "none";
   }
   std::vector<PluginDevice> out;
-  for (const auto& gpu : gpus) {
-    const auto& list = migs_of(gpu, migs);
-    if (strategy == "none" || list.empty()) {
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    const auto& gpu = gpus[i];
+    // A GPU in MIG mode without MIG devices gives nothing: CUDA sees no device on it.
+    if (strategy == "none" || !modes[i].mig_mode) {
       add_replicas(out, whole_gpu(gpu, config), gpu, config);
       continue;
     }
-    for (const auto& mig : list) {
+    for (const auto& mig : *modes[i].migs) {
       const std::string resource = strategy == "single"
                                        ? config.device_plugin.resource_name
                                        : mig_resource(config.device_plugin.resource_name, mig);

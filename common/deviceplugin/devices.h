@@ -31,10 +31,11 @@ struct PluginDevice {
   std::map<std::int64_t, std::uint64_t> mps_share_mib;
 };
 
-// The devices of `gpus` (in index order; `migs` by GPU UUID) as [device-plugin] advertises
-// them, all healthy. mig-strategy none: whole GPUs; single: every GPU's MIG devices under
-// resource-name (an error unless every GPU is in MIG mode with one profile); mixed: MIG devices
-// under <domain>/mig-<profile>, GPUs without MIG under resource-name.
+// The devices of `gpus` (in index order; `migs` by GPU UUID, an entry for each GPU in MIG mode,
+// empty when it has no MIG device yet) as [device-plugin] advertises them, all healthy.
+// mig-strategy none: whole GPUs; single: every GPU's MIG devices under resource-name (whole GPUs
+// when none is in MIG mode; an error unless all are, with one profile: single_layout); mixed:
+// MIG devices under <domain>/mig-<profile>, GPUs not in MIG mode under resource-name.
 [[nodiscard]] Result<std::vector<PluginDevice>> devices_of(
     const std::vector<Gpu>& gpus, const std::map<std::string, std::vector<MigDevice>>& migs,
     const Config& config);

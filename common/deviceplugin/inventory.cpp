@@ -1,10 +1,13 @@
 #include "deviceplugin/inventory.h"
 
+#include "mig/mig_strategy.h"
+
 #include <algorithm>
 
 #include "base/node_stat.h"
 #include "deviceplugin/xid_watch.h"
 #include "driver/host.h"
+#include "mig/mig_strategy.h"
 
 namespace gcr {
 namespace {
@@ -94,15 +97,20 @@ void Inventory::read_mig_layout(DeviceNodes& nodes, Nvml* nvml, InventoryChange&
     change.lines.push_back("the MIG layout changed");
   mig_layout_ = layout;
   migs_.clear();
+  migs_unknown_ = nvml == nullptr;
   if (nvml == nullptr) {
     if (mig_error_.empty()) change.lines.push_back("MIG devices unknown: NVML is unavailable");
     mig_error_ = "no NVML";
     return;
   }
   mig_error_.clear();
+  migs_ = gpus_in_mig_mode(*nvml, known_);
+  if (config_.device_plugin.mig_strategy != "mixed") return;
   for (const auto& gpu : known_) {
-    auto list = nvml->mig_devices(gpu.bus);
-    if (!list.empty()) migs_[gpu.uuid] = std::move(list);
+    const auto it = migs_.find(gpu.uuid);
+    if (it != migs_.end() && it->second.empty())
+      change.lines.push_back("GPU " + std::to_string(gpu.index) + " (" + gpu.uuid +
+                             ") is in MIG mode with no MIG devices: none of it is advertised");
   }
 }
 
@@ -125,9 +133,7 @@ InventoryChange Inventory::refresh(Nvml* nvml) {
     if (failing.count(uuid) == 0) change.lines.push_back("GPU " + uuid + " is Healthy again");
   }
   node_failing_ = std::move(failing);
-  auto listed = relist();
-  change.lines.insert(change.lines.end(), listed.lines.begin(), listed.lines.end());
-  change.devices_changed = listed.devices_changed;
+  relist(change);
   return change;
 }
 
@@ -140,7 +146,7 @@ InventoryChange Inventory::use_nvml(Nvml& nvml) {
   mig_layout_.clear();
   DriverHost host(config_.driver, lstat_node);
   read_mig_layout(host.devices(), &nvml, change);
-  change.devices_changed = relist().devices_changed;
+  relist(change);
   return change;
 }
 
@@ -171,8 +177,7 @@ InventoryChange Inventory::apply_xid(const XidEvent& event) {
     else
       same->why = why;
   }
-  auto listed = relist();
-  change.devices_changed = listed.devices_changed;
+  relist(change);
   return change;
 }
 
@@ -194,13 +199,16 @@ InventoryChange Inventory::check_resets(Nvml& nvml) {
     change.lines.push_back("GPU " + it->first + " was reset: Healthy again");
     it = xid_failing_.erase(it);
   }
-  if (!change.lines.empty()) change.devices_changed = relist().devices_changed;
+  if (!change.lines.empty()) relist(change);
   return change;
 }
 
-InventoryChange Inventory::relist() {
-  InventoryChange change;
-  auto devices = devices_of(known_, migs_, config_);
+void Inventory::relist(InventoryChange& change) {
+  // With single, a GPU whose MIG mode is not known might be advertised whole by mistake.
+  auto devices = migs_unknown_ && config_.device_plugin.mig_strategy == "single"
+                     ? Result<std::vector<PluginDevice>>(
+                           Error{"mig-strategy single: the GPUs' MIG modes are unknown"})
+                     : devices_of(known_, migs_, config_);
   if (!devices) {
     if (mig_error_ != devices.error().message)
       change.lines.push_back(devices.error().message + ": advertising no devices");
@@ -226,7 +234,6 @@ InventoryChange Inventory::relist() {
   }
   change.devices_changed = !same_devices(*devices, devices_);
   devices_ = std::move(*devices);
-  return change;
 }
 
 }  // namespace gcr

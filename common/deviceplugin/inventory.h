@@ -45,7 +45,8 @@ class Inventory {
   [[nodiscard]] const std::vector<PluginDevice>& devices() const { return devices_; }
   [[nodiscard]] const std::vector<Gpu>& gpus() const { return known_; }
   [[nodiscard]] const Topology& topology() const { return topology_; }
-  // MIG devices by GPU UUID, as NVML listed them (with a MIG strategy).
+  // MIG devices by GPU UUID, as NVML listed them (with a MIG strategy): an entry, maybe empty,
+  // for each GPU in MIG mode.
   [[nodiscard]] const std::map<std::string, std::vector<MigDevice>>& migs() const { return migs_; }
   // The GPUs (by UUID) that are Unhealthy as a whole: the node or the driver lost them, or a
   // critical Xid on the GPU (not on one MIG instance) took them.
@@ -65,12 +66,14 @@ class Inventory {
 
   void discover(DeviceNodes& nodes, Nvml* nvml, InventoryChange& change);
   void read_mig_layout(DeviceNodes& nodes, Nvml* nvml, InventoryChange& change);
-  InventoryChange relist();
+  // The devices listed again; what changed and why added to `change`.
+  void relist(InventoryChange& change);
 
   const Config& config_;
   HealthSource& health_;
   std::vector<Gpu> known_;                              // in index order of first sight
-  std::map<std::string, std::vector<MigDevice>> migs_;  // by GPU UUID
+  std::map<std::string, std::vector<MigDevice>> migs_;  // by GPU UUID, each GPU in MIG mode
+  bool migs_unknown_ = false;                           // NVML was not there to ask
   std::string mig_layout_;                              // what proc lists, to notice changes
   std::string mig_error_;
   Topology topology_;

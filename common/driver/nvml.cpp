@@ -18,6 +18,7 @@ constexpr unsigned kMaxLinks = 18;  // NVML_NVLINK_MAX_LINKS
 constexpr unsigned long long kXidCritical = 0x8;
 constexpr int kRemoteSwitch = 2;  // NVML_NVLINK_DEVICE_TYPE_SWITCH
 constexpr unsigned kNoInstance = 0xffffffffu;
+constexpr unsigned kMigEnabled = 1;  // NVML_DEVICE_MIG_ENABLE
 
 // NVML's structures, as its header lays them out.
 struct PciInfo {
@@ -189,6 +190,16 @@ std::optional<bool> Nvml::mig_capable(const PciAddress& gpu) {
   return true;
 }
 
+std::optional<bool> Nvml::mig_mode(const PciAddress& gpu) {
+  void* device = handle(gpu);
+  if (device == nullptr || api_->mig_mode == nullptr) return std::nullopt;
+  unsigned current = 0, pending = 0;
+  const int rc = api_->mig_mode(device, &current, &pending);
+  if (rc == kNotSupported) return false;
+  if (rc != kSuccess) return std::nullopt;
+  return current == kMigEnabled;
+}
+
 std::optional<std::string> Nvml::cuda_version() {
   int version = 0;
   if (api_->cuda_version == nullptr || api_->cuda_version(&version) != kSuccess || version <= 0)
@@ -203,12 +214,16 @@ std::vector<MigDevice> Nvml::mig_devices(const PciAddress& gpu) {
   if (device == nullptr || !api_->max_migs || !api_->mig_by_index || !api_->uuid ||
       !api_->gpu_instance || !api_->compute_instance || api_->max_migs(device, &max) != kSuccess)
     return out;
+  MemoryInfo gpu_memory{};  // the profile names need the GPU's memory
+  if (api_->memory == nullptr || api_->memory(device, &gpu_memory) != kSuccess)
+    gpu_memory.total = 0;
   for (unsigned i = 0; i < max && i < 64; ++i) {
     void* mig = nullptr;
     if (api_->mig_by_index(device, i, &mig) != kSuccess) continue;
     char uuid[96] = {};
     MigDevice m;
     m.index = i;
+    m.gpu_memory_bytes = gpu_memory.total;
     if (api_->uuid(mig, uuid, sizeof uuid) != kSuccess ||
         api_->gpu_instance(mig, &m.gpu_instance) != kSuccess ||
         api_->compute_instance(mig, &m.compute_instance) != kSuccess)
@@ -218,6 +233,10 @@ std::vector<MigDevice> Nvml::mig_devices(const PciAddress& gpu) {
     if (api_->attributes != nullptr && api_->attributes(mig, &attributes) == kSuccess) {
       m.gpu_slices = attributes.gpu_instance_slices;
       m.memory_mb = attributes.memory_mb;
+      m.attributes = {attributes.multiprocessor_count, attributes.compute_instance_slices,
+                      attributes.shared_copy_engines,  attributes.shared_decoders,
+                      attributes.shared_encoders,      attributes.shared_jpegs,
+                      attributes.shared_ofas};
     }
     out.push_back(m);
   }

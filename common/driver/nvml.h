@@ -60,6 +60,8 @@ class Nvml {
   [[nodiscard]] std::optional<unsigned long long> memory_mib(const PciAddress& gpu);
   // Whether the GPU can run MIG (NVML reports a MIG mode for it), whatever its mode now.
   [[nodiscard]] std::optional<bool> mig_capable(const PciAddress& gpu);
+  // Whether the GPU is in MIG mode now (false for one that cannot run MIG).
+  [[nodiscard]] std::optional<bool> mig_mode(const PciAddress& gpu);
   // The newest CUDA version the driver supports ("12.4").
   [[nodiscard]] std::optional<std::string> cuda_version();
   // The GPU's MIG devices by NVML index (empty when MIG is off), with their profiles.

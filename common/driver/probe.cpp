@@ -37,8 +37,12 @@ Result<ProbeAnswers> parse_probe_answers(const std::string& json_text) {
     if (migs == gpu.end() || !migs->is_array()) continue;
     for (const auto& m : *migs) {
       if (!m.is_object() || !m.value("uuid", Json()).is_string()) continue;
-      facts.migs.push_back(MigDevice{m.value("index", 0u), m.value("uuid", ""),
-                                     m.value("gpu_instance", 0u), m.value("compute_instance", 0u)});
+      MigDevice mig;
+      mig.index = m.value("index", 0u);
+      mig.uuid = m.value("uuid", "");
+      mig.gpu_instance = m.value("gpu_instance", 0u);
+      mig.compute_instance = m.value("compute_instance", 0u);
+      facts.migs.push_back(std::move(mig));
     }
   }
   return answers;
@@ -86,6 +90,21 @@ Result<std::map<std::string, GpuFacts>> CtkProbe::gpu_facts() {
                          : Result<std::map<std::string, GpuFacts>>(answers.error());
   }
   return *gpu_facts_;
+}
+
+std::string MigDevice::profile() const {
+  constexpr unsigned long long kMiB = 1ULL << 20, kGiB = 1ULL << 30, kEighths = 8;
+  unsigned long long gb = (memory_mb + 1023) / 1024;
+  if (gpu_memory_bytes > 0) {
+    const unsigned long long eighths =
+        (memory_mb * kMiB * kEighths + gpu_memory_bytes - 1) / gpu_memory_bytes;
+    const unsigned long long gpu_gib = (gpu_memory_bytes + kGiB - 1) / kGiB;
+    gb = (eighths * gpu_gib * 2 + kEighths) / (2 * kEighths);  // rounded, halves up
+  }
+  const unsigned compute = attributes.compute_slices;
+  std::string name = std::to_string(gpu_slices) + "g." + std::to_string(gb) + "gb";
+  if (compute != 0 && compute != gpu_slices) name = std::to_string(compute) + "c." + name;
+  return name;
 }
 
 }  // namespace gcr

@@ -14,6 +14,13 @@
 namespace gcr {
 
 // One MIG device as NVML numbers it on its GPU.
+// A MIG device's share of its GPU, as NVML's device attributes give it (GFD's MIG labels).
+struct MigAttributes {
+  unsigned multiprocessors = 0;
+  unsigned compute_slices = 0;  // its compute instance's slices
+  unsigned copy_engines = 0, decoders = 0, encoders = 0, jpegs = 0, ofas = 0;
+};
+
 struct MigDevice {
   unsigned index = 0;  // position on its GPU: the <mig> of "<gpu>:<mig>"
   std::string uuid;    // MIG-...
@@ -21,11 +28,15 @@ struct MigDevice {
   unsigned compute_instance = 0;
   unsigned gpu_slices = 0;           // the profile's size: 1 for 1g.5gb
   unsigned long long memory_mb = 0;  // its memory
+  MigAttributes attributes;          // what NVML says of its share of the GPU
 
-  // "1g.5gb": slices, then memory in GB rounded up, as NVIDIA names MIG profiles.
-  [[nodiscard]] std::string profile() const {
-    return std::to_string(gpu_slices) + "g." + std::to_string((memory_mb + 1023) / 1024) + "gb";
-  }
+  unsigned long long gpu_memory_bytes = 0;  // its GPU's total memory (NVML); 0 when not known
+
+  // NVIDIA's name of its profile (go-nvlib's): "<G>g.<GB>gb", "<C>c.<G>g.<GB>gb" when its
+  // compute instance has fewer slices than its GPU instance. GB is its memory rounded up to the
+  // next eighth of the GPU's, times the GPU's memory in GiB rounded up (1g.18gb on an H200 of
+  // 143771 MiB); without the GPU's memory, its own in GiB rounded up.
+  [[nodiscard]] std::string profile() const;
 };
 
 struct GpuFacts {

@@ -5,6 +5,7 @@
 
 #include "base/text.h"
 #include "labels/nvlink_sets.h"
+#include "mig/mig_strategy.h"
 
 namespace gcr {
 namespace {
@@ -117,66 +118,85 @@ void add_mode_label(Labels& out, const std::vector<GpuLabelFacts>& gpus) {
   out["nvidia.com/gpu.mode"] = mode;
 }
 
-// mig-strategy single as the plugin advertises it: every GPU in MIG mode, one profile.
-std::optional<MigDevice> single_profile(const std::vector<GpuLabelFacts>& gpus) {
-  std::set<std::string> profiles;
-  for (const auto& gpu : gpus) {
-    if (gpu.migs.empty()) return std::nullopt;
-    for (const auto& m : gpu.migs) profiles.insert(m.profile());
-  }
-  if (profiles.size() != 1) return std::nullopt;
-  return gpus.front().migs.front();
+// The GPUs as the MIG strategies see them.
+std::vector<MigGpu> mig_gpus(const std::vector<GpuLabelFacts>& gpus) {
+  std::vector<MigGpu> out;
+  for (unsigned i = 0; i < gpus.size(); ++i)
+    out.push_back(MigGpu{i, gpus[i].uuid, gpus[i].mig_mode, &gpus[i].migs});
+  return out;
 }
 
-// What nvidia.com/gpu stands for under the MIG strategy: whole GPUs, or (single) MIG devices.
+// Whether a GPU is advertised whole under the strategy (a MIG-mode GPU is not, under mixed).
+bool advertised_whole(const GpuLabelFacts& gpu, const std::string& strategy) {
+  return strategy != "mixed" || (!gpu.mig_mode && gpu.migs.empty());
+}
+
+// What nvidia.com/gpu stands for under the MIG strategy: whole GPUs, (single) MIG devices of one
+// profile, or (single, GPUs not laid out for it) nothing: GFD's "-MIG-INVALID".
 struct GpuResource {
+  enum class Kind { kWholeGpus, kMigDevices, kInvalid } kind = Kind::kWholeGpus;
   unsigned long long count = 0;
-  std::string mig_profile;                       // "" for whole GPUs
-  std::optional<unsigned long long> memory_mib;  // of one device
+  unsigned long long advertised = 0;         // with each GPU's replicas
+  const GpuLabelFacts* described = nullptr;  // the GPU the labels describe
+  const MigDevice* mig = nullptr;            // kMigDevices: one of them
 };
 
-GpuResource gpu_resource(const NodeLabelFacts& facts, const Config::DevicePlugin& plugin) {
+GpuResource single_resource(const NodeLabelFacts& facts, const Config::DevicePlugin& plugin) {
   GpuResource r;
-  const auto& first = facts.gpus.front();
-  r.memory_mib = first.memory_mib;
-  if (plugin.mig_strategy == "single") {
-    if (const auto mig = single_profile(facts.gpus)) {
-      for (const auto& gpu : facts.gpus) r.count += gpu.migs.size();
-      r.mig_profile = mig->profile();
-      r.memory_mib = mig->memory_mb;
-      return r;
-    }
+  const auto layout = single_layout(mig_gpus(facts.gpus));
+  if (layout && *layout == SingleLayout::kWholeGpus) return r;
+  const auto in_mode = std::find_if(facts.gpus.begin(), facts.gpus.end(),
+                                    [](const auto& g) { return g.mig_mode || !g.migs.empty(); });
+  r.described = &*in_mode;
+  if (!layout) {
+    r.kind = GpuResource::Kind::kInvalid;
+    return r;
   }
-  for (const auto& gpu : facts.gpus) {
-    if (plugin.mig_strategy != "mixed" || gpu.migs.empty()) ++r.count;
+  r.kind = GpuResource::Kind::kMigDevices;
+  r.mig = &in_mode->migs.front();
+  for (unsigned i = 0; i < facts.gpus.size(); ++i) {
+    const auto& gpu = facts.gpus[i];
+    r.count += gpu.migs.size();
+    r.advertised +=
+        gpu.migs.size() * static_cast<unsigned long long>(plugin.replicas_for(i, gpu.model));
   }
   return r;
 }
 
-// Every device advertised as nvidia.com/gpu, each GPU's replicas counted (replicas-by-gpu).
-unsigned long long advertised(const NodeLabelFacts& facts, const Config::DevicePlugin& plugin) {
-  const bool single = plugin.mig_strategy == "single" && single_profile(facts.gpus).has_value();
-  unsigned long long total = 0;
-  for (std::size_t i = 0; i < facts.gpus.size(); ++i) {
-    const auto& gpu = facts.gpus[i];
-    const unsigned long long devices =
-        single ? gpu.migs.size() : (plugin.mig_strategy != "mixed" || gpu.migs.empty() ? 1 : 0);
-    total += devices * static_cast<unsigned long long>(
-                           plugin.replicas_for(static_cast<unsigned>(i), gpu.model));
+GpuResource gpu_resource(const NodeLabelFacts& facts, const Config::DevicePlugin& plugin) {
+  if (plugin.mig_strategy == "single") {
+    auto r = single_resource(facts, plugin);
+    if (r.kind != GpuResource::Kind::kWholeGpus) return r;
   }
-  return total;
+  GpuResource r;
+  r.described = &facts.gpus.front();
+  const std::string strategy = plugin.mig_strategy == "mixed" ? "mixed" : "none";
+  for (unsigned i = 0; i < facts.gpus.size(); ++i) {
+    const auto& gpu = facts.gpus[i];
+    if (!advertised_whole(gpu, strategy)) continue;
+    ++r.count;
+    r.advertised += static_cast<unsigned long long>(plugin.replicas_for(i, gpu.model));
+  }
+  return r;
 }
 
-// What describes a device of nvidia.com/gpu: GPU 0's product, memory and architecture, the
-// devices' count and replicas.
-void add_resource_labels(Labels& out, const GpuLabelFacts& first, const GpuResource& r, bool shared,
-                         unsigned long long replicas) {
-  out["nvidia.com/gpu.product"] = product_value(first.model, r.mig_profile, shared);
-  out["nvidia.com/gpu.count"] = number(r.count);
-  out["nvidia.com/gpu.replicas"] = number(replicas);
-  if (r.memory_mib) out["nvidia.com/gpu.memory"] = number(*r.memory_mib);
-  if (!first.arch) return;
-  const auto parts = split(*first.arch, '.');
+// GFD's labels of a MIG device's share: <resource>.multiprocessors, .slices.gi, .slices.ci,
+// .engines.{copy,decoder,encoder,jpeg,ofa}.
+void add_mig_attribute_labels(Labels& out, const std::string& resource, const MigDevice& mig) {
+  const auto& a = mig.attributes;
+  out[resource + ".multiprocessors"] = number(a.multiprocessors);
+  out[resource + ".slices.gi"] = number(mig.gpu_slices);
+  out[resource + ".slices.ci"] = number(a.compute_slices);
+  out[resource + ".engines.copy"] = number(a.copy_engines);
+  out[resource + ".engines.decoder"] = number(a.decoders);
+  out[resource + ".engines.encoder"] = number(a.encoders);
+  out[resource + ".engines.jpeg"] = number(a.jpegs);
+  out[resource + ".engines.ofa"] = number(a.ofas);
+}
+
+void add_arch_labels(Labels& out, const GpuLabelFacts& gpu) {
+  if (!gpu.arch) return;
+  const auto parts = split(*gpu.arch, '.');
   const auto major = parts.size() == 2 ? parse_decimal(parts[0]) : std::nullopt;
   const auto minor = parts.size() == 2 ? parse_decimal(parts[1]) : std::nullopt;
   if (!major || !minor) return;
@@ -186,13 +206,36 @@ void add_resource_labels(Labels& out, const GpuLabelFacts& first, const GpuResou
       gpu_family(static_cast<unsigned>(*major), static_cast<unsigned>(*minor));
 }
 
+// What describes a device of nvidia.com/gpu: the described GPU's product, memory and
+// architecture (a MIG device's profile, memory and share with single), the devices' count and
+// replicas. Single with GPUs not laid out for it: GFD's "<model>-MIG-INVALID", all counts 0.
+void add_resource_labels(Labels& out, const GpuResource& r, bool shared) {
+  const auto& gpu = *r.described;
+  add_arch_labels(out, gpu);
+  if (r.kind == GpuResource::Kind::kInvalid) {
+    out["nvidia.com/gpu.product"] = product_value(gpu.model, "INVALID", false);
+    for (const char* name : {"count", "replicas", "memory"})
+      out[std::string("nvidia.com/gpu.") + name] = "0";
+    return;
+  }
+  out["nvidia.com/gpu.product"] =
+      product_value(gpu.model, r.mig != nullptr ? r.mig->profile() : "", shared);
+  out["nvidia.com/gpu.count"] = number(r.count);
+  out["nvidia.com/gpu.replicas"] = number(r.advertised);
+  if (r.mig != nullptr) {
+    out["nvidia.com/gpu.memory"] = number(r.mig->memory_mb);
+    add_mig_attribute_labels(out, "nvidia.com/gpu", *r.mig);
+  } else if (gpu.memory_mib) {
+    out["nvidia.com/gpu.memory"] = number(*gpu.memory_mib);
+  }
+}
+
 void add_gpu_labels(Labels& out, const NodeLabelFacts& facts, const Config::DevicePlugin& plugin) {
-  const auto& first = facts.gpus.front();
-  const bool shared = plugin.shares_gpus();
   const auto r = gpu_resource(facts, plugin);
   // No device of nvidia.com/gpu (mixed, every GPU in MIG mode): nothing describes one, as GFD
   // writes nothing for it; a selector on the product would bring pods that wait forever.
-  if (r.count > 0) add_resource_labels(out, first, r, shared, advertised(facts, plugin));
+  if (r.count > 0 || r.kind == GpuResource::Kind::kInvalid)
+    add_resource_labels(out, r, plugin.shares_gpus());
   std::set<std::string> models;
   unsigned long long healthy = 0;
   bool mig_known = true, mig_capable = false;
@@ -226,6 +269,7 @@ void add_mig_resource_labels(Labels& out, const NodeLabelFacts& facts,
     out[prefix + "replicas"] = number(count[profile] * replicas);
     out[prefix + "memory"] = number(where.second->memory_mb);
     out[prefix + "product"] = product_value(where.first->model, profile, plugin.replicas > 1);
+    add_mig_attribute_labels(out, "nvidia.com/mig-" + profile, *where.second);
   }
 }
 

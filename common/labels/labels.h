@@ -27,6 +27,7 @@ struct GpuLabelFacts {
   std::optional<bool> mig_capable;
   std::optional<std::uint32_t> pci_class;  // sysfs' class: 0x030200 a 3D controller, 0x030000 VGA
   std::vector<MigDevice> migs;             // its MIG devices (read only with a MIG strategy)
+  bool mig_mode = false;                   // in MIG mode (known only with a MIG strategy)
   bool healthy = true;
 };
 

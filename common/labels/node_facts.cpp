@@ -49,8 +49,10 @@ GpuLabelFacts NodeFactsReader::gpu_facts(const Gpu& gpu, const LabelSources& sou
     g.mig_capable = known->second.mig_capable;
   }
   g.pci_class = pci_class(gpu);
-  if (const auto migs = sources.migs.find(gpu.uuid); migs != sources.migs.end())
+  if (const auto migs = sources.migs.find(gpu.uuid); migs != sources.migs.end()) {
     g.migs = migs->second;
+    g.mig_mode = true;
+  }
   g.healthy = sources.unhealthy.count(gpu.uuid) == 0;
   return g;
 }

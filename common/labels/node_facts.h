@@ -19,7 +19,7 @@ namespace gcr {
 
 struct LabelSources {
   const std::vector<Gpu>& gpus;                               // in index order
-  const std::map<std::string, std::vector<MigDevice>>& migs;  // by GPU UUID
+  const std::map<std::string, std::vector<MigDevice>>& migs;  // by GPU UUID, each in MIG mode
   const Topology& topology;
   const std::set<std::string>& unhealthy;  // GPU UUIDs
   Nvml* nvml;                              // null while NVML is not ready

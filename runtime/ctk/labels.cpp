@@ -19,6 +19,7 @@
 #include "labels/labels.h"
 #include "labels/labels_file.h"
 #include "labels/node_facts.h"
+#include "mig/mig_strategy.h"
 #include "topology/topology.h"
 
 namespace po = boost::program_options;
@@ -49,13 +50,8 @@ std::unique_ptr<Nvml> open_nvml(DriverHost& host) {
 // The MIG devices the plugin would list: read only with a MIG strategy.
 std::map<std::string, std::vector<MigDevice>> mig_devices(const std::vector<Gpu>& gpus, Nvml* nvml,
                                                           const Config& config) {
-  std::map<std::string, std::vector<MigDevice>> out;
-  if (nvml == nullptr || config.device_plugin.mig_strategy == "none") return out;
-  for (const auto& gpu : gpus) {
-    auto list = nvml->mig_devices(gpu.bus);
-    if (!list.empty()) out[gpu.uuid] = std::move(list);
-  }
-  return out;
+  if (nvml == nullptr || config.device_plugin.mig_strategy == "none") return {};
+  return gpus_in_mig_mode(*nvml, gpus);
 }
 
 // GPUs whose device node is gone or wrong (the plugin's node check; Xid events need a watch).

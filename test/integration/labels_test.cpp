@@ -188,6 +188,12 @@ TEST_CASE("a driver upgrade and a MIG change rewrite only the labels they change
   CHECK(before.at("nvidia.com/gpu.count") == "3");
   CHECK(before.at("nvidia.com/mig-1g.5gb.product") == "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb");
   CHECK(before.at("nvidia.com/mig-1g.5gb.memory") == "4864");
+  // The share NVML gives a 1g.5gb device on an A100-SXM4-40GB.
+  CHECK(before.at("nvidia.com/mig-1g.5gb.multiprocessors") == "14");
+  CHECK(before.at("nvidia.com/mig-1g.5gb.slices.gi") == "1");
+  CHECK(before.at("nvidia.com/mig-1g.5gb.slices.ci") == "1");
+  CHECK(before.at("nvidia.com/mig-1g.5gb.engines.copy") == "1");
+  CHECK(before.at("nvidia.com/mig-1g.5gb.engines.decoder") == "0");
   check_syntax(before);
 
   // Nothing changes: the file stays as it is (three ticks and more).

@@ -181,21 +181,71 @@ TEST_CASE("MIG with cdi-annotations: the plugin's names are devices of the gener
 TEST_CASE("MIG single: every GPU's MIG devices as nvidia.com/gpu; a mixture is one line") {
   require_root();
   PluginFixture f(Json{{"mig-strategy", "single"}});
+  // Every GPU an A100-SXM4-40GB in NVML's memory, so all devices are 1g.5gb.
   std::string description;
   for (const auto& gpu : f.host.gpus()) {
     const std::string bus = gpu.bus.substr(5, 2);
-    description += "mig " + bus + " 1 0 1 4864\nmig " + bus + " 2 0 1 4864\n";
+    description +=
+        "memory " + bus + " 40960\nmig " + bus + " 1 0 1 4864\nmig " + bus + " 2 0 1 4864\n";
   }
   f.describe_nvml(description);
   f.start();
   REQUIRE(f.kubelet->wait_for_devices([](const Devices& d) { return d.size() == 8; }, kWait));
   for (const auto& d : f.kubelet->devices()) CHECK(d.id().rfind("MIG-", 0) == 0);
 
+  // The built-in layout: one GPU in MIG mode, the others not.
   PluginFixture mixture(Json{{"mig-strategy", "single"}});
   mixture.start();
-  CHECK(mixture.logged("mig-strategy single: GPU 0"));
-  CHECK(mixture.logged("has no MIG devices: advertising no devices"));
+  CHECK_MESSAGE(mixture.logged("mig-strategy single: GPU "), mixture.log());
+  CHECK(mixture.logged("is not in MIG mode while GPU "));
+  CHECK(mixture.logged("; use mixed: advertising no devices"));
   CHECK(mixture.kubelet->devices().empty());
+}
+
+// NVIDIA's plugin treats single on a node with no GPU in MIG mode as none; a cluster-wide
+// single (the GPU Operator's default) must not leave such nodes with no GPU.
+TEST_CASE("MIG single with no GPU in MIG mode: the whole GPUs; one in MIG mode but empty: none") {
+  require_root();
+  PluginFixture f(Json{{"mig-strategy", "single"}});
+  f.describe_nvml("migmode 3b 0\n");
+  f.start();
+  REQUIRE_MESSAGE(
+      f.kubelet->wait_for_devices([](const Devices& d) { return d.size() == 4; }, kWait), f.log());
+  for (const auto& d : f.kubelet->devices()) CHECK(d.id().rfind("GPU-", 0) == 0);
+
+  // Every GPU in MIG mode, one of them with no instance made: single advertises nothing and
+  // says which; mixed advertises the others' and says it too.
+  std::string description;
+  for (const auto& gpu : f.host.gpus()) {
+    const std::string bus = gpu.bus.substr(5, 2);
+    description += "memory " + bus + " 40960\nmigmode " + bus + " 1\n";
+    if (bus != "3b") description += "mig " + bus + " 1 0 1 4864\n";
+  }
+  PluginFixture empty(Json{{"mig-strategy", "single"}});
+  empty.describe_nvml(description);
+  empty.start();
+  CHECK(empty.logged("is in MIG mode with no MIG devices: advertising no devices"));
+  CHECK(empty.kubelet->devices().empty());
+  PluginFixture mixed(Json{{"mig-strategy", "mixed"}});
+  mixed.describe_nvml(description);
+  mixed.start();
+  REQUIRE_MESSAGE(mixed.kubelet->wait_for_registrations(2, kWait), mixed.log());
+  CHECK(mixed.logged("is in MIG mode with no MIG devices: none of it is advertised"));
+  CHECK(mixed.kubelet->devices().empty());
+  CHECK(mixed.kubelet->devices(kMig).size() == 3);
+}
+
+// Profile names as NVIDIA's plugin gives them, from the GPU's memory as well as the device's:
+// on a GPU of 143771 MiB (an H200's), a device of 16640 MiB is 1g.18gb, not 1g.17gb.
+TEST_CASE("MIG mixed on a GPU with an H200's memory: NVIDIA's profile names") {
+  require_root();
+  PluginFixture f(Json{{"mig-strategy", "mixed"}});
+  f.describe_nvml("memory 3b 143771\nmig 3b 1 0 1 16640\nmig 3b 2 0 3 69120\n");
+  f.start();
+  REQUIRE_MESSAGE(f.kubelet->wait_for_registrations(3, kWait), f.log());
+  CHECK(f.kubelet->devices("nvidia.com/mig-1g.18gb").size() == 1);
+  CHECK(f.kubelet->devices("nvidia.com/mig-3g.71gb").size() == 1);
+  CHECK(f.kubelet->devices("nvidia.com/mig-1g.17gb").empty());
 }
 
 TEST_CASE("MIG through Allocate and then the shim: the container gets exactly that MIG device") {

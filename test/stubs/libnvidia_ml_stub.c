@@ -11,8 +11,12 @@
  *   nvswitch A N              N of A's NVLinks go to NVSwitches
  *   pcie A B LEVEL            NVML's common-ancestor level of A and B (0, 10, 20, 30, 40, 50);
  *                             unlisted pairs are 50 (across the system)
- *   mig A GI CI SLICES MEMMB  a MIG device on A (its index is its order among A's lines);
- *                             any mig line replaces the built-in MIG devices
+ *   mig A GI CI SLICES MEMMB [SMS CE DEC ENC JPEG OFA]
+ *                             a MIG device on A (its index is its order among A's lines), with
+ *                             its SMs and engines (else an A100's for its slices: 1g.5gb has 14
+ *                             SMs and one copy engine); any mig line replaces the built-in ones
+ *   migmode A 0|1             A's MIG mode, whatever MIG devices are listed for it (1 with none:
+ *                             in MIG mode, no instance made yet)
  *   memory A MB               A's memory as NVML reports it (81559 for an H100 80GB HBM3,
  *                             143771 for an H200)
  *   noevents A                A's events cannot be watched (NOT_SUPPORTED, as on some boards)
@@ -32,6 +36,7 @@ typedef struct gcr_stub_device {
   int mig_index; /* -1 for a GPU, else the MIG device's index on its GPU */
   unsigned gi, ci, slices;
   unsigned long long memory_mb;
+  unsigned sms, copy_engines, decoders, encoders, jpegs, ofas;
 } gcr_stub_device;
 
 typedef struct {
@@ -43,6 +48,7 @@ typedef struct {
 static gcr_stub_device devices[256];
 static gcr_stub_device migs[256][MAX_MIGS];
 static int mig_count[256];
+static int mig_mode[256]; /* -1: on when it has MIG devices */
 static int nvlinks[256][256];
 static int switch_links[256];
 static int pcie[256][256];
@@ -52,16 +58,33 @@ static int no_events[256];
 static int initialized;
 static long events_read;
 
-static void add_mig(unsigned bus, unsigned gi, unsigned ci, unsigned slices,
-                    unsigned long long mb) {
+/* An A100's MIG profiles by GPU slices (nvidia-smi mig -lgip): SMs, copy engines, decoders,
+ * encoders, JPEG decoders, optical-flow accelerators. */
+static const unsigned a100_profiles[8][6] = {
+    {0, 0, 0, 0, 0, 0},  {14, 1, 0, 0, 0, 0}, {28, 2, 1, 0, 0, 0}, {42, 3, 2, 0, 0, 0},
+    {56, 4, 2, 0, 0, 0}, {0, 0, 0, 0, 0, 0},  {0, 0, 0, 0, 0, 0},  {98, 7, 5, 0, 1, 1}};
+
+static void add_mig(unsigned bus, unsigned gi, unsigned ci, unsigned slices, unsigned long long mb,
+                    const unsigned* engines) {
   if (bus > 255 || mig_count[bus] >= MAX_MIGS) return;
   gcr_stub_device* m = &migs[bus][mig_count[bus]];
+  if (!engines) engines = a100_profiles[slices < 8 ? slices : 0];
   m->bus = bus;
   m->mig_index = mig_count[bus]++;
   m->gi = gi;
   m->ci = ci;
   m->slices = slices;
   m->memory_mb = mb;
+  m->sms = engines[0];
+  m->copy_engines = engines[1];
+  m->decoders = engines[2];
+  m->encoders = engines[3];
+  m->jpegs = engines[4];
+  m->ofas = engines[5];
+}
+
+static int in_mig_mode(unsigned bus) {
+  return mig_mode[bus] < 0 ? mig_count[bus] > 0 : mig_mode[bus];
 }
 
 static void load_description(void) {
@@ -74,16 +97,18 @@ static void load_description(void) {
   memset(switch_links, 0, sizeof switch_links);
   memset(own_memory_mb, 0, sizeof own_memory_mb);
   memset(no_events, 0, sizeof no_events);
+  memset(mig_mode, -1, sizeof mig_mode);
   for (int a = 0; a < 256; ++a)
     for (int b = 0; b < 256; ++b) pcie[a][b] = 50;
   if (!f) {
-    add_mig(0x3b, 1, 0, 1, 4864);
-    add_mig(0x3b, 2, 0, 1, 4864);
+    add_mig(0x3b, 1, 0, 1, 4864, NULL);
+    add_mig(0x3b, 2, 0, 1, 4864, NULL);
     return;
   }
   while (fgets(line, sizeof line, f)) {
     unsigned a = 0, b = 0, n = 0, gi = 0, ci = 0, slices = 0;
     unsigned long long mb = 0;
+    unsigned engines[6] = {0};
     if (sscanf(line, "nvlink %x %x %u", &a, &b, &n) == 3 && a < 256 && b < 256) {
       nvlinks[a][b] = nvlinks[b][a] = (int)n;
     } else if (sscanf(line, "nvswitch %x %u", &a, &n) == 2 && a < 256) {
@@ -94,15 +119,19 @@ static void load_description(void) {
       no_events[a] = 1;
     } else if (sscanf(line, "memory %x %llu", &a, &mb) == 2 && a < 256) {
       own_memory_mb[a] = mb;
+    } else if (sscanf(line, "migmode %x %u", &a, &n) == 2 && a < 256) {
+      mig_mode[a] = n != 0;
     } else if (sscanf(line, "mig %x %u %u %u %llu", &a, &gi, &ci, &slices, &mb) == 5) {
+      const int given = sscanf(line, "mig %*x %*u %*u %*u %*u %u %u %u %u %u %u", &engines[0],
+                               &engines[1], &engines[2], &engines[3], &engines[4], &engines[5]);
       own_migs = 1;
-      add_mig(a, gi, ci, slices, mb);
+      add_mig(a, gi, ci, slices, mb, given == 6 ? engines : NULL);
     }
   }
   fclose(f);
   if (!own_migs) {
-    add_mig(0x3b, 1, 0, 1, 4864);
-    add_mig(0x3b, 2, 0, 1, 4864);
+    add_mig(0x3b, 1, 0, 1, 4864, NULL);
+    add_mig(0x3b, 2, 0, 1, 4864, NULL);
   }
 }
 
@@ -185,7 +214,7 @@ int nvmlDeviceGetMemoryInfo(gcr_stub_device* device, gcr_stub_memory* memory) {
 int nvmlDeviceGetMigMode(gcr_stub_device* device, unsigned* current, unsigned* pending) {
   if (device->bus >= 0x80) return 3; /* NVML_ERROR_NOT_SUPPORTED */
   load_description();
-  *current = *pending = mig_count[device->bus] > 0 ? 1 : 0;
+  *current = *pending = (unsigned)in_mig_mode(device->bus);
   return 0;
 }
 
@@ -196,13 +225,14 @@ int nvmlSystemGetCudaDriverVersion_v2(int* version) {
 
 int nvmlDeviceGetMaxMigDeviceCount(gcr_stub_device* device, unsigned* count) {
   load_description();
-  *count = mig_count[device->bus] > 0 ? 7 : 0;
+  *count = in_mig_mode(device->bus) ? 7 : 0;
   return 0;
 }
 
 int nvmlDeviceGetMigDeviceHandleByIndex(gcr_stub_device* device, unsigned index,
                                         gcr_stub_device** mig) {
-  if (index >= (unsigned)mig_count[device->bus]) return 6; /* NVML_ERROR_NOT_FOUND */
+  if (!in_mig_mode(device->bus) || index >= (unsigned)mig_count[device->bus])
+    return 6; /* NVML_ERROR_NOT_FOUND */
   *mig = &migs[device->bus][index];
   return 0;
 }
@@ -234,6 +264,12 @@ typedef struct {
 int nvmlDeviceGetAttributes_v2(gcr_stub_device* device, gcr_stub_attributes* attributes) {
   memset(attributes, 0, sizeof *attributes);
   if (device->mig_index < 0) return 3;
+  attributes->multiprocessorCount = device->sms;
+  attributes->sharedCopyEngineCount = device->copy_engines;
+  attributes->sharedDecoderCount = device->decoders;
+  attributes->sharedEncoderCount = device->encoders;
+  attributes->sharedJpegCount = device->jpegs;
+  attributes->sharedOfaCount = device->ofas;
   attributes->gpuInstanceSliceCount = device->slices;
   attributes->computeInstanceSliceCount = device->slices;
   attributes->memorySizeMB = device->memory_mb;

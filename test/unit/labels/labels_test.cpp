@@ -33,6 +33,7 @@ gcr::NodeLabelFacts node_of(const std::string& fixture_name) {
   return facts;
 }
 
+// A MIG device on an A100-SXM4-40GB, with the SMs and engines NVML gives its profile there.
 gcr::MigDevice mig(unsigned index, unsigned slices, unsigned long long memory_mb) {
   gcr::MigDevice m;
   m.index = index;
@@ -40,6 +41,10 @@ gcr::MigDevice mig(unsigned index, unsigned slices, unsigned long long memory_mb
   m.gpu_instance = index + 1;
   m.gpu_slices = slices;
   m.memory_mb = memory_mb;
+  m.attributes.compute_slices = slices;
+  m.attributes.multiprocessors = 14 * slices;
+  m.attributes.copy_engines = slices;
+  m.attributes.decoders = slices == 3 ? 2 : 0;
   return m;
 }
 
@@ -225,11 +230,79 @@ TEST_CASE("MIG single: the MIG devices are the GPUs; mixed: labels per profile")
   CHECK(all_mig.at("nvidia.com/gpu.models") == "1");
   CHECK(all_mig.at("nvidia.com/mig.capable") == "true");
 
-  // single with GPUs of several profiles: the plugin lists no MIG device; whole GPUs described.
+  // single with GPUs not laid out for it (here: several profiles, and GPUs not in MIG mode):
+  // the plugin advertises nothing, and GFD's "-MIG-INVALID" product says so, every count 0.
   plugin.mig_strategy = "single";
   labels = gcr::node_labels(facts, plugin);
+  CHECK(labels.at("nvidia.com/gpu.product") == "NVIDIA-A100-SXM4-40GB-MIG-INVALID");
+  CHECK(labels.at("nvidia.com/gpu.count") == "0");
+  CHECK(labels.at("nvidia.com/gpu.replicas") == "0");
+  CHECK(labels.at("nvidia.com/gpu.memory") == "0");
+  CHECK(labels.at("nvidia.com/gpu.family") == "ampere");
+  CHECK(labels.count("nvidia.com/gpu.multiprocessors") == 0);
+  check_syntax(labels);
+}
+
+TEST_CASE("MIG: GFD's labels of a MIG device's share, under single and per profile under mixed") {
+  auto facts = node_of("pcie4");
+  for (auto& g : facts.gpus) g.migs = {mig(0, 3, 20096), mig(1, 3, 20096)};
+  gcr::Config::DevicePlugin plugin;
+  plugin.mig_strategy = "single";
+  const auto single = gcr::node_labels(facts, plugin);
+  const Labels share = {
+      {"nvidia.com/gpu.count", "8"},
+      {"nvidia.com/gpu.engines.copy", "3"},
+      {"nvidia.com/gpu.engines.decoder", "2"},
+      {"nvidia.com/gpu.engines.encoder", "0"},
+      {"nvidia.com/gpu.engines.jpeg", "0"},
+      {"nvidia.com/gpu.engines.ofa", "0"},
+      {"nvidia.com/gpu.memory", "20096"},
+      {"nvidia.com/gpu.multiprocessors", "42"},
+      {"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB-MIG-3g.20gb"},
+      {"nvidia.com/gpu.replicas", "8"},
+      {"nvidia.com/gpu.slices.ci", "3"},
+      {"nvidia.com/gpu.slices.gi", "3"},
+  };
+  for (const auto& [name, value] : share) {
+    CAPTURE(name);
+    CHECK(single.at(name) == value);
+  }
+
+  facts.gpus[1].migs = {mig(0, 1, 4864)};
+  plugin.mig_strategy = "mixed";
+  const auto mixed = gcr::node_labels(facts, plugin);
+  CHECK(mixed.at("nvidia.com/mig-3g.20gb.multiprocessors") == "42");
+  CHECK(mixed.at("nvidia.com/mig-3g.20gb.engines.decoder") == "2");
+  CHECK(mixed.at("nvidia.com/mig-1g.5gb.multiprocessors") == "14");
+  CHECK(mixed.at("nvidia.com/mig-1g.5gb.slices.gi") == "1");
+  CHECK(mixed.at("nvidia.com/mig-1g.5gb.slices.ci") == "1");
+  CHECK(mixed.at("nvidia.com/mig-1g.5gb.engines.copy") == "1");
+  CHECK(mixed.at("nvidia.com/mig-1g.5gb.engines.ofa") == "0");
+  CHECK(mixed.count("nvidia.com/gpu.multiprocessors") == 0);
+  check_syntax(mixed);
+}
+
+TEST_CASE("MIG single with no GPU in MIG mode is none; a GPU in MIG mode with nothing made") {
+  auto facts = node_of("pcie4");
+  gcr::Config::DevicePlugin plugin;
+  plugin.mig_strategy = "single";
+  // No GPU in MIG mode: whole GPUs, as the plugin advertises them.
+  auto labels = gcr::node_labels(facts, plugin);
+  CHECK(labels.at("nvidia.com/gpu.product") == "NVIDIA-A100-SXM4-40GB");
   CHECK(labels.at("nvidia.com/gpu.count") == "4");
   CHECK(labels.at("nvidia.com/gpu.memory") == "40960");
+
+  // GPU 3 in MIG mode with no MIG device yet: single is not laid out; mixed counts it nowhere.
+  for (auto& g : facts.gpus) g.migs = {mig(0, 1, 4864)};
+  facts.gpus[3].migs.clear();
+  facts.gpus[3].mig_mode = true;
+  labels = gcr::node_labels(facts, plugin);
+  CHECK(labels.at("nvidia.com/gpu.product") == "NVIDIA-A100-SXM4-40GB-MIG-INVALID");
+  CHECK(labels.at("nvidia.com/gpu.count") == "0");
+  plugin.mig_strategy = "mixed";
+  labels = gcr::node_labels(facts, plugin);
+  CHECK(labels.count("nvidia.com/gpu.count") == 0);
+  CHECK(labels.at("nvidia.com/mig-1g.5gb.count") == "3");
 }
 
 TEST_CASE("a mixed node: single-valued labels describe GPU 0, gpu.models says it is mixed") {

@@ -24,7 +24,7 @@ std::vector<gcr::Gpu> host() {
 // GPU 1 has two MIG devices (NVML indices 0 and 2: slot 1 is empty).
 std::map<std::string, gcr::GpuFacts> nvml() {
   gcr::GpuFacts facts;
-  facts.migs = {{0, "MIG-aaaa", 1, 0}, {2, "MIG-bbbb", 2, 0}};
+  facts.migs = {{0, "MIG-aaaa", 1, 0, 0, 0, {}}, {2, "MIG-bbbb", 2, 0, 0, 0, {}}};
   return {{host()[1].uuid, facts}};
 }
 

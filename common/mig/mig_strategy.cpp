@@ -1,0 +1,49 @@
+#include "mig/mig_strategy.h"
+
+#include <algorithm>
+#include <set>
+
+#include "base/text.h"
+
+namespace gcr {
+namespace {
+
+std::string named(const MigGpu& gpu) {
+  return "GPU " + std::to_string(gpu.index) + " (" + gpu.uuid + ")";
+}
+
+bool has_migs(const MigGpu& gpu) {
+  return gpu.migs != nullptr && !gpu.migs->empty();
+}
+
+}  // namespace
+
+Result<SingleLayout> single_layout(const std::vector<MigGpu>& gpus) {
+  const auto in_mode = std::find_if(gpus.begin(), gpus.end(),
+                                    [](const MigGpu& g) { return g.mig_mode || has_migs(g); });
+  if (in_mode == gpus.end()) return SingleLayout::kWholeGpus;
+  std::set<std::string> profiles;
+  for (const auto& gpu : gpus) {
+    if (!gpu.mig_mode && !has_migs(gpu))
+      return Error{named(gpu) + " is not in MIG mode while " + named(*in_mode) + " is; use mixed"};
+    if (!has_migs(gpu)) return Error{named(gpu) + " is in MIG mode with no MIG devices"};
+    for (const auto& m : *gpu.migs) profiles.insert(m.profile());
+  }
+  if (profiles.size() > 1)
+    return Error{"the GPUs have MIG devices of several profiles (" +
+                 join(std::vector<std::string>(profiles.begin(), profiles.end()), ", ") +
+                 "); use mixed"};
+  return SingleLayout::kMigDevices;
+}
+
+std::map<std::string, std::vector<MigDevice>> gpus_in_mig_mode(Nvml& nvml,
+                                                               const std::vector<Gpu>& gpus) {
+  std::map<std::string, std::vector<MigDevice>> out;
+  for (const auto& gpu : gpus) {
+    auto list = nvml.mig_devices(gpu.bus);
+    if (!list.empty() || nvml.mig_mode(gpu.bus).value_or(false)) out[gpu.uuid] = std::move(list);
+  }
+  return out;
+}
+
+}  // namespace gcr

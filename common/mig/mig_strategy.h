@@ -1,0 +1,39 @@
+// MIG strategies: what a node's MIG layout is advertised as. With single, every GPU's MIG
+// devices stand for nvidia.com/gpu; the rules for when that holds are NVIDIA's device
+// plugin's, which GFD's labels follow.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "driver/device_nodes.h"
+#include "driver/nvml.h"
+#include "driver/probe.h"
+
+namespace gcr {
+
+// One GPU as a MIG strategy sees it.
+struct MigGpu {
+  unsigned index = 0;
+  std::string uuid;
+  bool mig_mode = false;                         // in MIG mode now
+  const std::vector<MigDevice>* migs = nullptr;  // its MIG devices; null or empty: none
+};
+
+enum class SingleLayout {
+  kWholeGpus,   // no GPU in MIG mode: whole GPUs, as with mig-strategy none
+  kMigDevices,  // every GPU in MIG mode, with MIG devices of one profile
+};
+
+// mig-strategy single over the node's GPUs (in index order): whole GPUs when none is in MIG
+// mode, MIG devices when all are and one profile is made on them; else an error naming the
+// GPU or the profiles ("GPU 1 (GPU-...) is not in MIG mode while GPU 0 (GPU-...) is").
+[[nodiscard]] Result<SingleLayout> single_layout(const std::vector<MigGpu>& gpus);
+
+// Each GPU in MIG mode (by UUID) with its MIG devices as NVML lists them, maybe none yet.
+[[nodiscard]] std::map<std::string, std::vector<MigDevice>> gpus_in_mig_mode(
+    Nvml& nvml, const std::vector<Gpu>& gpus);
+
+}  // namespace gcr
