@@ -130,9 +130,7 @@ std::vector<std::string> server_pids(std::string_view answer) {
 
 // A /proc file's text ("" when it cannot be read: the process is gone).
 std::string proc_text(const std::string& path) {
-  const Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) return {};
-  auto text = read_fd(fd.get(), 64 * 1024);
+  auto text = read_regular_file(path, 64 * 1024);
   return text ? *text : std::string();
 }
 
