@@ -46,7 +46,7 @@ constexpr std::string_view kEditOurs =
 constexpr std::string_view kDefaultsOnStdout =
     "gpu-ctk config default prints the defaults on stdout";
 
-constexpr std::array<Spelling, 48> kSpellings = {{
+constexpr std::array<Spelling, 49> kSpellings = {{
     {kConfigure, "nvidia-runtime-name", Means::kOurs, false, "runtime-name", "", ""},
     {kConfigure, "nvidia-runtime-path", Means::kOurs, false, "runtime-path", "", ""},
     {kConfigure, "nvidia-set-as-default", Means::kOurs, true, "set-as-default", "", ""},
@@ -66,6 +66,7 @@ constexpr std::array<Spelling, 48> kSpellings = {{
     {kGenerate, "cdi-vendor", Means::kOurs, false, "vendor", "", ""},
     {kGenerate, "cdi-class", Means::kOurs, false, "class", "", ""},
     {kGenerate, "nvidia-ctk-path", Means::kOurs, false, "ctk-path", "", ""},
+    {kGenerate, "format", Means::kOurs, false, "format", "json,yaml", "a spec is json or yaml"},
     {kGenerate, "mode", Means::kOurs, false, "mode", "auto,nvml,management", kDiscovery},
     {kGenerate, "discovery-mode", Means::kOurs, false, "mode", "auto,nvml,management", kDiscovery},
     {kGenerate, "device-id", Means::kAccepted, false, "", "all", kEveryGpu},

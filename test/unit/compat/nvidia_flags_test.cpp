@@ -182,6 +182,15 @@ TEST_CASE("cdi generate under nvidia-ctk: a variable for a refused flag or value
   REQUIRE_FALSE(out.ok());
   CHECK(out.error().message ==
         "NVIDIA_CTK_CDI_GENERATE_NO_ALL_DEVICE: --no-all-device: `yes` is not true or false");
+  // A value the command would refuse later is refused here, naming the variable.
+  out = from_env({{"NVIDIA_CTK_CDI_GENERATE_OUTPUT_FORMAT", "xml"}});
+  REQUIRE_FALSE(out.ok());
+  CHECK(out.error().message ==
+        "NVIDIA_CTK_CDI_GENERATE_OUTPUT_FORMAT: --format=xml is not supported: a spec is json or "
+        "yaml");
+  out = from_env({{"NVIDIA_CTK_CDI_GENERATE_OUTPUT_FORMAT", "json"}});
+  REQUIRE(out.ok());
+  CHECK(*out == Args{"--format=json"});
 }
 
 TEST_CASE("cdi generate under nvidia-ctk: --dev-root is --driver-root when only that is given") {
