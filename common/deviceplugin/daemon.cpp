@@ -513,8 +513,9 @@ class Plugin {
   // The labels file follows the inventory: rewritten only when a label changes.
   void keep_labels() {
     const auto unhealthy = inventory_.unhealthy_gpus();
-    const auto news = labels_.update(LabelSources{inventory_.gpus(), inventory_.migs(),
-                                                  inventory_.topology(), unhealthy, nvml_.get()});
+    const auto news =
+        labels_.update(LabelSources{inventory_.gpus(), inventory_.migs(), inventory_.topology(),
+                                    unhealthy, nvml_.get(), inventory_.mig_modes_known()});
     for (const auto& line : news.info) logger_.info(line);
     for (const auto& line : news.warnings) logger_.warning(line);
   }

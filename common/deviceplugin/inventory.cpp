@@ -1,7 +1,5 @@
 #include "deviceplugin/inventory.h"
 
-#include "mig/mig_strategy.h"
-
 #include <algorithm>
 
 #include "base/node_stat.h"
@@ -91,7 +89,8 @@ void Inventory::discover(DeviceNodes& nodes, Nvml* nvml, InventoryChange& change
 
 void Inventory::read_mig_layout(DeviceNodes& nodes, Nvml* nvml, InventoryChange& change) {
   if (config_.device_plugin.mig_strategy == "none" || driver_missing_) return;
-  const std::string layout = mig_layout_of(nodes, known_);
+  const std::string layout =
+      mig_layout_of(nodes, known_) + (nvml != nullptr ? mig_mode_marks(*nvml, known_) : "");
   if (layout == mig_layout_ && !change.gpus_changed) return;
   if (!mig_layout_.empty() && layout != mig_layout_)
     change.lines.push_back("the MIG layout changed");
@@ -104,7 +103,10 @@ void Inventory::read_mig_layout(DeviceNodes& nodes, Nvml* nvml, InventoryChange&
     return;
   }
   mig_error_.clear();
-  migs_ = gpus_in_mig_mode(*nvml, known_);
+  auto modes = read_mig_modes(*nvml, known_);
+  migs_ = std::move(modes.in_mig_mode);
+  migs_unknown_ = !modes.all_known;
+  if (!modes.all_known) change.lines.push_back("MIG mode unknown: NVML does not answer for a GPU");
   if (config_.device_plugin.mig_strategy != "mixed") return;
   for (const auto& gpu : known_) {
     const auto it = migs_.find(gpu.uuid);

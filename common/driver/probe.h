@@ -13,7 +13,6 @@
 
 namespace gcr {
 
-// One MIG device as NVML numbers it on its GPU.
 // A MIG device's share of its GPU, as NVML's device attributes give it (GFD's MIG labels).
 struct MigAttributes {
   unsigned multiprocessors = 0;
@@ -21,6 +20,7 @@ struct MigAttributes {
   unsigned copy_engines = 0, decoders = 0, encoders = 0, jpegs = 0, ofas = 0;
 };
 
+// One MIG device as NVML numbers it on its GPU.
 struct MigDevice {
   unsigned index = 0;  // position on its GPU: the <mig> of "<gpu>:<mig>"
   std::string uuid;    // MIG-...

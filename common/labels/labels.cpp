@@ -121,9 +121,13 @@ void add_mode_label(Labels& out, const std::vector<GpuLabelFacts>& gpus) {
 // The GPUs as the MIG strategies see them.
 std::vector<MigGpu> mig_gpus(const std::vector<GpuLabelFacts>& gpus) {
   std::vector<MigGpu> out;
-  for (unsigned i = 0; i < gpus.size(); ++i)
-    out.push_back(MigGpu{i, gpus[i].uuid, gpus[i].mig_mode, &gpus[i].migs});
+  for (const auto& gpu : gpus) out.push_back(MigGpu{gpu.index, gpu.uuid, gpu.mig_mode, &gpu.migs});
   return out;
+}
+
+// How many times each device of the GPU is advertised (replicas-by-gpu, else replicas).
+unsigned long long replicas_of(const GpuLabelFacts& gpu, const Config::DevicePlugin& plugin) {
+  return static_cast<unsigned long long>(plugin.replicas_for(gpu.index, gpu.model));
 }
 
 // Whether a GPU is advertised whole under the strategy (a MIG-mode GPU is not, under mixed).
@@ -132,9 +136,10 @@ bool advertised_whole(const GpuLabelFacts& gpu, const std::string& strategy) {
 }
 
 // What nvidia.com/gpu stands for under the MIG strategy: whole GPUs, (single) MIG devices of one
-// profile, or (single, GPUs not laid out for it) nothing: GFD's "-MIG-INVALID".
+// profile, or (single, GPUs not laid out for it) nothing: GFD's "-MIG-INVALID"; (single, a GPU's
+// MIG mode not known) not known, so not described.
 struct GpuResource {
-  enum class Kind { kWholeGpus, kMigDevices, kInvalid } kind = Kind::kWholeGpus;
+  enum class Kind { kWholeGpus, kMigDevices, kInvalid, kUnknown } kind = Kind::kWholeGpus;
   unsigned long long count = 0;
   unsigned long long advertised = 0;         // with each GPU's replicas
   const GpuLabelFacts* described = nullptr;  // the GPU the labels describe
@@ -143,6 +148,10 @@ struct GpuResource {
 
 GpuResource single_resource(const NodeLabelFacts& facts, const Config::DevicePlugin& plugin) {
   GpuResource r;
+  if (!facts.mig_modes_known) {
+    r.kind = GpuResource::Kind::kUnknown;
+    return r;
+  }
   const auto layout = single_layout(mig_gpus(facts.gpus));
   if (layout && *layout == SingleLayout::kWholeGpus) return r;
   const auto in_mode = std::find_if(facts.gpus.begin(), facts.gpus.end(),
@@ -154,11 +163,9 @@ GpuResource single_resource(const NodeLabelFacts& facts, const Config::DevicePlu
   }
   r.kind = GpuResource::Kind::kMigDevices;
   r.mig = &in_mode->migs.front();
-  for (unsigned i = 0; i < facts.gpus.size(); ++i) {
-    const auto& gpu = facts.gpus[i];
+  for (const auto& gpu : facts.gpus) {
     r.count += gpu.migs.size();
-    r.advertised +=
-        gpu.migs.size() * static_cast<unsigned long long>(plugin.replicas_for(i, gpu.model));
+    r.advertised += gpu.migs.size() * replicas_of(gpu, plugin);
   }
   return r;
 }
@@ -171,11 +178,10 @@ GpuResource gpu_resource(const NodeLabelFacts& facts, const Config::DevicePlugin
   GpuResource r;
   r.described = &facts.gpus.front();
   const std::string strategy = plugin.mig_strategy == "mixed" ? "mixed" : "none";
-  for (unsigned i = 0; i < facts.gpus.size(); ++i) {
-    const auto& gpu = facts.gpus[i];
+  for (const auto& gpu : facts.gpus) {
     if (!advertised_whole(gpu, strategy)) continue;
     ++r.count;
-    r.advertised += static_cast<unsigned long long>(plugin.replicas_for(i, gpu.model));
+    r.advertised += replicas_of(gpu, plugin);
   }
   return r;
 }
@@ -255,18 +261,18 @@ void add_mig_resource_labels(Labels& out, const NodeLabelFacts& facts,
                              const Config::DevicePlugin& plugin) {
   if (plugin.mig_strategy != "mixed") return;
   std::map<std::string, std::pair<const GpuLabelFacts*, const MigDevice*>> first_of;
-  std::map<std::string, unsigned long long> count;
+  std::map<std::string, unsigned long long> count, advertised;
   for (const auto& gpu : facts.gpus) {
     for (const auto& mig : gpu.migs) {
       first_of.emplace(mig.profile(), std::pair{&gpu, &mig});
       ++count[mig.profile()];
+      advertised[mig.profile()] += replicas_of(gpu, plugin);
     }
   }
-  const auto replicas = static_cast<unsigned long long>(plugin.replicas);
   for (const auto& [profile, where] : first_of) {
     const std::string prefix = "nvidia.com/mig-" + profile + ".";
     out[prefix + "count"] = number(count[profile]);
-    out[prefix + "replicas"] = number(count[profile] * replicas);
+    out[prefix + "replicas"] = number(advertised[profile]);
     out[prefix + "memory"] = number(where.second->memory_mb);
     out[prefix + "product"] = product_value(where.first->model, profile, plugin.replicas > 1);
     add_mig_attribute_labels(out, "nvidia.com/mig-" + profile, *where.second);

@@ -20,6 +20,7 @@ using Labels = std::map<std::string, std::string>;  // name -> value, sorted by 
 
 // One GPU as the labels see it: the driver's facts, and NVML's once NVML answers.
 struct GpuLabelFacts {
+  unsigned index = 0;  // as the plugin numbers it (replicas-by-gpu)
   std::string uuid;
   std::string model;                             // the driver's name, "NVIDIA A100-SXM4-40GB"
   std::optional<std::string> arch;               // compute capability, "8.0"
@@ -37,6 +38,7 @@ struct NodeLabelFacts {
   std::optional<std::string> machine;         // the DMI product name
   std::vector<GpuLabelFacts> gpus;            // in index order
   std::optional<Topology> topology;           // NVML's (with NVLinks); none without NVML
+  bool mig_modes_known = true;  // false: a GPU's MIG mode not known (NVML not ready, a GPU lost)
 };
 
 // Every label the facts support; a fact not known (NVML not ready) leaves its labels out.

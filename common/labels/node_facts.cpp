@@ -26,6 +26,7 @@ NodeLabelFacts NodeFactsReader::read(const LabelSources& sources) {
   facts.driver_version = driver_version_;
   facts.cuda_version = cuda_version_;
   facts.machine = *machine_;
+  facts.mig_modes_known = sources.mig_modes_known;
   for (const auto& gpu : sources.gpus) facts.gpus.push_back(gpu_facts(gpu, sources));
   if (sources.nvml != nullptr && sources.topology.source == "NVML")
     facts.topology = sources.topology;
@@ -41,6 +42,7 @@ GpuLabelFacts NodeFactsReader::gpu_facts(const Gpu& gpu, const LabelSources& sou
     if (asked.arch) known = nvml_facts_.emplace(gpu.uuid, asked).first;
   }
   GpuLabelFacts g;
+  g.index = gpu.index;
   g.uuid = gpu.uuid;
   g.model = gpu.model;
   if (known != nvml_facts_.end()) {

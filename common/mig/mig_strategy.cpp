@@ -36,12 +36,22 @@ Result<SingleLayout> single_layout(const std::vector<MigGpu>& gpus) {
   return SingleLayout::kMigDevices;
 }
 
-std::map<std::string, std::vector<MigDevice>> gpus_in_mig_mode(Nvml& nvml,
-                                                               const std::vector<Gpu>& gpus) {
-  std::map<std::string, std::vector<MigDevice>> out;
+MigModes read_mig_modes(Nvml& nvml, const std::vector<Gpu>& gpus) {
+  MigModes out;
   for (const auto& gpu : gpus) {
     auto list = nvml.mig_devices(gpu.bus);
-    if (!list.empty() || nvml.mig_mode(gpu.bus).value_or(false)) out[gpu.uuid] = std::move(list);
+    const auto mode = list.empty() ? nvml.mig_mode(gpu.bus) : std::optional<bool>(true);
+    if (!mode) out.all_known = false;
+    if (mode.value_or(false)) out.in_mig_mode[gpu.uuid] = std::move(list);
+  }
+  return out;
+}
+
+std::string mig_mode_marks(Nvml& nvml, const std::vector<Gpu>& gpus) {
+  std::string out;
+  for (const auto& gpu : gpus) {
+    const auto mode = nvml.mig_mode(gpu.bus);
+    out += !mode ? '?' : *mode ? '1' : '0';
   }
   return out;
 }

@@ -32,8 +32,16 @@ enum class SingleLayout {
 // GPU or the profiles ("GPU 1 (GPU-...) is not in MIG mode while GPU 0 (GPU-...) is").
 [[nodiscard]] Result<SingleLayout> single_layout(const std::vector<MigGpu>& gpus);
 
-// Each GPU in MIG mode (by UUID) with its MIG devices as NVML lists them, maybe none yet.
-[[nodiscard]] std::map<std::string, std::vector<MigDevice>> gpus_in_mig_mode(
-    Nvml& nvml, const std::vector<Gpu>& gpus);
+struct MigModes {
+  // Each GPU in MIG mode (by UUID) with its MIG devices as NVML lists them, maybe none yet.
+  std::map<std::string, std::vector<MigDevice>> in_mig_mode;
+  bool all_known = true;  // false when NVML could not tell a GPU's mode (lost, being reset)
+};
+
+[[nodiscard]] MigModes read_mig_modes(Nvml& nvml, const std::vector<Gpu>& gpus);
+
+// Each GPU's MIG mode as NVML says it now, one character each ('1', '0', '?'), to notice a
+// mode changed with no MIG device made or removed.
+[[nodiscard]] std::string mig_mode_marks(Nvml& nvml, const std::vector<Gpu>& gpus);
 
 }  // namespace gcr

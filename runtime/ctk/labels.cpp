@@ -47,11 +47,11 @@ std::unique_ptr<Nvml> open_nvml(DriverHost& host) {
   return std::move(*opened);
 }
 
-// The MIG devices the plugin would list: read only with a MIG strategy.
-std::map<std::string, std::vector<MigDevice>> mig_devices(const std::vector<Gpu>& gpus, Nvml* nvml,
-                                                          const Config& config) {
-  if (nvml == nullptr || config.device_plugin.mig_strategy == "none") return {};
-  return gpus_in_mig_mode(*nvml, gpus);
+// The MIG devices the plugin would list: read only with a MIG strategy (not known without NVML).
+MigModes mig_devices(const std::vector<Gpu>& gpus, Nvml* nvml, const Config& config) {
+  if (config.device_plugin.mig_strategy == "none") return {};
+  if (nvml == nullptr) return MigModes{{}, false};
+  return read_mig_modes(*nvml, gpus);
 }
 
 // GPUs whose device node is gone or wrong (the plugin's node check; Xid events need a watch).
@@ -75,7 +75,8 @@ Result<Labels> discover_labels(const Config& config) {
   const auto unhealthy = unhealthy_gpus(host, *gpus);
   NodeFactsReader reader(config.driver);
   std::vector<std::string> left_out;
-  auto labels = node_labels(reader.read(LabelSources{*gpus, migs, topology, unhealthy, nvml.get()}),
+  auto labels = node_labels(reader.read(LabelSources{*gpus, migs.in_mig_mode, topology, unhealthy,
+                                                     nvml.get(), migs.all_known}),
                             config.device_plugin, &left_out);
   for (const auto& line : left_out)
     std::fprintf(stderr, "gpu-ctk labels: warning: %s\n", line.c_str());

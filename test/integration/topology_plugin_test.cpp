@@ -36,6 +36,7 @@ namespace {
 
 constexpr auto kWait = 10s;
 const std::string kMig = "nvidia.com/mig-1g.5gb";
+const auto any_device = [](const Devices& d) { return !d.empty(); };
 const std::string kMigUuid1 = "MIG-5eed003b-0000-4000-8000-000000000001";  // GI 2, CI 0
 
 void require_root() {
@@ -199,7 +200,8 @@ TEST_CASE("MIG single: every GPU's MIG devices as nvidia.com/gpu; a mixture is o
   CHECK_MESSAGE(mixture.logged("mig-strategy single: GPU "), mixture.log());
   CHECK(mixture.logged("is not in MIG mode while GPU "));
   CHECK(mixture.logged("; use mixed: advertising no devices"));
-  CHECK(mixture.kubelet->devices().empty());
+  CHECK(mixture.logged("the kubelet is watching: sent 0 devices"));
+  CHECK_FALSE(mixture.kubelet->wait_for_devices(any_device, 1500ms));
 }
 
 // NVIDIA's plugin treats single on a node with no GPU in MIG mode as none; a cluster-wide
@@ -225,14 +227,29 @@ TEST_CASE("MIG single with no GPU in MIG mode: the whole GPUs; one in MIG mode b
   empty.describe_nvml(description);
   empty.start();
   CHECK(empty.logged("is in MIG mode with no MIG devices: advertising no devices"));
-  CHECK(empty.kubelet->devices().empty());
+  CHECK(empty.logged("the kubelet is watching: sent 0 devices"));
+  CHECK_FALSE(empty.kubelet->wait_for_devices(any_device, 1500ms));
   PluginFixture mixed(Json{{"mig-strategy", "mixed"}});
   mixed.describe_nvml(description);
   mixed.start();
   REQUIRE_MESSAGE(mixed.kubelet->wait_for_registrations(2, kWait), mixed.log());
   CHECK(mixed.logged("is in MIG mode with no MIG devices: none of it is advertised"));
-  CHECK(mixed.kubelet->devices().empty());
-  CHECK(mixed.kubelet->devices(kMig).size() == 3);
+  CHECK(
+      mixed.kubelet->wait_for_devices([](const Devices& d) { return d.size() == 3; }, kWait, kMig));
+  CHECK_FALSE(mixed.kubelet->wait_for_devices(any_device, 1500ms));
+
+  // MIG mode turned off on that GPU, no MIG device made or removed (no capability file
+  // changes): the plugin notices, and advertises it whole again.
+  std::string off;
+  for (const auto& gpu : f.host.gpus()) {
+    const std::string bus = gpu.bus.substr(5, 2);
+    off += "memory " + bus + " 40960\nmigmode " + bus + (bus == "3b" ? " 0\n" : " 1\n");
+    if (bus != "3b") off += "mig " + bus + " 1 0 1 4864\n";
+  }
+  mixed.describe_nvml(off);
+  CHECK_MESSAGE(
+      mixed.kubelet->wait_for_devices([](const Devices& d) { return d.size() == 1; }, kWait),
+      mixed.log());
 }
 
 // Profile names as NVIDIA's plugin gives them, from the GPU's memory as well as the device's:

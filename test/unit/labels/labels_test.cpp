@@ -28,7 +28,10 @@ gcr::NodeLabelFacts node_of(const std::string& fixture_name) {
   facts.driver_version = "550.54.15";
   facts.cuda_version = "12.4";
   facts.machine = "DGX A100";
-  for (unsigned i = 0; i < fixture.gpus; ++i) facts.gpus.push_back(a100(i));
+  for (unsigned i = 0; i < fixture.gpus; ++i) {
+    facts.gpus.push_back(a100(i));
+    facts.gpus.back().index = i;
+  }
   facts.topology = gcr::test::topology_of(fixture);
   return facts;
 }
@@ -280,6 +283,35 @@ TEST_CASE("MIG: GFD's labels of a MIG device's share, under single and per profi
   CHECK(mixed.at("nvidia.com/mig-1g.5gb.engines.ofa") == "0");
   CHECK(mixed.count("nvidia.com/gpu.multiprocessors") == 0);
   check_syntax(mixed);
+}
+
+TEST_CASE("MIG single while a GPU's MIG mode is not known: nvidia.com/gpu is not described") {
+  // The plugin advertises nothing then (NVML not loaded, or a GPU not answering): labels saying
+  // four whole GPUs would bring pods here that wait.
+  auto facts = node_of("pcie4");
+  facts.mig_modes_known = false;
+  gcr::Config::DevicePlugin plugin;
+  plugin.mig_strategy = "single";
+  auto labels = gcr::node_labels(facts, plugin);
+  for (const char* name : {"nvidia.com/gpu.product", "nvidia.com/gpu.count",
+                           "nvidia.com/gpu.replicas", "nvidia.com/gpu.memory"})
+    CHECK_MESSAGE(labels.count(name) == 0, name);
+  CHECK(labels.at("nvidia.com/gpu.models") == "1");
+  plugin.mig_strategy = "mixed";  // mixed lists the GPUs whole meanwhile, as the plugin does
+  CHECK(gcr::node_labels(facts, plugin).at("nvidia.com/gpu.count") == "4");
+}
+
+TEST_CASE("replicas by GPU follow the plugin's GPU numbers, also per MIG profile") {
+  auto facts = node_of("pcie4");
+  facts.gpus.erase(facts.gpus.begin() + 1);  // GPU 1 gone: the others keep their numbers
+  facts.gpus[1].index = 2;
+  facts.gpus[2].index = 3;
+  gcr::Config::DevicePlugin plugin;
+  plugin.replicas_by_gpu = {{"3", 4}};
+  CHECK(gcr::node_labels(facts, plugin).at("nvidia.com/gpu.replicas") == "6");
+  for (auto& g : facts.gpus) g.migs = {mig(0, 1, 4864)};
+  plugin.mig_strategy = "mixed";
+  CHECK(gcr::node_labels(facts, plugin).at("nvidia.com/mig-1g.5gb.replicas") == "6");
 }
 
 TEST_CASE("MIG single with no GPU in MIG mode is none; a GPU in MIG mode with nothing made") {
