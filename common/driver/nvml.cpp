@@ -34,6 +34,38 @@ struct DeviceAttributes {
 struct MemoryInfo {
   unsigned long long total, free, used;
 };
+struct GpuInstanceProfileInfo {
+  unsigned id, is_p2p_supported, slices, instances, multiprocessors, copy_engines, decoders;
+  unsigned encoders, jpegs, ofas;
+  unsigned long long memory_mb;
+};
+struct GpuInstanceInfo {
+  void* device;
+  unsigned id, profile_id, placement_start, placement_size;
+};
+
+// NVML's GPU instance profiles (NVML_GPU_INSTANCE_PROFILE_*) past the plain ones, and the
+// suffix go-nvlib gives their names, '+' written '.' as in resource names.
+constexpr unsigned kGpuInstanceProfiles = 17;  // NVML_GPU_INSTANCE_PROFILE_COUNT (R570)
+std::string_view profile_suffix(unsigned profile) {
+  switch (profile) {
+    case 0x7:  // 1_SLICE_REV1
+    case 0x8:  // 2_SLICE_REV1
+      return ".me";
+    case 0xA:  // 1_SLICE_GFX
+    case 0xB:  // 2_SLICE_GFX
+    case 0xC:  // 4_SLICE_GFX
+      return ".gfx";
+    case 0xD:  // 1_SLICE_NO_ME
+    case 0xE:  // 2_SLICE_NO_ME
+      return "-me";
+    case 0xF:   // 1_SLICE_ALL_ME
+    case 0x10:  // 2_SLICE_ALL_ME
+      return ".me.all";
+    default:
+      return "";
+  }
+}
 struct EventData {
   void* device;
   unsigned long long event_type;
@@ -68,6 +100,9 @@ struct Nvml::Api {
   int (*gpu_instance)(void*, unsigned*) = nullptr;
   int (*compute_instance)(void*, unsigned*) = nullptr;
   int (*attributes)(void*, DeviceAttributes*) = nullptr;
+  int (*instance_profile)(void*, unsigned, GpuInstanceProfileInfo*) = nullptr;
+  int (*instance_by_id)(void*, unsigned, void**) = nullptr;
+  int (*instance_info)(void*, GpuInstanceInfo*) = nullptr;
   int (*link_state)(void*, unsigned, int*) = nullptr;
   int (*link_remote)(void*, unsigned, PciInfo*) = nullptr;
   int (*link_remote_type)(void*, unsigned, int*) = nullptr;
@@ -133,6 +168,9 @@ Result<std::unique_ptr<Nvml>> Nvml::open(const std::string& library_path, int* i
   api->bind(api->gpu_instance, "nvmlDeviceGetGpuInstanceId");
   api->bind(api->compute_instance, "nvmlDeviceGetComputeInstanceId");
   api->bind(api->attributes, "nvmlDeviceGetAttributes_v2");
+  api->bind(api->instance_profile, "nvmlDeviceGetGpuInstanceProfileInfo");
+  api->bind(api->instance_by_id, "nvmlDeviceGetGpuInstanceById");
+  api->bind(api->instance_info, "nvmlGpuInstanceGetInfo");
   api->bind(api->link_state, "nvmlDeviceGetNvLinkState");
   api->bind(api->link_remote, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
   api->bind(api->link_remote_type, "nvmlDeviceGetNvLinkRemoteDeviceType");
@@ -207,6 +245,28 @@ std::optional<std::string> Nvml::cuda_version() {
   return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
 }
 
+std::map<unsigned, unsigned> Nvml::instance_profiles(void* device) {
+  std::map<unsigned, unsigned> out;
+  if (api_->instance_profile == nullptr) return out;
+  for (unsigned profile = 0; profile < kGpuInstanceProfiles; ++profile) {
+    GpuInstanceProfileInfo info{};
+    if (api_->instance_profile(device, profile, &info) == kSuccess) out[info.id] = profile;
+  }
+  return out;
+}
+
+std::string Nvml::profile_suffix_of(void* device, unsigned gpu_instance,
+                                    const std::map<unsigned, unsigned>& profiles) {
+  void* instance = nullptr;
+  GpuInstanceInfo info{};
+  if (api_->instance_by_id == nullptr || api_->instance_info == nullptr ||
+      api_->instance_by_id(device, gpu_instance, &instance) != kSuccess ||
+      api_->instance_info(instance, &info) != kSuccess)
+    return "";
+  const auto it = profiles.find(info.profile_id);
+  return it == profiles.end() ? "" : std::string(profile_suffix(it->second));
+}
+
 std::vector<MigDevice> Nvml::mig_devices(const PciAddress& gpu) {
   std::vector<MigDevice> out;
   void* device = handle(gpu);
@@ -214,9 +274,10 @@ std::vector<MigDevice> Nvml::mig_devices(const PciAddress& gpu) {
   if (device == nullptr || !api_->max_migs || !api_->mig_by_index || !api_->uuid ||
       !api_->gpu_instance || !api_->compute_instance || api_->max_migs(device, &max) != kSuccess)
     return out;
-  MemoryInfo gpu_memory{};  // the profile names need the GPU's memory
+  MemoryInfo gpu_memory{};  // the profile names need the GPU's memory and its instance profiles
   if (api_->memory == nullptr || api_->memory(device, &gpu_memory) != kSuccess)
     gpu_memory.total = 0;
+  const auto profiles = instance_profiles(device);
   for (unsigned i = 0; i < max && i < 64; ++i) {
     void* mig = nullptr;
     if (api_->mig_by_index(device, i, &mig) != kSuccess) continue;
@@ -229,6 +290,7 @@ std::vector<MigDevice> Nvml::mig_devices(const PciAddress& gpu) {
         api_->compute_instance(mig, &m.compute_instance) != kSuccess)
       continue;
     m.uuid = uuid;
+    m.profile_suffix = profile_suffix_of(device, m.gpu_instance, profiles);
     DeviceAttributes attributes{};
     if (api_->attributes != nullptr && api_->attributes(mig, &attributes) == kSuccess) {
       m.gpu_slices = attributes.gpu_instance_slices;

@@ -4,6 +4,7 @@
 // library is opened; a question whose function is missing fails alone.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -84,6 +85,11 @@ class Nvml {
   struct Api;
   explicit Nvml(std::unique_ptr<Api> api);
   void* handle(const PciAddress& gpu);
+  // The GPU's instance profiles: NVML's profile ID -> its NVML_GPU_INSTANCE_PROFILE_* number.
+  std::map<unsigned, unsigned> instance_profiles(void* device);
+  // The name suffix of the profile of the GPU instance `gpu_instance` ("" when not known).
+  std::string profile_suffix_of(void* device, unsigned gpu_instance,
+                                const std::map<unsigned, unsigned>& profiles);
   std::unique_ptr<Api> api_;
 };
 

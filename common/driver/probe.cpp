@@ -104,7 +104,7 @@ std::string MigDevice::profile() const {
   const unsigned compute = attributes.compute_slices;
   std::string name = std::to_string(gpu_slices) + "g." + std::to_string(gb) + "gb";
   if (compute != 0 && compute != gpu_slices) name = std::to_string(compute) + "c." + name;
-  return name;
+  return name + profile_suffix;
 }
 
 }  // namespace gcr

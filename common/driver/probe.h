@@ -31,11 +31,13 @@ struct MigDevice {
   MigAttributes attributes;          // what NVML says of its share of the GPU
 
   unsigned long long gpu_memory_bytes = 0;  // its GPU's total memory (NVML); 0 when not known
+  std::string profile_suffix;  // ".me", "-me", ".me.all", ".gfx" for those GPU instance profiles
 
   // NVIDIA's name of its profile (go-nvlib's): "<G>g.<GB>gb", "<C>c.<G>g.<GB>gb" when its
   // compute instance has fewer slices than its GPU instance. GB is its memory rounded up to the
   // next eighth of the GPU's, times the GPU's memory in GiB rounded up (1g.18gb on an H200 of
-  // 143771 MiB); without the GPU's memory, its own in GiB rounded up.
+  // 143771 MiB); without the GPU's memory, its own in GiB rounded up. Then the suffix of a
+  // media-extension or graphics profile, '+' written '.' as in resource names: "1g.5gb.me".
   [[nodiscard]] std::string profile() const;
 };
 

@@ -265,6 +265,18 @@ TEST_CASE("MIG mixed on a GPU with an H200's memory: NVIDIA's profile names") {
   CHECK(f.kubelet->devices("nvidia.com/mig-1g.17gb").empty());
 }
 
+// A GPU instance of a media-extension profile (NVML_GPU_INSTANCE_PROFILE_1_SLICE_REV1, found by
+// its profile ID) is NVIDIA's 1g.5gb+me: the resource nvidia.com/mig-1g.5gb.me.
+TEST_CASE("MIG mixed: a media-extension profile is its own resource, as NVIDIA names it") {
+  require_root();
+  PluginFixture f(Json{{"mig-strategy", "mixed"}});
+  f.describe_nvml("mig 3b 1 0 1 4864\nmig 3b 2 0 1 4864\ngiprofile 3b 2 7\n");
+  f.start();
+  REQUIRE_MESSAGE(f.kubelet->wait_for_registrations(3, kWait), f.log());
+  CHECK(f.kubelet->devices(kMig).size() == 1);
+  CHECK(f.kubelet->devices("nvidia.com/mig-1g.5gb.me").size() == 1);
+}
+
 TEST_CASE("MIG through Allocate and then the shim: the container gets exactly that MIG device") {
   require_root();
   REQUIRE_MESSAGE(gcr::test::exists("/usr/bin/containerd"), "containerd is not installed");

@@ -17,6 +17,9 @@
  *                             SMs and one copy engine); any mig line replaces the built-in ones
  *   migmode A 0|1             A's MIG mode, whatever MIG devices are listed for it (1 with none:
  *                             in MIG mode, no instance made yet)
+ *   giprofile A GI P          the GPU instance GI on A has NVML's instance profile P
+ *                             (NVML_GPU_INSTANCE_PROFILE_*: 7 is 1_SLICE_REV1, a "+me" profile);
+ *                             else the plain profile of its slices
  *   memory A MB               A's memory as NVML reports it (81559 for an H100 80GB HBM3,
  *                             143771 for an H200)
  *   noevents A                A's events cannot be watched (NOT_SUPPORTED, as on some boards)
@@ -37,6 +40,7 @@ typedef struct gcr_stub_device {
   unsigned gi, ci, slices;
   unsigned long long memory_mb;
   unsigned sms, copy_engines, decoders, encoders, jpegs, ofas;
+  unsigned profile; /* NVML_GPU_INSTANCE_PROFILE_* of its GPU instance */
 } gcr_stub_device;
 
 typedef struct {
@@ -81,6 +85,12 @@ static void add_mig(unsigned bus, unsigned gi, unsigned ci, unsigned slices, uns
   m->encoders = engines[3];
   m->jpegs = engines[4];
   m->ofas = engines[5];
+  m->profile = slices == 7 ? 4 : slices == 8 ? 5 : slices == 6 ? 6 : slices > 0 ? slices - 1 : 0;
+}
+
+static void set_profile(unsigned bus, unsigned gi, unsigned profile) {
+  for (int i = 0; bus < 256 && i < mig_count[bus]; ++i)
+    if (migs[bus][i].gi == gi) migs[bus][i].profile = profile;
 }
 
 static int in_mig_mode(unsigned bus) {
@@ -119,6 +129,8 @@ static void load_description(void) {
       no_events[a] = 1;
     } else if (sscanf(line, "memory %x %llu", &a, &mb) == 2 && a < 256) {
       own_memory_mb[a] = mb;
+    } else if (sscanf(line, "giprofile %x %u %u", &a, &gi, &n) == 3) {
+      set_profile(a, gi, n);
     } else if (sscanf(line, "migmode %x %u", &a, &n) == 2 && a < 256) {
       mig_mode[a] = n != 0;
     } else if (sscanf(line, "mig %x %u %u %u %llu", &a, &gi, &ci, &slices, &mb) == 5) {
@@ -373,5 +385,49 @@ int nvmlEventSetWait_v2(void* set, gcr_stub_event_data* data, unsigned timeout_m
 
 int nvmlEventSetFree(void* set) {
   (void)set;
+  return 0;
+}
+
+/* Instance profiles: NVML's profile IDs are not their NVML_GPU_INSTANCE_PROFILE_* numbers (an
+ * A100's 1g.5gb is ID 19, 1g.5gb+me 20, 7g.40gb 0); other profiles here are 100 + the number. */
+typedef struct {
+  unsigned id, isP2pSupported, sliceCount, instanceCount, multiprocessorCount, copyEngineCount;
+  unsigned decoderCount, encoderCount, jpegCount, ofaCount;
+  unsigned long long memorySizeMB;
+} gcr_stub_profile_info;
+
+typedef struct {
+  void* device;
+  unsigned id, profileId, start, size;
+} gcr_stub_instance_info;
+
+static unsigned profile_id(unsigned profile) {
+  static const unsigned a100[10] = {19, 14, 9, 5, 0, 100, 106, 20, 108, 15};
+  return profile < 10 ? a100[profile] : 100 + profile;
+}
+
+int nvmlDeviceGetGpuInstanceProfileInfo(gcr_stub_device* device, unsigned profile,
+                                        gcr_stub_profile_info* info) {
+  if (device->bus >= 0x80) return 3; /* NVML_ERROR_NOT_SUPPORTED */
+  if (profile >= 17) return 2;       /* NVML_ERROR_INVALID_ARGUMENT */
+  memset(info, 0, sizeof *info);
+  info->id = profile_id(profile);
+  return 0;
+}
+
+int nvmlDeviceGetGpuInstanceById(gcr_stub_device* device, unsigned id, gcr_stub_device** instance) {
+  for (int i = 0; i < mig_count[device->bus]; ++i) {
+    if (migs[device->bus][i].gi == id) {
+      *instance = &migs[device->bus][i];
+      return 0;
+    }
+  }
+  return 6; /* NVML_ERROR_NOT_FOUND */
+}
+
+int nvmlGpuInstanceGetInfo(gcr_stub_device* instance, gcr_stub_instance_info* info) {
+  memset(info, 0, sizeof *info);
+  info->id = instance->gi;
+  info->profileId = profile_id(instance->profile);
   return 0;
 }

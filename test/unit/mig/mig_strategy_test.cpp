@@ -137,4 +137,7 @@ TEST_CASE("MIG profile names as NVIDIA computes them: memory in eighths of the G
   // Without the GPU's memory: the device's own, in GiB rounded up.
   MigDevice unknown = mig(0, 1, 16640);
   CHECK(unknown.profile() == "1g.17gb");
+  // A media-extension profile's suffix, as resource names write it.
+  unknown.profile_suffix = ".me";
+  CHECK(unknown.profile() == "1g.17gb.me");
 }

@@ -21,10 +21,18 @@ std::vector<gcr::Gpu> host() {
   return gpus;
 }
 
+gcr::MigDevice mig(unsigned index, const std::string& uuid, unsigned gpu_instance) {
+  gcr::MigDevice m;
+  m.index = index;
+  m.uuid = uuid;
+  m.gpu_instance = gpu_instance;
+  return m;
+}
+
 // GPU 1 has two MIG devices (NVML indices 0 and 2: slot 1 is empty).
 std::map<std::string, gcr::GpuFacts> nvml() {
   gcr::GpuFacts facts;
-  facts.migs = {{0, "MIG-aaaa", 1, 0, 0, 0, {}}, {2, "MIG-bbbb", 2, 0, 0, 0, {}}};
+  facts.migs = {mig(0, "MIG-aaaa", 1), mig(2, "MIG-bbbb", 2)};
   return {{host()[1].uuid, facts}};
 }
 
