@@ -112,6 +112,7 @@ void MpsSupervisor::start(const std::vector<Gpu>& gpus, const GpuMemory* memory)
   if (!plan) return failed(plan.error().message);
   daemon_ = std::make_unique<MpsDaemon>(*plan);
   if (auto s = daemon_->start(); !s) return failed(s.error().message);
+  if (!renew_outdated()) return;
   serving_ = uuids_of(gpus);
   with_nvml_ = memory != nullptr;
   const std::string limits = keep_shares(plan->gpus);
@@ -143,11 +144,37 @@ void MpsSupervisor::tick(const std::vector<Gpu>& gpus, const GpuMemory* memory) 
     if (now >= next_start_) start(gpus, memory);
   } else if (auto s = daemon_->check(now >= next_ask_); !s) {
     trouble(s.error().message);
-  } else {
+  } else if (renew_outdated()) {
     if (now >= next_ask_) answered();
     // Kept without answering: its limits are looked at once it answers.
     if (problem_.empty()) guard_limits();
   }
+}
+
+// A daemon an earlier plugin started with another environment (before the driver links, its new
+// servers fail where the driver is not in the host's directories) is kept while it runs servers
+// (replacing it would end their clients' work; their clients keep being served), and replaced
+// once it runs none. False when replacing it failed.
+bool MpsSupervisor::renew_outdated() {
+  if (!daemon_->outdated()) return true;
+  if (daemon_->runs_servers()) {
+    if (!outdated_said_)
+      logger_.warning("the MPS control daemon of " + serves() +
+                      " was started by an earlier plugin, without this one's environment (the "
+                      "driver links): kept while it runs servers, replaced once it runs none");
+    outdated_said_ = true;
+    return true;
+  }
+  logger_.info("the MPS control daemon of " + serves() +
+               " an earlier plugin started, without this one's environment, runs no server: "
+               "replaced");
+  outdated_said_ = false;
+  daemon_->stop();
+  if (auto s = daemon_->start(); !s) {
+    failed(s.error().message);
+    return false;
+  }
+  return true;
 }
 
 void MpsSupervisor::trouble(const std::string& why) {

@@ -78,6 +78,9 @@ class MpsSupervisor {
   void trouble(const std::string& why);
   void unanswered(const std::string& why);
   void answered();
+  // An adopted daemon an earlier plugin started with another environment: kept while it runs
+  // servers, replaced once it runs none; false when it could not be.
+  bool renew_outdated();
   void limit_memory(const std::vector<Gpu>& gpus, const GpuMemory* memory);
   void guard_limits();
   // Remembers each GPU's share of memory; says what a client gets, for the log.
@@ -90,8 +93,9 @@ class MpsSupervisor {
   Logger& logger_;
   Clock::duration ask_every_;
   std::unique_ptr<MpsDaemon> daemon_;
-  std::string serving_;     // the UUIDs the running daemon serves, comma-separated
-  bool with_nvml_ = false;  // its limits include memory (NVML told how much there is)
+  std::string serving_;         // the UUIDs the running daemon serves, comma-separated
+  bool with_nvml_ = false;      // its limits include memory (NVML told how much there is)
+  bool outdated_said_ = false;  // the warning that an outdated daemon is kept, said once
   std::map<std::string, std::uint64_t> share_mib_;
   std::string problem_ = kMpsNotStarted;
   Clock::time_point next_start_{};

@@ -158,18 +158,22 @@ bool has_running_children(pid_t pid) {
   return false;
 }
 
+// Whether the process `pid` was started with every variable of `wanted` ("NAME=value").
+bool has_environment(const std::string& pid, const std::vector<std::string>& wanted) {
+  const std::string environment = proc_text("/proc/" + pid + "/environ");
+  const auto vars = split(environment, '\0');
+  return std::all_of(wanted.begin(), wanted.end(), [&](const std::string& w) {
+    return std::find(vars.begin(), vars.end(), w) != vars.end();
+  });
+}
+
 // Whether `pid` runs the control daemon `program` (its resolved path) for `pipe_dir`: its
 // executable, and the pipe its environment names.
 bool is_daemon_of(const std::string& pid, const std::string& program, const std::string& pipe_dir) {
   char exe[PATH_MAX];
   const ssize_t n = ::readlink(("/proc/" + pid + "/exe").c_str(), exe, sizeof exe);
   if (n <= 0 || std::string_view(exe, static_cast<std::size_t>(n)) != program) return false;
-  const std::string wanted = "CUDA_MPS_PIPE_DIRECTORY=" + pipe_dir;
-  const std::string environment = proc_text("/proc/" + pid + "/environ");
-  for (const auto& var : split(environment, '\0')) {
-    if (var == wanted) return true;
-  }
-  return false;
+  return has_environment(pid, {"CUDA_MPS_PIPE_DIRECTORY=" + pipe_dir});
 }
 
 // The pid of the daemon `program` (resolved) serving `pipe_dir` that an earlier plugin started;
@@ -667,6 +671,7 @@ Status MpsDaemon::start() {
     char resolved[PATH_MAX];
     if (::realpath(plan_.program.c_str(), resolved) != nullptr) program_path_ = resolved;
     adopted_pid_ = find_daemon(program_path_, plan_.pipe_dir());
+    outdated_ = adopted_pid_ > 0 && !has_environment(std::to_string(adopted_pid_), env_);
   }
   if (child_ <= 0 && !adopted_) {
     clear_pipe_dir();
@@ -728,6 +733,7 @@ void MpsDaemon::stop() {
     std::this_thread::sleep_for(kPollInterval);
   adopted_ = false;
   adopted_pid_ = -1;
+  outdated_ = false;
   if (child_ > 0) {
     ::kill(child_, SIGKILL);
     reap(true);

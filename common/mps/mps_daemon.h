@@ -152,6 +152,11 @@ class MpsDaemon {
   // One command through the control client; its answer without the trailing newline.
   [[nodiscard]] Result<std::string> ask(const std::string& command) const;
 
+  // Whether it is a daemon a killed plugin left that was started with another environment than
+  // this one gives it (an earlier version's, without the driver links: a server it starts fails
+  // where the driver is not in the host's own directories).
+  [[nodiscard]] bool outdated() const { return outdated_; }
+
   [[nodiscard]] const MpsPlan& plan() const { return plan_; }
   [[nodiscard]] pid_t pid() const { return child_; }
 
@@ -178,6 +183,7 @@ class MpsDaemon {
   pid_t child_ = -1;
   bool adopted_ = false;
   pid_t adopted_pid_ = -1;    // an adopted daemon's, where /proc showed it
+  bool outdated_ = false;     // adopted, its environment not the one this plugin gives
   std::string program_path_;  // plan_.program resolved, as /proc/<pid>/exe shows it  // running,
                               // but not our child: watched through the pipe only
 };

@@ -540,6 +540,64 @@ TEST_SUITE("mps") {
     CHECK(node.f.logged("stopped the MPS control daemon of nvidia.com/gpu"));
   }
 
+  // A daemon an earlier plugin left, started without the driver links (as plugins before them
+  // started it): kept while a client's server runs on it, replaced by one with the links once
+  // none does, so the next server starts where the driver is not in the host's directories.
+  TEST_CASE("a daemon an earlier plugin started without the driver links: kept, then replaced") {
+    require_root();
+    MpsNode node;
+    node.start_serving();
+    node.f.plugin->kill();
+    CHECK(node.ask("quit").empty());
+    for (int i = 0; i < 50 && node.daemon_pid(1) > 0; ++i) std::this_thread::sleep_for(100ms);
+    REQUIRE(node.daemon_pid(1) < 0);
+    // The earlier plugin's environment: a PATH that finds the server (a host with /usr/bin
+    // wrappers), no library path.
+    const std::string old_path =
+        "PATH=" + node.f.host.driver_root() + "/usr/bin:" + gcr::kStandardSearchPath;
+    const auto started =
+        gcr::run_child_with_input({node.program, "-d"},
+                                  {old_path, "CUDA_MPS_PIPE_DIRECTORY=" + node.pipe(),
+                                   "CUDA_MPS_LOG_DIRECTORY=" + node.dir() + "/log"},
+                                  "", 5, 65536);
+    REQUIRE(started.ok());
+    int earlier = -1;
+    for (int i = 0; i < 50 && earlier < 0; ++i) {
+      std::this_thread::sleep_for(100ms);
+      earlier = node.daemon_pid(1);
+    }
+    REQUIRE(earlier > 0);
+    REQUIRE(node.ask("get_server_list").empty());
+    node.fake_server(node.f.dir / "server.env");
+    const int server = node.start_server();
+
+    node.f.start_plugin();
+    REQUIRE_MESSAGE(node.f.logged("was started by an earlier plugin, without this one's "
+                                  "environment (the driver links): kept while it runs servers"),
+                    node.f.log());
+    REQUIRE(node.f.kubelet->wait_for_devices(
+        [](const Devices& d) { return all_health(d, "Healthy"); }, kWait));
+    CHECK(node.daemon_pid(1) == earlier);
+    CHECK(::kill(server, 0) == 0);
+
+    ::kill(server, SIGKILL);
+    REQUIRE_MESSAGE(node.f.logged("without this one's environment, runs no server: replaced"),
+                    node.f.log());
+    int renewed = -1;
+    for (int i = 0; i < 50 && (renewed < 0 || renewed == earlier); ++i) {
+      std::this_thread::sleep_for(100ms);
+      renewed = node.daemon_pid(1);
+    }
+    REQUIRE(renewed > 0);
+    CHECK(renewed != earlier);
+    const std::string environment =
+        gcr::test::read_file("/proc/" + std::to_string(renewed) + "/environ");
+    CHECK(environment.find("PATH=" + node.dir() + "/driver/bin:") != std::string::npos);
+    CHECK(environment.find("LD_LIBRARY_PATH=" + node.dir() + "/driver/lib") != std::string::npos);
+    CHECK(node.f.kubelet->wait_for_devices(
+        [](const Devices& d) { return all_health(d, "Healthy"); }, kWait));
+  }
+
   TEST_CASE(
       "end to end: a pod's container through containerd and the shim sees the daemon's "
       "pipe, its shared memory and its limits") {
