@@ -308,6 +308,8 @@ Result<std::vector<std::string>> translate_nvidia_flags(const std::string& comma
     }
     if (s->means == Means::kRefused)
       return Error{"--" + name + " is not supported: " + std::string(s->why)};
+    // NVIDIA's tools take these values in any case (--format=JSON).
+    if (!s->values.empty() && value) value = to_lower(*value);
     if (!s->values.empty() && value && !listed(s->values, *value)) {
       return Error{"--" + name + "=" + printable(*value, 64) +
                    " is not supported: " + std::string(s->why)};

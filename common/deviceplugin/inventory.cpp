@@ -95,18 +95,25 @@ void Inventory::read_mig_layout(DeviceNodes& nodes, Nvml* nvml, InventoryChange&
   if (!mig_layout_.empty() && layout != mig_layout_)
     change.lines.push_back("the MIG layout changed");
   mig_layout_ = layout;
-  migs_.clear();
   migs_unknown_ = nvml == nullptr;
   if (nvml == nullptr) {
+    migs_.clear();
     if (mig_error_.empty()) change.lines.push_back("MIG devices unknown: NVML is unavailable");
     mig_error_ = "no NVML";
     return;
   }
   mig_error_.clear();
   auto modes = read_mig_modes(*nvml, known_);
+  // A GPU NVML does not answer for now (lost, being reset) keeps the MIG layout last read for
+  // it; one never read counts as not in MIG mode. Its health says the rest.
+  for (const auto& gpu : known_) {
+    if (modes.unknown.count(gpu.uuid) == 0) continue;
+    change.lines.push_back("GPU " + std::to_string(gpu.index) + " (" + gpu.uuid +
+                           "): NVML does not say its MIG mode now; its MIG layout as last read");
+    if (const auto last = migs_.find(gpu.uuid); last != migs_.end())
+      modes.in_mig_mode[gpu.uuid] = last->second;
+  }
   migs_ = std::move(modes.in_mig_mode);
-  migs_unknown_ = !modes.all_known;
-  if (!modes.all_known) change.lines.push_back("MIG mode unknown: NVML does not answer for a GPU");
   if (config_.device_plugin.mig_strategy != "mixed") return;
   for (const auto& gpu : known_) {
     const auto it = migs_.find(gpu.uuid);

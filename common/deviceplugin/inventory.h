@@ -48,7 +48,7 @@ class Inventory {
   // MIG devices by GPU UUID, as NVML listed them (with a MIG strategy): an entry, maybe empty,
   // for each GPU in MIG mode.
   [[nodiscard]] const std::map<std::string, std::vector<MigDevice>>& migs() const { return migs_; }
-  // Whether every GPU's MIG mode is known (NVML answered for each), with a MIG strategy.
+  // Whether the GPUs' MIG modes are known (NVML was there to ask), with a MIG strategy.
   [[nodiscard]] bool mig_modes_known() const { return !migs_unknown_; }
   // The GPUs (by UUID) that are Unhealthy as a whole: the node or the driver lost them, or a
   // critical Xid on the GPU (not on one MIG instance) took them.
@@ -75,8 +75,8 @@ class Inventory {
   HealthSource& health_;
   std::vector<Gpu> known_;                              // in index order of first sight
   std::map<std::string, std::vector<MigDevice>> migs_;  // by GPU UUID, each GPU in MIG mode
-  bool migs_unknown_ = false;  // NVML was not there to ask, or did not answer for a GPU
-  std::string mig_layout_;     // what proc lists, to notice changes
+  bool migs_unknown_ = false;                           // NVML was not there to ask
+  std::string mig_layout_;                              // what proc lists, to notice changes
   std::string mig_error_;
   Topology topology_;
   std::map<std::string, std::string> node_failing_;  // uuid -> why (device node, /proc)

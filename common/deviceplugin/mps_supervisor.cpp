@@ -160,8 +160,9 @@ bool MpsSupervisor::renew_outdated() {
   if (daemon_->runs_servers()) {
     if (!outdated_said_)
       logger_.warning("the MPS control daemon of " + serves() +
-                      " was started by an earlier plugin, without this one's environment (the "
-                      "driver links): kept while it runs servers, replaced once it runs none");
+                      " was started by an earlier plugin, without this one's environment (an "
+                      "earlier version's, without the driver links, or other GPUs): kept while "
+                      "it runs servers, replaced once it runs none");
     outdated_said_ = true;
     return true;
   }

@@ -229,8 +229,9 @@ std::optional<bool> Nvml::mig_capable(const PciAddress& gpu) {
 }
 
 std::optional<bool> Nvml::mig_mode(const PciAddress& gpu) {
+  if (api_->mig_mode == nullptr) return false;  // a driver older than MIG
   void* device = handle(gpu);
-  if (device == nullptr || api_->mig_mode == nullptr) return std::nullopt;
+  if (device == nullptr) return std::nullopt;
   unsigned current = 0, pending = 0;
   const int rc = api_->mig_mode(device, &current, &pending);
   if (rc == kNotSupported) return false;

@@ -61,7 +61,8 @@ class Nvml {
   [[nodiscard]] std::optional<unsigned long long> memory_mib(const PciAddress& gpu);
   // Whether the GPU can run MIG (NVML reports a MIG mode for it), whatever its mode now.
   [[nodiscard]] std::optional<bool> mig_capable(const PciAddress& gpu);
-  // Whether the GPU is in MIG mode now (false for one that cannot run MIG).
+  // Whether the GPU is in MIG mode now (false for one that cannot run MIG, or a driver older
+  // than MIG); nullopt when NVML does not answer for it (lost, being reset).
   [[nodiscard]] std::optional<bool> mig_mode(const PciAddress& gpu);
   // The newest CUDA version the driver supports ("12.4").
   [[nodiscard]] std::optional<std::string> cuda_version();

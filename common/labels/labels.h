@@ -38,7 +38,7 @@ struct NodeLabelFacts {
   std::optional<std::string> machine;         // the DMI product name
   std::vector<GpuLabelFacts> gpus;            // in index order
   std::optional<Topology> topology;           // NVML's (with NVLinks); none without NVML
-  bool mig_modes_known = true;  // false: a GPU's MIG mode not known (NVML not ready, a GPU lost)
+  bool mig_modes_known = true;  // false: the GPUs' MIG modes not known (NVML not ready)
 };
 
 // Every label the facts support; a fact not known (NVML not ready) leaves its labels out.

@@ -23,7 +23,7 @@ struct LabelSources {
   const Topology& topology;
   const std::set<std::string>& unhealthy;  // GPU UUIDs
   Nvml* nvml;                              // null while NVML is not ready
-  bool mig_modes_known = true;             // with a MIG strategy: every GPU's MIG mode known
+  bool mig_modes_known = true;             // with a MIG strategy: NVML was there to tell them
 };
 
 class NodeFactsReader {

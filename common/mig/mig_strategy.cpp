@@ -41,7 +41,7 @@ MigModes read_mig_modes(Nvml& nvml, const std::vector<Gpu>& gpus) {
   for (const auto& gpu : gpus) {
     auto list = nvml.mig_devices(gpu.bus);
     const auto mode = list.empty() ? nvml.mig_mode(gpu.bus) : std::optional<bool>(true);
-    if (!mode) out.all_known = false;
+    if (!mode) out.unknown.insert(gpu.uuid);
     if (mode.value_or(false)) out.in_mig_mode[gpu.uuid] = std::move(list);
   }
   return out;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -35,7 +36,7 @@ enum class SingleLayout {
 struct MigModes {
   // Each GPU in MIG mode (by UUID) with its MIG devices as NVML lists them, maybe none yet.
   std::map<std::string, std::vector<MigDevice>> in_mig_mode;
-  bool all_known = true;  // false when NVML could not tell a GPU's mode (lost, being reset)
+  std::set<std::string> unknown;  // the GPUs NVML could not tell the mode of (lost, being reset)
 };
 
 [[nodiscard]] MigModes read_mig_modes(Nvml& nvml, const std::vector<Gpu>& gpus);

@@ -728,9 +728,17 @@ void MpsDaemon::stop() {
     reap(false);
     if (child_ > 0) std::this_thread::sleep_for(kPollInterval);
   }
-  // An adopted daemon is not our child: gone once it no longer answers.
-  while (adopted_ && ask("get_server_list") && Clock::now() < deadline)
+  // An adopted daemon is not our child: gone once its process is (or, where /proc did not show
+  // it, once it no longer answers); one still there after the timeout (a client holding its
+  // socket keeps our quit from it) is killed, or it would serve beside its replacement.
+  const auto adopted_runs = [&] {
+    return adopted_pid_ > 0
+               ? is_daemon_of(std::to_string(adopted_pid_), program_path_, plan_.pipe_dir())
+               : ask("get_server_list").ok();
+  };
+  while (adopted_ && adopted_runs() && Clock::now() < deadline)
     std::this_thread::sleep_for(kPollInterval);
+  if (adopted_ && adopted_pid_ > 0 && adopted_runs()) ::kill(adopted_pid_, SIGKILL);
   adopted_ = false;
   adopted_pid_ = -1;
   outdated_ = false;

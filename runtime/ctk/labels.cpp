@@ -49,8 +49,7 @@ std::unique_ptr<Nvml> open_nvml(DriverHost& host) {
 
 // The MIG devices the plugin would list: read only with a MIG strategy (not known without NVML).
 MigModes mig_devices(const std::vector<Gpu>& gpus, Nvml* nvml, const Config& config) {
-  if (config.device_plugin.mig_strategy == "none") return {};
-  if (nvml == nullptr) return MigModes{{}, false};
+  if (nvml == nullptr || config.device_plugin.mig_strategy == "none") return {};
   return read_mig_modes(*nvml, gpus);
 }
 
@@ -76,7 +75,7 @@ Result<Labels> discover_labels(const Config& config) {
   NodeFactsReader reader(config.driver);
   std::vector<std::string> left_out;
   auto labels = node_labels(reader.read(LabelSources{*gpus, migs.in_mig_mode, topology, unhealthy,
-                                                     nvml.get(), migs.all_known}),
+                                                     nvml.get(), nvml != nullptr}),
                             config.device_plugin, &left_out);
   for (const auto& line : left_out)
     std::fprintf(stderr, "gpu-ctk labels: warning: %s\n", line.c_str());

@@ -252,6 +252,23 @@ TEST_CASE("MIG single with no GPU in MIG mode: the whole GPUs; one in MIG mode b
       mixed.log());
 }
 
+// A GPU NVML loses (fallen off the bus, being reset) keeps the MIG layout last read: with
+// single on a node without MIG, the other GPUs stay advertised (the lost one's health says the
+// rest), where taking its mode for unknown withdrew every GPU of the node.
+TEST_CASE("MIG single on a node without MIG: a GPU NVML loses leaves the others advertised") {
+  require_root();
+  PluginFixture f(Json{{"mig-strategy", "single"}});
+  f.describe_nvml("migmode 3b 0\n");
+  f.start();
+  REQUIRE_MESSAGE(
+      f.kubelet->wait_for_devices([](const Devices& d) { return d.size() == 4; }, kWait), f.log());
+  f.send_nvml_event("lost 3b");
+  CHECK_MESSAGE(f.logged("NVML does not say its MIG mode now; its MIG layout as last read"),
+                f.log());
+  CHECK_FALSE(f.kubelet->wait_for_devices([](const Devices& d) { return d.size() != 4; }, 2000ms));
+  f.send_nvml_event("back 3b");
+}
+
 // Profile names as NVIDIA's plugin gives them, from the GPU's memory as well as the device's:
 // on a GPU of 143771 MiB (an H200's), a device of 16640 MiB is 1g.18gb, not 1g.17gb.
 TEST_CASE("MIG mixed on a GPU with an H200's memory: NVIDIA's profile names") {

@@ -225,6 +225,7 @@ int nvmlDeviceGetMemoryInfo(gcr_stub_device* device, gcr_stub_memory* memory) {
 
 int nvmlDeviceGetMigMode(gcr_stub_device* device, unsigned* current, unsigned* pending) {
   if (device->bus >= 0x80) return 3; /* NVML_ERROR_NOT_SUPPORTED */
+  if (lost[device->bus]) return 15;  /* NVML_ERROR_GPU_IS_LOST */
   load_description();
   *current = *pending = (unsigned)in_mig_mode(device->bus);
   return 0;

@@ -285,9 +285,9 @@ TEST_CASE("MIG: GFD's labels of a MIG device's share, under single and per profi
   check_syntax(mixed);
 }
 
-TEST_CASE("MIG single while a GPU's MIG mode is not known: nvidia.com/gpu is not described") {
-  // The plugin advertises nothing then (NVML not loaded, or a GPU not answering): labels saying
-  // four whole GPUs would bring pods here that wait.
+TEST_CASE("MIG single while the GPUs' MIG modes are not known: nvidia.com/gpu not described") {
+  // The plugin advertises nothing then (NVML not loaded yet): labels saying four whole GPUs
+  // would bring pods here that wait.
   auto facts = node_of("pcie4");
   facts.mig_modes_known = false;
   gcr::Config::DevicePlugin plugin;
