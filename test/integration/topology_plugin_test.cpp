@@ -204,15 +204,24 @@ TEST_CASE("MIG single: every GPU's MIG devices as nvidia.com/gpu; a mixture is o
   CHECK_FALSE(mixture.kubelet->wait_for_devices(any_device, 1500ms));
 }
 
+namespace {
+
+// mig-strategy single on the simulated host with no GPU in MIG mode, serving: its 4 GPUs whole.
+void serve_single_without_mig(PluginFixture& f) {
+  f.describe_nvml("migmode 3b 0\n");
+  f.start();
+  REQUIRE_MESSAGE(
+      f.kubelet->wait_for_devices([](const Devices& d) { return d.size() == 4; }, kWait), f.log());
+}
+
+}  // namespace
+
 // NVIDIA's plugin treats single on a node with no GPU in MIG mode as none; a cluster-wide
 // single (the GPU Operator's default) must not leave such nodes with no GPU.
 TEST_CASE("MIG single with no GPU in MIG mode: the whole GPUs; one in MIG mode but empty: none") {
   require_root();
   PluginFixture f(Json{{"mig-strategy", "single"}});
-  f.describe_nvml("migmode 3b 0\n");
-  f.start();
-  REQUIRE_MESSAGE(
-      f.kubelet->wait_for_devices([](const Devices& d) { return d.size() == 4; }, kWait), f.log());
+  serve_single_without_mig(f);
   for (const auto& d : f.kubelet->devices()) CHECK(d.id().rfind("GPU-", 0) == 0);
 
   // Every GPU in MIG mode, one of them with no instance made: single advertises nothing and
@@ -258,10 +267,7 @@ TEST_CASE("MIG single with no GPU in MIG mode: the whole GPUs; one in MIG mode b
 TEST_CASE("MIG single on a node without MIG: a GPU NVML loses leaves the others advertised") {
   require_root();
   PluginFixture f(Json{{"mig-strategy", "single"}});
-  f.describe_nvml("migmode 3b 0\n");
-  f.start();
-  REQUIRE_MESSAGE(
-      f.kubelet->wait_for_devices([](const Devices& d) { return d.size() == 4; }, kWait), f.log());
+  serve_single_without_mig(f);
   f.send_nvml_event("lost 3b");
   CHECK_MESSAGE(f.logged("NVML does not say its MIG mode now; its MIG layout as last read"),
                 f.log());
