@@ -118,21 +118,20 @@ void add_mode_label(Labels& out, const std::vector<GpuLabelFacts>& gpus) {
   out["nvidia.com/gpu.mode"] = mode;
 }
 
-// The GPUs as the MIG strategies see them.
+// A GPU as the MIG strategies see it.
+MigGpu mig_gpu(const GpuLabelFacts& gpu) {
+  return MigGpu{gpu.index, gpu.uuid, gpu.mig_mode, &gpu.migs};
+}
+
 std::vector<MigGpu> mig_gpus(const std::vector<GpuLabelFacts>& gpus) {
   std::vector<MigGpu> out;
-  for (const auto& gpu : gpus) out.push_back(MigGpu{gpu.index, gpu.uuid, gpu.mig_mode, &gpu.migs});
+  for (const auto& gpu : gpus) out.push_back(mig_gpu(gpu));
   return out;
 }
 
 // How many times each device of the GPU is advertised (replicas-by-gpu, else replicas).
 unsigned long long replicas_of(const GpuLabelFacts& gpu, const Config::DevicePlugin& plugin) {
   return static_cast<unsigned long long>(plugin.replicas_for(gpu.index, gpu.model));
-}
-
-// Whether a GPU is advertised whole under the strategy (a MIG-mode GPU is not, under mixed).
-bool advertised_whole(const GpuLabelFacts& gpu, const std::string& strategy) {
-  return strategy != "mixed" || (!gpu.mig_mode && gpu.migs.empty());
 }
 
 // What nvidia.com/gpu stands for under the MIG strategy: whole GPUs, (single) MIG devices of one
@@ -155,7 +154,7 @@ GpuResource single_resource(const NodeLabelFacts& facts, const Config::DevicePlu
   const auto layout = single_layout(mig_gpus(facts.gpus));
   if (layout && *layout == SingleLayout::kWholeGpus) return r;
   const auto in_mode = std::find_if(facts.gpus.begin(), facts.gpus.end(),
-                                    [](const auto& g) { return g.mig_mode || !g.migs.empty(); });
+                                    [](const auto& g) { return in_mig_mode(mig_gpu(g)); });
   r.described = &*in_mode;
   if (!layout) {
     r.kind = GpuResource::Kind::kInvalid;
@@ -177,9 +176,10 @@ GpuResource gpu_resource(const NodeLabelFacts& facts, const Config::DevicePlugin
   }
   GpuResource r;
   r.described = &facts.gpus.front();
-  const std::string strategy = plugin.mig_strategy == "mixed" ? "mixed" : "none";
+  // Under mixed, a GPU in MIG mode is not advertised whole.
+  const bool mixed = plugin.mig_strategy == "mixed";
   for (const auto& gpu : facts.gpus) {
-    if (!advertised_whole(gpu, strategy)) continue;
+    if (mixed && in_mig_mode(mig_gpu(gpu))) continue;
     ++r.count;
     r.advertised += replicas_of(gpu, plugin);
   }

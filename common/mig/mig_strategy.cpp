@@ -19,12 +19,11 @@ bool has_migs(const MigGpu& gpu) {
 }  // namespace
 
 Result<SingleLayout> single_layout(const std::vector<MigGpu>& gpus) {
-  const auto in_mode = std::find_if(gpus.begin(), gpus.end(),
-                                    [](const MigGpu& g) { return g.mig_mode || has_migs(g); });
+  const auto in_mode = std::find_if(gpus.begin(), gpus.end(), in_mig_mode);
   if (in_mode == gpus.end()) return SingleLayout::kWholeGpus;
   std::set<std::string> profiles;
   for (const auto& gpu : gpus) {
-    if (!gpu.mig_mode && !has_migs(gpu))
+    if (!in_mig_mode(gpu))
       return Error{named(gpu) + " is not in MIG mode while " + named(*in_mode) + " is; use mixed"};
     if (!has_migs(gpu)) return Error{named(gpu) + " is in MIG mode with no MIG devices"};
     for (const auto& m : *gpu.migs) profiles.insert(m.profile());

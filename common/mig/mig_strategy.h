@@ -23,6 +23,11 @@ struct MigGpu {
   const std::vector<MigDevice>* migs = nullptr;  // its MIG devices; null or empty: none
 };
 
+// In MIG mode: said so, or with MIG devices listed.
+[[nodiscard]] inline bool in_mig_mode(const MigGpu& gpu) {
+  return gpu.mig_mode || (gpu.migs != nullptr && !gpu.migs->empty());
+}
+
 enum class SingleLayout {
   kWholeGpus,   // no GPU in MIG mode: whole GPUs, as with mig-strategy none
   kMigDevices,  // every GPU in MIG mode, with MIG devices of one profile
