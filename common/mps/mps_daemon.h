@@ -181,11 +181,10 @@ class MpsDaemon {
   std::vector<std::string> env_;
   std::optional<std::string> owed_;  // limit changes read but not yet set back
   pid_t child_ = -1;
-  bool adopted_ = false;
+  bool adopted_ = false;      // running, but not our child (an earlier plugin started it)
   pid_t adopted_pid_ = -1;    // an adopted daemon's, where /proc showed it
   bool outdated_ = false;     // adopted, its environment not the one this plugin gives
-  std::string program_path_;  // plan_.program resolved, as /proc/<pid>/exe shows it  // running,
-                              // but not our child: watched through the pipe only
+  std::string program_path_;  // plan_.program resolved, as /proc/<pid>/exe shows it
 };
 
 }  // namespace gcr
