@@ -55,6 +55,8 @@ DeviceNode with_numbers(DeviceNode node) {
 Result<DeviceNode> complete_from_host(DeviceNode node, const NodeStatFn& stat) {
   const std::string host = node.host_path.empty() ? node.path : node.host_path;
   const bool minimal = !node.type.empty() && (node.major.value_or(0) != 0 || node.type == "p");
+  // Discovery's nodes carry all the host would give: not looked at again.
+  if (minimal && node.file_mode) return with_numbers(node);
   auto st = stat(host);
   if (!st) {
     if (minimal) return with_numbers(node);

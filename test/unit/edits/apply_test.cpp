@@ -103,6 +103,32 @@ TEST_CASE("a minimally specified node needs no host node; permissions none gives
   CHECK(spec.at("linux").at("resources").at("devices").at(0).at("access") == "");
 }
 
+TEST_CASE("a node with its type, numbers and mode (discovery's) is not looked up on the host") {
+  ContainerEdits e;
+  gcr::DeviceNode n;
+  n.path = "/dev/nvidia0";
+  n.type = "c";
+  n.major = 195;
+  n.minor = 0;
+  n.file_mode = 0666;
+  e.device_nodes = {n};
+  int looked_up = 0;
+  const gcr::NodeStatFn counting = [&](const std::string& path) {
+    ++looked_up;
+    return fake_host()(path);
+  };
+  Json spec = Json::object();
+  std::vector<std::string> kept;
+  REQUIRE(gcr::apply_edits(spec, e, counting, kept).ok());
+  CHECK(looked_up == 0);
+  CHECK(spec.at("linux").at("devices").at(0) ==
+        Json::parse(R"({"path":"/dev/nvidia0","type":"c","major":195,"minor":0,"fileMode":438})"));
+  n.file_mode.reset();
+  e.device_nodes = {n};
+  REQUIRE(gcr::apply_edits(spec, e, counting, kept).ok());
+  CHECK(looked_up == 1);
+}
+
 TEST_CASE(
     "device errors: missing host node, not a device, type mismatch; FIFOs get no numbers or rule") {
   ContainerEdits missing;
