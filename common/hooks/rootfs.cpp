@@ -188,10 +188,11 @@ bool RootFs::can_open_across_mounts() const {
   return resolve_openat2(root_.get(), "/", O_PATH, root, 0) != ENOSYS;
 }
 
-Result<std::optional<Fd>> RootFs::open_regular(const std::string& path) const {
+Result<std::optional<Fd>> RootFs::open_regular(const std::string& path, struct stat* st) const {
   auto found = open_if_exists(path, O_PATH);
   if (!found || !*found) return found;
-  auto file = reopen_regular(**found, path + " in " + path_);
+  struct stat own {};
+  auto file = reopen_regular(**found, path + " in " + path_, st != nullptr ? *st : own);
   if (!file) return file.error();
   return std::optional<Fd>(std::move(*file));
 }
@@ -449,51 +450,87 @@ Result<Fd> RootFs::make_dirs(const std::string& path, bool* created) const {
   return make_missing_dirs(path, kSymlinkBudget, created);
 }
 
+namespace {
+
+// "/a/b" of the first `n` names.
+std::string prefix_of(const std::vector<std::string>& names, std::size_t n) {
+  std::string prefix;
+  for (std::size_t i = 0; i < n; ++i) prefix += "/" + names[i];
+  return prefix;
+}
+
+}  // namespace
+
+RootFs::Depth RootFs::existing_depth(const std::vector<std::string>& names, Fd& deepest) const {
+  for (std::size_t n = names.size(); n-- > 0;) {
+    Fd found;
+    const int err = n == 0 ? 0 : walk(prefix_of(names, n), O_PATH | O_DIRECTORY, found);
+    if (err == ENOENT) continue;
+    if (err != 0) break;
+    deepest = n == 0 ? Fd(::openat(root_.get(), ".", O_PATH | O_DIRECTORY | O_CLOEXEC))
+                     : std::move(found);
+    return Depth{n, true};
+  }
+  deepest = Fd(::openat(root_.get(), ".", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  return Depth{0, false};
+}
+
 // Creates missing components one at a time, each with mkdirat on a directory fd already
-// resolved inside the root. A dangling symlink on the way is followed (inside the root) and
-// its target created, as the path's owner meant; the budget stops loops.
+// resolved inside the root, from the deepest directory on the way that exists (make_dirs found
+// the whole path missing). A dangling symlink on the way is followed (inside the root) and its
+// target created, as the path's owner meant; the budget stops loops.
 Result<Fd> RootFs::make_missing_dirs(const std::string& path, int budget, bool* created) const {
   if (budget < 0) return Error{"too many levels of symbolic links (" + path + " in " + path_ + ")"};
-  const auto parts = split(path, '/');
-  std::string prefix;
-  Fd current(::openat(root_.get(), ".", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  std::vector<std::string> names;
+  for (const auto part : split(path, '/')) {
+    if (!part.empty() && part != ".") names.emplace_back(part);
+  }
+  Fd current;
+  const Depth depth = existing_depth(names, current);
   if (!current.valid()) return Error{errno_text(errno) + " (" + path_ + ")"};
-  for (std::size_t i = 0; i < parts.size(); ++i) {
-    const std::string name(parts[i]);
-    if (name.empty() || name == ".") continue;
-    const std::string parent = prefix;
-    prefix += "/" + name;
-    Fd existing;
-    const int err = walk(prefix, O_PATH | O_DIRECTORY, existing);
-    if (err == 0) {
-      current = std::move(existing);
-      continue;
-    }
-    if (err != ENOENT || name == "..")
-      return Error{errno_text(err) + " (" + prefix + " in " + path_ + ")"};
-    struct stat st {};
-    if (::fstatat(current.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-        S_ISLNK(st.st_mode)) {
-      auto target = read_link_at(current.get(), name);
-      if (!target) return Error{target.error().message + " (" + prefix + " in " + path_ + ")"};
-      std::string rest;
-      for (std::size_t j = i + 1; j < parts.size(); ++j) {
-        rest += '/';
-        rest += parts[j];
+  // Whether the directory the next name goes into was made here: empty, nothing to look at.
+  bool in_made = false;
+  bool readable = false;  // `current` opened for reading, not O_PATH
+  for (std::size_t i = depth.names; i < names.size(); ++i) {
+    const std::string& name = names[i];
+    const std::string prefix = prefix_of(names, i + 1);
+    if (!in_made || name == "..") {
+      Fd existing;
+      const bool known_missing = depth.next_missing && i == depth.names;
+      const int err = known_missing ? ENOENT : walk(prefix, O_PATH | O_DIRECTORY, existing);
+      if (err == 0) {
+        current = std::move(existing);
+        readable = false;
+        continue;
       }
-      const std::string base = !target->empty() && target->front() == '/' ? "" : parent + "/";
-      return make_missing_dirs(base + *target + rest, budget - 1, created);
+      if (err != ENOENT || name == "..")
+        return Error{errno_text(err) + " (" + prefix + " in " + path_ + ")"};
     }
-    if (::mkdirat(current.get(), name.c_str(), 0755) == 0) {
+    in_made = ::mkdirat(current.get(), name.c_str(), 0755) == 0;
+    if (in_made) {
       if (created != nullptr) *created = true;
     } else if (errno != EEXIST) {
       return Error{"cannot create " + prefix + ": " + errno_text(errno) + " (in " + path_ + ")"};
+    } else if (struct stat st {};
+               ::fstatat(current.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+               S_ISLNK(st.st_mode)) {
+      // A dangling symlink (mkdir never follows one).
+      auto target = read_link_at(current.get(), name);
+      if (!target) return Error{target.error().message + " (" + prefix + " in " + path_ + ")"};
+      std::string rest;
+      for (std::size_t j = i + 1; j < names.size(); ++j) rest += "/" + names[j];
+      const std::string base =
+          !target->empty() && target->front() == '/' ? "" : prefix_of(names, i) + "/";
+      return make_missing_dirs(base + *target + rest, budget - 1, created);
     }
-    Fd made(::openat(current.get(), name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    readable = i + 1 == names.size();
+    Fd made(::openat(current.get(), name.c_str(),
+                     (readable ? O_RDONLY : O_PATH) | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!made.valid())
       return Error{"cannot use " + prefix + ": " + errno_text(errno) + " (in " + path_ + ")"};
     current = std::move(made);
   }
+  if (readable) return current;
   Fd dir(::openat(current.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!dir.valid()) return Error{errno_text(errno) + " (" + path + " in " + path_ + ")"};
   return dir;

@@ -6,6 +6,8 @@
 // walk (O_PATH|O_NOFOLLOW, readlinkat, ".." clamped at the root, the root's device only).
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -109,8 +111,9 @@ class RootFs {
   [[nodiscard]] bool can_open_across_mounts() const;
   // Opens the in-root regular file `path` for reading, or nothing when it does not exist. It is
   // resolved with O_PATH and checked before it is opened: opening a device node the image
-  // carries could act on the device.
-  [[nodiscard]] Result<std::optional<Fd>> open_regular(const std::string& path) const;
+  // carries could act on the device. `st`, when given, receives the file's fstat.
+  [[nodiscard]] Result<std::optional<Fd>> open_regular(const std::string& path,
+                                                       struct stat* st = nullptr) const;
 
   // The root as the kernel names it (symlinks in the opened path resolved).
   [[nodiscard]] Result<std::string> host_path() const;
@@ -156,6 +159,15 @@ class RootFs {
   RootFs(Fd root, std::string path, Resolver resolver)
       : root_(std::move(root)), path_(std::move(path)), resolver_(resolver) {}
   Result<Fd> make_missing_dirs(const std::string& path, int budget, bool* created) const;
+  struct Depth {
+    std::size_t names = 0;     // the leading names that lead to a directory
+    bool next_missing = false;  // the one after them was found missing (ENOENT)
+  };
+  // How far `names` (the path's parts) lead to a directory, looked for from the end, with that
+  // directory (the root for none) in `deepest`; from the root, not known missing, when a walk
+  // fails otherwise than with ENOENT (the components are then walked one by one, whose error
+  // names the part).
+  Depth existing_depth(const std::vector<std::string>& names, Fd& deepest) const;
   // The in-root name of `fd`, which resolving `path` opened.
   Result<std::string> name_in_root(int fd, const std::string& path) const;
   // 0 or an errno.

@@ -193,7 +193,24 @@ TEST_CASE("make_dirs creates inside the root, even through links that point outs
     CHECK_FALSE(gcr::test::exists(tree.outside + "/made"));
     CHECK(gcr::test::read_file(tree.outside + "/canary") == "canary");
     write_file(tree.rootfs + "/file", "x");
-    CHECK_FALSE(root->make_dirs("/file/sub").ok());
+    auto file = root->make_dirs("/file/sub/deeper");
+    REQUIRE_FALSE(file.ok());
+    CHECK(file.error().message == "Not a directory (/file in " + tree.rootfs + ")");
+    CHECK_FALSE(root->make_dirs("/loop-a/sub").ok());
+    // A chain of missing folders, each made in the one made before; the last is opened for
+    // writing into.
+    bool wrote = false;
+    auto chain = root->make_dirs("/opt/chain/a/b/c", &wrote);
+    REQUIRE(chain.ok());
+    CHECK(wrote);
+    CHECK(fd_path(*chain) == tree.rootfs + "/opt/chain/a/b/c");
+    gcr::Fd made(::openat(chain->get(), "f", O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+    CHECK(made.valid());
+    CHECK(gcr::test::exists(tree.rootfs + "/opt/chain/a/b/c/f"));
+    wrote = false;
+    auto again = root->make_dirs("/opt/chain/a/b/c", &wrote);
+    REQUIRE(again.ok());
+    CHECK_FALSE(wrote);
   }
 }
 
