@@ -121,14 +121,27 @@ Result<std::string> read_regular_file(const std::string& path, std::size_t max_b
   return read_checked(AT_FDCWD, path, max_bytes, true, st);
 }
 
-Result<Fd> reopen_regular(const Fd& found, const std::string& what) {
-  struct stat st {};
-  if (::fstat(found.get(), &st) != 0) return Error{errno_text(errno) + " (" + what + ")"};
-  if (!S_ISREG(st.st_mode)) return Error{"not a regular file (" + what + ")"};
+namespace {
+
+// The file `found` (an O_PATH fd) names, opened for reading through its /proc/self/fd name.
+Result<Fd> open_for_reading(const Fd& found, const std::string& what) {
   const std::string fd_path = "/proc/self/fd/" + std::to_string(found.get());
   Fd file(::open(fd_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
   if (!file.valid()) return Error{errno_text(errno) + " (" + what + ")"};
   return file;
+}
+
+}  // namespace
+
+Result<Fd> reopen_regular(const Fd& found, const std::string& what, struct stat& st) {
+  if (::fstat(found.get(), &st) != 0) return Error{errno_text(errno) + " (" + what + ")"};
+  if (!S_ISREG(st.st_mode)) return Error{"not a regular file (" + what + ")"};
+  return open_for_reading(found, what);
+}
+
+Result<Fd> reopen_regular(const Fd& found, const std::string& what) {
+  struct stat st {};
+  return reopen_regular(found, what, st);
 }
 
 Status make_directories(const std::string& path) {
@@ -259,17 +272,21 @@ enum class Held { kExactly, kOther, kNothing };
 // What dirfd/name holds: exactly `data` in a regular file of one name, with the mode and owner a
 // new one would get; something else; or nothing at all. Looked at before it is opened: a device
 // node or FIFO an image put at the name is never opened (opening a device can act on it).
+// A regular file of one name, of `size` bytes, with the mode and owner a new one would get.
+bool as_a_new_one(const struct stat& st, std::size_t size, const FileOwner& owner) {
+  return S_ISREG(st.st_mode) && st.st_nlink == 1 && static_cast<std::size_t>(st.st_size) == size &&
+         (st.st_mode & 07777) == owner.mode &&
+         st.st_uid == (owner.uid == static_cast<uid_t>(-1) ? ::geteuid() : owner.uid) &&
+         st.st_gid == (owner.gid == static_cast<gid_t>(-1) ? ::getegid() : owner.gid);
+}
+
 Held what_is_held(int dirfd, const std::string& name, std::string_view data,
                   const FileOwner& owner) {
   Fd found(::openat(dirfd, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
   if (!found.valid()) return errno == ENOENT ? Held::kNothing : Held::kOther;
   struct stat st {};
-  if (::fstat(found.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
-      static_cast<std::size_t>(st.st_size) != data.size() || (st.st_mode & 07777) != owner.mode ||
-      st.st_uid != (owner.uid == static_cast<uid_t>(-1) ? ::geteuid() : owner.uid) ||
-      st.st_gid != (owner.gid == static_cast<gid_t>(-1) ? ::getegid() : owner.gid))
-    return Held::kOther;
-  auto fd = reopen_regular(found, name);
+  if (::fstat(found.get(), &st) != 0 || !as_a_new_one(st, data.size(), owner)) return Held::kOther;
+  auto fd = open_for_reading(found, name);
   if (!fd) return Held::kOther;
   const auto held = read_fd(fd->get(), data.size(), st);
   return held && *held == data ? Held::kExactly : Held::kOther;
@@ -288,6 +305,15 @@ std::optional<Status> create_as_unnamed(int dirfd, const std::string& name, std:
 }
 
 }  // namespace
+
+bool unchanged_since_read(int dirfd, const std::string& name, const struct stat& read,
+                          const FileOwner& owner) {
+  struct stat now {};
+  return ::fstatat(dirfd, name.c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+         now.st_dev == read.st_dev && now.st_ino == read.st_ino &&
+         now.st_ctim.tv_sec == read.st_ctim.tv_sec && now.st_ctim.tv_nsec == read.st_ctim.tv_nsec &&
+         as_a_new_one(now, static_cast<std::size_t>(read.st_size), owner);
+}
 
 Status write_file_atomic_at(int dirfd, const std::string& name, std::string_view data,
                             const FileOwner& owner, Durability durability) {

@@ -17,10 +17,24 @@
 namespace gcr {
 namespace {
 
-Status write_drop_in(const RootFs& root, const std::vector<std::string>& declared) {
+// The stat of our drop-in as `conf` read it, when it held `content`.
+const struct stat* drop_in_read(const Result<LdSoConf>& conf, const std::string& content) {
+  if (!conf) return nullptr;
+  const std::string ours = std::string("/etc/ld.so.conf.d/") + kLdConfigDropIn;
+  for (std::size_t i = 0; i < conf->files.size(); ++i) {
+    if (conf->files[i] == ours && conf->texts[i] == content) return &conf->file_stats[i];
+  }
+  return nullptr;
+}
+
+Status write_drop_in(const RootFs& root, const Result<LdSoConf>& conf,
+                     const std::vector<std::string>& declared) {
   auto dir = root.make_dirs("/etc/ld.so.conf.d");
   if (!dir) return dir.error();
   const std::string content = drop_in_content(declared);
+  const struct stat* read = drop_in_read(conf, content);
+  if (read != nullptr && unchanged_since_read(dir->get(), kLdConfigDropIn, *read, FileOwner{}))
+    return {};
   if (auto s = write_file_atomic_at(dir->get(), kLdConfigDropIn, content, FileOwner{},
                                     Durability::kNone);  // rewritten before every start
       !s) {
@@ -179,10 +193,13 @@ Result<std::string> check_ldcache_request(const std::vector<std::string>& folder
   return ldconfig;
 }
 
-Status write_loader_configuration(const RootFs& root, const std::vector<std::string>& declared) {
-  if (auto s = ensure_ld_so_conf(root); !s) return s;
+Status write_loader_configuration(const RootFs& root, const Result<LdSoConf>& conf,
+                                  const std::vector<std::string>& declared) {
+  if (!conf || !conf->exists) {
+    if (auto s = ensure_ld_so_conf(root); !s) return s;
+  }
   if (declared.empty()) return {};
-  return write_drop_in(root, declared);
+  return write_drop_in(root, conf, declared);
 }
 
 Status update_ldcache(const RootFs& root, const std::vector<std::string>& requested,
@@ -198,7 +215,7 @@ Status update_ldcache(const RootFs& root, const std::vector<std::string>& reques
   auto plan = folders.empty() ? Result<LdcachePlan>(Error{"no folders"})
                               : plan_ldcache_update(root, conf, folders, declared, budget, {},
                                                     nullptr, link_paths(links_made));
-  if (auto s = write_loader_configuration(root, declared); !s) return s;
+  if (auto s = write_loader_configuration(root, conf, declared); !s) return s;
   if (plan && apply_ldcache_plan(root, *plan)) return {};
   return run_ldconfig_in_rootfs(LdconfigJob{*ldconfig, root.path(), folders});
 }

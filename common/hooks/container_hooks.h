@@ -43,8 +43,9 @@ inline constexpr const char* kLdConfigDropIn = "00-gpu-container-runtime.conf";
 [[nodiscard]] std::string drop_in_content(const std::vector<std::string>& declared);
 
 // Writes the drop-in naming `declared` (none: no drop-in) and /etc/ld.so.conf when the image
-// has none.
-[[nodiscard]] Status write_loader_configuration(const RootFs& root,
+// has none. `conf`, the image's configuration read before: an ld.so.conf it read is not looked
+// for again, and a drop-in it read that holds what would be written is not read again.
+[[nodiscard]] Status write_loader_configuration(const RootFs& root, const Result<LdSoConf>& conf,
                                                 const std::vector<std::string>& declared);
 
 struct LinkSpec {

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -197,9 +198,10 @@ Status write_cuda_compat_drop_in(const RootFs& root, const std::optional<std::st
 }
 
 std::optional<std::string> cuda_compat_drop_in_folder(const RootFs& root) {
-  auto fd = root.open_regular("/etc/ld.so.conf.d/" + std::string(kCudaCompatDropIn));
+  struct stat st {};
+  auto fd = root.open_regular("/etc/ld.so.conf.d/" + std::string(kCudaCompatDropIn), &st);
   if (!fd || !*fd) return std::nullopt;
-  auto text = read_fd((*fd)->get(), kDropInHeader.size() + 4096);
+  auto text = read_fd((*fd)->get(), kDropInHeader.size() + 4096, st);
   if (!text || text->rfind(kDropInHeader, 0) != 0 || text->back() != '\n') return std::nullopt;
   std::string folder = text->substr(kDropInHeader.size(), text->size() - kDropInHeader.size() - 1);
   if (!plain_folder(folder) || *text != drop_in_text(folder)) return std::nullopt;

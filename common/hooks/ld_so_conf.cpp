@@ -53,11 +53,10 @@ class ConfReader {
   Status read_file(const std::string& path, int depth) {
     if (depth > kMaxIncludeDepth) return Error{"includes nested too deep (" + path + ")"};
     if (conf_.files.size() >= kMaxFiles) return Error{"too many configuration files"};
-    auto fd = root_.open_regular(path);
+    struct stat st {};
+    auto fd = root_.open_regular(path, &st);
     if (!fd) return fd.error();
     if (!*fd) return {};  // a name that went away: glob(3) would not have returned it
-    struct stat st {};
-    if (::fstat((*fd)->get(), &st) != 0) return Error{"cannot stat " + path};
     if (auto s =
             budget_.charge(Budget::kConfigurationBytes, static_cast<std::size_t>(st.st_size), path);
         !s)
@@ -66,7 +65,7 @@ class ConfReader {
     if (!text) return text.error();
     const std::size_t index = conf_.files.size();
     conf_.files.push_back(path);
-    conf_.file_mtimes.push_back(st.st_mtim);
+    conf_.file_stats.push_back(st);
     auto lines = parse_ld_so_conf(*text, path, budget_);
     conf_.texts.push_back(std::move(*text));
     if (!lines) return lines.error();

@@ -5,8 +5,9 @@
 // above the last component) are errors: the caller then leaves the work to ldconfig.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstddef>
-#include <ctime>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,7 +21,7 @@ namespace gcr {
 struct LdSoConf {
   bool exists = false;                       // /etc/ld.so.conf is there
   std::vector<std::string> files;            // every configuration file read, ld.so.conf first
-  std::vector<timespec> file_mtimes;         // beside `files`
+  std::vector<struct stat> file_stats;       // beside `files`: each one's fstat when it was read
   std::vector<std::string> texts;            // beside `files`: what each held
   std::vector<std::string> directories;      // in the order ldconfig meets them, duplicates kept
   std::vector<std::size_t> directory_files;  // beside `directories`: the file naming each

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <deque>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
@@ -147,8 +148,10 @@ class Planner {
     merged.insert(merged.end(), others.begin(), others.end());
     sort_ld_cache(merged);
     plan.cache = write_ld_cache(merged);
+    if (plan.cache == cache_data_) plan.cache_as_read = cache_stat_;
     plan.files_read = {"/etc/ld.so.cache", "/etc/ld.so.conf"};
-    plan.files_read.insert(plan.files_read.end(), conf->files.begin(), conf->files.end());
+    std::copy_if(conf->files.begin(), conf->files.end(), std::back_inserter(plan.files_read),
+                 [](const std::string& file) { return file != "/etc/ld.so.conf"; });
     plan.directories_scanned.assign(known.begin(), known.end());
     plan.includes = conf->includes;
     plan.includes.push_back("/etc/ld.so.conf.d/*.conf");
@@ -159,12 +162,12 @@ class Planner {
   // The image's cache, read once and kept: the entries are views of it.
   Status read_cache() {
     constexpr std::string_view kCache = "/etc/ld.so.cache";
-    auto fd = root_.open_regular(std::string(kCache));
+    struct stat st {};
+    auto fd = root_.open_regular(std::string(kCache), &st);
     if (!fd) return fd.error();
     if (!*fd) return Error{"the image has no /etc/ld.so.cache"};
-    struct stat st {};
-    if (::fstat((*fd)->get(), &st) != 0) return Error{"cannot stat /etc/ld.so.cache"};
     cache_mtime_ = st.st_mtim;
+    cache_stat_ = st;
     if (auto s = budget_.charge(Budget::kCacheBytes, static_cast<std::size_t>(st.st_size), kCache);
         !s)
       return s;
@@ -204,7 +207,7 @@ class Planner {
       if (auto s = check_drop_in(conf, ours, declared); !s) return s;
     }
     for (std::size_t i = 0; i < conf.files.size(); ++i) {
-      if ((!writing || conf.files[i] != ours) && not_older(conf.file_mtimes[i], cache_mtime_))
+      if ((!writing || conf.files[i] != ours) && not_older(conf.file_stats[i].st_mtim, cache_mtime_))
         return Error{conf.files[i] + " is newer than /etc/ld.so.cache"};
     }
     if (!conf.exists) {
@@ -645,6 +648,7 @@ class Planner {
   const std::vector<std::string>& links_made_;
   ImageBudget& budget_;
   timespec cache_mtime_{};
+  struct stat cache_stat_ {};      // the image's /etc/ld.so.cache when it was read
   std::string cache_data_;         // the image's /etc/ld.so.cache
   std::deque<std::string> owned_;  // names the entries view that the cache does not hold
   std::vector<LdCacheRef> entries_;
@@ -676,6 +680,9 @@ Status apply_ldcache_plan(const RootFs& root, const LdcachePlan& plan) {
   if (auto s = create_symlinks(root, plan.links); !s) return s;
   auto etc = root.make_dirs("/etc");
   if (!etc) return etc.error();
+  if (plan.cache_as_read &&
+      unchanged_since_read(etc->get(), "ld.so.cache", *plan.cache_as_read, FileOwner{}))
+    return {};
   if (auto s = write_file_atomic_at(etc->get(), "ld.so.cache", plan.cache, FileOwner{},
                                     Durability::kNone);  // rewritten before every start
       !s) {

@@ -7,6 +7,8 @@
 // an error saying why, and the caller runs ldconfig.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <map>
 #include <optional>
 #include <string>
@@ -29,6 +31,8 @@ struct LdcachePlan {
   std::vector<std::string> files_read;
   std::vector<std::string> directories_scanned;
   std::vector<std::string> includes;  // the include patterns, whose matches are read
+  // The image's cache as it was read (its fstat) when it already holds exactly `cache`.
+  std::optional<struct stat> cache_as_read;
 };
 
 // A file a folder will hold once runc has mounted it: where it is on the host and, when

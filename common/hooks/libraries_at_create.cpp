@@ -226,7 +226,7 @@ Status update_libraries_at_create(const RootFs& root, const LibrariesRequest& re
     if (!pending_mount[i] && mount_changes_plan(destinations[i], *reads))
       return Error{"the mount at " + destinations[i] + " changes what ldconfig reads"};
   }
-  if (auto s = write_loader_configuration(root, declared); !s) return s;
+  if (auto s = write_loader_configuration(root, conf, declared); !s) return s;
   return apply_ldcache_plan(root, *plan);
 }
 

@@ -111,6 +111,45 @@ TEST_CASE("kNone leaves a file holding exactly the data as it is, and replaces a
   CHECK(S_ISREG(st.st_mode));
 }
 
+TEST_CASE("unchanged_since_read: the same file of one name, not changed since, as a new one") {
+  TempDir dir;
+  gcr::Fd fd(::open(dir.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  const auto stat_of = [&](const std::string& name) {
+    struct stat st {};
+    REQUIRE(::lstat((dir / name).c_str(), &st) == 0);
+    return st;
+  };
+  const auto unchanged = [&](const std::string& name, const struct stat& read) {
+    return gcr::unchanged_since_read(fd.get(), name, read, gcr::FileOwner{});
+  };
+  gcr::test::write_file(dir / "f", "cache");
+  REQUIRE(::chmod((dir / "f").c_str(), 0644) == 0);
+  const struct stat read = stat_of("f");
+  CHECK(unchanged("f", read));
+  // Changed since it was read: a ctime of another moment (no write keeps it).
+  struct stat older = read;
+  older.st_ctim.tv_nsec = (older.st_ctim.tv_nsec + 1) % 1000000000;
+  CHECK_FALSE(unchanged("f", older));
+  // Another file put at the name, the same bytes: another inode.
+  gcr::test::write_file(dir / "g", "cache");
+  REQUIRE(::chmod((dir / "g").c_str(), 0644) == 0);
+  REQUIRE(::rename((dir / "g").c_str(), (dir / "f").c_str()) == 0);
+  CHECK_FALSE(unchanged("f", read));
+  const struct stat again = stat_of("f");
+  CHECK(unchanged("f", again));
+  // Not as a new one would be: another mode, a second name, a symlink at the name.
+  REQUIRE(::chmod((dir / "f").c_str(), 0600) == 0);
+  CHECK_FALSE(unchanged("f", stat_of("f")));
+  REQUIRE(::chmod((dir / "f").c_str(), 0644) == 0);
+  REQUIRE(::link((dir / "f").c_str(), (dir / "h").c_str()) == 0);
+  CHECK_FALSE(unchanged("f", stat_of("f")));
+  REQUIRE(::unlink((dir / "h").c_str()) == 0);
+  CHECK(unchanged("f", stat_of("f")));
+  REQUIRE(::symlink("f", (dir / "s").c_str()) == 0);
+  CHECK_FALSE(unchanged("s", stat_of("f")));
+  CHECK_FALSE(unchanged("missing", read));
+}
+
 // A first start's drop-in: where nothing is at the name, the complete new file appears under it
 // directly; no temporary name shows in the rootfs, nor a rename. Replacing goes the usual way.
 TEST_CASE("kNone gives a new file its name directly where none is, a temporary name otherwise") {

@@ -1,6 +1,8 @@
 // One ld.so.conf file's text as the in-process cache reads it: the directories and include
 // patterns it names, and the forms it leaves to ldconfig.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "hooks/container_hooks.h"
 #include "hooks/ld_so_conf.h"
@@ -99,6 +101,45 @@ TEST_CASE("the drop-in declares only the folders no other configuration file nam
   const auto unread = gcr::read_ld_so_conf(*root, again);
   REQUIRE_FALSE(unread.ok());
   CHECK(gcr::folders_to_declare(unread, folders) == folders);
+}
+
+TEST_CASE("the drop-in as read is kept when it holds the folders, rewritten when it changed") {
+  gcr::test::TempDir t;
+  const std::string r = t / "rootfs";
+  const std::string drop_in = r + "/etc/ld.so.conf.d/00-gpu-container-runtime.conf";
+  const std::vector<std::string> declared{"/usr/local/nvidia/lib64"};
+  gcr::test::write_file(r + "/etc/ld.so.conf", "include /etc/ld.so.conf.d/*.conf\n");
+  gcr::test::write_file(drop_in, gcr::drop_in_content(declared));
+  REQUIRE(::chmod(drop_in.c_str(), 0644) == 0);
+  auto root = gcr::RootFs::open(r);
+  REQUIRE(root.ok());
+  const auto inode = [&] {
+    struct stat st {};
+    REQUIRE(::lstat(drop_in.c_str(), &st) == 0);
+    return st.st_ino;
+  };
+  gcr::ImageBudget budget;
+  const auto conf = gcr::read_ld_so_conf(*root, budget);
+  REQUIRE(conf.ok());
+  const auto kept = inode();
+  REQUIRE(gcr::write_loader_configuration(*root, conf, declared).ok());
+  CHECK(inode() == kept);
+  // Another file of that size at the name since the read: replaced by what is declared.
+  std::string other = gcr::drop_in_content(declared);
+  other.back() = '4';
+  gcr::test::write_file(t / "other", other);
+  REQUIRE(::chmod((t / "other").c_str(), 0644) == 0);
+  REQUIRE(::rename((t / "other").c_str(), drop_in.c_str()) == 0);
+  REQUIRE(gcr::write_loader_configuration(*root, conf, declared).ok());
+  CHECK(gcr::test::read_file(drop_in) == gcr::drop_in_content(declared));
+  // An image without ld.so.conf gets one; one the configuration read is not looked for again.
+  REQUIRE(::unlink((r + "/etc/ld.so.conf").c_str()) == 0);
+  gcr::ImageBudget none;
+  const auto without = gcr::read_ld_so_conf(*root, none);
+  REQUIRE(without.ok());
+  CHECK_FALSE(without->exists);
+  REQUIRE(gcr::write_loader_configuration(*root, without, declared).ok());
+  CHECK(gcr::test::read_file(r + "/etc/ld.so.conf") == "include /etc/ld.so.conf.d/*.conf\n");
 }
 
 TEST_CASE("ld.so.conf: a directory is listed once however many include lines name it") {

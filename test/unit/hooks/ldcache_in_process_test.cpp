@@ -1,6 +1,7 @@
 // The in-process loader cache declines what it cannot write exactly as ldconfig would, or what
 // would cost more than the image budget: the caller then runs ldconfig.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 
 #include "hooks/ldcache_in_process.h"
 #include "hooks/rootfs.h"
@@ -86,4 +87,50 @@ TEST_CASE("a library to be mounted that discovery read is indexed from what it r
   CHECK(with_link->entries[0].soname == "libfoo.so.1");
   CHECK(with_link->entries[1].soname == "libfoo.so");
   CHECK(with_link->entries[1].path == "/usr/lib/nv/libfoo.so");
+}
+
+TEST_CASE("a cache that already holds the plan is kept as read, unless it changed since") {
+  gcr::test::TempDir t;
+  const std::string r = t / "rootfs";
+  gcr::test::make_dirs(r + "/usr/lib/nv");
+  gcr::test::write_file(r + "/etc/ld.so.cache", gcr::write_ld_cache({}));
+  REQUIRE(::chmod((r + "/etc/ld.so.cache").c_str(), 0644) == 0);
+  auto root = gcr::RootFs::open(r);
+  REQUIRE(root.ok());
+  const auto plan = [&] {
+    gcr::ImageBudget budget;
+    const auto conf = gcr::read_ld_so_conf(*root, budget);
+    auto made = gcr::plan_ldcache_update(*root, conf, {"/usr/lib/nv"}, {}, budget);
+    REQUIRE(made.ok());
+    return *made;
+  };
+  const auto inode = [&] {
+    struct stat st {};
+    REQUIRE(::lstat((r + "/etc/ld.so.cache").c_str(), &st) == 0);
+    return st.st_ino;
+  };
+  const auto held = plan();
+  REQUIRE(held.cache_as_read.has_value());
+  const auto kept = inode();
+  REQUIRE(gcr::apply_ldcache_plan(*root, held).ok());
+  CHECK(inode() == kept);
+  // Another file of that size put at the name after the plan read it: written again.
+  std::string changed = held.cache;
+  changed.back() ^= 1;
+  gcr::test::write_file(t / "other", changed);
+  REQUIRE(::chmod((t / "other").c_str(), 0644) == 0);
+  REQUIRE(::rename((t / "other").c_str(), (r + "/etc/ld.so.cache").c_str()) == 0);
+  REQUIRE(gcr::apply_ldcache_plan(*root, held).ok());
+  CHECK(gcr::test::read_file(r + "/etc/ld.so.cache") == held.cache);
+  // A cache that does not hold the plan yet (a library to be mounted into the folder).
+  gcr::test::write_file(t / "host/libfoo.so.1.2.3", "not ELF");
+  gcr::ImageBudget budget;
+  const auto conf = gcr::read_ld_so_conf(*root, budget);
+  const gcr::PendingFiles pending{
+      {"/usr/lib/nv/libfoo.so.1.2.3",
+       gcr::PendingFile{t / "host/libfoo.so.1.2.3", gcr::ElfLibrary{"libfoo.so.1", 0x0303}}}};
+  auto adds = gcr::plan_ldcache_update(*root, conf, {"/usr/lib/nv"}, {}, budget, pending);
+  REQUIRE(adds.ok());
+  CHECK(adds->cache != held.cache);
+  CHECK_FALSE(adds->cache_as_read.has_value());
 }
