@@ -222,14 +222,40 @@ TEST_CASE("a stale temporary file is removed in a small directory; a large one i
     const struct timespec old_times[2] = {{::time(nullptr) - 120, 0}, {::time(nullptr) - 120, 0}};
     REQUIRE(::utimensat(AT_FDCWD, stale.c_str(), old_times, 0) == 0);
     gcr::Fd fd(::open(dir.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    for (auto durability : {Durability::kContentAndName, Durability::kNone}) {
+    // A file rewritten in a rootfs (kNone) has one fixed temporary name: no folder is listed.
+    for (auto durability : {Durability::kNone, Durability::kContentAndName}) {
       gcr::test::write_file(dir / "cache", "other");
       REQUIRE(
           gcr::write_file_atomic_at(fd.get(), "cache", "new", gcr::FileOwner{0644}, durability));
       CHECK(gcr::test::read_file(dir / "cache") == "new");
+      CHECK(gcr::test::exists(stale) == (durability == Durability::kNone || others > 4096));
     }
-    CHECK(gcr::test::exists(stale) == (others > 4096));
   }
+}
+
+TEST_CASE("kNone's one temporary name is taken over from what a killed writer left, not followed") {
+  TempDir dir;
+  gcr::Fd fd(::open(dir.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  const std::string temp = dir / ".cache.gpu-container-runtime.tmp";
+  const auto write = [&] {
+    gcr::test::write_file(dir / "cache", "other");
+    return gcr::write_file_atomic_at(fd.get(), "cache", "new", gcr::FileOwner{0644},
+                                     Durability::kNone);
+  };
+  gcr::test::write_file(temp, "half");
+  REQUIRE(write());
+  CHECK(gcr::test::read_file(dir / "cache") == "new");
+  CHECK(entries_in(dir.path()) == 1);
+  gcr::test::write_file(dir / "victim", "victim");
+  REQUIRE(::symlink("victim", temp.c_str()) == 0);
+  REQUIRE(write());
+  CHECK(gcr::test::read_file(dir / "cache") == "new");
+  CHECK(gcr::test::read_file(dir / "victim") == "victim");
+  CHECK(entries_in(dir.path()) == 2);
+  // What cannot be removed as a name (a folder) fails the write; the file is left as it was.
+  REQUIRE(::mkdir(temp.c_str(), 0755) == 0);
+  CHECK_FALSE(write());
+  CHECK(gcr::test::read_file(dir / "cache") == "other");
 }
 
 TEST_CASE("read_fd reads a file whole, and refuses one byte past the limit") {
