@@ -97,8 +97,9 @@ whole() {
 # plain/original.json.
 CAPS=compute,utility
 # IMAGE_LIBS > 0 (the real rows): the image also holds that many libraries of its own in
-# /usr/lib/x86_64-linux-gnu, each a file and its soname link in its loader cache, as a
-# distribution's image does; with the driver there (the .run layout) that folder is scanned.
+# /usr/lib/x86_64-linux-gnu, each a file and its soname link in its loader cache, and as many
+# names in its /etc, as a distribution's image does; with the driver there (the .run layout)
+# that folder is scanned, and the loader cache is written into that /etc.
 IMAGE_LIBS=0
 # A small library of SONAME libgcrpad0000.so.1, which sed renames: $DISK/pad.so, the build's
 # (test/stubs/pad) or, without it, compiled here.
@@ -117,6 +118,7 @@ image_libraries() { # ROOTFS
   for i in $(seq "$IMAGE_LIBS"); do
     name=$(printf 'libgcrimg%04d' "$i")
     sed "s/libgcrpad0000/$name/" "$DISK/pad.so" >"$1/usr/lib/x86_64-linux-gnu/$name.so.1.0.0"
+    : >"$1/etc/gcr-image-$i.conf"
   done
   ldconfig -r "$1"
   # The cache newer than the directories it covers, as an image's last ldconfig leaves it.
@@ -264,7 +266,7 @@ real_rows() {
   # Without the build's library or a C compiler there is no library to copy.
   if pad_library 2>/dev/null; then
     base=$HOST
-    HOST="$base, an image with 150 libraries of its own" IMAGE_LIBS=150 steps
+    HOST="$base, an image with 150 libraries of its own and 150 names in its /etc" IMAGE_LIBS=150 steps
     HOST=$base IMAGE_LIBS=0
   else
     echo "[$LAYOUT$HOST] no test/stubs/pad library and no C compiler: no row for an image with libraries of its own"
