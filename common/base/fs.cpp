@@ -242,33 +242,45 @@ bool link_unnamed(int fd, int dirfd, const std::string& temp) {
   return ::linkat(AT_FDCWD, self.c_str(), dirfd, temp.c_str(), AT_SYMLINK_FOLLOW) == 0;
 }
 
-// The temporary name of `name`: a random one, or for a file rewritten in a container's rootfs
-// before every start (kNone) its one fixed name, which a writer killed before its rename leaves
-// and the next write takes over: no listing of the folder for stale names (an image's /etc of
-// 150 names cost a first start 0.1 ms).
-std::string temp_name(const std::string& name, Durability durability) {
-  return durability == Durability::kNone ? "." + name + ".gpu-container-runtime.tmp"
-                                         : temp_name_for(name);
+// A file rewritten in a container's rootfs before every start (kNone) first tries one fixed
+// temporary name, which a writer killed before its rename leaves and the next write takes over:
+// no listing of the folder (an image's /etc of 150 names cost a first start 0.1 ms) for stale
+// names of random spelling.
+std::string fixed_temp_name(const std::string& name) {
+  return "." + name + ".gpu-container-runtime.tmp";
+}
+
+// Whether the fixed temporary name `temp` was freed: what a killed writer left there (a minute
+// old, not a folder) is removed as a name, never followed. A live writer's is left to it.
+bool take_over_temp(int dirfd, const std::string& temp) {
+  struct stat st {};
+  if (::fstatat(dirfd, temp.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return errno == ENOENT;
+  return !S_ISDIR(st.st_mode) && st.st_mtime + 60 < ::time(nullptr) &&
+         ::unlinkat(dirfd, temp.c_str(), 0) == 0;
 }
 
 // The temporary file: unnamed while it is written (O_TMPFILE), so a writer killed before the
-// data is complete leaves nothing; named `temp` only for the rename. Filesystems without
-// O_TMPFILE get a named file from the start. A fixed name (kNone) is taken over from whatever
-// holds it: removed, never followed.
-Result<std::string> write_temp(int dirfd, const std::string& temp, std::string_view data,
+// data is complete leaves nothing; named only for the rename. Filesystems without O_TMPFILE get
+// a named file from the start. kNone's fixed name, when taken and not freed, gives way to a
+// random one.
+Result<std::string> write_temp(int dirfd, const std::string& name, std::string_view data,
                                const FileOwner& owner, Durability durability) {
   const bool fixed = durability == Durability::kNone;
+  std::string temp = fixed ? fixed_temp_name(name) : temp_name_for(name);
+  const auto another_name = [&] {
+    if (!fixed || errno != EEXIST) return false;
+    if (!take_over_temp(dirfd, temp)) temp = temp_name_for(name);
+    return true;
+  };
   Fd unnamed(::openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, owner.mode));
   if (unnamed.valid()) {
     if (auto s = fill_temp_file(unnamed.get(), data, owner, durability); !s) return s.error();
     if (link_unnamed(unnamed.get(), dirfd, temp)) return temp;
-    if (fixed && errno == EEXIST && ::unlinkat(dirfd, temp.c_str(), 0) == 0 &&
-        link_unnamed(unnamed.get(), dirfd, temp))
-      return temp;
+    if (another_name() && link_unnamed(unnamed.get(), dirfd, temp)) return temp;
   }
-  if (fixed) ::unlinkat(dirfd, temp.c_str(), 0);
-  Fd fd(::openat(dirfd, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                 owner.mode));
+  const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+  Fd fd(::openat(dirfd, temp.c_str(), flags, owner.mode));
+  if (!fd.valid() && another_name()) fd = Fd(::openat(dirfd, temp.c_str(), flags, owner.mode));
   if (!fd.valid()) return Error{"cannot create temporary file: " + errno_text(errno)};
   if (auto s = fill_temp_file(fd.get(), data, owner, durability); !s) {
     ::unlinkat(dirfd, temp.c_str(), 0);
@@ -339,7 +351,7 @@ Status write_file_atomic_at(int dirfd, const std::string& name, std::string_view
     }
   }
   if (durability != Durability::kNone) remove_stale_temps(dirfd, name);
-  auto temp = write_temp(dirfd, temp_name(name, durability), data, owner, durability);
+  auto temp = write_temp(dirfd, name, data, owner, durability);
   if (!temp) return temp.error();
   if (::renameat(dirfd, temp->c_str(), dirfd, name.c_str()) != 0) {
     const int err = errno;

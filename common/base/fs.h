@@ -115,10 +115,11 @@ enum class Durability {
   // start. A file that already holds exactly the data, with the mode and owner asked, is left as
   // it is (a restarted container's): reading it costs a few microseconds, replacing it a
   // hundred. Where no file is (a first start's drop-in), the unnamed new file is linked at the
-  // name itself, complete. Otherwise its temporary name is one fixed name,
+  // name itself, complete. Otherwise its temporary name is first one fixed name,
   // ".<name>.gpu-container-runtime.tmp", which a writer killed before the rename leaves and the
-  // next write takes over (removed, not followed): the folder, an image's /etc, is not listed for
-  // stale temporary names.
+  // next write takes over (removed once a minute old, not followed; a live writer's or a folder
+  // there gives way to a random name): the folder, an image's /etc, is not listed for stale
+  // temporary names.
   kNone,
 };
 

@@ -446,8 +446,9 @@ Result<std::string> RootFs::name_in_root(int fd, const std::string& path) const 
 Result<Fd> RootFs::make_dirs(const std::string& path, bool* created) const {
   // Usually the whole directory is there: one resolution instead of one per component.
   Fd existing;
-  if (walk(path, O_RDONLY | O_DIRECTORY, existing) == 0) return existing;
-  return make_missing_dirs(path, kSymlinkBudget, created);
+  const int err = walk(path, O_RDONLY | O_DIRECTORY, existing);
+  if (err == 0) return existing;
+  return make_missing_dirs(path, kSymlinkBudget, created, err == ENOENT);
 }
 
 namespace {
@@ -461,32 +462,37 @@ std::string prefix_of(const std::vector<std::string>& names, std::size_t n) {
 
 }  // namespace
 
-RootFs::Depth RootFs::existing_depth(const std::vector<std::string>& names, Fd& deepest) const {
-  for (std::size_t n = names.size(); n-- > 0;) {
+RootFs::Depth RootFs::existing_depth(const std::vector<std::string>& names, bool whole_missing,
+                                     Fd& deepest) const {
+  std::size_t n = names.size() - (whole_missing && !names.empty() ? 1 : 0);
+  for (;; --n) {
     Fd found;
     const int err = n == 0 ? 0 : walk(prefix_of(names, n), O_PATH | O_DIRECTORY, found);
-    if (err == ENOENT) continue;
-    if (err != 0) break;
-    deepest = n == 0 ? Fd(::openat(root_.get(), ".", O_PATH | O_DIRECTORY | O_CLOEXEC))
-                     : std::move(found);
-    return Depth{n, true};
+    if (err == 0) {
+      deepest = n == 0 ? Fd(::openat(root_.get(), ".", O_PATH | O_DIRECTORY | O_CLOEXEC))
+                       : std::move(found);
+      return Depth{n, n < names.size()};
+    }
+    if (err != ENOENT) break;
   }
   deepest = Fd(::openat(root_.get(), ".", O_PATH | O_DIRECTORY | O_CLOEXEC));
   return Depth{0, false};
 }
 
 // Creates missing components one at a time, each with mkdirat on a directory fd already
-// resolved inside the root, from the deepest directory on the way that exists (make_dirs found
-// the whole path missing). A dangling symlink on the way is followed (inside the root) and its
-// target created, as the path's owner meant; the budget stops loops.
-Result<Fd> RootFs::make_missing_dirs(const std::string& path, int budget, bool* created) const {
+// resolved inside the root, from the deepest directory on the way that exists. A name found
+// taken is resolved in the root again (a mount there is not crossed); a dangling symlink on
+// the way is followed (inside the root) and its target created, as the path's owner meant;
+// the budget stops loops. `whole_missing`: resolving the whole path gave ENOENT.
+Result<Fd> RootFs::make_missing_dirs(const std::string& path, int budget, bool* created,
+                                     bool whole_missing) const {
   if (budget < 0) return Error{"too many levels of symbolic links (" + path + " in " + path_ + ")"};
   std::vector<std::string> names;
   for (const auto part : split(path, '/')) {
     if (!part.empty() && part != ".") names.emplace_back(part);
   }
   Fd current;
-  const Depth depth = existing_depth(names, current);
+  const Depth depth = existing_depth(names, whole_missing, current);
   if (!current.valid()) return Error{errno_text(errno) + " (" + path_ + ")"};
   // Whether the directory the next name goes into was made here: empty, nothing to look at.
   bool in_made = false;
@@ -494,26 +500,35 @@ Result<Fd> RootFs::make_missing_dirs(const std::string& path, int budget, bool* 
   for (std::size_t i = depth.names; i < names.size(); ++i) {
     const std::string& name = names[i];
     const std::string prefix = prefix_of(names, i + 1);
+    const bool last = i + 1 == names.size();
     if (!in_made || name == "..") {
       Fd existing;
       const bool known_missing = depth.next_missing && i == depth.names;
       const int err = known_missing ? ENOENT : walk(prefix, O_PATH | O_DIRECTORY, existing);
       if (err == 0) {
         current = std::move(existing);
-        readable = false;
+        in_made = readable = false;
         continue;
       }
       if (err != ENOENT || name == "..")
         return Error{errno_text(err) + " (" + prefix + " in " + path_ + ")"};
     }
-    in_made = ::mkdirat(current.get(), name.c_str(), 0755) == 0;
-    if (in_made) {
+    if (::mkdirat(current.get(), name.c_str(), 0755) == 0) {
       if (created != nullptr) *created = true;
-    } else if (errno != EEXIST) {
+      Fd made(::openat(current.get(), name.c_str(),
+                       (last ? O_RDONLY : O_PATH) | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      if (!made.valid())
+        return Error{"cannot use " + prefix + ": " + errno_text(errno) + " (in " + path_ + ")"};
+      current = std::move(made);
+      in_made = true;
+      readable = last;
+      continue;
+    }
+    if (errno != EEXIST)
       return Error{"cannot create " + prefix + ": " + errno_text(errno) + " (in " + path_ + ")"};
-    } else if (struct stat st {};
-               ::fstatat(current.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-               S_ISLNK(st.st_mode)) {
+    if (struct stat st {};
+        ::fstatat(current.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        S_ISLNK(st.st_mode)) {
       // A dangling symlink (mkdir never follows one).
       auto target = read_link_at(current.get(), name);
       if (!target) return Error{target.error().message + " (" + prefix + " in " + path_ + ")"};
@@ -521,14 +536,14 @@ Result<Fd> RootFs::make_missing_dirs(const std::string& path, int budget, bool* 
       for (std::size_t j = i + 1; j < names.size(); ++j) rest += "/" + names[j];
       const std::string base =
           !target->empty() && target->front() == '/' ? "" : prefix_of(names, i) + "/";
-      return make_missing_dirs(base + *target + rest, budget - 1, created);
+      return make_missing_dirs(base + *target + rest, budget - 1, created, false);
     }
-    readable = i + 1 == names.size();
-    Fd made(::openat(current.get(), name.c_str(),
-                     (readable ? O_RDONLY : O_PATH) | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (!made.valid())
-      return Error{"cannot use " + prefix + ": " + errno_text(errno) + " (in " + path_ + ")"};
-    current = std::move(made);
+    // Made meanwhile, or not a directory: resolved as any existing name is.
+    Fd existing;
+    if (const int err = walk(prefix, O_PATH | O_DIRECTORY, existing); err != 0)
+      return Error{errno_text(err) + " (" + prefix + " in " + path_ + ")"};
+    current = std::move(existing);
+    in_made = readable = false;
   }
   if (readable) return current;
   Fd dir(::openat(current.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));

@@ -158,16 +158,19 @@ class RootFs {
  private:
   RootFs(Fd root, std::string path, Resolver resolver)
       : root_(std::move(root)), path_(std::move(path)), resolver_(resolver) {}
-  Result<Fd> make_missing_dirs(const std::string& path, int budget, bool* created) const;
+  Result<Fd> make_missing_dirs(const std::string& path, int budget, bool* created,
+                               bool whole_missing) const;
   struct Depth {
     std::size_t names = 0;     // the leading names that lead to a directory
     bool next_missing = false;  // the one after them was found missing (ENOENT)
   };
-  // How far `names` (the path's parts) lead to a directory, looked for from the end, with that
-  // directory (the root for none) in `deepest`; from the root, not known missing, when a walk
-  // fails otherwise than with ENOENT (the components are then walked one by one, whose error
-  // names the part).
-  Depth existing_depth(const std::vector<std::string>& names, Fd& deepest) const;
+  // How far `names` (the path's parts) lead to a directory, looked for from the end (from the
+  // whole path's parent when `whole_missing`: the whole path gave ENOENT), with that directory
+  // (the root for none) in `deepest`; from the root, not known missing, when a walk fails
+  // otherwise than with ENOENT (the components are then walked one by one, whose error names
+  // the part).
+  Depth existing_depth(const std::vector<std::string>& names, bool whole_missing,
+                       Fd& deepest) const;
   // The in-root name of `fd`, which resolving `path` opened.
   Result<std::string> name_in_root(int fd, const std::string& path) const;
   // 0 or an errno.

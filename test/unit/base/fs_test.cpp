@@ -242,20 +242,37 @@ TEST_CASE("kNone's one temporary name is taken over from what a killed writer le
     return gcr::write_file_atomic_at(fd.get(), "cache", "new", gcr::FileOwner{0644},
                                      Durability::kNone);
   };
+  const auto age = [&] {  // as a writer killed two minutes ago left it
+    const struct timespec old[2] = {{::time(nullptr) - 120, 0}, {::time(nullptr) - 120, 0}};
+    REQUIRE(::utimensat(AT_FDCWD, temp.c_str(), old, AT_SYMLINK_NOFOLLOW) == 0);
+  };
   gcr::test::write_file(temp, "half");
+  age();
   REQUIRE(write());
   CHECK(gcr::test::read_file(dir / "cache") == "new");
   CHECK(entries_in(dir.path()) == 1);
   gcr::test::write_file(dir / "victim", "victim");
   REQUIRE(::symlink("victim", temp.c_str()) == 0);
+  age();
   REQUIRE(write());
   CHECK(gcr::test::read_file(dir / "cache") == "new");
   CHECK(gcr::test::read_file(dir / "victim") == "victim");
   CHECK(entries_in(dir.path()) == 2);
-  // What cannot be removed as a name (a folder) fails the write; the file is left as it was.
-  REQUIRE(::mkdir(temp.c_str(), 0755) == 0);
-  CHECK_FALSE(write());
-  CHECK(gcr::test::read_file(dir / "cache") == "other");
+  // A live writer's (fresh) and a folder are left: a random name is used instead.
+  for (const bool folder : {false, true}) {
+    CAPTURE(folder);
+    if (folder) {
+      REQUIRE(::unlink(temp.c_str()) == 0);
+      REQUIRE(::mkdir(temp.c_str(), 0755) == 0);
+      age();
+    } else {
+      gcr::test::write_file(temp, "being written");
+    }
+    REQUIRE(write());
+    CHECK(gcr::test::read_file(dir / "cache") == "new");
+    CHECK(gcr::test::exists(temp));
+    CHECK(entries_in(dir.path()) == 3);
+  }
 }
 
 TEST_CASE("read_fd reads a file whole, and refuses one byte past the limit") {

@@ -214,6 +214,33 @@ TEST_CASE("make_dirs creates inside the root, even through links that point outs
   }
 }
 
+TEST_CASE("make_dirs never makes a folder across a mount in the image, however it is named") {
+  if (!gcr::test::is_root()) return;
+  for (const auto resolver : {gcr::Resolver::kAuto, gcr::Resolver::kFallback}) {
+    CAPTURE(static_cast<int>(resolver));
+    HostileTree tree;
+    make_dirs(tree.rootfs + "/vol");
+    make_dirs(tree.rootfs + "/etc");
+    REQUIRE(::mount("tmpfs", (tree.rootfs + "/vol").c_str(), "tmpfs", 0, nullptr) == 0);
+    struct Unmount {
+      std::string at;
+      ~Unmount() { ::umount2(at.c_str(), MNT_DETACH); }
+    } unmount{tree.rootfs + "/vol"};
+    make_symlink("/vol", tree.rootfs + "/etc/volume");
+    auto root = gcr::RootFs::open(tree.rootfs, resolver);
+    REQUIRE(root.ok());
+    // The mount point itself, its folder through a link, and after a folder made and left by
+    // "..": each refused, nothing made on the volume.
+    for (const std::string path : {"/vol", "/vol/made", "/etc/volume", "/etc/volume/made",
+                                   "/opt/new/../../vol/made", "/opt/other/../../vol",
+                                   "/etc/new/../volume"}) {
+      CAPTURE(path);
+      CHECK_FALSE(root->make_dirs(path).ok());
+    }
+    CHECK(std::filesystem::is_empty(tree.rootfs + "/vol"));
+  }
+}
+
 TEST_CASE("make_dirs and create_symlinks say whether they wrote, which clears what was learnt") {
   HostileTree tree;
   auto root = gcr::RootFs::open(tree.rootfs);
