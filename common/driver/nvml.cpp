@@ -43,6 +43,26 @@ struct GpuInstanceInfo {
   void* device;
   unsigned id, profile_id, placement_start, placement_size;
 };
+struct GpuFabricInfo {  // nvmlGpuFabricInfo_t
+  unsigned char cluster_uuid[16];
+  int status;
+  unsigned clique_id;
+  unsigned char state;
+};
+constexpr unsigned char kFabricNotSupported = 0;  // NVML_GPU_FABRIC_STATE_*
+constexpr unsigned char kFabricCompleted = 3;
+
+// A cluster UUID as text, "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx".
+std::string uuid_text(const unsigned char (&bytes)[16]) {
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (std::size_t i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+    out += hex[bytes[i] >> 4];
+    out += hex[bytes[i] & 0xf];
+  }
+  return out;
+}
 
 // NVML's GPU instance profiles (NVML_GPU_INSTANCE_PROFILE_*) past the plain ones, and the
 // suffix go-nvlib gives their names, '+' written '.' as in resource names.
@@ -103,6 +123,7 @@ struct Nvml::Api {
   int (*instance_profile)(void*, unsigned, GpuInstanceProfileInfo*) = nullptr;
   int (*instance_by_id)(void*, unsigned, void**) = nullptr;
   int (*instance_info)(void*, GpuInstanceInfo*) = nullptr;
+  int (*fabric_info)(void*, GpuFabricInfo*) = nullptr;
   int (*link_state)(void*, unsigned, int*) = nullptr;
   int (*link_remote)(void*, unsigned, PciInfo*) = nullptr;
   int (*link_remote_type)(void*, unsigned, int*) = nullptr;
@@ -171,6 +192,7 @@ Result<std::unique_ptr<Nvml>> Nvml::open(const std::string& library_path, int* i
   api->bind(api->instance_profile, "nvmlDeviceGetGpuInstanceProfileInfo");
   api->bind(api->instance_by_id, "nvmlDeviceGetGpuInstanceById");
   api->bind(api->instance_info, "nvmlGpuInstanceGetInfo");
+  api->bind(api->fabric_info, "nvmlDeviceGetGpuFabricInfo");
   api->bind(api->link_state, "nvmlDeviceGetNvLinkState");
   api->bind(api->link_remote, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
   api->bind(api->link_remote_type, "nvmlDeviceGetNvLinkRemoteDeviceType");
@@ -237,6 +259,22 @@ std::optional<bool> Nvml::mig_mode(const PciAddress& gpu) {
   if (rc == kNotSupported) return false;
   if (rc != kSuccess) return std::nullopt;
   return current == kMigEnabled;
+}
+
+std::optional<GpuFabric> Nvml::fabric(const PciAddress& gpu) {
+  if (api_->fabric_info == nullptr) return GpuFabric{};  // a driver older than the fabric
+  void* device = handle(gpu);
+  if (device == nullptr) return std::nullopt;
+  GpuFabricInfo info{};
+  const int rc = api_->fabric_info(device, &info);
+  if (rc == kNotSupported) return GpuFabric{};
+  if (rc != kSuccess) return std::nullopt;
+  if (info.state == kFabricNotSupported) return GpuFabric{};
+  if (info.state != kFabricCompleted) return GpuFabric{GpuFabric::State::kRegistering, {}, 0};
+  static constexpr unsigned char kNone[16] = {};
+  if (info.status != kSuccess || std::equal(std::begin(kNone), std::end(kNone), info.cluster_uuid))
+    return GpuFabric{};
+  return GpuFabric{GpuFabric::State::kAttached, uuid_text(info.cluster_uuid), info.clique_id};
 }
 
 std::optional<std::string> Nvml::cuda_version() {

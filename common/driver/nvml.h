@@ -40,6 +40,14 @@ struct XidEvent {
   std::optional<unsigned> compute_instance;
 };
 
+// Where a GPU stands in a multi-node NVLink fabric (GB200 NVL72's), as NVML's GPU fabric info
+// says: attached once its registration completed without error in a cluster (a non-zero UUID).
+struct GpuFabric {
+  enum class State { kNotAttached, kRegistering, kAttached } state = State::kNotAttached;
+  std::string cluster_uuid;  // kAttached: "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"
+  unsigned clique = 0;       // kAttached: the fabric clique (its NVLink partition) in the cluster
+};
+
 // Whether an nvmlInit status says the kernel module is missing or not the libraries' version
 // (NVML_ERROR_DRIVER_NOT_LOADED, NVML_ERROR_LIB_RM_VERSION_MISMATCH), not the libraries.
 [[nodiscard]] bool nvml_kernel_driver_failure(int status);
@@ -64,6 +72,10 @@ class Nvml {
   // Whether the GPU is in MIG mode now (false for one that cannot run MIG, or a driver older
   // than MIG); nullopt when NVML does not answer for it (lost, being reset).
   [[nodiscard]] std::optional<bool> mig_mode(const PciAddress& gpu);
+  // The GPU's place in a multi-node NVLink fabric: not attached where NVML has no fabric
+  // (NOT_SUPPORTED, a driver without the function, no cluster); nullopt when NVML does not
+  // answer for the GPU.
+  [[nodiscard]] std::optional<GpuFabric> fabric(const PciAddress& gpu);
   // The newest CUDA version the driver supports ("12.4").
   [[nodiscard]] std::optional<std::string> cuda_version();
   // The GPU's MIG devices by NVML index (empty when MIG is off), with their profiles.

@@ -279,6 +279,33 @@ void add_mig_resource_labels(Labels& out, const NodeLabelFacts& facts,
   }
 }
 
+// GFD's vGPU labels: present when a GPU is a vGPU, the host driver as the last one names it.
+void add_vgpu_labels(Labels& out, const std::vector<GpuLabelFacts>& gpus) {
+  for (const auto& gpu : gpus) {
+    if (!gpu.vgpu) continue;
+    out["nvidia.com/vgpu.present"] = "true";
+    if (!gpu.vgpu->host_driver_version.empty())
+      out["nvidia.com/vgpu.host-driver-version"] = label_value(gpu.vgpu->host_driver_version);
+    if (!gpu.vgpu->host_driver_branch.empty())
+      out["nvidia.com/vgpu.host-driver-branch"] = label_value(gpu.vgpu->host_driver_branch);
+  }
+}
+
+// GFD's nvidia.com/gpu.clique: the one fabric clique of the GPUs attached to a multi-node
+// NVLink fabric. GPUs in several give none, said in `left_out`.
+void add_clique_label(Labels& out, const std::vector<GpuLabelFacts>& gpus,
+                      std::vector<std::string>& left_out) {
+  std::set<std::string> cliques;
+  for (const auto& gpu : gpus) {
+    if (gpu.fabric_clique) cliques.insert(*gpu.fabric_clique);
+  }
+  if (cliques.size() == 1) out["nvidia.com/gpu.clique"] = *cliques.begin();
+  if (cliques.size() > 1)
+    left_out.push_back("label nvidia.com/gpu.clique left out: the GPUs are in " +
+                       std::to_string(cliques.size()) + " fabric cliques (" +
+                       join(std::vector<std::string>(cliques.begin(), cliques.end()), ", ") + ")");
+}
+
 // NVLink sets and the NVSwitch fabric among the Healthy GPUs, from NVML's topology.
 void add_nvlink_labels(Labels& out, const NodeLabelFacts& facts) {
   if (!facts.topology) return;
@@ -303,6 +330,7 @@ std::string sharing_strategy(const Config::DevicePlugin& plugin) {
 Labels node_labels(const NodeLabelFacts& facts, const Config::DevicePlugin& plugin,
                    std::vector<std::string>* left_out) {
   Labels out;
+  std::vector<std::string> lines;
   add_sharing_labels(out, plugin);
   add_driver_labels(out, facts);
   if (!facts.gpus.empty()) {
@@ -310,9 +338,12 @@ Labels node_labels(const NodeLabelFacts& facts, const Config::DevicePlugin& plug
     add_mode_label(out, facts.gpus);
     add_mig_resource_labels(out, facts, plugin);
     add_nvlink_labels(out, facts);
+    add_clique_label(out, facts.gpus, lines);
+    add_vgpu_labels(out, facts.gpus);
   }
   auto dropped = drop_invalid_labels(out);
-  if (left_out != nullptr) left_out->insert(left_out->end(), dropped.begin(), dropped.end());
+  lines.insert(lines.end(), dropped.begin(), dropped.end());
+  if (left_out != nullptr) left_out->insert(left_out->end(), lines.begin(), lines.end());
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "driver/pci_config.h"
 #include "driver/probe.h"
 #include "topology/topology.h"
 
@@ -30,6 +31,10 @@ struct GpuLabelFacts {
   std::vector<MigDevice> migs;             // its MIG devices (read only with a MIG strategy)
   bool mig_mode = false;                   // in MIG mode (known only with a MIG strategy)
   bool healthy = true;
+  // "<cluster UUID>.<clique ID>" of its multi-node NVLink fabric (GB200 NVL72), once NVML says it
+  // is attached; none while it is not, or NVML does not say.
+  std::optional<std::string> fabric_clique;
+  std::optional<VgpuInfo> vgpu;  // a vGPU, as its PCI configuration space says (root reads it)
 };
 
 struct NodeLabelFacts {
@@ -42,6 +47,10 @@ struct NodeLabelFacts {
 };
 
 // Every label the facts support; a fact not known (NVML not ready) leaves its labels out.
+// nvidia.com/vgpu.present=true when a GPU is a vGPU (absent otherwise, as GFD has it), with the
+// host's vGPU manager driver version and branch where its capability names them.
+// nvidia.com/gpu.clique, as GFD writes it, only when every GPU attached to a fabric is in one
+// clique: GPUs in several are said in `left_out` and give no label.
 // Single-valued GPU labels (product, memory, family, compute capability) describe GPU 0.
 // Every value is what the driver says made a label value (label_value); a fact with nothing
 // left is left out, but for the product, which is kUnknownProduct then ("unknown",

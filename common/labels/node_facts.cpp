@@ -9,6 +9,7 @@ namespace gcr {
 namespace {
 
 constexpr std::size_t kMaxDmiBytes = 4096;
+constexpr std::size_t kPciConfigBytes = 4096;  // PCI Express' extended configuration space
 
 // sysfs' "0x030200": six hexadecimal digits after 0x.
 std::optional<std::uint32_t> parse_pci_class(std::string_view text) {
@@ -56,7 +57,30 @@ GpuLabelFacts NodeFactsReader::gpu_facts(const Gpu& gpu, const LabelSources& sou
     g.mig_mode = true;
   }
   g.healthy = sources.unhealthy.count(gpu.uuid) == 0;
+  g.fabric_clique = fabric_clique(gpu, sources.nvml);
+  g.vgpu = vgpu(gpu);
   return g;
+}
+
+std::optional<VgpuInfo> NodeFactsReader::vgpu(const Gpu& gpu) {
+  if (const auto known = vgpus_.find(gpu.uuid); known != vgpus_.end()) return known->second;
+  const auto config = read_regular_file(
+      join_root(roots_.dev_root, "/sys/bus/pci/devices/" + gpu.bus.to_string() + "/config"),
+      kPciConfigBytes);
+  // Read without privilege, the space ends after its first 64 bytes: asked again next time.
+  if (!config || config->size() < 256) return std::nullopt;
+  return vgpus_.emplace(gpu.uuid, vgpu_of_pci_config(*config)).first->second;
+}
+
+std::optional<std::string> NodeFactsReader::fabric_clique(const Gpu& gpu, Nvml* nvml) {
+  if (const auto known = fabric_cliques_.find(gpu.uuid); known != fabric_cliques_.end())
+    return known->second;
+  const auto fabric = nvml != nullptr ? nvml->fabric(gpu.bus) : std::nullopt;
+  if (!fabric || fabric->state == GpuFabric::State::kRegistering) return std::nullopt;
+  std::optional<std::string> clique;
+  if (fabric->state == GpuFabric::State::kAttached)
+    clique = fabric->cluster_uuid + "." + std::to_string(fabric->clique);
+  return fabric_cliques_.emplace(gpu.uuid, clique).first->second;
 }
 
 std::optional<std::uint32_t> NodeFactsReader::pci_class(const Gpu& gpu) {

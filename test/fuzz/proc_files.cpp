@@ -1,4 +1,5 @@
 // The files the driver publishes under /proc (a dev root may be a directory others wrote).
+#include "driver/pci_config.h"
 #include "driver/proc.h"
 #include "fuzz.h"
 
@@ -9,5 +10,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   (void)gcr::parse_char_majors(text);
   (void)gcr::parse_mig_minors(text);
   (void)gcr::parse_cap_file_minor(text);
+  (void)gcr::vgpu_of_pci_config(text);
   return 0;
 }

@@ -230,6 +230,73 @@ TEST_CASE("a driver upgrade and a MIG change rewrite only the labels they change
                                    });
 }
 
+// A GB200 NVL72 tray's GPUs in a multi-node NVLink fabric: GFD's nvidia.com/gpu.clique once
+// their registration with the fabric completed, and none while it is in progress.
+TEST_CASE("GPUs in a multi-node NVLink fabric: nvidia.com/gpu.clique once registered") {
+  require_root();
+  const auto& fixture = gcr::test::topology_fixture("nvswitch8");
+  PluginFixture f(Json::object(), gcr::test::host_options(fixture));
+  const std::string uuid = "6b1f4a2e-93c7-4d0e-8a55-2f9e1c7b3d40";
+  // Every GPU's fabric line: its clique, NVML's registration state (2 in progress, 3 done).
+  const auto fabric = [&](unsigned state, unsigned last_clique) {
+    std::string out = gcr::test::stub_description(fixture, f.host);
+    for (unsigned i = 0; i < fixture.gpus; ++i) {
+      out += "fabric " + f.host.gpus().at(i).bus.substr(5, 2) + " " + uuid + " " +
+             std::to_string(i + 1 == fixture.gpus ? last_clique : 32766) + " " +
+             std::to_string(state) + "\n";
+    }
+    return out;
+  };
+  f.describe_nvml(fabric(2, 32766));
+  f.start();
+  const auto registering = wait_for_labels(f, [](const Labels& l) { return l.size() >= 29; });
+  REQUIRE_MESSAGE(registering.count("nvidia.com/gpu.count") == 1, f.log());
+  CHECK(registering.count("nvidia.com/gpu.clique") == 0);
+  f.describe_nvml(fabric(3, 32766));
+  const auto registered = wait_for_label(f, "nvidia.com/gpu.clique", uuid + ".32766");
+  CHECK(changed(registering, registered) ==
+        std::map<std::string, std::pair<std::string, std::string>>{
+            {"nvidia.com/gpu.clique", {"", uuid + ".32766"}}});
+  const auto printed = gcr::test::run({gcr::test::built("gpu-ctk"), "labels"}, ctk_env(f));
+  CHECK(printed.exit_code == 0);
+  CHECK(printed.out == labels_text(f));
+  // GPUs in two cliques: no label, and why.
+  f.describe_nvml(fabric(3, 7));
+  const auto split = gcr::test::run({gcr::test::built("gpu-ctk"), "labels"}, ctk_env(f));
+  CHECK(split.exit_code == 0);
+  CHECK(split.out.find("nvidia.com/gpu.clique") == std::string::npos);
+  CHECK(split.err.find("label nvidia.com/gpu.clique left out: the GPUs are in 2 fabric cliques (" +
+                       uuid + ".32766, " + uuid + ".7)") != std::string::npos);
+}
+
+// A VM given a vGPU: its PCI configuration space carries NVIDIA's vendor capability signed
+// "VF" with the host's vGPU manager driver; GFD's vgpu labels, absent on a passed-through GPU.
+TEST_CASE("a vGPU: nvidia.com/vgpu.present and the host's vGPU manager driver") {
+  require_root();
+  PluginFixture f(Json::object());
+  const auto labels = [&] {
+    const auto printed = gcr::test::run({gcr::test::built("gpu-ctk"), "labels"}, ctk_env(f));
+    CHECK(printed.exit_code == 0);
+    return parse_labels(printed.out);
+  };
+  CHECK(labels().count("nvidia.com/vgpu.present") == 0);
+  std::string config(256, '\0');
+  const std::string header = "\xde\x10\xb8\x26\x07\x04\x10\x00\xa1\x00\x02\x03";
+  config.replace(0, header.size(), header);
+  config[0x34] = '\x60';
+  config[0x60] = '\x01';  // power management, then NVIDIA's vendor capability
+  config[0x61] = '\xc8';
+  std::string cap = std::string("\x09\x00\x1b", 3) + "VF" + std::string("\x00\x16", 2);
+  cap += std::string("580.95.05") + std::string(1, '\0') + "r580_00" + std::string(3, '\0');
+  config.replace(0xc8, cap.size(), cap);
+  gcr::test::write_file(
+      f.host.dev_root() + "/sys/bus/pci/devices/" + f.host.gpus().at(0).bus + "/config", config);
+  const auto vgpu = labels();
+  CHECK(vgpu.at("nvidia.com/vgpu.present") == "true");
+  CHECK(vgpu.at("nvidia.com/vgpu.host-driver-version") == "580.95.05");
+  CHECK(vgpu.at("nvidia.com/vgpu.host-driver-branch") == "r580_00");
+}
+
 // NFD reads the file; whoever removes or edits it, the plugin writes the labels again within
 // a tick or two, though the labels themselves did not change.
 TEST_CASE("a labels file removed or changed by someone else is written again") {

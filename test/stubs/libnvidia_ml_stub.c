@@ -23,6 +23,11 @@
  *   memory A MB               A's memory as NVML reports it (81559 for an H100 80GB HBM3,
  *                             143771 for an H200)
  *   noevents A                A's events cannot be watched (NOT_SUPPORTED, as on some boards)
+ *   fabric A UUID CLIQUE [STATE [STATUS]]
+ *                             A's GPU fabric info (a GB200 NVL72's multi-node NVLink): cluster
+ *                             UUID (32 hex digits, dashes allowed), clique ID, registration
+ *                             state (NVML_GPU_FABRIC_STATE_*, 3 = completed by default) and
+ *                             status (0); a GPU without a line has none (NOT_SUPPORTED)
  * The file is read again whenever MIG devices are counted (a MIG reconfiguration), and
  * $GCR_STUB_NVML_EVENTS names a file a test appends to while NVML runs:
  *   xid A N [GI CI]           a critical-Xid event N on A (its MIG instance with GI CI)
@@ -59,6 +64,43 @@ static int pcie[256][256];
 static int lost[256];
 static unsigned long long own_memory_mb[256]; /* 0: the convention's */
 static int no_events[256];
+
+typedef struct {
+  unsigned char cluster_uuid[16];
+  int status;
+  unsigned clique_id;
+  unsigned char state;
+} gcr_stub_fabric; /* nvmlGpuFabricInfo_t */
+static gcr_stub_fabric fabric[256];
+static int has_fabric[256];
+
+static int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+/* "fabric A UUID CLIQUE [STATE [STATUS]]" into fabric[A]; 0 when the line is not one. */
+static int read_fabric(const char* line) {
+  unsigned a = 0, clique = 0, state = 3;
+  int status = 0;
+  char uuid[64] = "";
+  if (sscanf(line, "fabric %x %63s %u %u %d", &a, uuid, &clique, &state, &status) < 3 || a > 255)
+    return 0;
+  memset(&fabric[a], 0, sizeof fabric[a]);
+  for (int i = 0, n = 0; uuid[i] && n < 32; ++i) {
+    const int digit = hex_digit(uuid[i]);
+    if (digit < 0) continue;
+    fabric[a].cluster_uuid[n / 2] |= (unsigned char)(n % 2 ? digit : digit << 4);
+    ++n;
+  }
+  fabric[a].clique_id = clique;
+  fabric[a].state = (unsigned char)state;
+  fabric[a].status = status;
+  has_fabric[a] = 1;
+  return 1;
+}
 static int initialized;
 static long events_read;
 
@@ -107,6 +149,7 @@ static void load_description(void) {
   memset(switch_links, 0, sizeof switch_links);
   memset(own_memory_mb, 0, sizeof own_memory_mb);
   memset(no_events, 0, sizeof no_events);
+  memset(has_fabric, 0, sizeof has_fabric);
   memset(mig_mode, -1, sizeof mig_mode);
   for (int a = 0; a < 256; ++a)
     for (int b = 0; b < 256; ++b) pcie[a][b] = 50;
@@ -127,6 +170,8 @@ static void load_description(void) {
       pcie[a][b] = pcie[b][a] = (int)n;
     } else if (sscanf(line, "noevents %x", &a) == 1 && a < 256) {
       no_events[a] = 1;
+    } else if (read_fabric(line)) {
+      continue;
     } else if (sscanf(line, "memory %x %llu", &a, &mb) == 2 && a < 256) {
       own_memory_mb[a] = mb;
     } else if (sscanf(line, "giprofile %x %u %u", &a, &gi, &n) == 3) {
@@ -228,6 +273,14 @@ int nvmlDeviceGetMigMode(gcr_stub_device* device, unsigned* current, unsigned* p
   if (lost[device->bus]) return 15;  /* NVML_ERROR_GPU_IS_LOST */
   load_description();
   *current = *pending = (unsigned)in_mig_mode(device->bus);
+  return 0;
+}
+
+int nvmlDeviceGetGpuFabricInfo(gcr_stub_device* device, gcr_stub_fabric* info) {
+  if (lost[device->bus]) return 15; /* NVML_ERROR_GPU_IS_LOST */
+  load_description();               /* read again: a registration completes while NVML runs */
+  if (device->mig_index >= 0 || !has_fabric[device->bus]) return 3; /* NOT_SUPPORTED */
+  *info = fabric[device->bus];
   return 0;
 }
 

@@ -390,6 +390,29 @@ TEST_CASE("gpu.mode: compute, graphics or unknown from the GPUs' PCI class") {
   CHECK(mode() == "unknown");
 }
 
+TEST_CASE("gpu.clique: the one fabric clique of the GPUs attached to a multi-node NVLink") {
+  auto facts = node_of("nvswitch8");
+  const std::string clique = "6b1f4a2e-93c7-4d0e-8a55-2f9e1c7b3d40.32766";
+  std::vector<std::string> said;
+  const auto labels = [&] {
+    said.clear();
+    return gcr::node_labels(facts, gcr::Config::DevicePlugin{}, &said);
+  };
+  CHECK_FALSE(labels().contains("nvidia.com/gpu.clique"));  // no fabric (an HGX board)
+  for (auto& g : facts.gpus) g.fabric_clique = clique;
+  facts.gpus[5].fabric_clique.reset();  // still registering, or not attached
+  auto attached = labels();
+  CHECK(attached.at("nvidia.com/gpu.clique") == clique);
+  CHECK(said.empty());
+  check_syntax(attached);
+  facts.gpus[6].fabric_clique = "6b1f4a2e-93c7-4d0e-8a55-2f9e1c7b3d40.7";
+  CHECK_FALSE(labels().contains("nvidia.com/gpu.clique"));
+  REQUIRE(said.size() == 1);
+  CHECK(said[0] ==
+        "label nvidia.com/gpu.clique left out: the GPUs are in 2 fabric cliques "
+        "(6b1f4a2e-93c7-4d0e-8a55-2f9e1c7b3d40.32766, 6b1f4a2e-93c7-4d0e-8a55-2f9e1c7b3d40.7)");
+}
+
 TEST_CASE("every value is sanitised to Kubernetes' syntax, whatever the driver reports") {
   auto facts = node_of("dgx1");
   facts.driver_version = "550.54.15-custom+build (debug)";
