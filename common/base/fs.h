@@ -68,8 +68,7 @@ struct DirEntry {
 // opening a device node could act on the device, a FIFO could block. `what` names it.
 [[nodiscard]] Result<Fd> reopen_regular(const Fd& found, const std::string& what);
 // The same, with that fstat in `st` (the file opened: it need not be asked again).
-[[nodiscard]] Result<Fd> reopen_regular(const Fd& found, const std::string& what,
-                                        struct stat& st);
+[[nodiscard]] Result<Fd> reopen_regular(const Fd& found, const std::string& what, struct stat& st);
 
 // Reads everything from an fd (stdin of a hook), up to max_bytes.
 [[nodiscard]] Result<std::string> read_fd(int fd, std::size_t max_bytes);
@@ -136,7 +135,7 @@ enum class Durability {
 // changed since (its ctime, which no write can keep), a regular file of one name with the mode
 // and owner `owner` gives a new one. Then a kNone write of that content would leave it as it is:
 // it need not be read again.
-[[nodiscard]] bool unchanged_since_read(int dirfd, const std::string& name,
-                                        const struct stat& read, const FileOwner& owner);
+[[nodiscard]] bool unchanged_since_read(int dirfd, const std::string& name, const struct stat& read,
+                                        const FileOwner& owner);
 
 }  // namespace gcr

@@ -38,6 +38,18 @@ struct HostileTree {
   }
 };
 
+// A tmpfs mounted at `at` (made first) while the object lives: a volume in the image's tree.
+struct VolumeAt {
+  std::string at;
+  explicit VolumeAt(std::string where) : at(std::move(where)) {
+    make_dirs(at);
+    REQUIRE(::mount("tmpfs", at.c_str(), "tmpfs", 0, nullptr) == 0);
+  }
+  ~VolumeAt() { ::umount2(at.c_str(), MNT_DETACH); }
+  VolumeAt(const VolumeAt&) = delete;
+  VolumeAt& operator=(const VolumeAt&) = delete;
+};
+
 std::string fd_path(const gcr::Fd& fd) {
   char buf[4096];
   const ssize_t n =
@@ -159,12 +171,7 @@ TEST_CASE("canonical with resolved directories: past its size, too long, across 
   CHECK(answer(root->canonical(long_path, known)) == answer(root->canonical(long_path)));
   if (!gcr::test::is_root()) return;
   // A volume in the image's tree: runc would not resolve through it (RESOLVE_NO_XDEV).
-  make_dirs(tree.rootfs + "/vol");
-  REQUIRE(::mount("tmpfs", (tree.rootfs + "/vol").c_str(), "tmpfs", 0, nullptr) == 0);
-  struct Unmount {
-    std::string at;
-    ~Unmount() { ::umount2(at.c_str(), MNT_DETACH); }
-  } unmount{tree.rootfs + "/vol"};
+  const VolumeAt volume(tree.rootfs + "/vol");
   make_dirs(tree.rootfs + "/vol/sub");
   gcr::ResolvedDirs fresh;
   for (const std::string path : {"/vol", "/vol/sub", "/vol/sub/x", "/vol/x", "/vol/sub/x"}) {
@@ -219,21 +226,16 @@ TEST_CASE("make_dirs never makes a folder across a mount in the image, however i
   for (const auto resolver : {gcr::Resolver::kAuto, gcr::Resolver::kFallback}) {
     CAPTURE(static_cast<int>(resolver));
     HostileTree tree;
-    make_dirs(tree.rootfs + "/vol");
     make_dirs(tree.rootfs + "/etc");
-    REQUIRE(::mount("tmpfs", (tree.rootfs + "/vol").c_str(), "tmpfs", 0, nullptr) == 0);
-    struct Unmount {
-      std::string at;
-      ~Unmount() { ::umount2(at.c_str(), MNT_DETACH); }
-    } unmount{tree.rootfs + "/vol"};
+    const VolumeAt volume(tree.rootfs + "/vol");
     make_symlink("/vol", tree.rootfs + "/etc/volume");
     auto root = gcr::RootFs::open(tree.rootfs, resolver);
     REQUIRE(root.ok());
     // The mount point itself, its folder through a link, and after a folder made and left by
     // "..": each refused, nothing made on the volume.
-    for (const std::string path : {"/vol", "/vol/made", "/etc/volume", "/etc/volume/made",
-                                   "/opt/new/../../vol/made", "/opt/other/../../vol",
-                                   "/etc/new/../volume"}) {
+    for (const std::string path :
+         {"/vol", "/vol/made", "/etc/volume", "/etc/volume/made", "/opt/new/../../vol/made",
+          "/opt/other/../../vol", "/etc/new/../volume"}) {
       CAPTURE(path);
       CHECK_FALSE(root->make_dirs(path).ok());
     }
