@@ -34,9 +34,11 @@ std::string_view vendor_capability(std::string_view header) {
   return {};
 }
 
-// The text of a NUL-padded field.
+// The text of a NUL-padded field, NULs trimmed at both ends.
 std::string field(std::string_view bytes) {
-  return std::string(bytes.substr(0, bytes.find('\0')));
+  const auto first = bytes.find_first_not_of('\0');
+  if (first == std::string_view::npos) return {};
+  return std::string(bytes.substr(first, bytes.find_last_not_of('\0') - first + 1));
 }
 
 }  // namespace
@@ -53,7 +55,8 @@ std::optional<VgpuInfo> vgpu_of_pci_config(std::string_view config) {
     if (length == 0) return info;
     at += length;
   }
-  if (at + 2 + 2 * kVersionBytes <= capability.size() && byte_at(capability, at) == 0) {
+  if (at + 2 + 2 * kVersionBytes <= capability.size() && byte_at(capability, at) == 0 &&
+      byte_at(capability, at + 1) >= 2 + 2 * kVersionBytes) {
     info.host_driver_version = field(capability.substr(at + 2, kVersionBytes));
     info.host_driver_branch = field(capability.substr(at + 2 + kVersionBytes, kVersionBytes));
   }

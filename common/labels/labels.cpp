@@ -284,10 +284,10 @@ void add_vgpu_labels(Labels& out, const std::vector<GpuLabelFacts>& gpus) {
   for (const auto& gpu : gpus) {
     if (!gpu.vgpu) continue;
     out["nvidia.com/vgpu.present"] = "true";
-    if (!gpu.vgpu->host_driver_version.empty())
-      out["nvidia.com/vgpu.host-driver-version"] = label_value(gpu.vgpu->host_driver_version);
-    if (!gpu.vgpu->host_driver_branch.empty())
-      out["nvidia.com/vgpu.host-driver-branch"] = label_value(gpu.vgpu->host_driver_branch);
+    const std::string version = label_value(gpu.vgpu->host_driver_version);
+    const std::string branch = label_value(gpu.vgpu->host_driver_branch);
+    if (!version.empty()) out["nvidia.com/vgpu.host-driver-version"] = version;
+    if (!branch.empty()) out["nvidia.com/vgpu.host-driver-branch"] = branch;
   }
 }
 
@@ -297,6 +297,7 @@ void add_clique_label(Labels& out, const std::vector<GpuLabelFacts>& gpus,
                       std::vector<std::string>& left_out) {
   std::set<std::string> cliques;
   for (const auto& gpu : gpus) {
+    if (!gpu.fabric_known) return;  // a GPU that may be in another clique
     if (gpu.fabric_clique) cliques.insert(*gpu.fabric_clique);
   }
   if (cliques.size() == 1) out["nvidia.com/gpu.clique"] = *cliques.begin();

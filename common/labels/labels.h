@@ -32,8 +32,9 @@ struct GpuLabelFacts {
   bool mig_mode = false;                   // in MIG mode (known only with a MIG strategy)
   bool healthy = true;
   // "<cluster UUID>.<clique ID>" of its multi-node NVLink fabric (GB200 NVL72), once NVML says it
-  // is attached; none while it is not, or NVML does not say.
+  // is attached; none while it is not (or still registering).
   std::optional<std::string> fabric_clique;
+  bool fabric_known = true;  // false: NVML did not answer for the GPU's fabric (or is not ready)
   std::optional<VgpuInfo> vgpu;  // a vGPU, as its PCI configuration space says (root reads it)
 };
 
@@ -50,7 +51,7 @@ struct NodeLabelFacts {
 // nvidia.com/vgpu.present=true when a GPU is a vGPU (absent otherwise, as GFD has it), with the
 // host's vGPU manager driver version and branch where its capability names them.
 // nvidia.com/gpu.clique, as GFD writes it, only when every GPU attached to a fabric is in one
-// clique: GPUs in several are said in `left_out` and give no label.
+// clique and NVML answered for every GPU: GPUs in several are said in `left_out`.
 // Single-valued GPU labels (product, memory, family, compute capability) describe GPU 0.
 // Every value is what the driver says made a label value (label_value); a fact with nothing
 // left is left out, but for the product, which is kUnknownProduct then ("unknown",

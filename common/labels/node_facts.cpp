@@ -57,7 +57,11 @@ GpuLabelFacts NodeFactsReader::gpu_facts(const Gpu& gpu, const LabelSources& sou
     g.mig_mode = true;
   }
   g.healthy = sources.unhealthy.count(gpu.uuid) == 0;
-  g.fabric_clique = fabric_clique(gpu, sources.nvml);
+  // Asked on every read, as GFD asks: a registration completes, a partition changes.
+  const auto fabric = sources.nvml != nullptr ? sources.nvml->fabric(gpu.bus) : std::nullopt;
+  g.fabric_known = fabric.has_value();
+  if (fabric && fabric->state == GpuFabric::State::kAttached)
+    g.fabric_clique = fabric->cluster_uuid + "." + std::to_string(fabric->clique);
   g.vgpu = vgpu(gpu);
   return g;
 }
@@ -70,17 +74,6 @@ std::optional<VgpuInfo> NodeFactsReader::vgpu(const Gpu& gpu) {
   // Read without privilege, the space ends after its first 64 bytes: asked again next time.
   if (!config || config->size() < 256) return std::nullopt;
   return vgpus_.emplace(gpu.uuid, vgpu_of_pci_config(*config)).first->second;
-}
-
-std::optional<std::string> NodeFactsReader::fabric_clique(const Gpu& gpu, Nvml* nvml) {
-  if (const auto known = fabric_cliques_.find(gpu.uuid); known != fabric_cliques_.end())
-    return known->second;
-  const auto fabric = nvml != nullptr ? nvml->fabric(gpu.bus) : std::nullopt;
-  if (!fabric || fabric->state == GpuFabric::State::kRegistering) return std::nullopt;
-  std::optional<std::string> clique;
-  if (fabric->state == GpuFabric::State::kAttached)
-    clique = fabric->cluster_uuid + "." + std::to_string(fabric->clique);
-  return fabric_cliques_.emplace(gpu.uuid, clique).first->second;
 }
 
 std::optional<std::uint32_t> NodeFactsReader::pci_class(const Gpu& gpu) {

@@ -41,7 +41,6 @@ class NodeFactsReader {
     std::optional<bool> mig_capable;
   };
   GpuLabelFacts gpu_facts(const Gpu& gpu, const LabelSources& sources);
-  std::optional<std::string> fabric_clique(const Gpu& gpu, Nvml* nvml);
   std::optional<VgpuInfo> vgpu(const Gpu& gpu);
   std::optional<std::uint32_t> pci_class(const Gpu& gpu);
   void read_driver_version();
@@ -51,9 +50,6 @@ class NodeFactsReader {
   Config::Driver roots_;
   std::map<std::string, NvmlFacts> nvml_facts_;       // by GPU UUID, once NVML answered for it
   std::map<std::string, std::uint32_t> pci_classes_;  // by GPU UUID, once sysfs said it
-  // By GPU UUID, once NVML's answer is final: attached to a fabric clique, or not attached.
-  // A GPU still registering with its fabric is asked again on the next read.
-  std::map<std::string, std::optional<std::string>> fabric_cliques_;
   // By GPU UUID, once its PCI configuration space was read whole: whether it is a vGPU.
   std::map<std::string, std::optional<VgpuInfo>> vgpus_;
   std::optional<std::string> driver_version_;

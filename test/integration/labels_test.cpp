@@ -237,15 +237,26 @@ TEST_CASE("GPUs in a multi-node NVLink fabric: nvidia.com/gpu.clique once regist
   const auto& fixture = gcr::test::topology_fixture("nvswitch8");
   PluginFixture f(Json::object(), gcr::test::host_options(fixture));
   const std::string uuid = "6b1f4a2e-93c7-4d0e-8a55-2f9e1c7b3d40";
-  // Every GPU's fabric line: its clique, NVML's registration state (2 in progress, 3 done).
-  const auto fabric = [&](unsigned state, unsigned last_clique) {
+  // Every GPU's fabric line: its clique, NVML's registration state (2 in progress, 3 done),
+  // and for the last GPU its own state, status and cluster.
+  const auto fabric = [&](unsigned state, unsigned last_clique, const std::string& last = "3 0",
+                          const std::string& last_uuid = "") {
     std::string out = gcr::test::stub_description(fixture, f.host);
     for (unsigned i = 0; i < fixture.gpus; ++i) {
-      out += "fabric " + f.host.gpus().at(i).bus.substr(5, 2) + " " + uuid + " " +
-             std::to_string(i + 1 == fixture.gpus ? last_clique : 32766) + " " +
-             std::to_string(state) + "\n";
+      const bool is_last = i + 1 == fixture.gpus;
+      out += "fabric " + f.host.gpus().at(i).bus.substr(5, 2) + " " +
+             (is_last && !last_uuid.empty() ? last_uuid : uuid) + " " +
+             std::to_string(is_last ? last_clique : 32766) + " " +
+             (is_last && state == 3 ? last : std::to_string(state)) + "\n";
     }
     return out;
+  };
+  const auto printed_clique = [&] {
+    const auto printed = gcr::test::run({gcr::test::built("gpu-ctk"), "labels"}, ctk_env(f));
+    CHECK(printed.exit_code == 0);
+    const auto labels = parse_labels(printed.out);
+    const auto it = labels.find("nvidia.com/gpu.clique");
+    return it == labels.end() ? std::string("(none)") : it->second;
   };
   f.describe_nvml(fabric(2, 32766));
   f.start();
@@ -260,8 +271,24 @@ TEST_CASE("GPUs in a multi-node NVLink fabric: nvidia.com/gpu.clique once regist
   const auto printed = gcr::test::run({gcr::test::built("gpu-ctk"), "labels"}, ctk_env(f));
   CHECK(printed.exit_code == 0);
   CHECK(printed.out == labels_text(f));
-  // GPUs in two cliques: no label, and why.
+  // NVML's rules for the last GPU, in another clique: not attached when its registration
+  // failed (status 1), its state says no fabric (0) or its cluster UUID is zero, so the others'
+  // clique stands; still registering (1) it is left out too.
+  const std::string zero = "00000000-0000-0000-0000-000000000000";
+  for (const auto& [last, last_uuid] :
+       {std::pair<std::string, std::string>{"3 1", ""}, {"0 0", ""}, {"1 0", ""}, {"3 0", zero}}) {
+    CAPTURE(last);
+    CAPTURE(last_uuid);
+    f.describe_nvml(fabric(3, 7, last, last_uuid));
+    CHECK(printed_clique() == uuid + ".32766");
+  }
+  // GPUs in two cliques: no label (the running plugin takes it back), and why.
   f.describe_nvml(fabric(3, 7));
+  const auto taken_back =
+      wait_for_labels(f, [](const Labels& l) { return l.count("nvidia.com/gpu.clique") == 0; });
+  CHECK(changed(registered, taken_back) ==
+        std::map<std::string, std::pair<std::string, std::string>>{
+            {"nvidia.com/gpu.clique", {uuid + ".32766", ""}}});
   const auto split = gcr::test::run({gcr::test::built("gpu-ctk"), "labels"}, ctk_env(f));
   CHECK(split.exit_code == 0);
   CHECK(split.out.find("nvidia.com/gpu.clique") == std::string::npos);

@@ -28,7 +28,8 @@
  *                             UUID (32 hex digits, dashes allowed), clique ID, registration
  *                             state (NVML_GPU_FABRIC_STATE_*, 3 = completed by default) and
  *                             status (0); a GPU without a line has none (NOT_SUPPORTED)
- * The file is read again whenever MIG devices are counted (a MIG reconfiguration), and
+ * The file is read again whenever MIG devices are counted (a MIG reconfiguration) or a GPU's
+ * fabric asked (a registration completing), and
  * $GCR_STUB_NVML_EVENTS names a file a test appends to while NVML runs:
  *   xid A N [GI CI]           a critical-Xid event N on A (its MIG instance with GI CI)
  *   lost A / back A           A stops answering (being reset) / answers again */

@@ -81,6 +81,17 @@ TEST_CASE("hostile configuration spaces: loops, pointers past the end, empty rec
   const auto empty = gcr::vgpu_of_pci_config(header_with(cap));
   REQUIRE(empty.has_value());
   CHECK(empty->host_driver_version.empty());
+  // Record 0 shorter than its two fields: they are not read from what follows it.
+  std::string short_record = vgpu_capability("580.95.05", "r580_00");
+  short_record[6] = '\x0c';
+  const auto partial = gcr::vgpu_of_pci_config(header_with(short_record));
+  REQUIRE(partial.has_value());
+  CHECK(partial->host_driver_branch.empty());
+  // NULs before a field's text are trimmed as those after it are.
+  const auto padded =
+      gcr::vgpu_of_pci_config(header_with(vgpu_capability("580.95.05", std::string("\0r580", 5))));
+  REQUIRE(padded.has_value());
+  CHECK(padded->host_driver_branch == "r580");
   // A record chain whose length leads past the capability: no driver record either.
   cap[6] = '\x7f';
   const auto past = gcr::vgpu_of_pci_config(header_with(cap));

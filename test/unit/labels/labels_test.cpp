@@ -405,6 +405,11 @@ TEST_CASE("gpu.clique: the one fabric clique of the GPUs attached to a multi-nod
   CHECK(attached.at("nvidia.com/gpu.clique") == clique);
   CHECK(said.empty());
   check_syntax(attached);
+  // A GPU NVML did not answer for may be in another clique: no label for now.
+  facts.gpus[5].fabric_known = false;
+  CHECK_FALSE(labels().contains("nvidia.com/gpu.clique"));
+  CHECK(said.empty());
+  facts.gpus[5].fabric_known = true;
   facts.gpus[6].fabric_clique = "6b1f4a2e-93c7-4d0e-8a55-2f9e1c7b3d40.7";
   CHECK_FALSE(labels().contains("nvidia.com/gpu.clique"));
   REQUIRE(said.size() == 1);
