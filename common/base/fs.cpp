@@ -295,9 +295,6 @@ namespace {
 
 enum class Held { kExactly, kOther, kNothing };
 
-// What dirfd/name holds: exactly `data` in a regular file of one name, with the mode and owner a
-// new one would get; something else; or nothing at all. Looked at before it is opened: a device
-// node or FIFO an image put at the name is never opened (opening a device can act on it).
 // A regular file of one name, of `size` bytes, with the mode and owner a new one would get.
 bool as_a_new_one(const struct stat& st, std::size_t size, const FileOwner& owner) {
   return S_ISREG(st.st_mode) && st.st_nlink == 1 && static_cast<std::size_t>(st.st_size) == size &&
@@ -306,6 +303,9 @@ bool as_a_new_one(const struct stat& st, std::size_t size, const FileOwner& owne
          st.st_gid == (owner.gid == static_cast<gid_t>(-1) ? ::getegid() : owner.gid);
 }
 
+// What dirfd/name holds: exactly `data` in a regular file of one name, with the mode and owner a
+// new one would get; something else; or nothing at all. Looked at before it is opened: a device
+// node or FIFO an image put at the name is never opened (opening a device can act on it).
 Held what_is_held(int dirfd, const std::string& name, std::string_view data,
                   const FileOwner& owner) {
   Fd found(::openat(dirfd, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));

@@ -166,7 +166,6 @@ class Planner {
     auto fd = root_.open_regular(std::string(kCache), &st);
     if (!fd) return fd.error();
     if (!*fd) return Error{"the image has no /etc/ld.so.cache"};
-    cache_mtime_ = st.st_mtim;
     cache_stat_ = st;
     if (auto s = budget_.charge(Budget::kCacheBytes, static_cast<std::size_t>(st.st_size), kCache);
         !s)
@@ -207,7 +206,8 @@ class Planner {
       if (auto s = check_drop_in(conf, ours, declared); !s) return s;
     }
     for (std::size_t i = 0; i < conf.files.size(); ++i) {
-      if ((!writing || conf.files[i] != ours) && not_older(conf.file_stats[i].st_mtim, cache_mtime_))
+      if ((!writing || conf.files[i] != ours) &&
+          not_older(conf.file_stats[i].st_mtim, cache_stat_.st_mtim))
         return Error{conf.files[i] + " is newer than /etc/ld.so.cache"};
     }
     if (!conf.exists) {
@@ -256,7 +256,7 @@ class Planner {
     struct stat st {};
     if (::fstat((*fd)->get(), &st) != 0) return Error{"cannot stat " + dir};
     ids_[dir] = DirId{st.st_dev, st.st_ino};
-    if (!is_folder(ids_[dir]) && not_older(st.st_mtim, cache_mtime_)) changed_.insert(dir);
+    if (!is_folder(ids_[dir]) && not_older(st.st_mtim, cache_stat_.st_mtim)) changed_.insert(dir);
     return {};
   }
 
@@ -647,7 +647,6 @@ class Planner {
   const PendingFiles& pending_;
   const std::vector<std::string>& links_made_;
   ImageBudget& budget_;
-  timespec cache_mtime_{};
   struct stat cache_stat_ {};      // the image's /etc/ld.so.cache when it was read
   std::string cache_data_;         // the image's /etc/ld.so.cache
   std::deque<std::string> owned_;  // names the entries view that the cache does not hold
