@@ -526,8 +526,8 @@ Result<Fd> RootFs::make_missing_dirs(const std::string& path, int budget, bool* 
     }
     if (errno != EEXIST)
       return Error{"cannot create " + prefix + ": " + errno_text(errno) + " (in " + path_ + ")"};
-    if (struct stat st {};
-        ::fstatat(current.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+    struct stat st {};
+    if (::fstatat(current.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
         S_ISLNK(st.st_mode)) {
       // A dangling symlink (mkdir never follows one).
       auto target = read_link_at(current.get(), name);
