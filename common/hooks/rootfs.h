@@ -161,7 +161,7 @@ class RootFs {
   Result<Fd> make_missing_dirs(const std::string& path, int budget, bool* created,
                                bool whole_missing) const;
   struct Depth {
-    std::size_t names = 0;     // the leading names that lead to a directory
+    std::size_t names = 0;      // the leading names that lead to a directory
     bool next_missing = false;  // the one after them was found missing (ENOENT)
   };
   // How far `names` (the path's parts) lead to a directory, looked for from the end (from the
