@@ -1,6 +1,7 @@
 // The CDI reference behaviours (reference/cdi.md §7.2, §7.3) for apply_edits.
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <map>
 
 #include "edits/apply.h"
@@ -24,6 +25,15 @@ gcr::NodeStatFn fake_host() {
 gcr::DeviceNode node(const std::string& path) {
   gcr::DeviceNode n;
   n.path = path;
+  return n;
+}
+
+// A character node with its numbers, as a CDI spec or discovery writes it.
+gcr::DeviceNode char_node(const std::string& path, std::int64_t major, std::int64_t minor) {
+  gcr::DeviceNode n = node(path);
+  n.type = "c";
+  n.major = major;
+  n.minor = minor;
   return n;
 }
 
@@ -91,11 +101,7 @@ TEST_CASE("host path, explicit permissions, process uid/gid, replace by path") {
 
 TEST_CASE("a minimally specified node needs no host node; permissions none gives an empty access") {
   ContainerEdits e;
-  gcr::DeviceNode n;
-  n.path = "/dev/nil";
-  n.type = "c";
-  n.major = 1;
-  n.minor = 3;
+  gcr::DeviceNode n = char_node("/dev/nil", 1, 3);
   n.permissions = "none";
   e.device_nodes = {n};
   const Json spec = applied(Json::object(), e);
@@ -105,11 +111,7 @@ TEST_CASE("a minimally specified node needs no host node; permissions none gives
 
 TEST_CASE("a node with its type, numbers and mode (discovery's) is not looked up on the host") {
   ContainerEdits e;
-  gcr::DeviceNode n;
-  n.path = "/dev/nvidia0";
-  n.type = "c";
-  n.major = 195;
-  n.minor = 0;
+  gcr::DeviceNode n = char_node("/dev/nvidia0", 195, 0);
   n.file_mode = 0666;
   e.device_nodes = {n};
   int looked_up = 0;
