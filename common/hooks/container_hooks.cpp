@@ -20,7 +20,7 @@ namespace {
 // The stat of our drop-in as `conf` read it, when it held `content`.
 const struct stat* drop_in_read(const Result<LdSoConf>& conf, const std::string& content) {
   if (!conf) return nullptr;
-  const std::string ours = std::string("/etc/ld.so.conf.d/") + kLdConfigDropIn;
+  const std::string ours = kLdConfigDropInPath;
   for (std::size_t i = 0; i < conf->files.size(); ++i) {
     if (conf->files[i] == ours && conf->texts[i] == content) return &conf->file_stats[i];
   }
@@ -156,7 +156,7 @@ std::vector<std::string> link_paths(const std::vector<std::string>& specs) {
 std::vector<std::string> folders_to_declare(const Result<LdSoConf>& conf,
                                             const std::vector<std::string>& folders) {
   if (!conf) return folders;
-  const std::string ours = std::string("/etc/ld.so.conf.d/") + kLdConfigDropIn;
+  const std::string ours = kLdConfigDropInPath;
   std::set<std::string> named;
   for (std::size_t i = 0; i < conf->directories.size(); ++i) {
     if (conf->files[conf->directory_files[i]] != ours) named.insert(conf->directories[i]);

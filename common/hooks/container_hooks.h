@@ -12,6 +12,9 @@
 namespace gcr {
 
 inline constexpr const char* kLdConfigDropIn = "00-gpu-container-runtime.conf";
+// Its path in the image (a literal: the shim runs no static initializer of ours).
+inline constexpr const char* kLdConfigDropInPath =
+    "/etc/ld.so.conf.d/00-gpu-container-runtime.conf";
 
 // Whether `path` is absolute, not "/", and without empty, "." or ".." components.
 [[nodiscard]] bool is_clean_absolute(const std::string& path);

@@ -200,7 +200,7 @@ class Planner {
   // Every configuration file is as old as the cache, but the drop-in about to be written; an
   // image without ld.so.conf has no other drop-ins the new include would start reading.
   Status check_configuration(const LdSoConf& conf, const std::vector<std::string>& declared) {
-    const std::string ours = std::string("/etc/ld.so.conf.d/") + kLdConfigDropIn;
+    const std::string ours = kLdConfigDropInPath;
     const bool writing = !declared.empty();
     if (writing) {
       if (auto s = check_drop_in(conf, ours, declared); !s) return s;
