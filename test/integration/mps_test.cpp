@@ -41,6 +41,14 @@ bool all_health(const Devices& devices, const std::string& health) {
                                          [&](const auto& d) { return d.health() == health; });
 }
 
+// A file's bytes, or none where it cannot be read (a process gone from /proc).
+std::string read_if_there(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
 // A plugin sharing each GPU `replicas` ways through MPS, the real control daemon in its driver
 // root.
 struct MpsNode {
@@ -88,7 +96,10 @@ struct MpsNode {
     }
   }
 
-  // The pids running the control program, with the pipe directory each was given.
+  // The pids running the control program as a daemon (`-f` as the plugin starts it, `-d` by
+  // hand), with the pipe directory each was given. The plugin asks a daemon through the same
+  // program, run as a client with the same pipe directory and no option: those come and go at
+  // any time, and are left out, as is a process gone while it was looked at.
   [[nodiscard]] std::map<int, std::string> daemons() const {
     std::map<int, std::string> out;
     for (const auto& e : std::filesystem::directory_iterator("/proc")) {
@@ -97,7 +108,11 @@ struct MpsNode {
       std::error_code ec;
       const auto exe = std::filesystem::read_symlink(e.path() / "exe", ec);
       if (ec || exe != program) continue;
-      std::istringstream env(gcr::test::read_file(e.path() / "environ"));
+      const std::string cmdline = read_if_there(e.path() / "cmdline");
+      if (cmdline.find(std::string("\0-f\0", 4)) == std::string::npos &&
+          cmdline.find(std::string("\0-d\0", 4)) == std::string::npos)
+        continue;
+      std::istringstream env(read_if_there(e.path() / "environ"));
       const std::string key = "CUDA_MPS_PIPE_DIRECTORY=";
       std::string& pipe_dir = out[std::stoi(name)];
       for (std::string var; std::getline(env, var, '\0');) {
