@@ -129,8 +129,10 @@ TEST_CASE("create-dev-char-symlinks: a relative link per NVIDIA node; a second r
   CHECK(first.err == "");
   const auto expected = host.expected();
   CHECK(host.linked() == expected);
-  for (const auto& [name, target] : expected)
+  for (const auto& link : expected) {
+    const std::string& name = link.first;
     CHECK_MESSAGE(leads_to_device(host.links() + "/" + name, name), name);
+  }
   CHECK(first.out.find("created " + host.links() + "/195:255 -> ../nvidiactl\n") !=
         std::string::npos);
   CHECK(first.out.find(host.links() + ": " + std::to_string(expected.size()) +

@@ -259,7 +259,8 @@ TEST_CASE("supported-capabilities holds for CDI names as it does for IDs") {
   const auto id_mounts = f.mount_destinations();
   REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=nvidia.com/gpu=0"}).exit_code == 0);
   const auto by_name = f.devices();
-  for (const auto& [path, numbers] : by_name) {
+  for (const auto& device : by_name) {
+    const std::string& path = device.first;
     CHECK_MESSAGE(path.rfind("/dev/dri/", 0) != 0, path);
     CHECK_MESSAGE(path != "/dev/nvidia-modeset", path);
   }

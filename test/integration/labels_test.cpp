@@ -93,7 +93,10 @@ FileStamp stamp_of(const std::string& path) {
 }
 
 void check_syntax(const Labels& labels) {
-  for (const auto& [name, value] : labels) {
+  // Not a structured binding: clang 14 cannot capture one (CAPTURE is a lambda).
+  for (const auto& label : labels) {
+    const std::string& name = label.first;
+    const std::string& value = label.second;
     CAPTURE(name);
     CAPTURE(value);
     CHECK(gcr::is_label_name(name));
@@ -275,8 +278,10 @@ TEST_CASE("GPUs in a multi-node NVLink fabric: nvidia.com/gpu.clique once regist
   // failed (status 1), its state says no fabric (0) or its cluster UUID is zero, so the others'
   // clique stands; still registering (1) it is left out too.
   const std::string zero = "00000000-0000-0000-0000-000000000000";
-  for (const auto& [last, last_uuid] :
+  for (const auto& states :
        {std::pair<std::string, std::string>{"3 1", ""}, {"0 0", ""}, {"1 0", ""}, {"3 0", zero}}) {
+    const std::string& last = states.first;
+    const std::string& last_uuid = states.second;
     CAPTURE(last);
     CAPTURE(last_uuid);
     f.describe_nvml(fabric(3, 7, last, last_uuid));

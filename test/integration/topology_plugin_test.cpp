@@ -156,8 +156,10 @@ TEST_CASE("MIG mixed: a resource per profile beside whole GPUs, each registered"
 TEST_CASE("MIG with cdi-annotations: the plugin's names are devices of the generated spec") {
   require_root();
   gcr::test::CdiFixture node;  // the runtime, with the spec generate wrote for this host
-  for (const auto& [ids, mig] : {std::pair<std::string, std::string>{"uuid", kMigUuid1},
-                                 std::pair<std::string, std::string>{"index", "1:1"}}) {
+  for (const auto& naming : {std::pair<std::string, std::string>{"uuid", kMigUuid1},
+                             std::pair<std::string, std::string>{"index", "1:1"}}) {
+    const std::string& ids = naming.first;
+    const std::string& mig = naming.second;
     CAPTURE(ids);
     PluginFixture f(
         Json{{"mig-strategy", "mixed"}, {"device-list", {"cdi-annotations"}}, {"device-ids", ids}});

@@ -52,7 +52,10 @@ gcr::MigDevice mig(unsigned index, unsigned slices, unsigned long long memory_mb
 }
 
 void check_syntax(const Labels& labels) {
-  for (const auto& [name, value] : labels) {
+  // Not a structured binding: clang 14 cannot capture one (CAPTURE is a lambda).
+  for (const auto& label : labels) {
+    const std::string& name = label.first;
+    const std::string& value = label.second;
     CAPTURE(name);
     CAPTURE(value);
     CHECK(gcr::is_label_name(name));
@@ -266,9 +269,10 @@ TEST_CASE("MIG: GFD's labels of a MIG device's share, under single and per profi
       {"nvidia.com/gpu.slices.ci", "3"},
       {"nvidia.com/gpu.slices.gi", "3"},
   };
-  for (const auto& [name, value] : share) {
+  for (const auto& label : share) {
+    const std::string& name = label.first;
     CAPTURE(name);
-    CHECK(single.at(name) == value);
+    CHECK(single.at(name) == label.second);
   }
 
   facts.gpus[1].migs = {mig(0, 1, 4864)};

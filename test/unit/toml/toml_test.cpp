@@ -107,7 +107,9 @@ TEST_CASE("non-ASCII text where toml++ asks whether it is whitespace is read, no
       {"a = \"\"\"\\ \n\xd0\x96\"\"\"\n", "\xd0\x96"},
       {"a = \"\"\"\\\n\xe3\x81\x81\"\"\"\n", "\xe3\x81\x81"},
       {"a = \"\"\"\\\n\xef\xac\xb0\"\"\"\n", "\xef\xac\xb0"}};
-  for (const auto& [text, value] : cases) {
+  for (const auto& one : cases) {
+    const std::string& text = one.first;  // not a structured binding: CAPTURE cannot take one
+    const auto& value = one.second;
     CAPTURE(text);
     auto r = gcr::parse_toml(text, "t.toml");
     REQUIRE(r.ok());
@@ -134,7 +136,9 @@ TEST_CASE("floats read as the nearest double, and the ones no double holds are r
       {"1_000.25", 1000.25},
       {"5e-324", 5e-324},
       {"1.7976931348623157e308", 1.7976931348623157e308}};
-  for (const auto& [text, value] : cases) {
+  for (const auto& one : cases) {
+    const std::string& text = one.first;  // not a structured binding: CAPTURE cannot take one
+    const auto& value = one.second;
     CAPTURE(text);
     auto r = gcr::parse_toml("f = " + text + "\n", "t.toml");
     REQUIRE(r.ok());
