@@ -8,6 +8,10 @@
 #
 #   scripts/fuzz.sh [SECONDS [TARGET...]]   only the named targets (default: every one)
 #
+# The build is the one scripts/test.sh runs the sanitized suite from (the same configuration:
+# the libraries are compiled once for both); GCR_FUZZ_DIR=build-asan uses that tree, and builds
+# nothing when it is up to date.
+#
 # The environment may change the defaults: GCR_FUZZ_DIR (the build directory, build-fuzz),
 # GCR_FUZZ_MAX_LEN (the largest input, 65536 bytes; the loader-cache targets take up to 16 MiB,
 # the cache's own limit), GCR_FUZZ_RSS_MB (the RSS, and the largest allocation, that fails
@@ -26,8 +30,7 @@ JOBS=${GCR_FUZZ_JOBS:-$(nproc)}
 LOGS=$(mktemp -d)
 trap 'rm -rf "$LOGS"' EXIT
 LOG=$LOGS/build.log
-CC=clang CXX=clang++ cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGCR_FUZZ=ON \
-  -DGCR_WERROR=ON -DBUILD_TESTING=OFF >"$LOG" 2>&1 || { cat "$LOG" >&2; exit 1; }
+scripts/configure-sanitized.sh "$B" >"$LOG" 2>&1 || { cat "$LOG" >&2; exit 1; }
 if [ $# -gt 0 ]; then
   TARGETS=$(for t in "$@"; do printf 'fuzz-%s ' "$t"; done)
 else

@@ -7,11 +7,13 @@
 #   2. a real single-node Kubernetes cluster from Debian's kubernetes source, containerd and our
 #      plugin (scripts/test-kubernetes.sh: the build is cached outside the checkout, and says
 #      whether the cache was used);
-#   3. the same tests built with AddressSanitizer and UBSan, but for those that start containers
-#      through an engine (dockerd, containerd's ctr): inside the engine's shim the sanitizer
-#      runtime of our hooks sometimes cannot map its memory (ENOMEM); the first stage runs them;
+#   3. the same tests built with AddressSanitizer and UBSan (clang), but for those that start
+#      containers through an engine (dockerd, containerd's ctr): inside the engine's shim the
+#      sanitizer runtime of our hooks sometimes cannot map its memory (ENOMEM); the first stage
+#      runs them. The tree is scripts/configure-sanitized.sh's, which also builds the fuzz
+#      targets: their libraries are these;
 #   4. every libFuzzer target for FUZZ_SECONDS (default 20) from its seed corpus, one per CPU
-#      at a time;
+#      at a time, from the sanitized tree (nothing more is compiled);
 #   5. README's package block as a user types it, in a fresh clone (scripts/package.sh: the
 #      product compiled once, the .deb with Debian's flags, the .rpm from that build's tree;
 #      apt installs the .deb), fail on a compiler warning in their logs, and exercise the
@@ -88,16 +90,16 @@ ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure
 stage "a real Kubernetes node (Debian's kubernetes 1.20, containerd, the plugin)"
 scripts/test-kubernetes.sh "${BUILD_DIR:-build}"
 
-stage "the suite under AddressSanitizer and UBSan"
+stage "the suite under AddressSanitizer and UBSan (clang; the fuzz targets built too)"
 rm -rf build-asan
-quiet cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGCR_SANITIZE=ON -DGCR_WERROR=ON
+quiet scripts/configure-sanitized.sh build-asan
 quiet cmake --build build-asan
 build-asan/test/unit-tests
 build-asan/test/integration-tests \
   -tce="dockerd*,containerd: *,ctr run --gpus*,end to end*,the image built offline*,containerd 1.7 and 2.1*,Docker 26 and 28*"
 
-stage "every parser fuzzed for a short while (clang, libFuzzer)"
-scripts/fuzz.sh "${FUZZ_SECONDS:-20}"
+stage "every parser fuzzed for a short while (libFuzzer, the sanitized tree's targets)"
+GCR_FUZZ_DIR=build-asan scripts/fuzz.sh "${FUZZ_SECONDS:-20}"
 
 stage "the packages, built by README's package block"
 scripts/test-packages.sh

@@ -11,6 +11,7 @@
 #include "gpu_fixture.h"
 #include "hostile_image.h"
 #include "ldcache/image_budget.h"
+#include "test_support.h"
 
 using gcr::Json;
 
@@ -21,11 +22,7 @@ constexpr double kMaxCpuSeconds = 1.0;
 // Peak RSS is the budget's measure in a plain build. Under AddressSanitizer it is mostly the
 // sanitizer's own shadow memory and quarantine (about 450 MB for any of these runs), so only
 // the plain build checks it; the sanitizer build still runs every path for memory errors.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kRssIsTheImages = false;
-#else
-constexpr bool kRssIsTheImages = true;
-#endif
+constexpr bool kRssIsTheImages = !gcr::test::kSanitized;
 const std::string kFolder = "/usr/lib/x86_64-linux-gnu";
 
 struct BudgetFixture : gcr::test::GpuFixture {

@@ -10,6 +10,16 @@
 
 namespace gcr::test {
 
+// Whether this program is built with AddressSanitizer: GCC says so with __SANITIZE_ADDRESS__,
+// clang 14 only through __has_feature.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+inline constexpr bool kSanitized = __has_feature(address_sanitizer);
+#else
+inline constexpr bool kSanitized = false;
+#endif
+
 // A directory under $TMPDIR (or /tmp) removed with its contents when the object dies.
 class TempDir {
  public:

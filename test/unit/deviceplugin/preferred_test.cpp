@@ -9,6 +9,7 @@
 #include <set>
 
 #include "deviceplugin/preferred.h"
+#include "test_support.h"
 #include "topology_fixtures.h"
 
 using gcr::PluginDevice;
@@ -16,11 +17,7 @@ using Ids = std::vector<std::string>;
 
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
+using gcr::test::kSanitized;
 
 // A fixture's devices: GPU i is "GPU-<i>", with `replicas` replicas each.
 std::vector<PluginDevice> devices_of(const gcr::Topology& t, const gcr::Config& config) {

@@ -1,0 +1,12 @@
+#!/bin/sh
+# Configures DIR (default build-asan) as the sanitized build: clang, Debug, AddressSanitizer and
+# UBSan, every library also instrumented for libFuzzer (GCR_FUZZ), warnings as errors. One tree
+# holds the sanitized test programs and executables (scripts/test.sh runs the suite from it) and
+# the fuzz targets (scripts/fuzz.sh), so the libraries are compiled once for both. Configuring an
+# existing tree again with these options changes nothing in it.
+#
+#   scripts/configure-sanitized.sh [DIR]
+set -eu
+cd "$(dirname "$0")/.."
+CC=clang CXX=clang++ exec cmake -S . -B "${1:-build-asan}" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+  -DGCR_FUZZ=ON -DGCR_WERROR=ON
