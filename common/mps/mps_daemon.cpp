@@ -167,28 +167,24 @@ bool has_environment(const std::string& pid, const std::vector<std::string>& wan
   });
 }
 
+// Whether the process `pid` was started as the control daemon: NVIDIA's program is one with
+// `-d` (it daemonizes) or `-f` (in the foreground, as the plugin starts it). Without either it is
+// a control client (an operator's session, a pod's, a question of this plugin or a killed one),
+// with the same executable and pipe directory.
+bool started_as_daemon(const std::string& pid) {
+  const std::string cmdline = proc_text("/proc/" + pid + "/cmdline");
+  const auto args = split(cmdline, '\0');
+  return std::any_of(args.begin() + (args.empty() ? 0 : 1), args.end(),
+                     [](std::string_view arg) { return arg == "-d" || arg == "-f"; });
+}
+
 // Whether `pid` runs the control daemon `program` (its resolved path) for `pipe_dir`: its
-// executable, and the pipe its environment names.
+// executable, started as the daemon, and the pipe its environment names.
 bool is_daemon_of(const std::string& pid, const std::string& program, const std::string& pipe_dir) {
   char exe[PATH_MAX];
   const ssize_t n = ::readlink(("/proc/" + pid + "/exe").c_str(), exe, sizeof exe);
   if (n <= 0 || std::string_view(exe, static_cast<std::size_t>(n)) != program) return false;
-  return has_environment(pid, {"CUDA_MPS_PIPE_DIRECTORY=" + pipe_dir});
-}
-
-// The pid of the daemon `program` (resolved) serving `pipe_dir` that an earlier plugin started;
-// -1 when none is found.
-pid_t find_daemon(const std::string& program, const std::string& pipe_dir) {
-  Fd proc(::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  auto entries = list_directory(std::move(proc), "/proc", std::size_t{1} << 22);
-  if (!entries) return -1;
-  for (const auto& e : *entries) {
-    if (e.name.empty() || e.name.size() > 10 ||
-        e.name.find_first_not_of("0123456789") != std::string::npos)
-      continue;
-    if (is_daemon_of(e.name, program, pipe_dir)) return static_cast<pid_t>(std::stol(e.name));
-  }
-  return -1;
+  return started_as_daemon(pid) && has_environment(pid, {"CUDA_MPS_PIPE_DIRECTORY=" + pipe_dir});
 }
 
 Status make_driver_dirs(const Fd& dir, const MpsPlan& plan, uid_t also_owner) {
@@ -388,6 +384,19 @@ Result<std::vector<MpsDriverLink>> mps_driver_links(DriverHost& host) {
     return Error{"no libcuda.so.1 for the MPS servers in the driver root (" +
                  host.files().driver_path("/") + ")"};
   return links;
+}
+
+pid_t find_mps_daemon(const std::string& program, const std::string& pipe_dir) {
+  Fd proc(::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  auto entries = list_directory(std::move(proc), "/proc", std::size_t{1} << 22);
+  if (!entries) return -1;
+  for (const auto& e : *entries) {
+    if (e.name.empty() || e.name.size() > 10 ||
+        e.name.find_first_not_of("0123456789") != std::string::npos)
+      continue;
+    if (is_daemon_of(e.name, program, pipe_dir)) return static_cast<pid_t>(std::stol(e.name));
+  }
+  return -1;
 }
 
 Result<std::string> ask_mps(const std::string& program, const std::string& pipe_dir,
@@ -670,7 +679,7 @@ Status MpsDaemon::start() {
   if (adopted_) {
     char resolved[PATH_MAX];
     if (::realpath(plan_.program.c_str(), resolved) != nullptr) program_path_ = resolved;
-    adopted_pid_ = find_daemon(program_path_, plan_.pipe_dir());
+    adopted_pid_ = find_mps_daemon(program_path_, plan_.pipe_dir());
     outdated_ = adopted_pid_ > 0 && !has_environment(std::to_string(adopted_pid_), env_);
   }
   if (child_ <= 0 && !adopted_) {

@@ -100,6 +100,12 @@ struct MpsPlan {
 [[nodiscard]] Result<std::string> ask_mps(const std::string& program, const std::string& pipe_dir,
                                           const std::string& command);
 
+// The pid of the control daemon `program` (its resolved path) serving `pipe_dir`, one an earlier
+// plugin or an operator started: a process of that executable started as the daemon (`-d` or
+// `-f`), its environment naming that pipe; not a control client (no option), which has both.
+// -1 when none is found.
+[[nodiscard]] pid_t find_mps_daemon(const std::string& program, const std::string& pipe_dir);
+
 // The commands that change limits ("set_default_active_thread_percentage 100",
 // "set_device_pinned_mem_limit 4242 0 80G") in a piece of the daemon's control.log, which
 // records every command it is sent as "[time Control pid] Cmd:<command>", in order; each made

@@ -1,6 +1,9 @@
 #include <doctest/doctest.h>
 
+#include <filesystem>
+
 #include "mps/mps_daemon.h"
+#include "test_support.h"
 
 TEST_CASE("k shares: k/replicas of the threads (at least 1 %, at most 100) and of the memory") {
   CHECK(gcr::share_percentage(4, 1) == 25);
@@ -92,4 +95,26 @@ TEST_CASE("the commands that set limits, from the daemon's log") {
   CHECK(gcr::limit_commands_in_log("] Cmd:" + std::string(300, 's') + "\n").empty());
   const auto long_one = gcr::limit_commands_in_log("] Cmd:set_" + std::string(300, 'x') + "\n");
   CHECK(long_one.at(0) == "set_" + std::string(196, 'x') + "...");
+}
+
+// `tail` stands in for nvidia-cuda-mps-control, whose daemon runs with `-f` (or `-d`) and whose
+// clients run with no option, both with the pipe directory in their environment. A client
+// comes first in /proc where its pid is lower (pids wrap): the daemon is still the one found.
+TEST_CASE("the daemon found for a pipe is the one started as a daemon, not a client of it") {
+  const gcr::test::TempDir dir;
+  const std::string tail = std::filesystem::canonical("/usr/bin/tail");
+  const auto with_pipe = [](const std::string& pipe) {
+    gcr::test::RunOptions options;
+    options.env["CUDA_MPS_PIPE_DIRECTORY"] = pipe;
+    return options;
+  };
+  const std::string pipe = dir / "pipe";
+  gcr::test::Daemon client({tail, "-F", "/dev/null"}, with_pipe(pipe), dir / "client.log");
+  gcr::test::Daemon other({tail, "-f", "/dev/null"}, with_pipe(dir / "other"), dir / "other.log");
+  CHECK(gcr::find_mps_daemon(tail, pipe) == -1);
+  gcr::test::Daemon daemon({tail, "-f", "/dev/null"}, with_pipe(pipe), dir / "daemon.log");
+  REQUIRE(client.pid() < daemon.pid());
+  CHECK(gcr::find_mps_daemon(tail, pipe) == daemon.pid());
+  CHECK(gcr::find_mps_daemon(tail, dir / "other") == other.pid());
+  CHECK(gcr::find_mps_daemon("/usr/bin/no-such-program", pipe) == -1);
 }
