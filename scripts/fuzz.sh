@@ -1,10 +1,11 @@
 #!/bin/sh
-# Builds the libFuzzer targets (clang, AddressSanitizer and UBSan) into build-fuzz/ and runs each
-# for SECONDS (default 20) from its seed corpus (test/fuzz/corpus/<target>/, plus the project's
-# own sample files), as many at a time as there are CPUs (libFuzzer runs one per process). A
-# crash, a leak, a failed property or a run past the RSS limit fails the script (after the other
-# targets have run) with the input saved under build-fuzz/findings/. Prints each target's
-# executions and coverage, in order.
+# Builds the libFuzzer targets (clang, AddressSanitizer and UBSan) into build-fuzz/ (or
+# GCR_FUZZ_DIR) and runs each for SECONDS (default 20) from its seed corpus
+# (test/fuzz/corpus/<target>/, plus the project's own sample files) and what earlier runs added
+# to <dir>/corpus/<target>/, as many at a time as there are CPUs (libFuzzer runs one per
+# process). A crash, a leak, a failed property or a run past the RSS limit fails the script
+# (after the other targets have run) with the input saved under <dir>/findings/. Prints each
+# target's executions and coverage, in order.
 #
 #   scripts/fuzz.sh [SECONDS [TARGET...]]   only the named targets (default: every one)
 #

@@ -91,7 +91,11 @@ stage "a real Kubernetes node (Debian's kubernetes 1.20, containerd, the plugin)
 scripts/test-kubernetes.sh "${BUILD_DIR:-build}"
 
 stage "the suite under AddressSanitizer and UBSan (clang; the fuzz targets built too)"
-rm -rf build-asan
+# A clean tree, but for what the fuzz stage keeps there: the corpora earlier runs grew, and the
+# inputs a failed run saved.
+if [ -d build-asan ]; then
+  find build-asan -mindepth 1 -maxdepth 1 ! -name corpus ! -name findings -exec rm -rf {} +
+fi
 quiet scripts/configure-sanitized.sh build-asan
 quiet cmake --build build-asan
 build-asan/test/unit-tests
