@@ -1,6 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include "mps/mps_daemon.h"
 #include "test_support.h"
@@ -108,11 +110,22 @@ TEST_CASE("the daemon found for a pipe is the one started as a daemon, not a cli
     options.env["CUDA_MPS_PIPE_DIRECTORY"] = pipe;
     return options;
   };
+  // Each one looked for once it runs `tail` (not the test program it was forked from).
+  const auto runs_tail = [&](const gcr::test::Daemon& process) {
+    const std::string exe = "/proc/" + std::to_string(process.pid()) + "/exe";
+    std::error_code ec;
+    for (int i = 0; i < 500 && std::filesystem::read_symlink(exe, ec) != tail; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return std::filesystem::read_symlink(exe, ec) == tail;
+  };
   const std::string pipe = dir / "pipe";
   gcr::test::Daemon client({tail, "-F", "/dev/null"}, with_pipe(pipe), dir / "client.log");
   gcr::test::Daemon other({tail, "-f", "/dev/null"}, with_pipe(dir / "other"), dir / "other.log");
+  REQUIRE(runs_tail(client));
+  REQUIRE(runs_tail(other));
   CHECK(gcr::find_mps_daemon(tail, pipe) == -1);
   gcr::test::Daemon daemon({tail, "-f", "/dev/null"}, with_pipe(pipe), dir / "daemon.log");
+  REQUIRE(runs_tail(daemon));
   REQUIRE(client.pid() < daemon.pid());
   CHECK(gcr::find_mps_daemon(tail, pipe) == daemon.pid());
   CHECK(gcr::find_mps_daemon(tail, dir / "other") == other.pid());
