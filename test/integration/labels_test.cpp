@@ -13,6 +13,7 @@
 #include <map>
 #include <thread>
 
+#include "label_checks.h"
 #include "labels/labels.h"
 #include "plugin_fixture.h"
 #include "topology_fixtures.h"
@@ -92,18 +93,6 @@ FileStamp stamp_of(const std::string& path) {
   return FileStamp{st.st_ino, st.st_mtim};
 }
 
-void check_syntax(const Labels& labels) {
-  // Not a structured binding: clang 14 cannot capture one (CAPTURE is a lambda).
-  for (const auto& label : labels) {
-    const std::string& name = label.first;
-    const std::string& value = label.second;
-    CAPTURE(name);
-    CAPTURE(value);
-    CHECK(gcr::is_label_name(name));
-    CHECK(gcr::is_label_value(value));
-  }
-}
-
 // GFD's labels on the simulated host with NVML (GPU 0 is an A100 on bus 06), and ours.
 Labels expected_labels(unsigned gpus, const std::string& largest, const std::string& count,
                        const std::string& nvswitch) {
@@ -167,7 +156,7 @@ TEST_CASE("each topology's exact labels, in the file and from gpu-ctk labels") {
     const auto labels =
         wait_for_labels(f, [&](const Labels& l) { return l.size() >= expected.size(); });
     CHECK(labels == expected);
-    check_syntax(labels);
+    gcr::test::check_label_syntax(labels);
     const std::string text = labels_text(f);
     CHECK(text == gcr::labels_text(expected));
 
@@ -197,7 +186,7 @@ TEST_CASE("a driver upgrade and a MIG change rewrite only the labels they change
   CHECK(before.at("nvidia.com/mig-1g.5gb.slices.ci") == "1");
   CHECK(before.at("nvidia.com/mig-1g.5gb.engines.copy") == "1");
   CHECK(before.at("nvidia.com/mig-1g.5gb.engines.decoder") == "0");
-  check_syntax(before);
+  gcr::test::check_label_syntax(before);
 
   // Nothing changes: the file stays as it is (three ticks and more).
   const auto first = stamp_of(f.labels_file());
@@ -467,7 +456,7 @@ TEST_CASE("a GPU named with no letter or digit: nvidia.com/gpu.product=unknown-S
   f.start();
   const auto labels = wait_for_label(f, "nvidia.com/gpu.product", "unknown-SHARED");
   CHECK(labels.at("nvidia.com/gpu.product") == "unknown-SHARED");
-  check_syntax(labels);
+  gcr::test::check_label_syntax(labels);
   const auto printed = gcr::test::run({gcr::test::built("gpu-ctk"), "labels"}, ctk_env(f));
   CHECK(printed.exit_code == 0);
   CHECK(printed.out.find("nvidia.com/gpu.product=unknown-SHARED\n") != std::string::npos);

@@ -3,6 +3,7 @@
 // Kubernetes' syntax for every label produced.
 #include <doctest/doctest.h>
 
+#include "label_checks.h"
 #include "labels/labels.h"
 #include "labels/nvlink_sets.h"
 #include "topology_fixtures.h"
@@ -51,18 +52,6 @@ gcr::MigDevice mig(unsigned index, unsigned slices, unsigned long long memory_mb
   return m;
 }
 
-void check_syntax(const Labels& labels) {
-  // Not a structured binding: clang 14 cannot capture one (CAPTURE is a lambda).
-  for (const auto& label : labels) {
-    const std::string& name = label.first;
-    const std::string& value = label.second;
-    CAPTURE(name);
-    CAPTURE(value);
-    CHECK(gcr::is_label_name(name));
-    CHECK(gcr::is_label_value(value));
-  }
-}
-
 }  // namespace
 
 TEST_CASE("DGX-1 mesh: GFD's labels, and NVLink sets of four, two of them") {
@@ -100,7 +89,7 @@ TEST_CASE("DGX-1 mesh: GFD's labels, and NVLink sets of four, two of them") {
   };
   const auto labels = gcr::node_labels(node_of("dgx1"), gcr::Config::DevicePlugin{});
   CHECK(labels == expected);
-  check_syntax(labels);
+  gcr::test::check_label_syntax(labels);
 }
 
 TEST_CASE("NVLink labels on every topology: NVSwitch, PCIe only, sixteen GPUs in a chain") {
@@ -117,7 +106,7 @@ TEST_CASE("NVLink labels on every topology: NVSwitch, PCIe only, sixteen GPUs in
     CHECK(labels.at("nvidia.com/gpu.nvlink.largest-clique") == c.largest);
     CHECK(labels.at("nvidia.com/gpu.nvlink.clique-count") == c.count);
     CHECK(labels.at("nvidia.com/gpu.nvswitch") == c.nvswitch);
-    check_syntax(labels);
+    gcr::test::check_label_syntax(labels);
   }
 }
 
@@ -220,7 +209,7 @@ TEST_CASE("MIG single: the MIG devices are the GPUs; mixed: labels per profile")
   CHECK(labels.at("nvidia.com/mig-1g.5gb.memory") == "4864");
   CHECK(labels.at("nvidia.com/mig-1g.5gb.product") == "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb-SHARED");
   CHECK(labels.at("nvidia.com/mig-3g.20gb.count") == "1");
-  check_syntax(labels);
+  gcr::test::check_label_syntax(labels);
 
   // mixed with every GPU in MIG mode: no nvidia.com/gpu device, so nothing describes one (a
   // selector on the product would bring pods asking for nvidia.com/gpu that wait forever).
@@ -246,7 +235,7 @@ TEST_CASE("MIG single: the MIG devices are the GPUs; mixed: labels per profile")
   CHECK(labels.at("nvidia.com/gpu.memory") == "0");
   CHECK(labels.at("nvidia.com/gpu.family") == "ampere");
   CHECK(labels.count("nvidia.com/gpu.multiprocessors") == 0);
-  check_syntax(labels);
+  gcr::test::check_label_syntax(labels);
 }
 
 TEST_CASE("MIG: GFD's labels of a MIG device's share, under single and per profile under mixed") {
@@ -286,7 +275,7 @@ TEST_CASE("MIG: GFD's labels of a MIG device's share, under single and per profi
   CHECK(mixed.at("nvidia.com/mig-1g.5gb.engines.copy") == "1");
   CHECK(mixed.at("nvidia.com/mig-1g.5gb.engines.ofa") == "0");
   CHECK(mixed.count("nvidia.com/gpu.multiprocessors") == 0);
-  check_syntax(mixed);
+  gcr::test::check_label_syntax(mixed);
 }
 
 TEST_CASE("MIG single while the GPUs' MIG modes are not known: nvidia.com/gpu not described") {
@@ -408,7 +397,7 @@ TEST_CASE("gpu.clique: the one fabric clique of the GPUs attached to a multi-nod
   auto attached = labels();
   CHECK(attached.at("nvidia.com/gpu.clique") == clique);
   CHECK(said.empty());
-  check_syntax(attached);
+  gcr::test::check_label_syntax(attached);
   // A GPU NVML did not answer for may be in another clique: no label for now.
   facts.gpus[5].fabric_known = false;
   CHECK_FALSE(labels().contains("nvidia.com/gpu.clique"));
@@ -432,7 +421,7 @@ TEST_CASE("every value is sanitised to Kubernetes' syntax, whatever the driver r
     gcr::Config::DevicePlugin plugin;
     plugin.replicas = replicas;
     const auto labels = gcr::node_labels(facts, plugin);
-    check_syntax(labels);
+    gcr::test::check_label_syntax(labels);
     CHECK(labels.at("nvidia.com/gpu.machine") == "ProLiant-DL380-Gen10-HPE");
     CHECK(labels.at("nvidia.com/cuda.driver-version.revision") == "15-custom-build-debug");
     CHECK(labels.at("nvidia.com/gpu.product").size() <= 63);
@@ -511,12 +500,12 @@ TEST_CASE("a GPU name with no letter or digit: the product is unknown, every lab
       const auto labels = gcr::node_labels(facts, plugin, &left_out);
       CHECK(labels.at("nvidia.com/gpu.product") == (replicas > 1 ? c.shared : c.product));
       CHECK(left_out.empty());
-      check_syntax(labels);
+      gcr::test::check_label_syntax(labels);
     }
     gcr::Config::DevicePlugin mps;
     mps.sharing = "mps";
     mps.replicas = 2;
-    check_syntax(gcr::node_labels(facts, mps));
+    gcr::test::check_label_syntax(gcr::node_labels(facts, mps));
   }
 
   // A hundred characters: cut to 63, or to 56 and "-SHARED" kept whole.
@@ -532,7 +521,7 @@ TEST_CASE("a GPU name with no letter or digit: the product is unknown, every lab
   facts.gpus[0].model = std::string(55, 'x') + " (" + std::string(40, 'y') + ")";
   CHECK(gcr::node_labels(facts, plugin).at("nvidia.com/gpu.product") ==
         std::string(55, 'x') + "-SHARED");
-  check_syntax(gcr::node_labels(facts, plugin));
+  gcr::test::check_label_syntax(gcr::node_labels(facts, plugin));
 
   // MIG: the profile after the unknown name, and per profile under mixed.
   facts = node_of("pcie4");
@@ -546,7 +535,7 @@ TEST_CASE("a GPU name with no letter or digit: the product is unknown, every lab
   plugin.mig_strategy = "mixed";
   const auto mixed = gcr::node_labels(facts, plugin);
   CHECK(mixed.at("nvidia.com/mig-1g.5gb.product") == "unknown-MIG-1g.5gb-SHARED");
-  check_syntax(mixed);
+  gcr::test::check_label_syntax(mixed);
 }
 
 TEST_CASE("a label Kubernetes would refuse is left out and said, never written") {
