@@ -39,21 +39,12 @@ Result<std::string> read_spec_text(int dirfd, const std::string& name, bool trus
   return read_fd(fd.get(), kMaxCdiSpecBytes);
 }
 
-Result<CdiSpec> parse_spec(const std::string& name, const std::string& text) {
-  auto doc = name.ends_with(".json") ? parse_json_strict(text) : yaml_to_json(text);
-  if (!doc) return doc.error();
-  auto spec = cdi_spec_from_json(*doc);
-  if (!spec) return spec.error();
-  if (auto s = validate_cdi_spec(*spec); !s) return s.error();
-  return spec;
-}
-
 Result<CdiSpec> read_spec_at(int dirfd, const std::string& name, bool trusted) {
   if (!name.ends_with(".json") && !name.ends_with(".yaml"))
     return Error{"the file name must end in .json or .yaml"};
   auto text = read_spec_text(dirfd, name, trusted);
   if (!text) return text.error();
-  return parse_spec(name, *text);
+  return parse_cdi_spec_text(*text, name.ends_with(".json"));
 }
 
 std::vector<std::string> spec_names(int dirfd) {
@@ -90,6 +81,15 @@ void add_devices(CdiRegistry& registry, std::size_t spec_index, std::set<std::st
 }
 
 }  // namespace
+
+Result<CdiSpec> parse_cdi_spec_text(const std::string& text, bool json) {
+  auto doc = json ? parse_json_strict(text) : yaml_to_json(text);
+  if (!doc) return doc.error();
+  auto spec = cdi_spec_from_json(*doc);
+  if (!spec) return spec.error();
+  if (auto s = validate_cdi_spec(*spec); !s) return s.error();
+  return spec;
+}
 
 Result<CdiSpec> read_cdi_spec_file(const std::string& path, bool trusted) {
   auto dirfd = open_directory(dirname_of(path));

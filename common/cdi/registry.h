@@ -31,6 +31,9 @@ struct CdiRegistry {
 // file to be owned by root and not writable by group or others.
 [[nodiscard]] Result<CdiSpec> read_cdi_spec_file(const std::string& path, bool trusted);
 
+// One spec's text, checked and validated: JSON where `json`, else YAML.
+[[nodiscard]] Result<CdiSpec> parse_cdi_spec_text(const std::string& text, bool json);
+
 [[nodiscard]] CdiRegistry load_cdi_registry(const std::vector<std::string>& dirs);
 
 // The merged edits for `names` in request order (each spec's global edits the first time one

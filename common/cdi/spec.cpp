@@ -119,6 +119,12 @@ std::string minimum_cdi_version(const CdiSpec& spec) {
   return kVersions[required_index(spec)];
 }
 
+void raise_cdi_version(CdiSpec& spec) {
+  const std::size_t declared = version_index(spec.version);
+  const std::size_t needed = required_index(spec);
+  if (declared < needed) spec.version = kVersions[needed];
+}
+
 Json cdi_spec_to_json(const CdiSpec& spec) {
   Json out = {{"cdiVersion", spec.version}, {"kind", spec.kind}};
   if (!spec.annotations.empty()) out["annotations"] = spec.annotations;

@@ -37,6 +37,10 @@ struct CdiSpec {
 // The oldest cdiVersion that holds every field the spec uses.
 [[nodiscard]] std::string minimum_cdi_version(const CdiSpec& spec);
 
+// The declared version raised to minimum_cdi_version where it is older (a known version only:
+// an unknown one is left for validation to name).
+void raise_cdi_version(CdiSpec& spec);
+
 [[nodiscard]] Json cdi_spec_to_json(const CdiSpec& spec);
 
 }  // namespace gcr

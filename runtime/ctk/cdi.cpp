@@ -1,4 +1,6 @@
-// gpu-ctk cdi generate | list | validate | resolve
+// gpu-ctk cdi generate | list | validate | resolve | transform root
+#include <unistd.h>
+
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <cstdio>
@@ -9,6 +11,7 @@
 #include "base/text.h"
 #include "cdi/generate.h"
 #include "cdi/registry.h"
+#include "cdi/transform.h"
 #include "cdi/yaml.h"
 #include "config/config_file.h"
 #include "ctk/ctk.h"
@@ -58,6 +61,31 @@ Status write_output(const std::string& path, const std::string& text) {
   auto s = write_file_atomic_at(dirfd->get(), basename_of(path), text, FileOwner{0644});
   if (!s) return s.error().wrap("cannot write " + path);
   return {};
+}
+
+// --format and --output together: the format from the name where none is given (yaml without
+// one); engines read only .json and .yaml files (.yml neither), so the format's extension is
+// added to any other name, as NVIDIA's tools do.
+Status settle_output(std::string& output, std::string& format) {
+  if (format.empty()) format = output.ends_with(".json") ? "json" : "yaml";
+  if (format != "json" && format != "yaml") return Error{"--format must be json or yaml"};
+  if (!output.empty() && !output.ends_with(".json") && !output.ends_with(".yaml"))
+    output += "." + format;
+  return {};
+}
+
+// The spec on stdout, or written to `output` with a line on stderr.
+int put_spec(const CdiSpec& spec, const std::string& output, const std::string& format) {
+  const Json doc = cdi_spec_to_json(spec);
+  const std::string text = format == "json" ? json_text(doc, 2) + "\n" : json_to_yaml(doc);
+  if (output.empty()) {
+    std::fputs(text.c_str(), stdout);
+    return 0;
+  }
+  if (auto s = write_output(output, text); !s) return fail(s.error().message);
+  std::fprintf(stderr, "gpu-ctk cdi: wrote %s (%zu devices, cdiVersion %s)\n", output.c_str(),
+               spec.devices.size(), spec.version.c_str());
+  return 0;
 }
 
 // --device-name-strategy values, each once, comma lists split.
@@ -122,12 +150,7 @@ int generate(const std::vector<std::string>& args, Config config) {
       "no-all-device", po::bool_switch(&no_all_device), "leave out the device `all`");
   po::variables_map vm;
   if (auto done = parse(args, desc, {}, vm, "usage: gpu-ctk cdi generate [options]")) return *done;
-  if (format.empty()) format = output.ends_with(".json") ? "json" : "yaml";
-  if (format != "json" && format != "yaml") return fail("--format must be json or yaml");
-  // Engines read only .json and .yaml files (.yml neither): the format's is added to any other
-  // name, as NVIDIA's does.
-  if (!output.empty() && !output.ends_with(".json") && !output.ends_with(".yaml"))
-    output += "." + format;
+  if (auto s = settle_output(output, format); !s) return fail(s.error().message);
   if (!ldconfig.empty())
     config.hooks.ldconfig = ldconfig.front() == '@' ? ldconfig : "@" + ldconfig;
   if (config.hooks.ldconfig.size() < 2 || config.hooks.ldconfig[1] != '/')
@@ -139,16 +162,55 @@ int generate(const std::vector<std::string>& args, Config config) {
   DriverHost host(config.driver, lstat_node);
   auto spec = spec_of_mode(mode, host, config, vendor, device_class, *naming);
   if (!spec) return fail(spec.error().message);
-  const Json doc = cdi_spec_to_json(*spec);
-  const std::string text = format == "json" ? json_text(doc, 2) + "\n" : json_to_yaml(doc);
-  if (output.empty()) {
-    std::fputs(text.c_str(), stdout);
-    return 0;
-  }
-  if (auto s = write_output(output, text); !s) return fail(s.error().message);
-  std::fprintf(stderr, "gpu-ctk cdi: wrote %s (%zu devices, cdiVersion %s)\n", output.c_str(),
-               spec->devices.size(), spec->version.c_str());
-  return 0;
+  return put_spec(*spec, output, format);
+}
+
+Result<std::string> read_input(const std::string& input) {
+  if (input == "-") return read_fd(STDIN_FILENO, kMaxCdiSpecBytes);
+  return read_regular_file(input, kMaxCdiSpecBytes);
+}
+
+// JSON where the text starts as a JSON object does, else YAML (JSON's superset).
+bool looks_like_json(const std::string& text) {
+  const auto first = text.find_first_not_of(" \t\r\n");
+  return first != std::string::npos && text[first] == '{';
+}
+
+int transform(const std::vector<std::string>& args) {
+  std::string kind, from, to, relative_to = "host", input = "-", output, format;
+  po::options_description desc("options");
+  desc.add_options()("from", po::value(&from), "the root the spec's paths are under now")(
+      "to", po::value(&to), "the root they move to (default /)")(
+      "relative-to", po::value(&relative_to),
+      "host (host paths: device nodes', mounts' sources, the hooks run on the host) or "
+      "container (paths in the container) (default host)")(
+      "input", po::value(&input), "the spec to read, - for stdin (default -)")(
+      "output,o", po::value(&output),
+      "write the spec to FILE (atomically) instead of stdout; .yaml or .json is added to a name "
+      "without either")("format", po::value(&format),
+                        "json or yaml (default: from the --output extension, else yaml)")(
+      "kind", po::value(&kind), "root (the only transform)");
+  po::positional_options_description positional;
+  positional.add("kind", 1);
+  po::variables_map vm;
+  if (auto done = parse(args, desc, positional, vm,
+                        "usage: gpu-ctk cdi transform root --from DIR [--to DIR] "
+                        "[--relative-to host|container] [--input FILE|-] [--output FILE]"))
+    return *done;
+  if (kind != "root")
+    return fail("transform `" + printable(kind, 64) + "`: the one transform is `root`");
+  auto t = root_transform(from, to, relative_to);
+  if (!t) return fail("transform root: " + t.error().message);
+  if (auto s = settle_output(output, format); !s) return fail(s.error().message);
+  const std::string where = input == "-" ? "stdin" : input;
+  auto text = read_input(input);
+  if (!text) return fail("cannot read the spec: " + text.error().message + " (" + where + ")");
+  auto spec = parse_cdi_spec_text(*text, looks_like_json(*text));
+  if (!spec) return fail("invalid spec: " + spec.error().message + " (" + where + ")");
+  transform_cdi_root(*spec, *t);
+  if (auto s = validate_cdi_spec(*spec); !s)
+    return fail("the transformed spec is invalid: " + s.error().message + " (" + where + ")");
+  return put_spec(*spec, output, format);
 }
 
 int list(const std::vector<std::string>& args, const Config& config) {
@@ -215,6 +277,7 @@ int resolve(const std::vector<std::string>& args, const Config& config) {
 int ctk_cdi(const std::vector<std::string>& args) {
   const std::string sub = args.empty() ? "" : args.front();
   const std::vector<std::string> rest(args.begin() + (args.empty() ? 0 : 1), args.end());
+  if (sub == "transform") return transform(rest);  // a file to a file: no configuration
   auto config = load_config(config_path_from_env());
   if (!config) return fail(config.error().message);
   if (sub == "generate") return generate(rest, *config);
@@ -230,7 +293,9 @@ int ctk_cdi(const std::vector<std::string>& args) {
       "[--no-all-device]\n"
       "       gpu-ctk cdi list [--spec-dir DIR]...\n"
       "       gpu-ctk cdi validate [FILE...] [--spec-dir DIR]...\n"
-      "       gpu-ctk cdi resolve [--spec-dir DIR]... NAME...   (the merged edits, as JSON)\n");
+      "       gpu-ctk cdi resolve [--spec-dir DIR]... NAME...   (the merged edits, as JSON)\n"
+      "       gpu-ctk cdi transform root --from DIR [--to DIR] [--relative-to host|container]\n"
+      "                                  [--input FILE|-] [--output FILE] [--format json|yaml]\n");
   return sub == "--help" || sub == "-h" ? 0 : 2;
 }
 

@@ -402,6 +402,40 @@ TEST_CASE("a real container through the shim gets exactly the CDI-named GPU") {
         "nvidia-modeset nvidia-uvm nvidia-uvm-tools nvidia3 nvidiactl cuDriverGetVersion: 12040\n");
 }
 
+// A driver container's spec, generated where the driver's files were, moved with them: what a
+// host whose view of the driver differs from the generator's needs (nvidia-ctk cdi transform).
+TEST_CASE("a spec moved with cdi transform root serves a real container from the new root") {
+  require_root();
+  CdiFixture f;
+  const std::string from = f.host().driver_root();
+  const std::string to = from + "-moved";
+  REQUIRE(::rename(from.c_str(), to.c_str()) == 0);
+  f.configure({{"cdi", {{"spec-dirs", {f.spec_dir}}}},
+               {"driver", {{"root", to}}},
+               {"runtime", {{"runtimes", {gcr::test::runc_path()}}}}});
+  gcr::test::make_glibc_rootfs(f.bundle());
+  Json spec = gcr::test::busybox_spec({"/bin/sh", "-c", "/probe"});
+  spec["process"]["env"].push_back("NVIDIA_VISIBLE_DEVICES=nvidia.com/gpu=0");
+  const auto run = [&](const std::string& id) {
+    f.write_spec(spec.dump());
+    return f.shim({"--root", f.path("runc-root"), "run", "--bundle", f.bundle(), id});
+  };
+  const auto stale = run("gcr-stale");
+  CHECK(stale.exit_code != 0);  // its mounts name files that are gone
+
+  const std::string file = f.spec_dir + "/nvidia.yaml";
+  const auto moved = f.ctk({"cdi", "transform", "root", "--from", from + "/", "--to", to, "--input",
+                            file, "--output", file});
+  REQUIRE_MESSAGE(moved.exit_code == 0, moved.err);
+  const std::string text = gcr::test::read_file(file);
+  CHECK(text.find(from + "/") == std::string::npos);
+  CHECK(text.find(to + "/") != std::string::npos);
+  CHECK(f.ctk({"cdi", "validate", file}).out == file + ": ok\n");
+  const auto r = run("gcr-moved");
+  CHECK(r.err == "");
+  CHECK(r.out == "cuDriverGetVersion: 12040\n");
+}
+
 TEST_CASE("a real container through the shim gets exactly the MIG device its CDI name names") {
   require_root();
   CdiFixture f;

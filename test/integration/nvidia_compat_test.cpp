@@ -6,6 +6,9 @@
 
 #include <unistd.h>
 
+#include <optional>
+#include <utility>
+
 #include "containerd.h"
 #include "gpu_fixture.h"
 
@@ -51,11 +54,13 @@ ProcessResult as(const GpuFixture& f, const std::string& name,
   return gcr::test::run(argv, ctk_env(f));
 }
 
-ProcessResult gpu_ctk(const GpuFixture& f, const std::vector<std::string>& args) {
+ProcessResult gpu_ctk(const GpuFixture& f, const std::vector<std::string>& args,
+                      std::optional<std::string> stdin_text = std::nullopt) {
   std::vector<std::string> argv{gcr::test::built("gpu-ctk")};
   argv.insert(argv.end(), args.begin(), args.end());
   gcr::test::RunOptions env;
   env.env["GPU_CONTAINER_RUNTIME_CONFIG"] = f.config_path();
+  env.stdin_text = std::move(stdin_text);
   return gcr::test::run(argv, env);
 }
 
@@ -244,6 +249,23 @@ TEST_CASE("nvidia-ctk: NVIDIA's documented invocations write what our spellings 
   CHECK(listed.out.find("example.com/gpu=gpu0\n") != std::string::npos);
   CHECK(listed.out.find("example.com/gpu=all\n") != std::string::npos);
   CHECK(listed.out.find("example.com/gpu=0\n") == std::string::npos);
+
+  // cdi transform root under NVIDIA's spellings: the same file as ours.
+  const std::string generated_file = f.path("cdi/nvidia.yaml");
+  const auto theirs =
+      as(f, "nvidia-ctk",
+         {"cdi", "transform", "root", "-from=" + f.host().driver_root(), "-to=/run/nvidia/driver",
+          "--input=" + generated_file, "--output=" + f.path("transformed/nvidia")});
+  REQUIRE_MESSAGE(theirs.exit_code == 0, theirs.err);
+  const auto mine = gpu_ctk(f,
+                            {"cdi", "transform", "root", "--from", f.host().driver_root(), "--to",
+                             "/run/nvidia/driver", "--output", f.path("transformed/ours.yaml")},
+                            gcr::test::read_file(generated_file));
+  REQUIRE_MESSAGE(mine.exit_code == 0, mine.err);
+  const std::string transformed = gcr::test::read_file(f.path("transformed/nvidia.yaml"));
+  CHECK(transformed == gcr::test::read_file(f.path("transformed/ours.yaml")));
+  CHECK(transformed.find("hostPath: /run/nvidia/driver/") != std::string::npos);
+  CHECK(transformed.find(f.host().driver_root()) == std::string::npos);
 
   // As nvidia-cdi-refresh.service runs it: the file and the names from NVIDIA_CTK_* variables;
   // gpu-ctk under its own name reads none of them (the spec goes to stdout).
