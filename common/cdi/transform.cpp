@@ -1,17 +1,29 @@
 #include "cdi/transform.h"
 
+#include <string_view>
+#include <vector>
+
 #include "base/text.h"
 
 namespace gcr {
 namespace {
 
-// A root as given, without the trailing slashes that name the same directory.
+// A root as given, cleaned as NVIDIA's tools clean it: no empty or `.` component, `..` taking
+// the one before it (none above /), no trailing slash.
 Result<std::string> root_of(const std::string& flag, const std::string& value) {
   if (value.empty() || value.front() != '/')
     return Error{"--" + flag + " `" + printable(value, 256) + "` must be an absolute path"};
-  std::string root = value;
-  while (root.size() > 1 && root.back() == '/') root.pop_back();
-  return root;
+  std::vector<std::string_view> parts;
+  for (auto part : split(value, '/')) {
+    if (part.empty() || part == ".") continue;
+    if (part != "..")
+      parts.push_back(part);
+    else if (!parts.empty())
+      parts.pop_back();
+  }
+  std::string root;
+  for (auto part : parts) (root += '/') += part;
+  return root.empty() ? "/" : root;
 }
 
 // The OCI hook stages whose hooks run in the container's namespaces: their arguments are

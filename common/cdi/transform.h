@@ -16,13 +16,13 @@ namespace gcr {
 enum class RootSide { kHost, kContainer };
 
 struct RootTransform {
-  std::string from;  // absolute, no trailing slash but "/" itself
-  std::string to;    // absolute, likewise
+  std::string from;  // absolute and clean: no trailing slash but "/" itself, no `.` or `..`
+  std::string to;    // absolute and clean
   RootSide side = RootSide::kHost;
 };
 
 // The transform NVIDIA's flags ask for: --from (required, absolute), --to (absolute; "" is
-// "/"), --relative-to (host or container).
+// "/"), --relative-to (host or container); both roots cleaned (`/a//b/../c/` is `/a/c`).
 [[nodiscard]] Result<RootTransform> root_transform(const std::string& from, const std::string& to,
                                                    const std::string& relative_to);
 

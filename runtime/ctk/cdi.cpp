@@ -170,10 +170,30 @@ Result<std::string> read_input(const std::string& input) {
   return read_regular_file(input, kMaxCdiSpecBytes);
 }
 
-// JSON where the text starts as a JSON object does, else YAML (JSON's superset).
-bool looks_like_json(const std::string& text) {
+// A spec's text in either form: read as JSON where it starts as a JSON object does (then
+// JSON's error, should it be YAML's flow style neither), else as YAML.
+Result<CdiSpec> parse_either(const std::string& text) {
   const auto first = text.find_first_not_of(" \t\r\n");
-  return first != std::string::npos && text[first] == '{';
+  if (first == std::string::npos || text[first] != '{') return parse_cdi_spec_text(text, false);
+  auto json = parse_cdi_spec_text(text, true);
+  if (json) return json;
+  auto yaml = parse_cdi_spec_text(text, false);
+  return yaml ? yaml : json;
+}
+
+// `--to=` (empty, which NVIDIA's flags take for the default) as `--to ""`, which
+// program_options reads.
+std::vector<std::string> with_empty_values(const std::vector<std::string>& args) {
+  std::vector<std::string> out;
+  for (const auto& arg : args) {
+    if (arg.size() > 3 && arg.starts_with("--") && arg.back() == '=') {
+      out.push_back(arg.substr(0, arg.size() - 1));
+      out.emplace_back();
+    } else {
+      out.push_back(arg);
+    }
+  }
+  return out;
 }
 
 int transform(const std::vector<std::string>& args) {
@@ -193,7 +213,7 @@ int transform(const std::vector<std::string>& args) {
   po::positional_options_description positional;
   positional.add("kind", 1);
   po::variables_map vm;
-  if (auto done = parse(args, desc, positional, vm,
+  if (auto done = parse(with_empty_values(args), desc, positional, vm,
                         "usage: gpu-ctk cdi transform root --from DIR [--to DIR] "
                         "[--relative-to host|container] [--input FILE|-] [--output FILE]"))
     return *done;
@@ -205,7 +225,7 @@ int transform(const std::vector<std::string>& args) {
   const std::string where = input == "-" ? "stdin" : input;
   auto text = read_input(input);
   if (!text) return fail("cannot read the spec: " + text.error().message + " (" + where + ")");
-  auto spec = parse_cdi_spec_text(*text, looks_like_json(*text));
+  auto spec = parse_either(*text);
   if (!spec) return fail("invalid spec: " + spec.error().message + " (" + where + ")");
   transform_cdi_root(*spec, *t);
   if (auto s = validate_cdi_spec(*spec); !s)

@@ -21,7 +21,7 @@ constexpr std::array<CtkCommand, 8> kCommands = {{
     {"config", "print the default configuration or check a configuration file", ctk_config},
     {"info", "show the driver version, CUDA version and GPUs the runtime sees", ctk_info},
     {"runtime", "configure Docker, containerd or CRI-O to use gpu-container-runtime", ctk_runtime},
-    {"cdi", "generate, list, validate and resolve CDI specs", ctk_cdi},
+    {"cdi", "generate, list, validate, resolve and transform CDI specs", ctk_cdi},
     {"hook",
      "the createContainer hooks (update-libraries, disable-device-node-modification; "
      "update-ldcache, create-symlinks, enable-cuda-compat)",

@@ -402,6 +402,63 @@ TEST_CASE("a real container through the shim gets exactly the CDI-named GPU") {
         "nvidia-modeset nvidia-uvm nvidia-uvm-tools nvidia3 nvidiactl cuDriverGetVersion: 12040\n");
 }
 
+TEST_CASE("gpu-ctk cdi transform root: JSON on stdin, the container's side, one-line errors") {
+  require_root();
+  CdiFixture f;
+  const std::string json =
+      f.ctk({"cdi", "generate", "--format", "json", "--device-name-strategy", "type-index"}).out;
+  gcr::test::RunOptions in;
+  in.env["GPU_CONTAINER_RUNTIME_CONFIG"] = f.config_path();
+  in.stdin_text = json;
+  const std::string root = f.host().driver_root();
+  const std::string lib = "/usr/lib/x86_64-linux-gnu";
+  const auto moved =
+      gcr::test::run({gcr::test::built("gpu-ctk"), "cdi", "transform", "root", "--from", lib,
+                      "--to=/opt/lib", "--relative-to", "container", "--format", "json"},
+                     in);
+  REQUIRE_MESSAGE(moved.exit_code == 0, moved.err);
+  const Json doc = Json::parse(moved.out);
+  const Json before = Json::parse(json);
+  REQUIRE(doc["containerEdits"]["mounts"].size() == before["containerEdits"]["mounts"].size());
+  bool library = false;
+  for (std::size_t i = 0; i < before["containerEdits"]["mounts"].size(); ++i) {
+    const Json& was = before["containerEdits"]["mounts"][i];
+    const Json& now = doc["containerEdits"]["mounts"][i];
+    const std::string container = was["containerPath"];
+    CHECK(now["hostPath"] == was["hostPath"]);  // the host's side stays
+    if (container.rfind(lib + "/", 0) != 0) {
+      CHECK(now["containerPath"] == container);
+      continue;
+    }
+    CHECK(now["containerPath"] == "/opt/lib" + container.substr(lib.size()));
+    library = library || container.find("/libcuda.so.") != std::string::npos;
+  }
+  CHECK(library);
+  // The GPUs' nodes are not under the root: their paths stay.
+  const auto nodes = node_paths(device_named(doc, "gpu0"));
+  CHECK(nodes == node_paths(device_named(Json::parse(json), "gpu0")));
+  CHECK(nodes.at(0).rfind("/dev/nvidia", 0) == 0);
+
+  // A flag NVIDIA's spells with an empty value (`--to=`): the root moved to /.
+  in.stdin_text = json;
+  const auto to_slash = gcr::test::run(
+      {gcr::test::built("gpu-ctk"), "cdi", "transform", "root", "--from=" + root, "--to="}, in);
+  REQUIRE_MESSAGE(to_slash.exit_code == 0, to_slash.err);
+  CHECK(to_slash.out.find(root) == std::string::npos);
+  CHECK(to_slash.out.find("hostPath: /usr/lib/") != std::string::npos);
+
+  in.stdin_text = json;
+  const auto outside =
+      gcr::test::run({gcr::test::built("gpu-ctk"), "cdi", "transform", "root", "--from", "/dev",
+                      "--to", "/host-dev", "--relative-to", "container"},
+                     in);
+  CHECK(outside.exit_code == 1);
+  CHECK(outside.out == "");
+  CHECK(outside.err.rfind("gpu-ctk cdi: the transformed spec is invalid: ", 0) == 0);
+  CHECK(outside.err.find("/host-dev/") != std::string::npos);
+  CHECK(std::count(outside.err.begin(), outside.err.end(), '\n') == 1);
+}
+
 // A driver container's spec, generated where the driver's files were, moved with them: what a
 // host whose view of the driver differs from the generator's needs (nvidia-ctk cdi transform).
 TEST_CASE("a spec moved with cdi transform root serves a real container from the new root") {

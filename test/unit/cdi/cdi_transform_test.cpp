@@ -31,7 +31,7 @@ gcr::CdiSpec driver_container_spec() {
       "hooks": [
         {"hookName": "createContainer", "path": "/run/nvidia/driver/usr/bin/nvidia-cdi-hook",
          "args": ["nvidia-cdi-hook", "create-symlinks", "--link",
-                  "/run/nvidia/driver/lib/libcuda.so.1::/usr/lib/libcuda.so"]},
+                  "/run/nvidia/driver/lib/libcuda.so.1::/run/nvidia/driver/lib/libcuda.so"]},
         {"hookName": "startContainer", "path": "/run/nvidia/driver/bin/start",
          "args": ["start", "/run/nvidia/driver/etc"]},
         {"hookName": "prestart", "path": "/run/nvidia/driver/bin/pre",
@@ -77,6 +77,11 @@ TEST_CASE("the flags: an absolute --from, an absolute or empty --to, host or con
   CHECK(transform("/run/", "", "container").side == gcr::RootSide::kContainer);
   CHECK(transform("/run/", "", "container").from == "/run");
   CHECK(transform("/run/", "", "container").to == "/");
+  // Cleaned as NVIDIA's are: a root spelled another way names the same directory.
+  CHECK(transform("/run//nvidia/./driver/", "/a/b/../c").from == "/run/nvidia/driver");
+  CHECK(transform("/run//nvidia/./driver/", "/a/b/../c").to == "/a/c");
+  CHECK(transform("/..", "/x/..").from == "/");
+  CHECK(transform("/..", "/x/..").to == "/");
 }
 
 TEST_CASE("relative to the host: host paths, the hooks run on the host, their arguments") {
@@ -90,7 +95,8 @@ TEST_CASE("relative to the host: host paths, the hooks run on the host, their ar
   CHECK(e.device_nodes[1].host_path == "/dev/nvidia-uvm");
   // createContainer: its program is the host's, its arguments the container's.
   CHECK(e.hooks[0].path == "/usr/bin/nvidia-cdi-hook");
-  CHECK(e.hooks[0].args[3] == "/run/nvidia/driver/lib/libcuda.so.1::/usr/lib/libcuda.so");
+  CHECK(e.hooks[0].args[3] ==
+        "/run/nvidia/driver/lib/libcuda.so.1::/run/nvidia/driver/lib/libcuda.so");
   // startContainer: both the container's.
   CHECK(e.hooks[1].path == "/run/nvidia/driver/bin/start");
   CHECK(e.hooks[1].args[1] == "/run/nvidia/driver/etc");
@@ -124,7 +130,7 @@ TEST_CASE("relative to the container: container paths, the hooks run in it, both
   const auto& e = spec.edits;
   CHECK(e.device_nodes[1].path == "/dev/nvidia-uvm");
   CHECK(e.hooks[0].path == "/run/nvidia/driver/usr/bin/nvidia-cdi-hook");
-  CHECK(e.hooks[0].args[3] == "/opt/driver/lib/libcuda.so.1::/usr/lib/libcuda.so");
+  CHECK(e.hooks[0].args[3] == "/opt/driver/lib/libcuda.so.1::/opt/driver/lib/libcuda.so");
   CHECK(e.hooks[1].path == "/opt/driver/bin/start");
   CHECK(e.hooks[1].args[1] == "/opt/driver/etc");
   CHECK(e.hooks[2].path == "/run/nvidia/driver/bin/pre");
