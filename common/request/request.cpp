@@ -56,6 +56,13 @@ Result<std::vector<std::string>> annotation_names(const SpecView& spec, const Co
         return Error{"annotation " + printable(key, 128) + ": `" + printable(name, 128) +
                      "` is not a qualified CDI device name"};
       }
+      // An annotation names devices of spec files the administrator installed; a live GPU is
+      // asked for where the privilege rule of the environment's requests holds.
+      if (name.starts_with(kJitCdiPrefix)) {
+        return Error{"annotation " + printable(key, 128) + ": `" + printable(name, 128) +
+                     "`: " + std::string(kJitCdiPrefix) +
+                     "<id> names are accepted in NVIDIA_VISIBLE_DEVICES only"};
+      }
       names.push_back(name);
     }
   }
@@ -121,14 +128,18 @@ Result<bool> classify(const std::vector<std::string>& tokens, const std::string&
                       GpuRequest& request) {
   std::set<std::string> seen;
   bool none = false;
-  for (const auto& token : tokens) {
-    if (token == "void") return false;
+  for (const auto& listed : tokens) {
+    if (listed == "void") return false;
+    // NVIDIA's just-in-time name of a live GPU is that GPU's ID (`void` or a CDI name after
+    // its prefix names no GPU: said so where IDs are matched).
+    const bool jit = listed.starts_with(kJitCdiPrefix);
+    const std::string token = jit ? listed.substr(kJitCdiPrefix.size()) : listed;
     if (!seen.insert(token).second) continue;
     if (token == "none") {
       none = true;
     } else if (iequals(token, "all")) {
       request.all = true;
-    } else if (parse_qualified_name(token)) {
+    } else if (!jit && parse_qualified_name(token)) {
       request.cdi_names.push_back(token);
     } else {
       request.device_ids.push_back(token);

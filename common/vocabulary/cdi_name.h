@@ -10,6 +10,10 @@ namespace gcr {
 // The vendor of NVIDIA's management spec (gpu-ctk cdi generate --mode management).
 inline constexpr std::string_view kManagementVendor = "management.nvidia.com";
 
+// NVIDIA's just-in-time names: `runtime.nvidia.com/gpu=<id>` is the host's GPU <id> as the
+// live driver names it (an index, a UUID, a MIG device, all or none), no spec file involved.
+inline constexpr std::string_view kJitCdiPrefix = "runtime.nvidia.com/gpu=";
+
 struct QualifiedName {
   std::string vendor;
   std::string device_class;

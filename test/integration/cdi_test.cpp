@@ -326,6 +326,24 @@ TEST_CASE("the shim resolves CDI names: environment, annotations, mode cdi; mixe
   CHECK(f.devices().count("/dev/nvidia1") == 1);
 }
 
+TEST_CASE("NVIDIA's just-in-time names need no spec: runtime.nvidia.com/gpu=<id> is that GPU") {
+  require_root();
+  GpuFixture f;
+  f.configure({{"cdi", {{"spec-dirs", {f.path("no-specs")}}}}});
+  const auto& gpus = f.host().gpus();
+  const auto r = f.create({"NVIDIA_VISIBLE_DEVICES=runtime.nvidia.com/gpu=" + gpus[2].uuid});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(f.devices().count("/dev/nvidia4") == 1);
+  CHECK(f.devices().count("/dev/nvidia3") == 0);
+  CHECK(f.devices().count("/dev/nvidiactl") == 1);
+  REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=runtime.nvidia.com/gpu=all"}).exit_code == 0);
+  CHECK(f.devices().count("/dev/nvidia3") == 1);
+  CHECK(f.devices().count("/dev/nvidia4") == 1);
+  const auto unknown = f.create({"NVIDIA_VISIBLE_DEVICES=runtime.nvidia.com/gpu=9"});
+  CHECK(unknown.exit_code != 0);
+  CHECK(unknown.err.find("9") != std::string::npos);
+}
+
 TEST_CASE("the shim's log line names the CDI devices asked for, not capabilities they ignore") {
   require_root();
   CdiFixture f;

@@ -44,6 +44,29 @@ TEST_CASE("IDs are trimmed, deduplicated and kept in order; all and none") {
   CHECK(cdi.device_ids == std::vector<std::string>{"2"});
 }
 
+TEST_CASE("NVIDIA's just-in-time names runtime.nvidia.com/gpu=<id> are the live GPUs' IDs") {
+  auto r =
+      must_request(spec_with({"NVIDIA_VISIBLE_DEVICES=runtime.nvidia.com/gpu=1,"
+                              "runtime.nvidia.com/gpu=GPU-abc,1,runtime.nvidia.com/gpu=0:1"}));
+  CHECK(r.device_ids == std::vector<std::string>{"1", "GPU-abc", "0:1"});
+  CHECK(r.cdi_names.empty());
+  CHECK(must_request(spec_with({"NVIDIA_VISIBLE_DEVICES=runtime.nvidia.com/gpu=all"})).all);
+  CHECK(must_request(spec_with({"NVIDIA_VISIBLE_DEVICES=runtime.nvidia.com/gpu=none"})).no_gpu());
+  // What follows the prefix is an ID, never a spec's name or `void`: no GPU is named so.
+  CHECK(
+      must_request(spec_with({"NVIDIA_VISIBLE_DEVICES=runtime.nvidia.com/gpu=void"})).device_ids ==
+      std::vector<std::string>{"void"});
+  auto nested =
+      must_request(spec_with({"NVIDIA_VISIBLE_DEVICES=runtime.nvidia.com/gpu=nvidia.com/gpu=0"}));
+  CHECK(nested.device_ids == std::vector<std::string>{"nvidia.com/gpu=0"});
+  CHECK(nested.cdi_names.empty());
+  gcr::Config cdi;
+  cdi.requests.mode = "cdi";
+  CHECK(
+      must_request(spec_with({"NVIDIA_VISIBLE_DEVICES=runtime.nvidia.com/gpu=2"}), cdi).cdi_names ==
+      std::vector<std::string>{"nvidia.com/gpu=2"});
+}
+
 TEST_CASE("duplicate env entries: the last one wins, as in runc") {
   CHECK(asks_nothing(spec_with({"NVIDIA_VISIBLE_DEVICES=all", "NVIDIA_VISIBLE_DEVICES="})));
   CHECK(
@@ -170,6 +193,11 @@ TEST_CASE("annotations win; their values must be qualified CDI names") {
   CHECK(error_of(
             spec_with({}, {{"annotations", {{"cdi.k8s.io/x", "management.nvidia.com/gpu=all,0"}}}}))
             .find("`0` is not a qualified CDI device name") != std::string::npos);
+  // A live GPU is asked for where the environment's privilege rule holds, not by annotation.
+  CHECK(
+      error_of(spec_with({}, {{"annotations", {{"cdi.k8s.io/x", "runtime.nvidia.com/gpu=0"}}}})) ==
+      "annotation cdi.k8s.io/x: `runtime.nvidia.com/gpu=0`: runtime.nvidia.com/gpu=<id> names are "
+      "accepted in NVIDIA_VISIBLE_DEVICES only");
 }
 
 TEST_CASE("MIG config and monitor need a privileged container and `all`") {
