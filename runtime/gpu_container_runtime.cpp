@@ -5,5 +5,5 @@
 #include "shim/shim.h"
 
 int main(int argc, char** argv) {
-  return gcr::run_shim(std::vector<std::string>(argv + 1, argv + argc));
+  return gcr::run_shim(argc > 0 ? argv[0] : "", std::vector<std::string>(argv + 1, argv + argc));
 }

@@ -99,6 +99,7 @@ pass "lintian clean (remaining tags explained in deb/lintian-overrides)"
 deb_files=$(dpkg-deb -c "$DEB")
 rpm_files=$(rpm -qlp "$RPM")
 for f in /usr/bin/gpu-container-runtime /usr/bin/gpu-ctk /usr/bin/nvidia-container-runtime \
+         /usr/bin/nvidia-container-runtime.cdi /usr/bin/nvidia-container-runtime.legacy \
          /usr/bin/nvidia-container-runtime-hook /usr/bin/nvidia-ctk /usr/bin/nvidia-container-cli \
          /usr/bin/nvidia-cdi-hook \
          /usr/bin/gpu-device-plugin /usr/lib/gpu-container-runtime/gpu-cuda-probe \
@@ -190,6 +191,9 @@ systemd-analyze verify --man=no /lib/systemd/system/gpu-device-plugin.service \
   >"$WORK/verify.log" 2>&1 || fail "systemd-analyze verify: $(cat "$WORK/verify.log")"
 for link in nvidia-container-runtime-hook nvidia-ctk nvidia-container-cli nvidia-cdi-hook; do
   [ "$(readlink /usr/bin/$link)" = gpu-ctk ] || fail "$link link"
+done
+for link in nvidia-container-runtime nvidia-container-runtime.cdi nvidia-container-runtime.legacy; do
+  [ "$(readlink /usr/bin/$link)" = gpu-container-runtime ] || fail "$link link"
 done
 /usr/bin/nvidia-ctk --version | grep -q "gpu-ctk version $VERSION (as nvidia-ctk)" || fail "nvidia-ctk --version"
 grep -qx /etc/gpu-container-runtime/config.toml /var/lib/dpkg/info/gpu-container-runtime.conffiles || fail "conffile"

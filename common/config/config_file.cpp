@@ -135,6 +135,15 @@ bool exists(const std::string& path) {
 
 }  // namespace
 
+std::optional<std::string> requests_mode_of_program(std::string_view program) {
+  const auto slash = program.rfind('/');
+  const std::string_view name =
+      slash == std::string_view::npos ? program : program.substr(slash + 1);
+  if (name == "nvidia-container-runtime.cdi") return "cdi";
+  if (name == "nvidia-container-runtime.legacy") return "auto";
+  return std::nullopt;
+}
+
 std::optional<std::string> runtime_table_text(std::string_view text) {
   if (text.find("\"\"\"") != std::string_view::npos || text.find("'''") != std::string_view::npos)
     return std::nullopt;

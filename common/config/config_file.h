@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "base/result.h"
 #include "config/config.h"
@@ -27,6 +28,12 @@ enum class ConfigScope { kWhole, kRuntimeTable };
 [[nodiscard]] Result<Config> load_config(const std::optional<std::string>& explicit_path,
                                          const std::string& config_dir = kDefaultConfigDir,
                                          ConfigScope scope = ConfigScope::kWhole);
+
+// The [requests] mode NVIDIA's mode-named programs stand for, whatever the file says:
+// nvidia-container-runtime.cdi "cdi", nvidia-container-runtime.legacy "auto" (the live
+// driver, as NVIDIA's legacy mode reads it); nullopt for any other program. `program` is
+// argv[0], a path or a name.
+[[nodiscard]] std::optional<std::string> requests_mode_of_program(std::string_view program);
 
 // The lines of a TOML text's [runtime] table (its header included; "" when it has none), or
 // nullopt when they cannot be told apart from the rest by lines alone: a multi-line string,

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <exception>
 #include <optional>
+#include <utility>
 
 #include "base/fs.h"
 #include "base/step_clock.h"
@@ -36,7 +37,7 @@ void print_version() {
 // call would loop forever.
 constexpr const char* kHandoffMarker = "GPU_CONTAINER_RUNTIME_HANDED_TO";
 
-int shim_main(const std::vector<std::string>& args, Logger& logger) {
+int shim_main(const std::string& program, const std::vector<std::string>& args, Logger& logger) {
   const RuncArgs runc = parse_runc_args(args);
   // Only a call that may edit the bundle times its steps: a pass-through call reads no clock.
   std::optional<StepClock> clock;
@@ -65,6 +66,7 @@ int shim_main(const std::vector<std::string>& args, Logger& logger) {
   }
   configure_logger(logger, config->runtime.log_level, config->runtime.log_file, runc.log_path,
                    runc.log_format, runc.debug);
+  if (auto mode = requests_mode_of_program(program)) config->requests.mode = std::move(*mode);
 
   auto runtime = find_low_level_runtime(config->runtime.runtimes, env_or_empty("PATH"));
   if (!runtime) {
@@ -86,11 +88,11 @@ int shim_main(const std::vector<std::string>& args, Logger& logger) {
 
 }  // namespace
 
-int run_shim(const std::vector<std::string>& args) {
+int run_shim(const std::string& program, const std::vector<std::string>& args) {
   Logger logger(kProgram);
   logger.keep_sinks_open();
   try {
-    return shim_main(args, logger);
+    return shim_main(program, args, logger);
   } catch (const std::exception& e) {
     logger.error(std::string("internal error: ") + e.what());
     return 1;

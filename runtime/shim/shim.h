@@ -7,7 +7,8 @@
 
 namespace gcr {
 
-// `args` is argv[1..]. Returns an exit status only when the hand-off did not happen.
-[[nodiscard]] int run_shim(const std::vector<std::string>& args);
+// `program` is argv[0] (NVIDIA's nvidia-container-runtime.cdi and .legacy choose the request
+// mode), `args` argv[1..]. Returns an exit status only when the hand-off did not happen.
+[[nodiscard]] int run_shim(const std::string& program, const std::vector<std::string>& args);
 
 }  // namespace gcr

@@ -344,6 +344,27 @@ TEST_CASE("NVIDIA's just-in-time names need no spec: runtime.nvidia.com/gpu=<id>
   CHECK(unknown.err.find("9") != std::string::npos);
 }
 
+TEST_CASE("as nvidia-container-runtime.cdi and .legacy: NVIDIA's modes by the program's name") {
+  require_root();
+  CdiFixture f;
+  gcr::test::make_dirs(f.path("bin"));
+  // .cdi: IDs are names of [cdi] default-kind, resolved from the spec files.
+  f.set_program(f.path("bin/nvidia-container-runtime.cdi"));
+  const auto from_spec = f.create({"NVIDIA_VISIBLE_DEVICES=3"});
+  REQUIRE_MESSAGE(from_spec.exit_code == 0, from_spec.err);
+  CHECK(f.devices().count("/dev/nvidia1") == 1);
+  f.configure({{"cdi", {{"spec-dirs", {f.path("no-specs")}}}}});
+  const auto no_spec = f.create({"NVIDIA_VISIBLE_DEVICES=3"});
+  CHECK(no_spec.exit_code != 0);
+  CHECK(no_spec.err.find("nvidia.com/gpu=3") != std::string::npos);
+  // .legacy: the live driver, whatever the file's mode.
+  f.configure({{"cdi", {{"spec-dirs", {f.path("no-specs")}}}}, {"requests", {{"mode", "cdi"}}}});
+  f.set_program(f.path("bin/nvidia-container-runtime.legacy"));
+  const auto live = f.create({"NVIDIA_VISIBLE_DEVICES=3"});
+  REQUIRE_MESSAGE(live.exit_code == 0, live.err);
+  CHECK(f.devices().count("/dev/nvidia1") == 1);
+}
+
 TEST_CASE("the shim's log line names the CDI devices asked for, not capabilities they ignore") {
   require_root();
   CdiFixture f;

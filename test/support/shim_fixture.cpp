@@ -24,13 +24,18 @@ void ShimFixture::write_spec(const std::string& text) const {
 }
 
 ProcessResult ShimFixture::shim(const std::vector<std::string>& args, RunOptions options) const {
-  std::vector<std::string> argv{built("gpu-container-runtime")};
+  std::vector<std::string> argv{program_.empty() ? built("gpu-container-runtime") : program_};
   argv.insert(argv.end(), args.begin(), args.end());
   options.env.emplace("GPU_CONTAINER_RUNTIME_CONFIG", config_path());
   options.env.emplace("FAKE_RUNC_RECORD", dir_ / "record.json");
   options.env.emplace("FAKE_RUNC_SPEC", spec_path());
   if (exists(dir_ / "record.json")) ::unlink((dir_ / "record.json").c_str());
   return run(argv, options);
+}
+
+void ShimFixture::set_program(const std::string& path) {
+  make_symlink(built("gpu-container-runtime"), path);
+  program_ = path;
 }
 
 Json ShimFixture::record() const {

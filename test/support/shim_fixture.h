@@ -22,15 +22,19 @@ class ShimFixture {
   void write_config(const Json& extra = Json::object()) const;
   void write_spec(const std::string& text) const;
 
-  // Runs gpu-container-runtime with `args`; the fake runc records into record.json.
+  // Runs gpu-container-runtime (or the program set_program named) with `args`; the fake runc
+  // records into record.json.
   [[nodiscard]] ProcessResult shim(const std::vector<std::string>& args,
                                    RunOptions options = {}) const;
+  // The shim under another name from now on: a link to it at `path`.
+  void set_program(const std::string& path);
 
   // What the fake runc recorded; null when it was not run.
   [[nodiscard]] Json record() const;
 
  private:
   TempDir dir_;
+  std::string program_;  // "": the built gpu-container-runtime
 };
 
 // The host's runc; throws (failing the calling test) with a hint when it is not installed.

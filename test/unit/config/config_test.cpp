@@ -369,3 +369,16 @@ TEST_CASE("[runtime] alone: the file's runtime settings, the same errors in that
   write_file(dir / "c.json", R"({"runtime":{"runtimes":["j"]},"driver":{"rooot":"/"}})");
   CHECK_FALSE(runtime_only("c.json").ok());
 }
+
+TEST_CASE("NVIDIA's mode-named runtime programs choose [requests] mode") {
+  CHECK(gcr::requests_mode_of_program("/usr/bin/nvidia-container-runtime.cdi") == "cdi");
+  CHECK(gcr::requests_mode_of_program("nvidia-container-runtime.cdi") == "cdi");
+  CHECK(gcr::requests_mode_of_program(
+            "/usr/local/nvidia/toolkit/nvidia-container-runtime.legacy") == "auto");
+  for (const char* other : {"/usr/bin/nvidia-container-runtime", "gpu-container-runtime",
+                            "/x/nvidia-container-runtime.cdi/y", "nvidia-container-runtime.CDI",
+                            "my-nvidia-container-runtime.cdi", ""}) {
+    CAPTURE(other);
+    CHECK_FALSE(gcr::requests_mode_of_program(other).has_value());
+  }
+}
