@@ -6,6 +6,7 @@
 #include "doctor/engine_checks.h"
 #include "doctor/kubernetes_checks.h"
 #include "doctor/mps_checks.h"
+#include "doctor/nvidia_config_checks.h"
 #include "doctor/run_check.h"
 #include "doctor/runtime_checks.h"
 
@@ -17,6 +18,7 @@ Findings run_doctor(const DoctorOptions& options) {
   const auto driver_version = check_driver(config, findings);
   check_dev_char(config, findings);
   const auto runtime = check_runtime(config, findings);
+  check_nvidia_config(config, options.nvidia_config, findings);
   const CdiRegistry registry = load_cdi_registry(config.cdi.spec_dirs);
   for (const auto& engine : engines_to_check(options)) {
     if (engine == "docker") check_docker(options, findings);

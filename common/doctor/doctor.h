@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "compat/nvidia_config.h"
 #include "config/config.h"
 #include "doctor/check.h"
 #include "engines/engines.h"
@@ -21,6 +22,7 @@ struct DoctorOptions {
   std::string containerd_config = default_engine_config("containerd");
   std::string crio_config = default_engine_config("crio");
   std::string kubelet_config = "/var/lib/kubelet/config.yaml";
+  std::string nvidia_config = kNvidiaConfigPath;  // NVIDIA's, if one is left
   std::string shim_path;          // the gpu-container-runtime installed beside gpu-ctk
   std::string probe_path;         // the gpu-cuda-probe installed with gpu-ctk
   bool run = false;               // start a throw-away container per GPU (or per GPU named)

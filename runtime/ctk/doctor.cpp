@@ -60,7 +60,9 @@ int ctk_doctor(const std::vector<std::string>& args) {
       "crio-config", po::value(&options.crio_config),
       "default: /etc/crio/crio.conf (and crio.conf.d beside it)")(
       "kubelet-config", po::value(&options.kubelet_config),
-      "default: /var/lib/kubelet/config.yaml")(
+      "default: /var/lib/kubelet/config.yaml")("nvidia-config", po::value(&options.nvidia_config),
+                                               "NVIDIA's configuration, if one is left (default: "
+                                               "/etc/nvidia-container-runtime/config.toml)")(
       "runtime-path", po::value(&options.shim_path),
       "the gpu-container-runtime to run with (default: beside gpu-ctk)")(
       "probe", po::value(&options.probe_path),

@@ -82,11 +82,14 @@ struct DoctorNode {
     REQUIRE_MESSAGE(spec.exit_code == 0, spec.err);
   }
 
+  std::string nvidia_toml() const { return f.path("nvidia/config.toml"); }
+
   ProcessResult doctor(const std::vector<std::string>& extra = {}) const {
     std::vector<std::string> args{
-        "doctor",          "--engine",         "docker",      "--engine",
-        "containerd",      "--docker-config",  docker_json(), "--containerd-config",
-        containerd_toml(), "--kubelet-config", kubelet_yaml()};
+        "doctor",          "--engine",         "docker",       "--engine",
+        "containerd",      "--docker-config",  docker_json(),  "--containerd-config",
+        containerd_toml(), "--kubelet-config", kubelet_yaml(), "--nvidia-config",
+        nvidia_toml()};
     args.insert(args.end(), extra.begin(), extra.end());
     return ctk(args);
   }
@@ -140,6 +143,67 @@ TEST_CASE("doctor: a healthy simulated node is all ok and exits 0") {
   CHECK(line_starting(r.out, "ok    containerd: `nvidia` is the default runtime") != "");
   CHECK(line_starting(r.out, "ok    cdi: nvidia.com/gpu: ") != "");
   CHECK(line_starting(r.out, "ok    kubernetes: no kubelet device-plugin directory") != "");
+}
+
+// NVIDIA's packages, replaced by ours, leave their conffile: what it hardened must not be lost
+// without a word.
+TEST_CASE("doctor: NVIDIA's configuration left behind, and what of it ours lacks") {
+  REQUIRE(gcr::test::is_root());
+  DoctorNode node;
+  node.make_healthy();
+  CHECK(line_starting(node.doctor().out, "ok    runtime: NVIDIA's").empty());  // none left
+
+  // NVIDIA's file as its packages ship it: nothing ours lacks.
+  gcr::test::make_dirs(node.f.path("nvidia"));
+  gcr::test::write_file(node.nvidia_toml(),
+                        "#accept-nvidia-visible-devices-envvar-when-unprivileged = true\n"
+                        "disable-require = false\n"
+                        "supported-driver-capabilities = "
+                        "\"compat32,compute,display,graphics,ngx,utility,video\"\n"
+                        "[nvidia-container-cli]\nldconfig = \"@/sbin/ldconfig.real\"\n"
+                        "load-kmods = true\n[nvidia-container-runtime]\nlog-level = \"info\"\n"
+                        "mode = \"auto\"\nruntimes = [\"docker-runc\", \"runc\", \"crun\"]\n"
+                        "[nvidia-container-runtime.modes.cdi]\n"
+                        "annotation-prefixes = [\"cdi.k8s.io/\"]\n"
+                        "default-kind = \"nvidia.com/gpu\"\n"
+                        "spec-dirs = [\"/etc/cdi\", \"/var/run/cdi\"]\n");
+  const auto stock = node.doctor();
+  CHECK(stock.exit_code == 0);
+  CHECK(line_starting(stock.out, "ok    runtime: NVIDIA's") ==
+        "ok    runtime: NVIDIA's configuration is left; ours holds what it sets (" +
+            node.nvidia_toml() + ")");
+
+  // Hardened: unprivileged containers may not ask through their environment.
+  gcr::test::write_file(node.nvidia_toml(),
+                        "accept-nvidia-visible-devices-envvar-when-unprivileged = false\n"
+                        "accept-nvidia-visible-devices-as-volume-mounts = true\n");
+  const auto hardened = node.doctor();
+  CHECK(hardened.exit_code == 1);
+  CHECK(line_starting(hardened.out, "FAIL  runtime: NVIDIA's") ==
+        "FAIL  runtime: NVIDIA's configuration asks for what ours does not have: [requests] "
+        "accept-env-when-unprivileged = false, [requests] accept-volume-mounts = true "
+        "(unprivileged containers get GPUs from their environment here, which NVIDIA's refused) "
+        "(" +
+            node.nvidia_toml() + "); fix: gpu-ctk config import " + node.nvidia_toml() +
+            " shows it as ours; --write installs it");
+
+  // Ours refuses them too: what is left is a warning (the plugin's envvar strategy fails now,
+  // which is another check's line).
+  node.configure({{"requests", {{"accept-env-when-unprivileged", false}}}});
+  const auto part = node.doctor();
+  CHECK(line_starting(part.out, "warn  runtime: NVIDIA's")
+            .find("asks for what ours does not have: [requests] accept-volume-mounts = true (") !=
+        std::string::npos);
+  node.configure(
+      {{"requests", {{"accept-env-when-unprivileged", false}, {"accept-volume-mounts", true}}}});
+  CHECK(line_starting(node.doctor().out, "ok    runtime: NVIDIA's") ==
+        "ok    runtime: NVIDIA's configuration is left; ours holds what it sets (" +
+            node.nvidia_toml() + ")");
+
+  gcr::test::write_file(node.nvidia_toml(), "[nvidia-container-runtime\n");
+  CHECK(line_starting(node.doctor().out,
+                      "warn  runtime: NVIDIA's configuration is left and "
+                      "cannot be read as ours: ") != "");
 }
 
 TEST_CASE("doctor: a missing GPU node, a node of the wrong major, no nvidia-uvm, no NVML") {
