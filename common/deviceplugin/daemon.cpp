@@ -19,6 +19,7 @@
 #include <set>
 #include <utility>
 
+#include "base/environment.h"
 #include "base/fs.h"
 #include "base/node_stat.h"
 #include "base/version.h"
@@ -27,6 +28,7 @@
 #include "deviceplugin/health.h"
 #include "deviceplugin/inventory.h"
 #include "deviceplugin/mps_keeper.h"
+#include "deviceplugin/nvidia_plugin_options.h"
 #include "deviceplugin/server.h"
 #include "deviceplugin/xid_watch.h"
 #include "driver/host_facts.h"
@@ -73,6 +75,8 @@ Result<Options> parse_options(const std::vector<std::string>& args) {
       o.config_path = args[++i];
     } else if (a.rfind("--config=", 0) == 0) {
       o.config_path = a.substr(9);
+    } else if (auto refusal = nvidia_plugin_flag_refusal(a)) {
+      return Error{*refusal};
     } else {
       return Error{"unknown argument `" + a + "` (see --help)"};
     }
@@ -718,6 +722,11 @@ int run_device_plugin(const std::vector<std::string>& args) {
   const auto config = load_config_patiently(options->config_path, signals->get(), logger);
   if (!config) return 0;
   logger.set_level(config->runtime.log_level);
+  const std::string source = config->source.empty()
+                                 ? std::string(kDefaultConfigDir) + "/config.toml (none now)"
+                                 : config->source;
+  for (const auto& line : nvidia_plugin_env_warnings(environment_variable, source))
+    logger.warning(line);
   Plugin plugin(*config, logger);
   return plugin.run(signals->get());
 }

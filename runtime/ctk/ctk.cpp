@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
-#include <cstdlib>
 #include <optional>
 #include <variant>
 
+#include "base/environment.h"
 #include "base/text.h"
 #include "base/version.h"
 #include "compat/nvidia_cli.h"
@@ -60,11 +60,6 @@ std::variant<std::vector<std::string>, int> strip_nvidia_globals(std::vector<std
     }
   }
   return args;
-}
-
-std::optional<std::string> environment_variable(const std::string& name) {
-  const char* value = std::getenv(name.c_str());
-  return value == nullptr ? std::nullopt : std::optional<std::string>(value);
 }
 
 // The command path NVIDIA's spellings are looked up under: "runtime configure", "cdi generate",

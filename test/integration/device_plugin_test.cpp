@@ -388,6 +388,28 @@ TEST_CASE("a broken configuration is one line and a wait, not a crash loop") {
   CHECK(f.plugin->stop() == 0);
 }
 
+// A DaemonSet moved from NVIDIA's plugin keeps its flags and variables: none is lost silently.
+TEST_CASE("NVIDIA's plugin's flag is refused and its variables named, each with our key") {
+  require_root();
+  const auto flag = gcr::test::run({gcr::test::built("gpu-device-plugin"), "--mig-strategy=mixed"});
+  CHECK(flag.exit_code == 2);
+  CHECK(flag.err ==
+        "gpu-device-plugin: --mig-strategy is NVIDIA's plugin's flag, not read here: set "
+        "[device-plugin] mig-strategy\n");
+  PluginFixture f;
+  f.plugin_env.env["MIG_STRATEGY"] = "mixed";
+  f.plugin_env.env["PASS_DEVICE_SPECS"] = "true";
+  f.start();
+  CHECK(
+      f.logged("MIG_STRATEGY=mixed is NVIDIA's plugin's variable, not read here: set "
+               "[device-plugin] mig-strategy in " +
+               std::string(f.dir / "config.json")));
+  CHECK(
+      f.logged("PASS_DEVICE_SPECS=true is NVIDIA's plugin's variable, not read here: set "
+               "nothing: the runtime writes the device rules into the container's spec"));
+  CHECK(f.kubelet->devices().size() == 4);  // the plugin works on
+}
+
 TEST_CASE("end to end: Allocate's answer through containerd, the shim and runc, per strategy") {
   require_root();
   REQUIRE_MESSAGE(gcr::test::exists("/usr/bin/containerd"), "containerd is not installed");
