@@ -54,14 +54,16 @@ Json& object_slot(Json& object, const std::string& key);
 [[nodiscard]] bool is_raw_number(const Json& value);
 [[nodiscard]] std::string raw_number_text(const Json& value);
 
-// The text of a document: nlohmann's layout (indent < 0: compact; otherwise pretty with that
-// many spaces), raw numbers as written, invalid UTF-8 (which the reader never lets in)
-// replaced by U+FFFD. Never throws.
 // JSON's two-character escapes: kEscapedChars[i] is written as '\\' kEscapeLetters[i] (the
 // reader also takes "\/", the writer never needs it).
 inline constexpr std::string_view kEscapedChars = "\"\\\b\f\n\r\t";
 inline constexpr std::string_view kEscapeLetters = "\"\\bfnrt";
 
-[[nodiscard]] std::string json_text(const Json& value, int indent = -1);
+// The text of a document: nlohmann's layout (indent < 0: compact; otherwise pretty with that
+// many spaces), raw numbers as written, invalid UTF-8 (which the reader never lets in)
+// replaced by U+FFFD. Never throws. `capacity`: room reserved for the text, for a caller that
+// knows about how long it will be (a string that grows by doubling takes new memory, and new
+// pages, at each step).
+[[nodiscard]] std::string json_text(const Json& value, int indent = -1, std::size_t capacity = 0);
 
 }  // namespace gcr

@@ -54,7 +54,7 @@ void append_string(std::string& out, const std::string& s) {
 
 class Writer {
  public:
-  explicit Writer(int indent) : indent_(indent) {}
+  Writer(int indent, std::size_t capacity) : indent_(indent) { out_.reserve(capacity); }
 
   void write(const Json& v, int level) {
     switch (v.type()) {
@@ -137,8 +137,8 @@ class Writer {
 
 }  // namespace
 
-std::string json_text(const Json& value, int indent) {
-  Writer writer(indent);
+std::string json_text(const Json& value, int indent, std::size_t capacity) {
+  Writer writer(indent, capacity);
   writer.write(value, 0);
   return writer.take();
 }

@@ -64,7 +64,11 @@ Result<BundleSpec> read_bundle_spec(const std::string& bundle) {
 }
 
 std::string serialize_spec(const Json& spec) {
-  return json_text(spec, 2) + "\n";
+  // A GPU container's spec is 8 to 30 KiB: room for it at once (and its newline).
+  constexpr std::size_t kUsualSpecBytes = 32 << 10;
+  std::string text = json_text(spec, 2, kUsualSpecBytes);
+  text += '\n';
+  return text;
 }
 
 Status write_bundle_spec(const BundleSpec& bundle, const Json& spec) {
