@@ -99,7 +99,8 @@ void add_driver_labels(Labels& out, const NodeLabelFacts& facts) {
 }
 
 void add_sharing_labels(Labels& out, const Config::DevicePlugin& plugin) {
-  out["nvidia.com/mig.strategy"] = plugin.mig_strategy;
+  // As GFD: no label for `none`, so that a selector on the label's existence means MIG.
+  if (plugin.mig_strategy != "none") out["nvidia.com/mig.strategy"] = plugin.mig_strategy;
   out["nvidia.com/gpu.sharing-strategy"] = sharing_strategy(plugin);
   out["nvidia.com/mps.capable"] = plugin.sharing == "mps" ? "true" : "false";
 }
@@ -140,7 +141,10 @@ unsigned long long replicas_of(const GpuLabelFacts& gpu, const Config::DevicePlu
 struct GpuResource {
   enum class Kind { kWholeGpus, kMigDevices, kInvalid, kUnknown } kind = Kind::kWholeGpus;
   unsigned long long count = 0;
-  unsigned long long advertised = 0;         // with each GPU's replicas
+  // How many times one device is advertised, as GFD's gpu.replicas says it: the described
+  // device's replicas; 0 where no GPU is advertised whole (mixed, every GPU in MIG mode: GFD's
+  // labels of MIG-enabled GPUs, "sharing disabled").
+  unsigned long long replicas = 1;
   const GpuLabelFacts* described = nullptr;  // the GPU the labels describe
   const MigDevice* mig = nullptr;            // kMigDevices: one of them
 };
@@ -162,10 +166,8 @@ GpuResource single_resource(const NodeLabelFacts& facts, const Config::DevicePlu
   }
   r.kind = GpuResource::Kind::kMigDevices;
   r.mig = &in_mode->migs.front();
-  for (const auto& gpu : facts.gpus) {
-    r.count += gpu.migs.size();
-    r.advertised += gpu.migs.size() * replicas_of(gpu, plugin);
-  }
+  r.replicas = replicas_of(*in_mode, plugin);
+  for (const auto& gpu : facts.gpus) r.count += gpu.migs.size();
   return r;
 }
 
@@ -174,15 +176,16 @@ GpuResource gpu_resource(const NodeLabelFacts& facts, const Config::DevicePlugin
     auto r = single_resource(facts, plugin);
     if (r.kind != GpuResource::Kind::kWholeGpus) return r;
   }
+  // Every GPU is counted, as GFD counts them, those in MIG mode under mixed too (which are not
+  // advertised whole); the replicas are the first whole GPU's.
   GpuResource r;
   r.described = &facts.gpus.front();
-  // Under mixed, a GPU in MIG mode is not advertised whole.
+  r.count = facts.gpus.size();
   const bool mixed = plugin.mig_strategy == "mixed";
-  for (const auto& gpu : facts.gpus) {
-    if (mixed && in_mig_mode(mig_gpu(gpu))) continue;
-    ++r.count;
-    r.advertised += replicas_of(gpu, plugin);
-  }
+  const auto whole = std::find_if(facts.gpus.begin(), facts.gpus.end(), [&](const auto& gpu) {
+    return !mixed || !in_mig_mode(mig_gpu(gpu));
+  });
+  r.replicas = whole == facts.gpus.end() ? 0 : replicas_of(*whole, plugin);
   return r;
 }
 
@@ -212,10 +215,18 @@ void add_arch_labels(Labels& out, const GpuLabelFacts& gpu) {
       gpu_family(static_cast<unsigned>(*major), static_cast<unsigned>(*minor));
 }
 
+// A resource's replicas and sharing strategy, as GFD labels every resource: `-SHARED` on its
+// product and the plugin's strategy where one device is advertised more than once.
+void add_sharing_of(Labels& out, const std::string& resource, unsigned long long replicas,
+                    const Config::DevicePlugin& plugin) {
+  out[resource + ".replicas"] = number(replicas);
+  out[resource + ".sharing-strategy"] = replicas > 1 ? sharing_strategy(plugin) : "none";
+}
+
 // What describes a device of nvidia.com/gpu: the described GPU's product, memory and
 // architecture (a MIG device's profile, memory and share with single), the devices' count and
 // replicas. Single with GPUs not laid out for it: GFD's "<model>-MIG-INVALID", all counts 0.
-void add_resource_labels(Labels& out, const GpuResource& r, bool shared) {
+void add_resource_labels(Labels& out, const GpuResource& r, const Config::DevicePlugin& plugin) {
   const auto& gpu = *r.described;
   add_arch_labels(out, gpu);
   if (r.kind == GpuResource::Kind::kInvalid) {
@@ -225,9 +236,9 @@ void add_resource_labels(Labels& out, const GpuResource& r, bool shared) {
     return;
   }
   out["nvidia.com/gpu.product"] =
-      product_value(gpu.model, r.mig != nullptr ? r.mig->profile() : "", shared);
+      product_value(gpu.model, r.mig != nullptr ? r.mig->profile() : "", r.replicas > 1);
   out["nvidia.com/gpu.count"] = number(r.count);
-  out["nvidia.com/gpu.replicas"] = number(r.advertised);
+  add_sharing_of(out, "nvidia.com/gpu", r.replicas, plugin);
   if (r.mig != nullptr) {
     out["nvidia.com/gpu.memory"] = number(r.mig->memory_mb);
     add_mig_attribute_labels(out, "nvidia.com/gpu", *r.mig);
@@ -238,10 +249,7 @@ void add_resource_labels(Labels& out, const GpuResource& r, bool shared) {
 
 void add_gpu_labels(Labels& out, const NodeLabelFacts& facts, const Config::DevicePlugin& plugin) {
   const auto r = gpu_resource(facts, plugin);
-  // No device of nvidia.com/gpu (mixed, every GPU in MIG mode): nothing describes one, as GFD
-  // writes nothing for it; a selector on the product would bring pods that wait forever.
-  if (r.count > 0 || r.kind == GpuResource::Kind::kInvalid)
-    add_resource_labels(out, r, plugin.shares_gpus());
+  if (r.kind != GpuResource::Kind::kUnknown) add_resource_labels(out, r, plugin);
   std::set<std::string> models;
   unsigned long long healthy = 0;
   bool mig_known = true, mig_capable = false;
@@ -261,21 +269,21 @@ void add_mig_resource_labels(Labels& out, const NodeLabelFacts& facts,
                              const Config::DevicePlugin& plugin) {
   if (plugin.mig_strategy != "mixed") return;
   std::map<std::string, std::pair<const GpuLabelFacts*, const MigDevice*>> first_of;
-  std::map<std::string, unsigned long long> count, advertised;
+  std::map<std::string, unsigned long long> count;
   for (const auto& gpu : facts.gpus) {
     for (const auto& mig : gpu.migs) {
       first_of.emplace(mig.profile(), std::pair{&gpu, &mig});
       ++count[mig.profile()];
-      advertised[mig.profile()] += replicas_of(gpu, plugin);
     }
   }
   for (const auto& [profile, where] : first_of) {
-    const std::string prefix = "nvidia.com/mig-" + profile + ".";
-    out[prefix + "count"] = number(count[profile]);
-    out[prefix + "replicas"] = number(advertised[profile]);
-    out[prefix + "memory"] = number(where.second->memory_mb);
-    out[prefix + "product"] = product_value(where.first->model, profile, plugin.replicas > 1);
-    add_mig_attribute_labels(out, "nvidia.com/mig-" + profile, *where.second);
+    const std::string resource = "nvidia.com/mig-" + profile;
+    const auto replicas = replicas_of(*where.first, plugin);
+    out[resource + ".count"] = number(count[profile]);
+    add_sharing_of(out, resource, replicas, plugin);
+    out[resource + ".memory"] = number(where.second->memory_mb);
+    out[resource + ".product"] = product_value(where.first->model, profile, replicas > 1);
+    add_mig_attribute_labels(out, resource, *where.second);
   }
 }
 

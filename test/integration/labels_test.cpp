@@ -121,10 +121,9 @@ Labels expected_labels(unsigned gpus, const std::string& largest, const std::str
       {"nvidia.com/gpu.nvlink.largest-clique", largest},
       {"nvidia.com/gpu.nvswitch", nvswitch},
       {"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB"},
-      {"nvidia.com/gpu.replicas", std::to_string(gpus)},
+      {"nvidia.com/gpu.replicas", "1"},
       {"nvidia.com/gpu.sharing-strategy", "none"},
       {"nvidia.com/mig.capable", "true"},
-      {"nvidia.com/mig.strategy", "none"},
       {"nvidia.com/mps.capable", "false"},
   };
 }
@@ -177,7 +176,7 @@ TEST_CASE("a driver upgrade and a MIG change rewrite only the labels they change
   f.start();
   const auto before = wait_for_label(f, "nvidia.com/mig-1g.5gb.count", "2");
   REQUIRE_MESSAGE(before.count("nvidia.com/mig-1g.5gb.count") == 1, f.log());
-  CHECK(before.at("nvidia.com/gpu.count") == "3");
+  CHECK(before.at("nvidia.com/gpu.count") == "4");  // GFD counts the GPU in MIG mode too
   CHECK(before.at("nvidia.com/mig-1g.5gb.product") == "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb");
   CHECK(before.at("nvidia.com/mig-1g.5gb.memory") == "4864");
   // The share NVML gives a 1g.5gb device on an A100-SXM4-40GB.
@@ -218,7 +217,6 @@ TEST_CASE("a driver upgrade and a MIG change rewrite only the labels they change
   const auto migs = wait_for_label(f, "nvidia.com/mig-1g.5gb.count", "3");
   CHECK(changed(upgraded, migs) == std::map<std::string, std::pair<std::string, std::string>>{
                                        {"nvidia.com/mig-1g.5gb.count", {"2", "3"}},
-                                       {"nvidia.com/mig-1g.5gb.replicas", {"2", "3"}},
                                    });
 }
 
@@ -341,8 +339,8 @@ TEST_CASE("SIGTERM and a restart keep the file; a sharing change rewrites what i
   PluginFixture f(Json::object(), gcr::test::host_options(fixture));
   f.describe_nvml(gcr::test::stub_description(fixture, f.host));
   f.start();
-  const auto before = wait_for_labels(f, [](const Labels& l) { return l.size() >= 29; });
-  REQUIRE_MESSAGE(before.size() == 29, f.log());
+  const auto before = wait_for_labels(f, [](const Labels& l) { return l.size() >= 28; });
+  REQUIRE_MESSAGE(before.size() == 28, f.log());
   const auto first = stamp_of(f.labels_file());
 
   CHECK(f.plugin->stop() == 0);
@@ -351,7 +349,7 @@ TEST_CASE("SIGTERM and a restart keep the file; a sharing change rewrites what i
 
   // The same configuration: the file is current, not written again.
   f.start_plugin();
-  REQUIRE(f.logged("labels in " + f.labels_file() + " (29 labels, unchanged)"));
+  REQUIRE(f.logged("labels in " + f.labels_file() + " (28 labels, unchanged)"));
   CHECK(stamp_of(f.labels_file()) == first);
   CHECK(f.plugin->stop() == 0);
 
@@ -364,10 +362,10 @@ TEST_CASE("SIGTERM and a restart keep the file; a sharing change rewrites what i
   CHECK(changed(before, shared) ==
         std::map<std::string, std::pair<std::string, std::string>>{
             {"nvidia.com/gpu.product", {"NVIDIA-A100-SXM4-40GB", "NVIDIA-A100-SXM4-40GB-SHARED"}},
-            {"nvidia.com/gpu.replicas", {"8", "32"}},
+            {"nvidia.com/gpu.replicas", {"1", "4"}},
             {"nvidia.com/gpu.sharing-strategy", {"none", "time-slicing"}},
         });
-  CHECK(f.logged("labels written to " + f.labels_file() + " (29 labels)"));
+  CHECK(f.logged("labels written to " + f.labels_file() + " (28 labels)"));
   CHECK_FALSE(stamp_of(f.labels_file()) == first);
 }
 
@@ -411,9 +409,8 @@ TEST_CASE("NVML not ready at start: the driver's labels, completed when NVML loa
                      {"nvidia.com/gpu.mode", "compute"},
                      {"nvidia.com/gpu.models", "1"},
                      {"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB"},
-                     {"nvidia.com/gpu.replicas", "4"},
+                     {"nvidia.com/gpu.replicas", "1"},
                      {"nvidia.com/gpu.sharing-strategy", "none"},
-                     {"nvidia.com/mig.strategy", "none"},
                      {"nvidia.com/mps.capable", "false"},
                  });
   REQUIRE(::rename((nvml + ".later").c_str(), nvml.c_str()) == 0);

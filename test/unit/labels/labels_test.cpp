@@ -81,10 +81,9 @@ TEST_CASE("DGX-1 mesh: GFD's labels, and NVLink sets of four, two of them") {
       {"nvidia.com/gpu.nvlink.largest-clique", "4"},
       {"nvidia.com/gpu.nvswitch", "false"},
       {"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB"},
-      {"nvidia.com/gpu.replicas", "8"},
+      {"nvidia.com/gpu.replicas", "1"},
       {"nvidia.com/gpu.sharing-strategy", "none"},
       {"nvidia.com/mig.capable", "true"},
-      {"nvidia.com/mig.strategy", "none"},
       {"nvidia.com/mps.capable", "false"},
   };
   const auto labels = gcr::node_labels(node_of("dgx1"), gcr::Config::DevicePlugin{});
@@ -166,21 +165,20 @@ TEST_CASE("before NVML answers: what the driver's files say, nothing guessed") {
       {"nvidia.com/gpu.mode", "compute"},
       {"nvidia.com/gpu.models", "1"},
       {"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB"},
-      {"nvidia.com/gpu.replicas", "4"},
+      {"nvidia.com/gpu.replicas", "1"},
       {"nvidia.com/gpu.sharing-strategy", "none"},
-      {"nvidia.com/mig.strategy", "none"},
       {"nvidia.com/mps.capable", "false"},
   };
   CHECK(gcr::node_labels(facts, gcr::Config::DevicePlugin{}) == expected);
 }
 
-TEST_CASE("time-slicing: -SHARED on the product, replicas are every advertised replica") {
+TEST_CASE("time-slicing: -SHARED on the product, replicas are one GPU's, as GFD writes them") {
   gcr::Config::DevicePlugin plugin;
   plugin.replicas = 4;
   const auto labels = gcr::node_labels(node_of("pcie4"), plugin);
   CHECK(labels.at("nvidia.com/gpu.product") == "NVIDIA-A100-SXM4-40GB-SHARED");
   CHECK(labels.at("nvidia.com/gpu.count") == "4");
-  CHECK(labels.at("nvidia.com/gpu.replicas") == "16");
+  CHECK(labels.at("nvidia.com/gpu.replicas") == "4");
   CHECK(labels.at("nvidia.com/gpu.sharing-strategy") == "time-slicing");
   CHECK(gcr::sharing_strategy(plugin) == "time-slicing");
 }
@@ -202,24 +200,32 @@ TEST_CASE("MIG single: the MIG devices are the GPUs; mixed: labels per profile")
   plugin.mig_strategy = "mixed";
   plugin.replicas = 2;
   labels = gcr::node_labels(facts, plugin);
-  CHECK(labels.at("nvidia.com/gpu.count") == "2");
-  CHECK(labels.at("nvidia.com/gpu.replicas") == "4");
+  // GFD counts every GPU, those in MIG mode too; replicas and sharing are one device's.
+  CHECK(labels.at("nvidia.com/gpu.count") == "4");
+  CHECK(labels.at("nvidia.com/gpu.replicas") == "2");
+  CHECK(labels.at("nvidia.com/gpu.sharing-strategy") == "time-slicing");
   CHECK(labels.at("nvidia.com/mig-1g.5gb.count") == "2");
-  CHECK(labels.at("nvidia.com/mig-1g.5gb.replicas") == "4");
+  CHECK(labels.at("nvidia.com/mig-1g.5gb.replicas") == "2");
+  CHECK(labels.at("nvidia.com/mig-1g.5gb.sharing-strategy") == "time-slicing");
   CHECK(labels.at("nvidia.com/mig-1g.5gb.memory") == "4864");
   CHECK(labels.at("nvidia.com/mig-1g.5gb.product") == "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb-SHARED");
   CHECK(labels.at("nvidia.com/mig-3g.20gb.count") == "1");
   gcr::test::check_label_syntax(labels);
 
-  // mixed with every GPU in MIG mode: no nvidia.com/gpu device, so nothing describes one (a
-  // selector on the product would bring pods asking for nvidia.com/gpu that wait forever).
+  // mixed with every GPU in MIG mode: no nvidia.com/gpu device is advertised, and GFD still
+  // describes the GPUs (pods asking for a MIG profile select on their product and family),
+  // unshared: replicas 0.
   auto every_gpu_mig = facts;
   for (auto& g : every_gpu_mig.gpus) g.migs = {mig(0, 1, 4864)};
   const auto all_mig = gcr::node_labels(every_gpu_mig, plugin);
-  for (const char* name :
-       {"nvidia.com/gpu.product", "nvidia.com/gpu.count", "nvidia.com/gpu.replicas",
-        "nvidia.com/gpu.memory", "nvidia.com/gpu.family", "nvidia.com/gpu.compute.major"})
-    CHECK_MESSAGE(all_mig.count(name) == 0, name);
+  const Labels whole = {{"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB"},
+                        {"nvidia.com/gpu.count", "4"},
+                        {"nvidia.com/gpu.replicas", "0"},
+                        {"nvidia.com/gpu.sharing-strategy", "none"},
+                        {"nvidia.com/gpu.memory", "40960"},
+                        {"nvidia.com/gpu.family", "ampere"},
+                        {"nvidia.com/gpu.compute.major", "8"}};
+  for (const auto& [name, value] : whole) CHECK_MESSAGE(all_mig.at(name) == value, name);
   CHECK(all_mig.at("nvidia.com/mig-1g.5gb.count") == "4");
   CHECK(all_mig.at("nvidia.com/mig-1g.5gb.product") == "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb-SHARED");
   CHECK(all_mig.at("nvidia.com/gpu.models") == "1");
@@ -254,7 +260,7 @@ TEST_CASE("MIG: GFD's labels of a MIG device's share, under single and per profi
       {"nvidia.com/gpu.memory", "20096"},
       {"nvidia.com/gpu.multiprocessors", "42"},
       {"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB-MIG-3g.20gb"},
-      {"nvidia.com/gpu.replicas", "8"},
+      {"nvidia.com/gpu.replicas", "1"},
       {"nvidia.com/gpu.slices.ci", "3"},
       {"nvidia.com/gpu.slices.gi", "3"},
   };
@@ -296,15 +302,15 @@ TEST_CASE("MIG single while the GPUs' MIG modes are not known: nvidia.com/gpu no
 
 TEST_CASE("replicas by GPU follow the plugin's GPU numbers, also per MIG profile") {
   auto facts = node_of("pcie4");
-  facts.gpus.erase(facts.gpus.begin() + 1);  // GPU 1 gone: the others keep their numbers
-  facts.gpus[1].index = 2;
-  facts.gpus[2].index = 3;
+  facts.gpus.erase(facts.gpus.begin(), facts.gpus.begin() + 2);  // GPUs 2 and 3 keep theirs
+  facts.gpus[0].index = 2;
+  facts.gpus[1].index = 3;
   gcr::Config::DevicePlugin plugin;
-  plugin.replicas_by_gpu = {{"3", 4}};
-  CHECK(gcr::node_labels(facts, plugin).at("nvidia.com/gpu.replicas") == "6");
+  plugin.replicas_by_gpu = {{"2", 4}};
+  CHECK(gcr::node_labels(facts, plugin).at("nvidia.com/gpu.replicas") == "4");
   for (auto& g : facts.gpus) g.migs = {mig(0, 1, 4864)};
   plugin.mig_strategy = "mixed";
-  CHECK(gcr::node_labels(facts, plugin).at("nvidia.com/mig-1g.5gb.replicas") == "6");
+  CHECK(gcr::node_labels(facts, plugin).at("nvidia.com/mig-1g.5gb.replicas") == "4");
 }
 
 TEST_CASE("MIG single with no GPU in MIG mode is none; a GPU in MIG mode with nothing made") {
@@ -326,7 +332,8 @@ TEST_CASE("MIG single with no GPU in MIG mode is none; a GPU in MIG mode with no
   CHECK(labels.at("nvidia.com/gpu.count") == "0");
   plugin.mig_strategy = "mixed";
   labels = gcr::node_labels(facts, plugin);
-  CHECK(labels.count("nvidia.com/gpu.count") == 0);
+  CHECK(labels.at("nvidia.com/gpu.count") == "4");
+  CHECK(labels.at("nvidia.com/gpu.replicas") == "0");
   CHECK(labels.at("nvidia.com/mig-1g.5gb.count") == "3");
 }
 
