@@ -128,7 +128,12 @@ Status add_runtime(toml::table& cri, const ConfigureOptions& o, int version, con
   if (version <= 1) (*options)->insert_or_assign("Runtime", o.runtime_path);
   if (auto s = add_annotation(ours, shape, ours_at); !s) return s;
   (*runtimes)->insert_or_assign(o.runtime_name, std::move(ours));
-  if (o.set_as_default) (*containerd)->insert_or_assign("default_runtime_name", o.runtime_name);
+  // As NVIDIA's: without --set-as-default, a default that names this runtime goes (from an
+  // earlier run, or copied from a main file an older nvidia-ctk edited in place).
+  if (o.set_as_default)
+    (*containerd)->insert_or_assign("default_runtime_name", o.runtime_name);
+  else if (default_name == o.runtime_name)
+    (*containerd)->erase("default_runtime_name");
   if (o.cdi) cri.insert_or_assign("enable_cdi", true);
   return {};
 }

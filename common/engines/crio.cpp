@@ -21,10 +21,15 @@ Status check_drop_in(const std::string& text, const ConfigureOptions& o, const s
 }  // namespace
 
 Result<std::vector<FileChange>> plan_crio(const ConfigureOptions& options,
-                                          const ExistingFile& drop_in) {
+                                          const ExistingFile& drop_in,
+                                          const ExistingFile& old_backup) {
+  // CRI-O reads every file of crio.conf.d: the drop-in (ours, whole) is rewritten without a
+  // backup beside it, and one an earlier version left there goes.
+  std::vector<FileChange> changes;
+  if (old_backup.content) changes.push_back({old_backup.path, std::nullopt});
   if (options.remove) {
-    if (!drop_in.content) return std::vector<FileChange>{};
-    return std::vector<FileChange>{{drop_in.path, std::nullopt}};
+    if (drop_in.content) changes.push_back({drop_in.path, std::nullopt});
+    return changes;
   }
   std::string text =
       "# Written by gpu-ctk runtime configure: gpu-container-runtime as a CRI-O runtime handler.\n";
@@ -33,8 +38,8 @@ Result<std::vector<FileChange>> plan_crio(const ConfigureOptions& options,
   text += "[crio.runtime.runtimes." + options.runtime_name +
           "]\nruntime_path = " + toml_string(options.runtime_path) + "\nruntime_type = \"oci\"\n";
   if (auto s = check_drop_in(text, options, drop_in.path); !s) return s.error();
-  if (drop_in.content == text) return std::vector<FileChange>{};
-  return std::vector<FileChange>{{drop_in.path, text}};
+  if (drop_in.content != text) changes.push_back({drop_in.path, text, false});
+  return changes;
 }
 
 }  // namespace gcr

@@ -23,10 +23,13 @@ struct ConfigureOptions {
   bool remove = false;
 };
 
-// One file's new content; nullopt content means the file is deleted.
+// One file's new content; nullopt content means the file is deleted. `backup`: the file it
+// replaces is kept as <path>.bak beside it, which a file in a directory the engine reads whole
+// (CRI-O reads every file of crio.conf.d, .bak ones too) must not be.
 struct FileChange {
   std::string path;
   std::optional<std::string> content;
+  bool backup = true;
 };
 
 struct ExistingFile {
@@ -49,14 +52,23 @@ struct ExistingFile {
 [[nodiscard]] Result<std::vector<FileChange>> plan_containerd(const ConfigureOptions& options,
                                                               const ExistingFile& config,
                                                               const ExistingFile& drop_in);
+// `old_backup`: <drop-in>.bak, which an earlier version kept in crio.conf.d, where CRI-O reads
+// it after the drop-in (and so undoes it): removed.
 [[nodiscard]] Result<std::vector<FileChange>> plan_crio(const ConfigureOptions& options,
-                                                        const ExistingFile& drop_in);
+                                                        const ExistingFile& drop_in,
+                                                        const ExistingFile& old_backup = {});
+
+// The files of the drop-in's directory the engine reads after it, so that what they set wins
+// (NVIDIA's 99-nvidia.toml, left by nvidia-ctk, is one): containerd's `*.toml` (the imports'
+// pattern our drop-in is found by), CRI-O's every file. Docker has none.
+[[nodiscard]] std::vector<std::string> drop_ins_read_after(const ConfigureOptions& options);
 
 // Reads a file for planning (missing is not an error).
 [[nodiscard]] Result<ExistingFile> read_existing(const std::string& path);
 
 // Writes each change atomically (parent directories created), after copying a file that is
-// rewritten to <path>.bak. Deleted files (our own drop-ins) get no backup.
+// rewritten to <path>.bak where the change asks for it. Deleted files (our own drop-ins) get no
+// backup.
 [[nodiscard]] Status apply_changes(const std::vector<FileChange>& changes);
 
 }  // namespace gcr

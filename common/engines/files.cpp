@@ -27,7 +27,7 @@ Status write_one(const FileChange& change) {
   const std::string name = basename_of(change.path);
   auto existing = read_existing(change.path);
   if (!existing) return existing.error();
-  if (existing->content && change.content) {
+  if (existing->content && change.content && change.backup) {
     auto backup = write_file_atomic_at(dirfd->get(), name + ".bak", *existing->content,
                                        FileOwner{mode_of(change.path)});
     if (!backup) return backup.error().wrap("cannot back up " + change.path);
@@ -65,6 +65,29 @@ std::string default_engine_config(const std::string& engine) {
   if (engine == "docker") return "/etc/docker/daemon.json";
   if (engine == "containerd") return "/etc/containerd/config.toml";
   return "/etc/crio/crio.conf";
+}
+
+std::vector<std::string> drop_ins_read_after(const ConfigureOptions& options) {
+  std::vector<std::string> later;
+  if (options.engine == "docker") return later;
+  const std::string ours = drop_in_path(options);
+  const std::string name = basename_of(ours);
+  const std::string dir = dirname_of(ours);
+  const bool crio = options.engine == "crio";
+  auto fd = open_directory(dir);
+  if (!fd) return later;
+  constexpr std::size_t kMaxDropIns = 4096;
+  auto listed = list_directory(std::move(*fd), dir, kMaxDropIns);
+  if (!listed) return later;
+  for (const auto& entry : *listed) {
+    // Sorted by name, as both engines read them; our own backup is removed by the plan.
+    if (entry.name <= name || entry.name == name + ".bak") continue;
+    if (!crio && !entry.name.ends_with(".toml")) continue;
+    const std::string path = child_path(dir, entry.name);
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) later.push_back(path);
+  }
+  return later;
 }
 
 std::string drop_in_path(const ConfigureOptions& options) {

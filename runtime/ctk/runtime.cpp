@@ -38,7 +38,11 @@ Result<std::vector<FileChange>> plan(const ConfigureOptions& o) {
   }
   auto drop = read_existing(drop_in_path(o));
   if (!drop) return drop.error();
-  if (o.engine == "crio") return plan_crio(o, *drop);
+  if (o.engine == "crio") {
+    auto old_backup = read_existing(drop_in_path(o) + ".bak");
+    if (!old_backup) return old_backup.error();
+    return plan_crio(o, *drop, *old_backup);
+  }
   auto config = read_existing(o.config_path);
   if (!config) return config.error();
   return plan_containerd(o, *config, *drop);
@@ -105,6 +109,13 @@ int configure(const std::vector<std::string>& args) {
   o.config_path = config.empty() ? default_engine_config(o.engine) : config;
   auto changes = plan(o);
   if (!changes) return fail(changes.error().message);
+  if (!o.remove) {
+    for (const auto& later : drop_ins_read_after(o))
+      std::fprintf(stderr,
+                   "gpu-ctk runtime configure: warning: %s is read after %s, so what it sets wins "
+                   "over ours (nvidia-ctk's 99-nvidia.toml is one: remove it)\n",
+                   later.c_str(), drop_in_path(o).c_str());
+  }
   if (dry_run) {
     print_plan(*changes);
     return 0;

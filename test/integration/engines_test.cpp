@@ -5,6 +5,9 @@
 // machine's own engine configuration is touched. Needs root.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <filesystem>
+
 #include "containerd.h"
 #include "dockerd.h"
 #include "gpu_fixture.h"
@@ -90,6 +93,80 @@ TEST_CASE("containerd: configure starts from the file `containerd config default
   const std::string written = gcr::test::read_file(file);
   REQUIRE(ctk(configure).exit_code == 0);
   CHECK(gcr::test::read_file(file) == written);
+}
+
+// A node set up with nvidia-ctk keeps its conf.d/99-nvidia.toml, which containerd reads after
+// ours: configure names it, and containerd shows why. Without --set-as-default our default goes.
+TEST_CASE("containerd: a drop-in read after ours is named; a default unset without the flag") {
+  require_engine("/usr/bin/containerd");
+  GpuFixture f;
+  const std::string file = f.path("containerd/config.toml");
+  const std::string nvidia = f.path("containerd/conf.d/99-nvidia.toml");
+  gcr::test::write_file(
+      file, "version = 2\nimports = [\"" + f.path("containerd/conf.d") + "/*.toml\"]\n");
+  gcr::test::write_file(nvidia,
+                        "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".containerd]\n"
+                        "default_runtime_name = \"runc\"\n");
+  std::vector<std::string> configure = {"runtime",
+                                        "configure",
+                                        "--runtime=containerd",
+                                        "--config",
+                                        file,
+                                        "--set-as-default",
+                                        "--runtime-path",
+                                        gcr::test::built("gpu-container-runtime")};
+  const auto dump = [&] {
+    const auto d = gcr::test::run({"/usr/bin/containerd", "--config", file, "config", "dump"});
+    REQUIRE_MESSAGE(d.exit_code == 0, d.err);
+    return d.out;
+  };
+  const auto configured = ctk(configure);
+  REQUIRE_MESSAGE(configured.exit_code == 0, configured.err);
+  CHECK(configured.err == "gpu-ctk runtime configure: warning: " + nvidia + " is read after " +
+                              f.path("containerd/conf.d/99-gpu-container-runtime.toml") +
+                              ", so what it sets wins over ours (nvidia-ctk's 99-nvidia.toml is "
+                              "one: remove it)\n");
+  CHECK(dump().find("default_runtime_name = \"runc\"") != std::string::npos);  // NVIDIA's won
+  REQUIRE(::unlink(nvidia.c_str()) == 0);
+  CHECK(dump().find("default_runtime_name = \"nvidia\"") != std::string::npos);
+  CHECK(ctk(configure).err == "");
+
+  configure.erase(configure.begin() + 5);  // --set-as-default
+  REQUIRE(ctk(configure).exit_code == 0);
+  const std::string without = dump();
+  CHECK(without.find("default_runtime_name = \"nvidia\"") == std::string::npos);
+  CHECK(without.find("BinaryName = \"" + gcr::test::built("gpu-container-runtime") + "\"") !=
+        std::string::npos);
+}
+
+// CRI-O reads every file of crio.conf.d, a .bak too, after the drop-in it backs up.
+TEST_CASE("crio: configure twice and remove leave no file but ours in crio.conf.d, then none") {
+  REQUIRE(gcr::test::is_root());
+  gcr::test::TempDir dir;
+  const std::string conf_d = dir / "crio.conf.d";
+  const std::string ours = conf_d + "/99-gpu-container-runtime.conf";
+  std::vector<std::string> configure = {"runtime",  "configure",       "--runtime=crio",
+                                        "--config", dir / "crio.conf", "--set-as-default"};
+  const auto files = [&] {
+    std::vector<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator(conf_d))
+      names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  REQUIRE(ctk(configure).exit_code == 0);
+  configure.pop_back();  // again, without --set-as-default: the drop-in rewritten
+  REQUIRE(ctk(configure).exit_code == 0);
+  CHECK(files() == std::vector<std::string>{"99-gpu-container-runtime.conf"});
+  CHECK(gcr::test::read_file(ours).find("default_runtime") == std::string::npos);
+  // The backup an earlier version left there goes.
+  gcr::test::write_file(ours + ".bak", "[crio.runtime]\ndefault_runtime = \"nvidia\"\n");
+  const auto cleaned = ctk(configure);
+  CHECK(cleaned.out.find("removed " + ours + ".bak\n") != std::string::npos);
+  CHECK(files() == std::vector<std::string>{"99-gpu-container-runtime.conf"});
+  configure.push_back("--remove");
+  REQUIRE(ctk(configure).exit_code == 0);
+  CHECK(files().empty());
 }
 
 TEST_CASE("dockerd: our runtime as default; the env, --gpus and a failing request") {

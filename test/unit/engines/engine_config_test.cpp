@@ -251,6 +251,83 @@ TEST_CASE("crio: a drop-in with runtime_path and runtime_type; remove deletes it
   CHECK_FALSE(must(gcr::plan_crio(o, ExistingFile{none.path, *changes[0].content}))[0].content);
 }
 
+TEST_CASE("crio: no .bak in crio.conf.d, which CRI-O reads whole; one left there is removed") {
+  auto o = options("crio");
+  o.set_as_default = true;
+  const std::string drop = gcr::drop_in_path(o);
+  const ExistingFile no_backup{drop + ".bak", std::nullopt};
+  const auto first = must(gcr::plan_crio(o, ExistingFile{drop, std::nullopt}, no_backup));
+  REQUIRE(first.size() == 1);
+  // Run again without --set-as-default: the drop-in is rewritten, with no backup beside it.
+  o.set_as_default = false;
+  const auto second = must(gcr::plan_crio(o, ExistingFile{drop, first[0].content}, no_backup));
+  REQUIRE(second.size() == 1);
+  CHECK_FALSE(second[0].backup);
+  CHECK(toml_of(second[0])["crio"]["runtime"]["default_runtime"].value_or(std::string()) == "");
+  // The backup an earlier version kept there (read after the drop-in, it undid it) goes, on a
+  // configure with nothing else to change and on a removal.
+  const ExistingFile left{drop + ".bak", first[0].content};
+  const auto cleaned = must(gcr::plan_crio(o, ExistingFile{drop, second[0].content}, left));
+  REQUIRE(cleaned.size() == 1);
+  CHECK(cleaned[0].path == drop + ".bak");
+  CHECK_FALSE(cleaned[0].content);
+  o.remove = true;
+  const auto removed = must(gcr::plan_crio(o, ExistingFile{drop, second[0].content}, left));
+  REQUIRE(removed.size() == 2);
+  CHECK_FALSE(removed[0].content);
+  CHECK_FALSE(removed[1].content);
+}
+
+TEST_CASE("containerd: without --set-as-default a default naming our runtime goes, as NVIDIA's") {
+  const ExistingFile no_drop{"/e/conf.d/99-gpu-container-runtime.toml", std::nullopt};
+  auto o = options("containerd");
+  o.set_as_default = true;
+  const ExistingFile v1{"/e/config.toml", "[plugins.cri]\n"};
+  const auto set = must(gcr::plan_containerd(o, v1, no_drop));
+  const ExistingFile v1_set{v1.path, *set[0].content};
+  CHECK(toml_of(set[0])["plugins"]["cri"]["containerd"]["default_runtime_name"].value_or(
+            std::string()) == "nvidia");
+  o.set_as_default = false;
+  const auto unset = must(gcr::plan_containerd(o, v1_set, no_drop));
+  REQUIRE(unset.size() == 1);
+  const auto unset_doc = toml_of(unset[0]);
+  CHECK_FALSE(
+      unset_doc["plugins"]["cri"]["containerd"].as_table()->contains("default_runtime_name"));
+  CHECK(unset_doc["plugins"]["cri"]["containerd"]["runtimes"]["nvidia"].is_table());
+  // A version 2 main file an older nvidia-ctk edited in place: its default is not copied.
+  const ExistingFile edited{"/e/config.toml",
+                            "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".containerd]\n"
+                            "default_runtime_name = \"nvidia\"\n"};
+  const auto drop_doc =
+      toml_of(*change_to(must(gcr::plan_containerd(o, edited, no_drop)), no_drop.path));
+  CHECK_FALSE(drop_doc["plugins"]["io.containerd.grpc.v1.cri"]["containerd"].as_table()->contains(
+      "default_runtime_name"));
+  // Another runtime's default stays.
+  const ExistingFile runc{"/e/config.toml",
+                          "[plugins.cri.containerd]\ndefault_runtime_name = \"runc\"\n"};
+  const auto runc_doc = toml_of(must(gcr::plan_containerd(o, runc, no_drop))[0]);
+  CHECK(runc_doc["plugins"]["cri"]["containerd"]["default_runtime_name"].value_or(std::string()) ==
+        "runc");
+}
+
+TEST_CASE("drop-ins read after ours are named: containerd's *.toml, CRI-O's every file") {
+  gcr::test::TempDir dir;
+  auto containerd = options("containerd");
+  containerd.config_path = dir / "config.toml";
+  auto crio = options("crio");
+  crio.config_path = dir / "crio.conf";
+  for (const char* name : {"conf.d/10-mine.toml", "conf.d/99-nvidia.toml", "conf.d/99-zz.txt",
+                           "conf.d/99-gpu-container-runtime.toml.bak", "crio.conf.d/00-a.conf",
+                           "crio.conf.d/99-nvidia.toml", "crio.conf.d/zz-notes"})
+    gcr::test::write_file(dir / name, "");
+  gcr::test::make_dirs(dir / "conf.d/99-zz-dir.toml");
+  CHECK(gcr::drop_ins_read_after(containerd) ==
+        std::vector<std::string>{dir / "conf.d/99-nvidia.toml"});
+  CHECK(gcr::drop_ins_read_after(crio) ==
+        std::vector<std::string>{dir / "crio.conf.d/99-nvidia.toml", dir / "crio.conf.d/zz-notes"});
+  CHECK(gcr::drop_ins_read_after(options("docker")).empty());
+}
+
 TEST_CASE("the examples in etc/engines say what configure writes") {
   const std::string dir = std::string(GCR_TEST_SOURCE_DIR) + "/etc/engines/";
   auto docker = options("docker");
