@@ -10,7 +10,9 @@
 // overwritten, and every text written is read back and must hold exactly the data meant.
 #include <fnmatch.h>
 
+#include <optional>
 #include <sstream>
+#include <string_view>
 
 #include "base/text.h"
 #include "engines/engines.h"
@@ -179,6 +181,27 @@ std::string import_line(const std::string& path) {
   return "imports = [" + toml_string(path) + "]\n";
 }
 
+constexpr std::string_view kEmptyImports = "imports = []\n";
+
+// `text` with its line `from` (whole, at a line's start) as `to`; nullopt when it has none.
+std::optional<std::string> with_line_replaced(const std::string& text, std::string_view from,
+                                              std::string_view to) {
+  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + 1)) {
+    if (at == 0 || text[at - 1] == '\n')
+      return text.substr(0, at) + std::string(to) + text.substr(at + from.size());
+  }
+  return std::nullopt;
+}
+
+// `text` if it reads as `meant`, else nullopt.
+std::optional<std::string> if_it_reads_as(std::optional<std::string> text, const toml::table& meant,
+                                          const std::string& path) {
+  if (!text) return std::nullopt;
+  auto back = parse_toml(*text, path);
+  if (!back || *back != meant) return std::nullopt;
+  return text;
+}
+
 // The main file with our drop-in imported: a line put in front when the file has no
 // `imports` (comments and layout kept), a rewrite when it has other imports.
 Result<std::optional<std::string>> main_with_import(const ExistingFile& file,
@@ -199,6 +222,11 @@ Result<std::optional<std::string>> main_with_import(const ExistingFile& file,
     return std::optional<std::string>(text);
   }
   meant["imports"].as_array()->push_back(drop_in);
+  // `config default`'s `imports = []` line takes ours in place: comments and layout kept.
+  if (auto in_place = if_it_reads_as(
+          with_line_replaced(file.content.value_or(""), kEmptyImports, import_line(drop_in)), meant,
+          file.path))
+    return std::optional<std::string>(*in_place);
   auto text = verified_text(meant, file.path);
   if (!text) return text.error();
   return std::optional<std::string>(*text);
@@ -217,7 +245,13 @@ Result<std::optional<std::string>> main_without_import(const ExistingFile& file,
   for (auto it = imports.begin(); it != imports.end();) {
     it = it->value_or(std::string()) == drop_in ? imports.erase(it) : it + 1;
   }
-  if (imports.empty()) rewritten.erase("imports");
+  // Ours where `imports = []` was: that line back.
+  if (imports.empty()) {
+    if (auto in_place = if_it_reads_as(with_line_replaced(*file.content, line, kEmptyImports),
+                                       rewritten, file.path))
+      return std::optional<std::string>(*in_place);
+    rewritten.erase("imports");
+  }
   auto text = verified_text(rewritten, file.path);
   if (!text) return text.error();
   return std::optional<std::string>(*text);

@@ -234,6 +234,31 @@ TEST_CASE("containerd: the empty imports list containerd config default writes i
   CHECK(mixed.error().message.find("`imports` must be a list of file names") != std::string::npos);
 }
 
+TEST_CASE("containerd: `imports = []` takes ours in place, comments kept; remove puts it back") {
+  const ExistingFile no_drop{"/e/conf.d/99-gpu-container-runtime.toml", std::nullopt};
+  const std::string stock =
+      "disabled_plugins = []\n"
+      "imports = []\n"
+      "oom_score = 0\n"
+      "# our cluster: do not change the root\n"
+      "root = \"/var/lib/containerd\"\n"
+      "version = 2\n";
+  const ExistingFile main{"/e/config.toml", stock};
+  const auto changes = must(gcr::plan_containerd(options("containerd"), main, no_drop));
+  const auto* written = change_to(changes, main.path);
+  REQUIRE(written != nullptr);
+  std::string expected = stock;
+  expected.replace(expected.find("imports = []"), 12,
+                   "imports = [\"/e/conf.d/99-gpu-container-runtime.toml\"]");
+  CHECK(*written->content == expected);
+  auto remove = options("containerd");
+  remove.remove = true;
+  const auto undone = must(
+      gcr::plan_containerd(remove, ExistingFile{main.path, *written->content},
+                           ExistingFile{no_drop.path, *change_to(changes, no_drop.path)->content}));
+  CHECK(*change_to(undone, main.path)->content == stock);
+}
+
 TEST_CASE("crio: a drop-in with runtime_path and runtime_type; remove deletes it") {
   auto o = options("crio");
   o.set_as_default = true;
