@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
+#include <utility>
 
 #include "base/fs.h"
 #include "base/text.h"
@@ -19,7 +21,25 @@ mode_t mode_of(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 ? (st.st_mode & 07777) : 0644;
 }
 
-Status write_one(const FileChange& change) {
+// Where a change is written: a configuration file that is a symlink (one a configuration
+// manager keeps elsewhere) is written where it leads, the link kept.
+Result<std::string> target_of(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return path;
+  char* resolved = ::realpath(path.c_str(), nullptr);
+  if (resolved == nullptr)
+    return Error{"cannot follow the link " + path + ": " + errno_text(errno)};
+  std::string target = resolved;
+  ::free(resolved);
+  return target;
+}
+
+Status write_one(FileChange change) {
+  if (change.content) {
+    auto target = target_of(change.path);
+    if (!target) return target.error();
+    change.path = std::move(*target);
+  }
   const std::string dir = dirname_of(change.path);
   if (auto s = make_directories(dir); !s) return s;
   auto dirfd = open_directory(dir);

@@ -181,21 +181,6 @@ Result<CdiSpec> parse_either(const std::string& text) {
   return yaml ? yaml : json;
 }
 
-// `--to=` (empty, which NVIDIA's flags take for the default) as `--to ""`, which
-// program_options reads.
-std::vector<std::string> with_empty_values(const std::vector<std::string>& args) {
-  std::vector<std::string> out;
-  for (const auto& arg : args) {
-    if (arg.size() > 3 && arg.starts_with("--") && arg.back() == '=') {
-      out.push_back(arg.substr(0, arg.size() - 1));
-      out.emplace_back();
-    } else {
-      out.push_back(arg);
-    }
-  }
-  return out;
-}
-
 int transform(const std::vector<std::string>& args) {
   std::string kind, from, to, relative_to = "host", input = "-", output, format;
   po::options_description desc("options");

@@ -119,6 +119,19 @@ std::vector<std::string> as_hook_command(std::vector<std::string> args) {
 
 }  // namespace
 
+std::vector<std::string> with_empty_values(const std::vector<std::string>& args) {
+  std::vector<std::string> out;
+  for (const auto& arg : args) {
+    if (arg.size() > 3 && arg.starts_with("--") && arg.back() == '=') {
+      out.push_back(arg.substr(0, arg.size() - 1));
+      out.emplace_back();
+    } else {
+      out.push_back(arg);
+    }
+  }
+  return out;
+}
+
 int run_ctk(const std::string& program, const std::vector<std::string>& args) {
   const std::string tool = basename_of(program);
   if (tool == "nvidia-container-runtime-hook" || tool == "nvidia-container-toolkit")

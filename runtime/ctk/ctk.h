@@ -17,6 +17,10 @@ struct CtkCommand {
 // nvidia-container-cli, nvidia-container-runtime-hook), `args` argv[1..].
 [[nodiscard]] int run_ctk(const std::string& program, const std::vector<std::string>& args);
 
+// `--name=` (an empty value, which NVIDIA's flags take) as `--name ""`, which
+// Boost.Program_options reads.
+[[nodiscard]] std::vector<std::string> with_empty_values(const std::vector<std::string>& args);
+
 // Commands, one file each.
 [[nodiscard]] int ctk_config(const std::vector<std::string>& args);
 [[nodiscard]] int ctk_info(const std::vector<std::string>& args);

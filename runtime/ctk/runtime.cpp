@@ -89,7 +89,7 @@ int configure(const std::vector<std::string>& args) {
       "undo: remove the runtime (and default, and with --cdi the CDI switch)");
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(args).options(desc).run(), vm);
+    po::store(po::command_line_parser(with_empty_values(args)).options(desc).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
     return fail(e.what());
@@ -105,6 +105,11 @@ int configure(const std::vector<std::string>& args) {
   if (o.engine != "docker" && (o.runtime_path.empty() || o.runtime_path.front() != '/'))
     return fail("--runtime-path must be absolute");
   if (vm.count("drop-in") != 0) o.drop_in = vm["drop-in"].as<std::string>();
+  if (o.drop_in && (o.drop_in->empty() || o.drop_in->front() != '/'))
+    return fail(
+        "--drop-in must be an absolute path (editing the main file in place, NVIDIA's "
+        "--drop-in-config=\"\", is not supported: containerd 2 and CRI-O take our runtime "
+        "from a drop-in)");
   if (o.engine == "docker" && o.drop_in) return fail("docker has no drop-in files");
   o.config_path = config.empty() ? default_engine_config(o.engine) : config;
   auto changes = plan(o);

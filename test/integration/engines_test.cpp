@@ -4,6 +4,8 @@
 // NVIDIA_VISIBLE_DEVICES, --gpus, a failing request) and podman (--runtime). Nothing of the
 // machine's own engine configuration is touched. Needs root.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -167,6 +169,34 @@ TEST_CASE("crio: configure twice and remove leave no file but ours in crio.conf.
   configure.push_back("--remove");
   REQUIRE(ctk(configure).exit_code == 0);
   CHECK(files().empty());
+}
+
+// A configuration file a configuration manager keeps elsewhere, linked into /etc.
+TEST_CASE("a symlinked daemon.json is written where it leads, the link kept; --drop-in= refused") {
+  REQUIRE(gcr::test::is_root());
+  gcr::test::TempDir dir;
+  const std::string managed = dir / "managed/daemon.json";
+  gcr::test::write_file(managed, "{\"log-level\": \"warn\"}\n");
+  gcr::test::make_dirs(dir / "docker");
+  REQUIRE(::symlink(managed.c_str(), (dir / "docker/daemon.json").c_str()) == 0);
+  const auto r = ctk({"runtime", "configure", "--runtime=docker", "--config",
+                      dir / "docker/daemon.json", "--set-as-default"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  struct stat st {};
+  REQUIRE(::lstat((dir / "docker/daemon.json").c_str(), &st) == 0);
+  CHECK(S_ISLNK(st.st_mode));
+  const Json written = Json::parse(gcr::test::read_file(managed));
+  CHECK(written["default-runtime"] == "nvidia");
+  CHECK(written["log-level"] == "warn");
+  CHECK(gcr::test::read_file(managed + ".bak") == "{\"log-level\": \"warn\"}\n");
+
+  // NVIDIA's --drop-in-config="" (edit the main file in place): one line saying it is not done.
+  const auto in_place = ctk({"runtime", "configure", "--runtime=containerd", "--config",
+                             dir / "config.toml", "--drop-in="});
+  CHECK(in_place.exit_code == 1);
+  CHECK(in_place.err.rfind("gpu-ctk runtime configure: --drop-in must be an absolute path (", 0) ==
+        0);
+  CHECK_FALSE(gcr::test::exists(dir / "config.toml"));
 }
 
 TEST_CASE("dockerd: our runtime as default; the env, --gpus and a failing request") {
