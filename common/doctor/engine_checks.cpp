@@ -137,7 +137,7 @@ void check_cgroup_driver(const EngineFacts& facts, const std::string& name,
                     ".options], then systemctl restart containerd");
 }
 
-// crio.conf, then crio.conf.d/*.conf in name order.
+// crio.conf, then every file of crio.conf.d in name order, as CRI-O reads them.
 std::vector<std::pair<std::string, std::string>> crio_files(const std::string& main,
                                                             Findings& findings) {
   std::vector<std::pair<std::string, std::string>> files;
@@ -147,7 +147,7 @@ std::vector<std::pair<std::string, std::string>> crio_files(const std::string& m
   if (DIR* d = ::opendir(dir.c_str())) {
     while (const dirent* e = ::readdir(d)) {
       const std::string n = e->d_name;
-      if (n.size() > 5 && n.ends_with(".conf")) names.push_back(n);
+      if (e->d_type == DT_REG || e->d_type == DT_UNKNOWN) names.push_back(n);
     }
     ::closedir(d);
   }

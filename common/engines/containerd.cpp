@@ -328,6 +328,13 @@ Result<std::vector<FileChange>> plan_containerd(const ConfigureOptions& o, const
   return changes;
 }
 
+bool containerd_imports(const ExistingFile& main_config, const std::string& path) {
+  auto config = parse_existing(main_config);
+  if (!config) return false;
+  const auto version = version_of(main_config, *config);
+  return version && *version >= 2 && imports_contain(*config, main_config.path, path, true);
+}
+
 std::string containerd_cri_plugin(int version) {
   if (version <= 1) return "cri";
   if (version == 2) return "io.containerd.grpc.v1.cri";

@@ -59,9 +59,15 @@ struct ExistingFile {
                                                         const ExistingFile& old_backup = {});
 
 // The files of the drop-in's directory the engine reads after it, so that what they set wins
-// (NVIDIA's 99-nvidia.toml, left by nvidia-ctk, is one): containerd's `*.toml` (the imports'
-// pattern our drop-in is found by), CRI-O's every file. Docker has none.
-[[nodiscard]] std::vector<std::string> drop_ins_read_after(const ConfigureOptions& options);
+// (NVIDIA's 99-nvidia.toml, left by nvidia-ctk, is one): those `main_config`'s imports name
+// for containerd (none for a version 1 file, which gets no drop-in), every one for CRI-O when
+// the drop-in is in its crio.conf.d. Docker has none.
+[[nodiscard]] std::vector<std::string> drop_ins_read_after(const ConfigureOptions& options,
+                                                           const ExistingFile& main_config);
+
+// Whether containerd, reading `main_config` (version 2 to 4), imports `path`: named, or
+// matched by an import's pattern.
+[[nodiscard]] bool containerd_imports(const ExistingFile& main_config, const std::string& path);
 
 // Reads a file for planning (missing is not an error).
 [[nodiscard]] Result<ExistingFile> read_existing(const std::string& path);

@@ -87,13 +87,16 @@ std::string default_engine_config(const std::string& engine) {
   return "/etc/crio/crio.conf";
 }
 
-std::vector<std::string> drop_ins_read_after(const ConfigureOptions& options) {
+std::vector<std::string> drop_ins_read_after(const ConfigureOptions& options,
+                                             const ExistingFile& main_config) {
   std::vector<std::string> later;
   if (options.engine == "docker") return later;
   const std::string ours = drop_in_path(options);
   const std::string name = basename_of(ours);
   const std::string dir = dirname_of(ours);
   const bool crio = options.engine == "crio";
+  // CRI-O reads its own crio.conf.d (every file, in name order), not a drop-in elsewhere.
+  if (crio && dir != dirname_of(options.config_path) + "/crio.conf.d") return later;
   auto fd = open_directory(dir);
   if (!fd) return later;
   constexpr std::size_t kMaxDropIns = 4096;
@@ -102,10 +105,10 @@ std::vector<std::string> drop_ins_read_after(const ConfigureOptions& options) {
   for (const auto& entry : *listed) {
     // Sorted by name, as both engines read them; our own backup is removed by the plan.
     if (entry.name <= name || entry.name == name + ".bak") continue;
-    if (!crio && !entry.name.ends_with(".toml")) continue;
     const std::string path = child_path(dir, entry.name);
     struct stat st {};
-    if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) later.push_back(path);
+    if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (crio || containerd_imports(main_config, path)) later.push_back(path);
   }
   return later;
 }

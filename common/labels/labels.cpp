@@ -101,7 +101,6 @@ void add_driver_labels(Labels& out, const NodeLabelFacts& facts) {
 void add_sharing_labels(Labels& out, const Config::DevicePlugin& plugin) {
   // As GFD: no label for `none`, so that a selector on the label's existence means MIG.
   if (plugin.mig_strategy != "none") out["nvidia.com/mig.strategy"] = plugin.mig_strategy;
-  out["nvidia.com/gpu.sharing-strategy"] = sharing_strategy(plugin);
   out["nvidia.com/mps.capable"] = plugin.sharing == "mps" ? "true" : "false";
 }
 

@@ -161,6 +161,23 @@ void qualify_ids(GpuRequest& request, const std::string& kind) {
   for (const auto& id : ids) request.cdi_names.push_back(kind + "=" + id);
 }
 
+// The tokens sorted into the request; under [requests] mode = "cdi" the IDs become names of the
+// default kind, but NVIDIA's just-in-time names stay the live GPUs they name, as in NVIDIA's
+// cdi mode.
+Result<bool> classify_request(const std::vector<std::string>& tokens, const std::string& origin,
+                              const Config& config, GpuRequest& request) {
+  if (config.requests.mode != "cdi") return classify(tokens, origin, request);
+  std::vector<std::string> live, named;
+  for (const auto& token : tokens)
+    (token.starts_with(kJitCdiPrefix) ? live : named).push_back(token);
+  if (!named.empty()) {
+    auto wanted = classify(named, origin, request);
+    if (!wanted || !*wanted) return wanted;
+    qualify_ids(request, config.cdi.default_kind);
+  }
+  return classify(live, origin, request);
+}
+
 // [requests] supported-capabilities as a set.
 CapabilitySet supported_capabilities(const Config& config) {
   CapabilitySet set;
@@ -439,10 +456,9 @@ Result<std::optional<GpuRequest>> read_gpu_request(const SpecView& spec, const C
   GpuRequest request;
   request.source = (*list)->source;
   request.privileged = spec.privileged;
-  auto wanted = classify((*list)->tokens, (*list)->origin, request);
+  auto wanted = classify_request((*list)->tokens, (*list)->origin, config, request);
   if (!wanted) return wanted.error();
   if (!*wanted) return std::optional<GpuRequest>();
-  if (config.requests.mode == "cdi") qualify_ids(request, config.cdi.default_kind);
   const bool by_hook = request.source == GpuRequest::Source::kCliHook;
   auto extras = by_hook ? read_hook_extras(*from_hook, config, logger, request)
                         : read_env_extras(spec, config, logger, request);

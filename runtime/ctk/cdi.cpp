@@ -198,7 +198,7 @@ int transform(const std::vector<std::string>& args) {
   po::positional_options_description positional;
   positional.add("kind", 1);
   po::variables_map vm;
-  if (auto done = parse(with_empty_values(args), desc, positional, vm,
+  if (auto done = parse(with_empty_values(args, {"to"}), desc, positional, vm,
                         "usage: gpu-ctk cdi transform root --from DIR [--to DIR] "
                         "[--relative-to host|container] [--input FILE|-] [--output FILE]"))
     return *done;

@@ -119,15 +119,14 @@ std::vector<std::string> as_hook_command(std::vector<std::string> args) {
 
 }  // namespace
 
-std::vector<std::string> with_empty_values(const std::vector<std::string>& args) {
+std::vector<std::string> with_empty_values(const std::vector<std::string>& args,
+                                           const std::vector<std::string>& flags) {
   std::vector<std::string> out;
   for (const auto& arg : args) {
-    if (arg.size() > 3 && arg.starts_with("--") && arg.back() == '=') {
-      out.push_back(arg.substr(0, arg.size() - 1));
-      out.emplace_back();
-    } else {
-      out.push_back(arg);
-    }
+    const bool empty = std::any_of(flags.begin(), flags.end(),
+                                   [&](const std::string& f) { return arg == "--" + f + "="; });
+    out.push_back(empty ? arg.substr(0, arg.size() - 1) : arg);
+    if (empty) out.emplace_back();
   }
   return out;
 }

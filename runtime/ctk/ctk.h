@@ -17,9 +17,10 @@ struct CtkCommand {
 // nvidia-container-cli, nvidia-container-runtime-hook), `args` argv[1..].
 [[nodiscard]] int run_ctk(const std::string& program, const std::vector<std::string>& args);
 
-// `--name=` (an empty value, which NVIDIA's flags take) as `--name ""`, which
-// Boost.Program_options reads.
-[[nodiscard]] std::vector<std::string> with_empty_values(const std::vector<std::string>& args);
+// `--<flag>=` for each of `flags` (an empty value, which NVIDIA's flags take) as `--<flag> ""`,
+// which Boost.Program_options reads; every other argument as it is.
+[[nodiscard]] std::vector<std::string> with_empty_values(const std::vector<std::string>& args,
+                                                         const std::vector<std::string>& flags);
 
 // Commands, one file each.
 [[nodiscard]] int ctk_config(const std::vector<std::string>& args);

@@ -89,7 +89,8 @@ int configure(const std::vector<std::string>& args) {
       "undo: remove the runtime (and default, and with --cdi the CDI switch)");
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(with_empty_values(args)).options(desc).run(), vm);
+    po::store(po::command_line_parser(with_empty_values(args, {"drop-in"})).options(desc).run(),
+              vm);
     po::notify(vm);
   } catch (const po::error& e) {
     return fail(e.what());
@@ -102,7 +103,8 @@ int configure(const std::vector<std::string>& args) {
     return fail("--runtime must be docker, containerd or crio");
   if (!valid_name(o.runtime_name))
     return fail("--runtime-name may hold letters, digits, '_' and '-' only");
-  if (o.engine != "docker" && (o.runtime_path.empty() || o.runtime_path.front() != '/'))
+  if (o.runtime_path.empty()) return fail("--runtime-path must not be empty");
+  if (o.engine != "docker" && o.runtime_path.front() != '/')
     return fail("--runtime-path must be absolute");
   if (vm.count("drop-in") != 0) o.drop_in = vm["drop-in"].as<std::string>();
   if (o.drop_in && (o.drop_in->empty() || o.drop_in->front() != '/'))
@@ -115,7 +117,8 @@ int configure(const std::vector<std::string>& args) {
   auto changes = plan(o);
   if (!changes) return fail(changes.error().message);
   if (!o.remove) {
-    for (const auto& later : drop_ins_read_after(o))
+    auto main = read_existing(o.config_path);
+    for (const auto& later : drop_ins_read_after(o, main ? *main : ExistingFile{}))
       std::fprintf(stderr,
                    "gpu-ctk runtime configure: warning: %s is read after %s, so what it sets wins "
                    "over ours (nvidia-ctk's 99-nvidia.toml is one: remove it)\n",

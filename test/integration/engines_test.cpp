@@ -197,6 +197,14 @@ TEST_CASE("a symlinked daemon.json is written where it leads, the link kept; --d
   CHECK(in_place.err.rfind("gpu-ctk runtime configure: --drop-in must be an absolute path (", 0) ==
         0);
   CHECK_FALSE(gcr::test::exists(dir / "config.toml"));
+  // Other flags given empty are refused, not written ("path": "" would stop dockerd).
+  for (const char* empty : {"--runtime-path=", "--runtime-name="}) {
+    CAPTURE(empty);
+    const auto refused = ctk(
+        {"runtime", "configure", "--runtime=docker", "--config", dir / "empty/daemon.json", empty});
+    CHECK(refused.exit_code == 1);
+    CHECK_FALSE(gcr::test::exists(dir / "empty/daemon.json"));
+  }
 }
 
 TEST_CASE("dockerd: our runtime as default; the env, --gpus and a failing request") {

@@ -335,7 +335,7 @@ TEST_CASE("containerd: without --set-as-default a default naming our runtime goe
         "runc");
 }
 
-TEST_CASE("drop-ins read after ours are named: containerd's *.toml, CRI-O's every file") {
+TEST_CASE("drop-ins read after ours are named: those containerd imports, CRI-O's every file") {
   gcr::test::TempDir dir;
   auto containerd = options("containerd");
   containerd.config_path = dir / "config.toml";
@@ -346,11 +346,22 @@ TEST_CASE("drop-ins read after ours are named: containerd's *.toml, CRI-O's ever
                            "crio.conf.d/99-nvidia.toml", "crio.conf.d/zz-notes"})
     gcr::test::write_file(dir / name, "");
   gcr::test::make_dirs(dir / "conf.d/99-zz-dir.toml");
-  CHECK(gcr::drop_ins_read_after(containerd) ==
+  const ExistingFile glob{dir / "config.toml",
+                          "version = 2\nimports = [\"" + dir / "conf.d" + "/*.toml\"]\n"};
+  CHECK(gcr::drop_ins_read_after(containerd, glob) ==
         std::vector<std::string>{dir / "conf.d/99-nvidia.toml"});
-  CHECK(gcr::drop_ins_read_after(crio) ==
+  // Imports naming ours alone (what configure puts in a file without any), or a version 1 file:
+  // NVIDIA's is not read.
+  const ExistingFile ours_only{dir / "config.toml", "version = 2\nimports = [\"" + dir / "conf.d" +
+                                                        "/99-gpu-container-runtime.toml\"]\n"};
+  CHECK(gcr::drop_ins_read_after(containerd, ours_only).empty());
+  CHECK(gcr::drop_ins_read_after(containerd, ExistingFile{dir / "config.toml", "[plugins]\n"})
+            .empty());
+  CHECK(gcr::drop_ins_read_after(crio, ExistingFile{}) ==
         std::vector<std::string>{dir / "crio.conf.d/99-nvidia.toml", dir / "crio.conf.d/zz-notes"});
-  CHECK(gcr::drop_ins_read_after(options("docker")).empty());
+  crio.drop_in = dir / "elsewhere/99.conf";  // not CRI-O's directory: none read after it
+  CHECK(gcr::drop_ins_read_after(crio, ExistingFile{}).empty());
+  CHECK(gcr::drop_ins_read_after(options("docker"), ExistingFile{}).empty());
 }
 
 TEST_CASE("the examples in etc/engines say what configure writes") {

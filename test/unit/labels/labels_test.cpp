@@ -241,6 +241,7 @@ TEST_CASE("MIG single: the MIG devices are the GPUs; mixed: labels per profile")
   CHECK(labels.at("nvidia.com/gpu.memory") == "0");
   CHECK(labels.at("nvidia.com/gpu.family") == "ampere");
   CHECK(labels.count("nvidia.com/gpu.multiprocessors") == 0);
+  CHECK(labels.count("nvidia.com/gpu.sharing-strategy") == 0);  // GFD's invalid labels
   gcr::test::check_label_syntax(labels);
 }
 

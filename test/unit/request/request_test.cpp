@@ -60,11 +60,17 @@ TEST_CASE("NVIDIA's just-in-time names runtime.nvidia.com/gpu=<id> are the live 
       must_request(spec_with({"NVIDIA_VISIBLE_DEVICES=runtime.nvidia.com/gpu=nvidia.com/gpu=0"}));
   CHECK(nested.device_ids == std::vector<std::string>{"nvidia.com/gpu=0"});
   CHECK(nested.cdi_names.empty());
+  // [requests] mode = "cdi" names IDs of the default kind; these stay live, as NVIDIA's.
   gcr::Config cdi;
   cdi.requests.mode = "cdi";
-  CHECK(
-      must_request(spec_with({"NVIDIA_VISIBLE_DEVICES=runtime.nvidia.com/gpu=2"}), cdi).cdi_names ==
-      std::vector<std::string>{"nvidia.com/gpu=2"});
+  auto mixed = must_request(
+      spec_with({"NVIDIA_VISIBLE_DEVICES=runtime.nvidia.com/gpu=2,3,runtime.nvidia.com/gpu=0"}),
+      cdi);
+  CHECK(mixed.device_ids == std::vector<std::string>{"2", "0"});
+  CHECK(mixed.cdi_names == std::vector<std::string>{"nvidia.com/gpu=3"});
+  auto all = must_request(spec_with({"NVIDIA_VISIBLE_DEVICES=runtime.nvidia.com/gpu=all"}), cdi);
+  CHECK(all.all);
+  CHECK(all.cdi_names.empty());
 }
 
 TEST_CASE("duplicate env entries: the last one wins, as in runc") {
