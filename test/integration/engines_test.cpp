@@ -34,6 +34,25 @@ gcr::test::ProcessResult ctk(const std::vector<std::string>& args) {
 
 const std::string kListGpus = "ls /dev | grep nvidia | tr '\\n' ' '";
 
+// gpu-ctk's arguments that make the built shim containerd's default runtime in `file`.
+std::vector<std::string> configure_containerd(const std::string& file) {
+  return {"runtime",
+          "configure",
+          "--runtime=containerd",
+          "--config",
+          file,
+          "--set-as-default",
+          "--runtime-path",
+          gcr::test::built("gpu-container-runtime")};
+}
+
+// What containerd makes of `file`, imports included.
+std::string containerd_dump(const std::string& file) {
+  const auto dump = gcr::test::run({"/usr/bin/containerd", "--config", file, "config", "dump"});
+  REQUIRE_MESSAGE(dump.exit_code == 0, dump.err);
+  return dump.out;
+}
+
 }  // namespace
 
 TEST_CASE("containerd: the configured file loads, and ctr run --runc-binary gives the GPU") {
@@ -46,16 +65,12 @@ TEST_CASE("containerd: the configured file loads, and ctr run --runc-binary give
       user_config,
       "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc.options]\n  "
       "SystemdCgroup = true\n");
-  const auto configured =
-      ctk({"runtime", "configure", "--runtime=containerd", "--config", user_config,
-           "--set-as-default", "--runtime-path", gcr::test::built("gpu-container-runtime")});
+  const auto configured = ctk(configure_containerd(user_config));
   REQUIRE(configured.exit_code == 0);
   CHECK(configured.out.find("restart containerd") != std::string::npos);
-  const auto dump =
-      gcr::test::run({"/usr/bin/containerd", "--config", user_config, "config", "dump"});
-  REQUIRE(dump.exit_code == 0);
-  CHECK(dump.out.find("default_runtime_name = \"nvidia\"") != std::string::npos);
-  CHECK(dump.out.find("BinaryName = \"" + gcr::test::built("gpu-container-runtime") + "\"") !=
+  const std::string dump = containerd_dump(user_config);
+  CHECK(dump.find("default_runtime_name = \"nvidia\"") != std::string::npos);
+  CHECK(dump.find("BinaryName = \"" + gcr::test::built("gpu-container-runtime") + "\"") !=
         std::string::npos);
 
   gcr::test::RunOptions env;
@@ -74,23 +89,15 @@ TEST_CASE("containerd: configure starts from the file `containerd config default
   REQUIRE(stock.exit_code == 0);
   const std::string file = f.path("containerd/config.toml");
   gcr::test::write_file(file, stock.out);
-  const std::vector<std::string> configure = {"runtime",
-                                              "configure",
-                                              "--runtime=containerd",
-                                              "--config",
-                                              file,
-                                              "--set-as-default",
-                                              "--runtime-path",
-                                              gcr::test::built("gpu-container-runtime")};
+  const auto configure = configure_containerd(file);
   const auto configured = ctk(configure);
   REQUIRE_MESSAGE(configured.exit_code == 0, configured.err);
-  const auto dump = gcr::test::run({"/usr/bin/containerd", "--config", file, "config", "dump"});
-  REQUIRE_MESSAGE(dump.exit_code == 0, dump.err);
-  CHECK(dump.out.find("default_runtime_name = \"nvidia\"") != std::string::npos);
-  CHECK(dump.out.find("BinaryName = \"" + gcr::test::built("gpu-container-runtime") + "\"") !=
+  const std::string dump = containerd_dump(file);
+  CHECK(dump.find("default_runtime_name = \"nvidia\"") != std::string::npos);
+  CHECK(dump.find("BinaryName = \"" + gcr::test::built("gpu-container-runtime") + "\"") !=
         std::string::npos);
   // The stock settings stay: runc is still there for pods that do not ask for the runtime.
-  CHECK(dump.out.find("[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc]") !=
+  CHECK(dump.find("[plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runc]") !=
         std::string::npos);
   const std::string written = gcr::test::read_file(file);
   REQUIRE(ctk(configure).exit_code == 0);
@@ -109,19 +116,8 @@ TEST_CASE("containerd: a drop-in read after ours is named; a default unset witho
   gcr::test::write_file(nvidia,
                         "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".containerd]\n"
                         "default_runtime_name = \"runc\"\n");
-  std::vector<std::string> configure = {"runtime",
-                                        "configure",
-                                        "--runtime=containerd",
-                                        "--config",
-                                        file,
-                                        "--set-as-default",
-                                        "--runtime-path",
-                                        gcr::test::built("gpu-container-runtime")};
-  const auto dump = [&] {
-    const auto d = gcr::test::run({"/usr/bin/containerd", "--config", file, "config", "dump"});
-    REQUIRE_MESSAGE(d.exit_code == 0, d.err);
-    return d.out;
-  };
+  auto configure = configure_containerd(file);
+  const auto dump = [&] { return containerd_dump(file); };
   const auto configured = ctk(configure);
   REQUIRE_MESSAGE(configured.exit_code == 0, configured.err);
   CHECK(configured.err == "gpu-ctk runtime configure: warning: " + nvidia + " is read after " +
