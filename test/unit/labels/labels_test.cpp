@@ -225,7 +225,8 @@ TEST_CASE("MIG single: the MIG devices are the GPUs; mixed: labels per profile")
                         {"nvidia.com/gpu.memory", "40960"},
                         {"nvidia.com/gpu.family", "ampere"},
                         {"nvidia.com/gpu.compute.major", "8"}};
-  for (const auto& [name, value] : whole) CHECK_MESSAGE(all_mig.at(name) == value, name);
+  for (const auto& label : whole)
+    CHECK_MESSAGE(all_mig.at(label.first) == label.second, label.first);
   CHECK(all_mig.at("nvidia.com/mig-1g.5gb.count") == "4");
   CHECK(all_mig.at("nvidia.com/mig-1g.5gb.product") == "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb-SHARED");
   CHECK(all_mig.at("nvidia.com/gpu.models") == "1");
