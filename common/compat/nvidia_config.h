@@ -2,6 +2,7 @@
 // the key of ours that means the same, or a comment saying why nothing does.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,8 @@
 namespace gcr {
 
 inline constexpr const char* kNvidiaConfigPath = "/etc/nvidia-container-runtime/config.toml";
+// The most of NVIDIA's file read (its own is a few KiB).
+inline constexpr std::size_t kMaxNvidiaConfigBytes = 1 << 20;
 
 struct ImportedConfig {
   Config config;     // what the result means, checked as any configuration file is

@@ -135,10 +135,8 @@ bool exists(const std::string& path) {
 
 }  // namespace
 
-std::optional<std::string> requests_mode_of_program(std::string_view program) {
-  const auto slash = program.rfind('/');
-  const std::string_view name =
-      slash == std::string_view::npos ? program : program.substr(slash + 1);
+std::optional<std::string> requests_mode_of_program(const std::string& program) {
+  const std::string name = basename_of(program);
   if (name == "nvidia-container-runtime.cdi") return "cdi";
   if (name == "nvidia-container-runtime.legacy") return "auto";
   return std::nullopt;

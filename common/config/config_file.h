@@ -33,7 +33,7 @@ enum class ConfigScope { kWhole, kRuntimeTable };
 // nvidia-container-runtime.cdi "cdi", nvidia-container-runtime.legacy "auto" (the live
 // driver, as NVIDIA's legacy mode reads it); nullopt for any other program. `program` is
 // argv[0], a path or a name.
-[[nodiscard]] std::optional<std::string> requests_mode_of_program(std::string_view program);
+[[nodiscard]] std::optional<std::string> requests_mode_of_program(const std::string& program);
 
 // The lines of a TOML text's [runtime] table (its header included; "" when it has none), or
 // nullopt when they cannot be told apart from the rest by lines alone: a multi-line string,

@@ -15,7 +15,6 @@ namespace gcr {
 namespace {
 
 constexpr const char* kArea = "runtime";
-constexpr std::size_t kMaxNvidiaConfigBytes = 1 << 20;
 
 std::string shown(bool value) {
   return value ? "true" : "false";

@@ -59,7 +59,7 @@ int import(const std::vector<std::string>& args) {
       source = arg;
     }
   }
-  auto text = read_regular_file(source, 1 << 20);
+  auto text = read_regular_file(source, kMaxNvidiaConfigBytes);
   if (!text) return import_fail(text.error().message + " (" + source + ")");
   auto imported = import_nvidia_config(*text, source);
   if (!imported) return import_fail(imported.error().message);
