@@ -26,18 +26,20 @@ std::string env_name(const std::string& entry) {
   return entry.substr(0, entry.find('='));
 }
 
+// Every entry of the name takes the edit's value: runc gives a process the last of several,
+// so replacing only the first would leave the spec's own value in force.
 void apply_env(Json& spec, const std::vector<std::string>& env) {
   Json& list = array_member(object_member(spec, "process"), "env");
   for (const auto& entry : env) {
     const std::string name = env_name(entry);
-    const auto same = std::find_if(list.begin(), list.end(), [&](const Json& e) {
-      return e.is_string() && env_name(e.get<std::string>()) == name;
-    });
-    if (same != list.end()) {
-      *same = entry;
-    } else {
-      list.push_back(entry);
+    bool replaced = false;
+    for (Json& e : list) {
+      if (e.is_string() && env_name(e.get<std::string>()) == name) {
+        e = entry;
+        replaced = true;
+      }
     }
+    if (!replaced) list.push_back(entry);
   }
 }
 

@@ -40,10 +40,18 @@ Status add_cap(ContainerEdits& edits, DriverHost& host, const std::optional<unsi
 }
 
 // NVIDIA_MIG_CONFIG_DEVICES / NVIDIA_MIG_MONITOR_DEVICES=all: the global config / monitor
-// capability plus every MIG capability of the selected GPUs that has a node.
+// capability plus every MIG capability of the selected GPUs that has a node. Not with MIG
+// devices chosen one by one, as NVIDIA's: their GPU's every MIG capability would come too.
 Status add_mig_management(ContainerEdits& edits, const GpuRequest& request,
-                          const std::vector<Gpu>& selected, DriverHost& host) {
+                          const Selection& selection, DriverHost& host) {
   if (!request.mig_config && !request.mig_monitor) return {};
+  if (!selection.migs.empty()) {
+    return Error{std::string(request.mig_config ? "the MIG config capability"
+                                                : "the MIG monitor capability") +
+                 " cannot be combined with individually selected MIG devices (" +
+                 selection.migs.front().mig.uuid + "): it opens every MIG device of their GPU"};
+  }
+  const std::vector<Gpu>& selected = selection.gpus;
   auto minors = host.devices().mig_minors();
   if (!minors) return minors.error();
   if (request.mig_config) {
@@ -269,7 +277,7 @@ Result<ContainerEdits> device_edits(const GpuRequest& request, const Selection& 
     edits.append(*one);
   }
   if (auto s = add_mig_devices(edits, request, selected, host); !s) return s.error();
-  if (auto s = add_mig_management(edits, request, selected.gpus, host); !s) return s.error();
+  if (auto s = add_mig_management(edits, request, selected, host); !s) return s.error();
   return edits;
 }
 

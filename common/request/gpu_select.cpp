@@ -23,6 +23,14 @@ Error unknown(const std::string& id, const std::string& why) {
                printable(id, 128) + "`: " + why};
 }
 
+// A PCI bus id as a request spells it: <domain>:<bus>:<device> may leave out `.0`, as
+// NVIDIA's reading of it does.
+std::optional<PciAddress> requested_pci_address(const std::string& id) {
+  const bool no_function =
+      id.find('.') == std::string::npos && std::count(id.begin(), id.end(), ':') == 2;
+  return parse_pci_address(no_function ? id + ".0" : id);
+}
+
 // The index of the GPU `id` names.
 Result<unsigned> match_gpu(const std::string& id, GpuSource& gpus) {
   if (const auto index = parse_decimal(id)) {
@@ -39,7 +47,7 @@ Result<unsigned> match_gpu(const std::string& id, GpuSource& gpus) {
     if (it == all->end()) return unknown(id, describe_host(*all));
     return it->index;
   }
-  if (const auto bus = parse_pci_address(id)) {
+  if (const auto bus = requested_pci_address(id)) {
     auto buses = gpus.buses();
     if (!buses) return buses.error();
     const auto it = std::find(buses->begin(), buses->end(), *bus);
@@ -89,7 +97,7 @@ const std::vector<MigDevice>& mig_devices_of(const Gpu& gpu,
 
 bool is_mig_id(const std::string& id) {
   if (id.size() > 4 && iequals(id.substr(0, 4), "MIG-")) return true;
-  return id.find(':') != std::string::npos && id.find('.') == std::string::npos;
+  return std::count(id.begin(), id.end(), ':') == 1 && id.find('.') == std::string::npos;
 }
 
 Result<Selection> select_gpus(const GpuRequest& request, GpuSource& gpus,

@@ -98,7 +98,8 @@ std::vector<std::string> volume_markers(const SpecView& spec) {
   return markers;
 }
 
-// Device IDs from the markers: <id>, and cdi/<vendor>/<class>/<name> for a CDI name.
+// Device IDs from the markers: <id>, and cdi/<vendor>/<class>/<name> or
+// cdi/<vendor>/<class>=<name> for a CDI name (NVIDIA's plugin writes either).
 std::vector<std::string> volume_marker_ids(const SpecView& spec) {
   std::vector<std::string> ids;
   for (const auto& marker : volume_markers(spec)) {
@@ -106,6 +107,8 @@ std::vector<std::string> volume_marker_ids(const SpecView& spec) {
     if (parts.size() == 4 && parts[0] == "cdi") {
       ids.push_back(std::string(parts[1]) + "/" + std::string(parts[2]) + "=" +
                     std::string(parts[3]));
+    } else if (parts.size() == 3 && parts[0] == "cdi" && parts[2].find('=') != parts[2].npos) {
+      ids.push_back(marker.substr(4));
     } else if (parts.size() == 1) {
       ids.push_back(marker);
     }
@@ -244,12 +247,19 @@ Result<std::optional<Requirement>> legacy_cuda_requirement(const SpecView& spec)
   const auto required = env_value(spec, "NVIDIA_REQUIRE_CUDA");
   if (!cuda || cuda->empty() || (required && !required->empty()))
     return std::optional<Requirement>();
-  const auto parts = split(*cuda, '.');
-  if (parts.size() < 2 || !parse_decimal(parts[0]) || !parse_decimal(parts[1])) {
+  // Read as NVIDIA's toolkit reads it, a semantic version with an optional `v` whose minor
+  // and patch may be left out: `12` is 12.0, `v12.4.1` 12.4.
+  std::string_view version = *cuda;
+  if (version.starts_with('v')) version.remove_prefix(1);
+  version = version.substr(0, version.find_first_of("-+"));
+  const auto parts = split(version, '.');
+  if (parts.size() > 3 || !parse_decimal(parts[0]) ||
+      (parts.size() > 1 && !parse_decimal(parts[1])) ||
+      (parts.size() > 2 && !parse_decimal(parts[2]))) {
     return Error{"CUDA_VERSION `" + printable(*cuda, 64) + "` is not a version"};
   }
-  auto r = parse_requirement("CUDA_VERSION",
-                             "cuda>=" + std::string(parts[0]) + "." + std::string(parts[1]));
+  auto r = parse_requirement("CUDA_VERSION", "cuda>=" + std::string(parts[0]) + "." +
+                                                 std::string(parts.size() > 1 ? parts[1] : "0"));
   if (!r) return r.error();
   return std::optional<Requirement>(*r);
 }
@@ -277,11 +287,17 @@ Result<std::vector<Requirement>> read_requirements(const SpecView& spec, const C
   return out;
 }
 
+// `all` in any case, empty items skipped, as NVIDIA's.
 Result<bool> mig_flag_value(std::string_view value, const std::string& origin) {
-  if (value.empty()) return false;
-  if (value != "all")
-    return Error{origin + ": only `all` is supported, not `" + printable(value, 64) + "`"};
-  return true;
+  bool all = false;
+  for (auto item : split(value, ',')) {
+    item = trim(item);
+    if (item.empty()) continue;
+    if (!iequals(item, "all"))
+      return Error{origin + ": only `all` is supported, not `" + printable(value, 64) + "`"};
+    all = true;
+  }
+  return all;
 }
 
 Result<bool> read_mig_flag(const SpecView& spec, const char* variable) {

@@ -68,6 +68,9 @@ TEST_CASE("env: replaced in place, new ones appended, the last duplicate wins") 
   ContainerEdits dup;
   dup.env = {"FOO=old", "FOO=new"};
   CHECK(applied(Json::object(), dup).at("process").at("env") == Json({"FOO=new"}));
+  // A spec naming the variable twice: runc gives the process the last, so both take the edit.
+  CHECK(applied({{"process", {{"env", {"FOO=0", "BAR=1", "FOO=1"}}}}}, e).at("process").at("env") ==
+        Json({"FOO=new", "BAR=1", "FOO=new"}));
 }
 
 TEST_CASE("a device node from the host: type, numbers, mode and an rwm cgroup rule") {

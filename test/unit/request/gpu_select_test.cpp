@@ -56,6 +56,8 @@ TEST_CASE("indices, UUIDs (any case) and PCI bus ids select GPUs, in index order
   CHECK(indices(pick({"2", "0"})) == std::vector<unsigned>{0, 2});
   CHECK(indices(pick({"gpu-00000003-AAAA-bbbb-cccc-dddddddddddd"})) == std::vector<unsigned>{3});
   CHECK(indices(pick({"00000000:3B:00.0", "1"})) == std::vector<unsigned>{1});
+  // <domain>:<bus>:<device> without the function, as NVIDIA reads it.
+  CHECK(indices(pick({"0000:3b:00"})) == std::vector<unsigned>{1});
   gcr::GpuRequest all;
   all.all = true;
   CHECK(indices(gcr::select_gpus(all, host(), nullptr)) == std::vector<unsigned>{0, 1, 2, 3});
@@ -77,6 +79,8 @@ TEST_CASE("IDs that match nothing fail closed and name the ID") {
       {"0:0", "unknown MIG device `0:0`: GPU 0 has no MIG device 0"},
       {"7:0", "unknown MIG device `7:0`: this host has GPUs 0-3"},
       {"a:b", "`a:b` is not <gpu>:<mig>"},
+      {"0000:99:00", "unknown GPU `0000:99:00`"},
+      {"1:2:3:4", "`1:2:3:4` is not a GPU index"},
   };
   for (const auto& entry : cases) {
     const auto& id = entry.first;  // named: doctest's CAPTURE cannot take a binding

@@ -126,6 +126,20 @@ TEST_CASE(
             .requirements.size() == 1);
   CHECK(error_of(spec_with({"NVIDIA_VISIBLE_DEVICES=0", "CUDA_VERSION=eleven"}))
             .find("CUDA_VERSION") != std::string::npos);
+  // Semantic versions as NVIDIA's toolkit reads them: a `v`, the minor and patch left out.
+  for (const auto& [cuda, text] : std::vector<std::pair<std::string, std::string>>{
+           {"12", "cuda>=12.0"}, {"v12.4", "cuda>=12.4"}, {"12.4.1-rc1", "cuda>=12.4"}}) {
+    CAPTURE(cuda);
+    const auto short_form =
+        must_request(spec_with({"NVIDIA_VISIBLE_DEVICES=0", "CUDA_VERSION=" + cuda}));
+    REQUIRE(short_form.requirements.size() == 1);
+    CHECK(short_form.requirements[0].text == text);
+  }
+  for (const std::string cuda : {"12.", "12.4.1.2", "v", ".4"}) {
+    CAPTURE(cuda);
+    CHECK(error_of(spec_with({"NVIDIA_VISIBLE_DEVICES=0", "CUDA_VERSION=" + cuda}))
+              .find("is not a version") != std::string::npos);
+  }
   CHECK(must_request(spec_with({"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_REQUIRE_CUDA=cuda>=99",
                                 "NVIDIA_DISABLE_REQUIRE=true"}))
             .requirements.empty());
@@ -167,11 +181,13 @@ TEST_CASE(
       {{{"source", "/dev/null"}, {"destination", "/var/run/nvidia-container-devices/2"}},
        {{"source", "//dev/./null"}, {"destination", "/var/run/nvidia-container-devices/GPU-x"}},
        {{"source", "/dev/null"},
-        {"destination", "/var/run/nvidia-container-devices/cdi/nvidia.com/gpu/1"}}});
+        {"destination", "/var/run/nvidia-container-devices/cdi/nvidia.com/gpu/1"}},
+       {{"source", "/dev/null"},
+        {"destination", "/var/run/nvidia-container-devices/cdi/nvidia.com/gpu=3"}}});
   auto r = must_request(with_mounts(good), marks);
   CHECK(r.source == gcr::GpuRequest::Source::kVolumeMount);
   CHECK(r.device_ids == std::vector<std::string>{"2", "GPU-x"});
-  CHECK(r.cdi_names == std::vector<std::string>{"nvidia.com/gpu=1"});
+  CHECK(r.cdi_names == std::vector<std::string>{"nvidia.com/gpu=1", "nvidia.com/gpu=3"});
   CHECK(asks_nothing(with_mounts(good)));
   CHECK(asks_nothing(
       with_mounts(Json::array(
@@ -215,6 +231,14 @@ TEST_CASE("MIG config and monitor need a privileged container and `all`") {
             .mig_monitor);
   CHECK(error_of(spec_with({"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_MIG_CONFIG_DEVICES=0"}, privileged))
             .find("only `all`") != std::string::npos);
+  // NVIDIA's spellings: `all` in any case, empty items skipped.
+  CHECK(must_request(
+            spec_with({"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_MIG_CONFIG_DEVICES=ALL,"}, privileged))
+            .mig_config);
+  CHECK_FALSE(
+      must_request(spec_with({"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_MIG_CONFIG_DEVICES=, ,"},
+                             privileged))
+          .mig_config);
 }
 
 TEST_CASE("the request says whether the container is privileged, for what only it may get") {
