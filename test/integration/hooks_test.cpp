@@ -263,6 +263,39 @@ TEST_CASE(
   CHECK(mode_of(dev + "/dri") == 0755);
 }
 
+// NVIDIA's generated specs link each GPU's DRM nodes by bus in the container's /dev, runc's
+// tmpfs when createContainer hooks run.
+TEST_CASE("create-symlinks, as NVIDIA's specs call it: /dev/dri/by-path in the container's /dev") {
+  require_root();
+  HookBed bed;
+  const std::string program = bed.nvidia_cdi_hook();
+  const auto options = bed.with_state();
+  const std::string dev = bed.rootfs + "/dev";
+  gcr::test::make_dirs(dev);
+  REQUIRE(::mount("tmpfs", dev.c_str(), "tmpfs", 0, "size=1m,mode=755") == 0);
+  struct Unmount {
+    std::string path;
+    ~Unmount() { ::umount2(path.c_str(), MNT_DETACH); }
+  } unmount{dev};
+  REQUIRE(::mkdir((dev + "/dri").c_str(), 0755) == 0);
+  const auto r = gcr::test::run(
+      {program, "create-symlinks", "--link", "../card1::/dev/dri/by-path/pci-0000:3b:00.0-card",
+       "--link", "../renderD128::/dev/dri/by-path/pci-0000:3b:00.0-render"},
+      options);
+  CHECK(r.err == "");
+  CHECK(r.exit_code == 0);
+  CHECK(gcr::test::run({"/bin/readlink", dev + "/dri/by-path/pci-0000:3b:00.0-card"}).out ==
+        "../card1\n");
+  CHECK(gcr::test::run({"/bin/readlink", dev + "/dri/by-path/pci-0000:3b:00.0-render"}).out ==
+        "../renderD128\n");
+  // No symlink on the way is followed: here one to the image's /etc.
+  make_symlink("/etc", dev + "/etc-link");
+  const auto link =
+      gcr::test::run({program, "create-symlinks", "--link", "x::/dev/etc-link/y"}, options);
+  CHECK(link.exit_code == 1);
+  CHECK_FALSE(boost::filesystem::is_symlink(bed.rootfs + "/etc/y"));
+}
+
 TEST_CASE("hostile images: links to host paths or climbing out change nothing outside the rootfs") {
   require_root();
   struct Case {
