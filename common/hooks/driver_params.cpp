@@ -41,15 +41,41 @@ Status write_new_file(int dir, const std::string& name, std::string_view content
   return write_all(file.get(), content);
 }
 
+std::string fd_path(int fd) {
+  return "/proc/self/fd/" + std::to_string(fd);
+}
+
+// The same with mount(2), for kernels without the new mount API (mount_setattr is Linux 5.12):
+// a bind, then a remount of the bind itself, found by opening the path again (the file fd
+// `target` still names the one beneath).
+Status bind_file_over(const RootFs& root, int dir, const std::string& name, int target) {
+  Fd source(::openat(dir, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  if (!source.valid()) return Error{"cannot open the copy in /dev: " + errno_text(errno)};
+  const std::string over = fd_path(target);
+  if (::mount(fd_path(source.get()).c_str(), over.c_str(), nullptr, MS_BIND, nullptr) != 0)
+    return Error{"mount: " + errno_text(errno)};
+  auto bound = root.open_across_mounts(kDriverParamsPath, O_PATH, false);
+  const int flags = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
+  if (bound && *bound &&
+      ::mount(nullptr, fd_path((*bound)->get()).c_str(), nullptr, flags, nullptr) == 0)
+    return {};
+  const std::string why = bound && *bound ? errno_text(errno) : "the bind mount is gone";
+  if (bound && *bound) ::umount2(fd_path((*bound)->get()).c_str(), MNT_DETACH);
+  return Error{"read-only remount: " + why};
+}
+
 // Mounts the file `name` of `dir` over `target`: read-only, nosuid, nodev, noexec.
-Status mount_file_over(int dir, const std::string& name, int target) {
+Status mount_file_over(const RootFs& root, int dir, const std::string& name, int target) {
   Fd tree(
       ::open_tree(dir, name.c_str(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW));
+  if (!tree.valid() && errno == ENOSYS) return bind_file_over(root, dir, name, target);
   if (!tree.valid()) return Error{"open_tree: " + errno_text(errno)};
   mount_attr attr{};
   attr.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
-  if (::mount_setattr(tree.get(), "", AT_EMPTY_PATH, &attr, sizeof attr) != 0)
+  if (::mount_setattr(tree.get(), "", AT_EMPTY_PATH, &attr, sizeof attr) != 0) {
+    if (errno == ENOSYS) return bind_file_over(root, dir, name, target);
     return Error{"mount_setattr: " + errno_text(errno)};
+  }
   if (::move_mount(tree.get(), "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) !=
       0)
     return Error{"move_mount: " + errno_text(errno)};
@@ -89,7 +115,7 @@ Result<bool> disable_device_node_modification(const RootFs& root) {
   // Mounted while it has a name (the kernel refuses an unlinked source), then unlinked.
   const std::string name = temp_name_for("nvidia-params");
   Status done = write_new_file(dev.get(), name, **content);
-  if (done) done = mount_file_over(dev.get(), name, (*target)->get());
+  if (done) done = mount_file_over(root, dev.get(), name, (*target)->get());
   ::unlinkat(dev.get(), name.c_str(), 0);
   if (!done) return done.error().wrap("cannot mount over " + what);
   return true;

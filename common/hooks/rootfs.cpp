@@ -174,10 +174,34 @@ Result<std::optional<Fd>> RootFs::open_if_exists(const std::string& path, int fl
   return std::optional<Fd>(std::move(out));
 }
 
+namespace {
+
+// `path` opened one name at a time from `root` with O_NOFOLLOW, mounts on the way crossed: what
+// openat2 with RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS does, for kernels without it. A clean path
+// (no `..`) stays in the root when no symlink is followed.
+int open_without_symlinks(int root, const std::string& path, int flags, Fd& out) {
+  auto parts = PathParts::of(path);
+  if (!parts) return EINVAL;
+  Fd dir(::openat(root, ".", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  for (std::size_t i = 0; i < parts->size(); ++i) {
+    const std::string name(parts->part(i));
+    const bool last = i + 1 == parts->size();
+    Fd next(::openat(dir.get(), name.c_str(),
+                     (last ? flags : O_PATH | O_DIRECTORY) | O_NOFOLLOW | O_CLOEXEC));
+    if (!next.valid()) return errno;
+    dir = std::move(next);
+  }
+  out = std::move(dir);
+  return 0;
+}
+
+}  // namespace
+
 Result<std::optional<Fd>> RootFs::open_across_mounts(const std::string& path, int flags,
                                                      bool follow) const {
   Fd out;
-  const int err = resolve_openat2(root_.get(), path, flags, out, follow ? 0 : RESOLVE_NO_SYMLINKS);
+  int err = resolve_openat2(root_.get(), path, flags, out, follow ? 0 : RESOLVE_NO_SYMLINKS);
+  if (err == ENOSYS && !follow) err = open_without_symlinks(root_.get(), path, flags, out);
   if (err == ENOENT) return std::optional<Fd>();
   if (err != 0) return Error{errno_text(err) + " (" + path + " in " + path_ + ")"};
   return std::optional<Fd>(std::move(out));

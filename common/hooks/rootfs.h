@@ -103,8 +103,9 @@ class RootFs {
   [[nodiscard]] Result<std::optional<Fd>> open_if_exists(const std::string& path, int flags) const;
   // Opens the existing in-root `path` as a hook sees it once runc has made the container's
   // mounts: those (its /proc, /dev, volumes) are crossed; symlinks are followed inside the root
-  // when `follow`, else none may be on the way. Nothing when a component is missing. Needs
-  // openat2 (Linux 5.6: can_open_across_mounts).
+  // when `follow`, else none may be on the way. Nothing when a component is missing. Following
+  // symlinks needs openat2 (Linux 5.6: can_open_across_mounts); without them, older kernels
+  // open one name at a time.
   [[nodiscard]] Result<std::optional<Fd>> open_across_mounts(const std::string& path, int flags,
                                                              bool follow) const;
   // Whether the kernel has openat2, which open_across_mounts needs.

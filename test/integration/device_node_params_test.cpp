@@ -25,9 +25,10 @@ const std::string kContainerParams =
     "ModifyDeviceFiles: 0\nDeviceFileUID: 0\nDeviceFileGID: 0\nDeviceFileMode: 438\n";
 
 // gpu-ctk hook disable-device-node-modification on `root` in a private mount namespace, then
-// `after` (a shell command: "$1" is `root`) in that namespace.
+// `after` (a shell command: "$1" is `root`) in that namespace; under no-openat2 with
+// `old_kernel` (its flag) when given.
 gcr::test::ProcessResult run_hook(const gcr::test::TempDir& t, const std::string& root,
-                                  const std::string& after) {
+                                  const std::string& after, const std::string& old_kernel = "") {
   gcr::test::write_file(t / "state.json", Json{{"ociVersion", "1.0.2"},
                                                {"id", "c"},
                                                {"status", "creating"},
@@ -35,7 +36,9 @@ gcr::test::ProcessResult run_hook(const gcr::test::TempDir& t, const std::string
                                                {"bundle", t.path()},
                                                {"root", root}}
                                               .dump());
-  const std::string hook = "\"" + gcr::test::built("gpu-ctk") +
+  const std::string wrapper =
+      old_kernel.empty() ? "" : "\"" + gcr::test::built("no-openat2") + "\" " + old_kernel + " ";
+  const std::string hook = wrapper + "\"" + gcr::test::built("gpu-ctk") +
                            "\" hook disable-device-node-modification < \"" + t / "state.json" +
                            "\"";
   return gcr::test::run({"/usr/bin/unshare", "--mount", "--propagation", "private", "/bin/sh", "-c",
@@ -88,10 +91,22 @@ TEST_SUITE("device node params") {
     const std::string root = t / "rootfs";
     gcr::test::write_file(root + kParams, kHostParams);
     gcr::test::make_dirs(root + "/dev");
+    // Kernels older than 5.12 (RHEL 8's 4.18 has neither openat2 nor the new mount API) get
+    // the same with mount(2): a bind, then a read-only remount of the bind.
+    std::string old_kernel;
+    SUBCASE("this kernel") {}
+    SUBCASE("no mount_setattr (5.6 to 5.11)") {
+      old_kernel = "--mount-setattr";
+    }
+    SUBCASE("no openat2 and no new mount API (before 5.2)") {
+      old_kernel = "--old-kernel";
+    }
+    CAPTURE(old_kernel);
     const auto r = run_hook(t, root,
                             "cat \"$1/proc/driver/nvidia/params\"; ls -A \"$1/dev\" | wc -l; "
                             "grep \"$1/proc/driver/nvidia/params\" /proc/self/mountinfo | "
-                            "grep -c ' ro,nosuid,nodev,noexec'");
+                            "grep -c ' ro,nosuid,nodev,noexec'",
+                            old_kernel);
     CHECK(r.err == "");
     CHECK(r.out == kContainerParams + "0\n1\n");
     CHECK(gcr::test::read_file(root + kParams) == kHostParams);  // outside: as it was
@@ -158,6 +173,11 @@ TEST_SUITE("device node params") {
     CHECK(r.exit_code == 1);
     CHECK(r.out == "");
     CHECK(r.err == "gpu-ctk hook disable-device-node-modification: " + why + "\n");
+    CHECK(gcr::test::read_file(t / "host/driver/nvidia/params") == kHostParams);
+    // Nor does the walk of kernels without openat2.
+    const auto old = run_hook(t, root, "echo mounted", "--old-kernel");
+    CHECK(old.exit_code == 1);
+    CHECK(old.out == "");
     CHECK(gcr::test::read_file(t / "host/driver/nvidia/params") == kHostParams);
   }
 }
