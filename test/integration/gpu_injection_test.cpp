@@ -481,8 +481,8 @@ TEST_CASE("MIG config and monitor caps for privileged containers") {
   CHECK(f.devices().at("/dev/nvidia-caps/nvidia-cap2") == "509:2");
   CHECK(f.create({"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_MIG_CONFIG_DEVICES=all"}).exit_code == 1);
   // Not with a MIG device chosen alone, as NVIDIA's: every MIG device of its GPU would come.
-  const auto mixed = f.create({"NVIDIA_VISIBLE_DEVICES=1:1", "NVIDIA_MIG_MONITOR_DEVICES=all"},
-                              privileged);
+  const auto mixed =
+      f.create({"NVIDIA_VISIBLE_DEVICES=1:1", "NVIDIA_MIG_MONITOR_DEVICES=all"}, privileged);
   CHECK(mixed.exit_code == 1);
   CHECK(mixed.err.find("the MIG monitor capability cannot be combined with individually selected "
                        "MIG devices") != std::string::npos);

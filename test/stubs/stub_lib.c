@@ -2,4 +2,6 @@
  * that depends on libc like the real ones (so ldconfig files it as a libc6 library). */
 #include <unistd.h>
 
-int gcr_stub_library_marker(void) { return getpid() > 0; }
+int gcr_stub_library_marker(void) {
+  return getpid() > 0;
+}

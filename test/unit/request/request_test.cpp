@@ -235,10 +235,9 @@ TEST_CASE("MIG config and monitor need a privileged container and `all`") {
   CHECK(must_request(
             spec_with({"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_MIG_CONFIG_DEVICES=ALL,"}, privileged))
             .mig_config);
-  CHECK_FALSE(
-      must_request(spec_with({"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_MIG_CONFIG_DEVICES=, ,"},
-                             privileged))
-          .mig_config);
+  CHECK_FALSE(must_request(spec_with({"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_MIG_CONFIG_DEVICES=, ,"},
+                                     privileged))
+                  .mig_config);
 }
 
 TEST_CASE("the request says whether the container is privileged, for what only it may get") {
