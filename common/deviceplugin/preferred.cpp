@@ -179,6 +179,32 @@ std::vector<std::size_t> greedy(const Chooser& chooser, const std::vector<std::s
   return p.members;
 }
 
+// MPS: a request's shares all come from one GPU (Allocate refuses shares of two), the busiest
+// that has room for them all and for what `p` must include. Growing the set share by share
+// would take the busiest GPU's last free share first and then have to go to a second GPU.
+std::vector<std::size_t> shares_of_one_gpu(const Chooser& chooser,
+                                           const std::vector<std::size_t>& pool, std::size_t left,
+                                           Partial& p) {
+  const auto& candidates = chooser.candidates();
+  if (p.gpus > 1) return {};
+  if (left == 0) return p.members;
+  const std::optional<std::size_t> needed =
+      p.members.empty() ? std::nullopt : std::optional(candidates[p.members.front()].slot);
+  std::map<std::size_t, std::vector<std::size_t>> by_gpu;
+  for (const auto c : pool) {
+    if (!needed || candidates[c].slot == *needed) by_gpu[candidates[c].slot].push_back(c);
+  }
+  const std::vector<std::size_t>* best = nullptr;
+  for (const auto& [slot, shares] : by_gpu) {
+    if (shares.size() < left) continue;
+    if (best == nullptr || candidates[shares.front()].used > candidates[best->front()].used)
+      best = &shares;
+  }
+  if (best == nullptr) return {};
+  for (std::size_t i = 0; i < left; ++i) chooser.add(p, (*best)[i]);
+  return p.members;
+}
+
 }  // namespace
 
 std::vector<long> set_worth(const std::vector<const PluginDevice*>& set,
@@ -222,7 +248,9 @@ std::vector<std::string> preferred_allocation(const PreferredRequest& request,
   const std::size_t left = static_cast<std::size_t>(request.size) - p.members.size();
   if (pool.size() < left) return {};
   std::vector<std::size_t> chosen;
-  if (combinations(pool.size(), left) <= kExactLimit) {
+  if (config.mps()) {
+    chosen = shares_of_one_gpu(chooser, pool, left, p);
+  } else if (combinations(pool.size(), left) <= kExactLimit) {
     Best best;
     search(chooser, pool, 0, left, p, best);
     chosen = std::move(best.members);

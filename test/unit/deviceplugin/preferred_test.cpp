@@ -209,6 +209,47 @@ TEST_CASE("replicas: a request gets different GPUs; packed fills used GPUs, dist
   CHECK(gcr::preferred_allocation({available, {"GPU-2::0", "GPU-2::1"}, 2}, d1, t, packed).empty());
 }
 
+// Allocate refuses MPS shares of two GPUs, so an answer spanning two fails the pod. With 57
+// of 64 shares free, 4 of them are past the exact search: grown share by share, the set took
+// the busiest GPU's last share, then three of the next GPU.
+TEST_CASE("MPS: a request's shares come from one GPU, the busiest with room for them all") {
+  const auto t = gcr::test::topology_of(gcr::test::topology_fixture("dgx1"));
+  auto config = config_with("topology", 8, false);
+  config.device_plugin.sharing = "mps";
+  const auto devices = devices_of(t, config);
+  REQUIRE(devices.size() == 64);
+  // GPU-0 has 7 shares in use, GPU-3 two; the others none.
+  Ids available;
+  for (const auto& d : devices) {
+    const auto share = d.id.substr(d.id.find("::") + 2);
+    if (d.uuid == t.uuids[0] && share != "7") continue;
+    if (d.uuid == t.uuids[3] && (share == "0" || share == "1")) continue;
+    available.push_back(d.id);
+  }
+  REQUIRE(available.size() == 55);
+  const auto gpus_of_ids = [](const Ids& ids) {
+    std::set<std::string> gpus;
+    for (const auto& id : ids) gpus.insert(id.substr(0, id.find("::")));
+    return gpus;
+  };
+  const auto four = gcr::preferred_allocation({available, {}, 4}, devices, t, config);
+  REQUIRE(four.size() == 4);
+  CHECK(gpus_of_ids(four) == std::set<std::string>{t.uuids[3]});
+  const auto one = gcr::preferred_allocation({available, {}, 1}, devices, t, config);
+  CHECK(one == Ids{t.uuids[0] + "::7"});
+  // What must be included decides the GPU; shares of two GPUs or too few cannot be answered.
+  const auto with =
+      gcr::preferred_allocation({available, {t.uuids[5] + "::3"}, 3}, devices, t, config);
+  REQUIRE(with.size() == 3);
+  CHECK(gpus_of_ids(with) == std::set<std::string>{t.uuids[5]});
+  CHECK(
+      gcr::preferred_allocation({available, {t.uuids[0] + "::7"}, 2}, devices, t, config).empty());
+  CHECK(gcr::preferred_allocation({available, {t.uuids[1] + "::0", t.uuids[2] + "::0"}, 2}, devices,
+                                  t, config)
+            .empty());
+  CHECK(gcr::preferred_allocation({available, {}, 9}, devices, t, config).empty());
+}
+
 TEST_CASE("sixteen GPUs: exact, and the strongest pair wins") {
   const auto t = gcr::test::topology_of(gcr::test::topology_fixture("sixteen"));
   const auto config = config_with("topology");
