@@ -385,7 +385,8 @@ class Plugin {
       watch_xids();
     }
     const auto topology = std::make_shared<const Topology>(inventory_.topology());
-    for (const auto& resource : inventory_.resources()) {
+    const auto resources = inventory_.resources();
+    for (const auto& resource : resources) {
       auto& plugin = plugins_[resource];
       const bool fresh = plugin == nullptr;
       if (fresh)
@@ -395,6 +396,12 @@ class Plugin {
       else if (change.topology_changed)
         plugin->state().set_topology(topology);
       if (fresh) plugin->restart();
+    }
+    // A resource of which nothing is left (a MIG profile repartitioned away) lists no device:
+    // the kubelet then counts none, and Allocate hands out none of those gone.
+    if (!change.devices_changed) return;
+    for (auto& [resource, plugin] : plugins_) {
+      if (resources.count(resource) == 0) plugin->state().publish({}, topology);
     }
   }
 

@@ -7,6 +7,8 @@
 
 #include <unistd.h>
 
+#include <boost/filesystem.hpp>
+
 #include <algorithm>
 #include <set>
 
@@ -427,4 +429,18 @@ TEST_CASE("a MIG layout that changes is listed again") {
       f.kubelet->wait_for_devices([](const Devices& d) { return d.size() == 3; }, kWait, kMig),
       f.log());
   CHECK(f.logged("the MIG layout changed"));
+  // Repartitioned into one larger instance: its profile is a resource of its own, and the 1g
+  // profile, of which none is left, lists no device (it listed the gone ones, Healthy, and
+  // Allocate handed them out).
+  const std::string mig = f.host.dev_root() + "/proc/driver/nvidia/capabilities/gpu0/mig/";
+  boost::filesystem::remove_all(mig + "gi2");
+  boost::filesystem::remove_all(mig + "gi3");
+  f.describe_nvml("mig 3b 1 0 3 19968\n");
+  REQUIRE_MESSAGE(f.kubelet->wait_for_registrations(3, kWait), f.log());
+  REQUIRE_MESSAGE(
+      f.kubelet->wait_for_devices([](const Devices& d) { return d.empty(); }, kWait, kMig),
+      f.log());
+  v1beta1::AllocateResponse response;
+  CHECK_FALSE(
+      f.kubelet->allocate({"MIG-5eed003b-0000-4000-8000-000000000000"}, response, kMig).ok());
 }
