@@ -580,11 +580,9 @@ class Plugin {
     // The watch polled may have been replaced, or ended, by this pass's tick (new GPUs).
     if (!xids_) return;
     for (auto& item : xids_->take()) {
-      if (!item) {
-        logger_.warning("waiting for Xid events: " + item.error().message + "; health unchanged");
-        continue;
-      }
-      publish(inventory_.apply_xid(*item));
+      if (item.wait_failed) publish(inventory_.apply_xid_wait_failure(*item.wait_failed));
+      if (item.wait_works_again) publish(inventory_.apply_xid_wait_failure(std::nullopt));
+      if (item.event) publish(inventory_.apply_xid(*item.event));
     }
     keep_labels();
   }

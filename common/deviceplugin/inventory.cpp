@@ -190,6 +190,18 @@ InventoryChange Inventory::apply_xid(const XidEvent& event) {
   return change;
 }
 
+InventoryChange Inventory::apply_xid_wait_failure(const std::optional<std::string>& why) {
+  InventoryChange change;
+  if (why == xid_wait_failing_) return change;
+  if (why && !xid_wait_failing_)
+    change.lines.push_back("waiting for Xid events failed: " + *why +
+                           "; every GPU is Unhealthy until the wait answers again");
+  if (!why) change.lines.push_back("waiting for Xid events works again");
+  xid_wait_failing_ = why;
+  relist(change);
+  return change;
+}
+
 InventoryChange Inventory::check_resets(Nvml& nvml) {
   InventoryChange change;
   for (auto it = xid_failing_.begin(); it != xid_failing_.end();) {
@@ -239,6 +251,10 @@ void Inventory::relist(InventoryChange& change) {
         d.unhealthy_because = failure.why;
         break;
       }
+    }
+    if (d.healthy && xid_wait_failing_) {
+      d.healthy = false;
+      d.unhealthy_because = "waiting for Xid events failed: " + *xid_wait_failing_;
     }
   }
   change.devices_changed = !same_devices(*devices, devices_);

@@ -37,6 +37,10 @@ class Inventory {
   InventoryChange refresh(Nvml* nvml);
   // A critical Xid (one not ignored): the GPU, or its MIG instance, turns Unhealthy.
   InventoryChange apply_xid(const XidEvent& event);
+  // NVML's wait for Xid events failed (`why`), or works again (nullopt). While it fails every
+  // GPU is Unhealthy, as NVIDIA's plugin has them (a lost GPU may say no more than that), and
+  // Healthy again once it answers, where NVIDIA's keeps them Unhealthy until it restarts.
+  InventoryChange apply_xid_wait_failure(const std::optional<std::string>& why);
   // NVML became available: the topology and the MIG devices are read again with it.
   InventoryChange use_nvml(Nvml& nvml);
   // GPUs an Xid took that NVML saw stop answering and answer again (a reset) are Healthy.
@@ -81,6 +85,7 @@ class Inventory {
   Topology topology_;
   std::map<std::string, std::string> node_failing_;  // uuid -> why (device node, /proc)
   std::map<std::string, XidFailures> xid_failing_;   // uuid -> the Xids that took it
+  std::optional<std::string> xid_wait_failing_;      // why NVML's event wait fails
   std::optional<std::string> driver_missing_;        // why, while there is no driver
   std::vector<PluginDevice> devices_;
 };

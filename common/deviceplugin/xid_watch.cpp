@@ -40,7 +40,7 @@ XidWatch::~XidWatch() {
   if (thread_.joinable()) thread_.join();
 }
 
-void XidWatch::push(Result<XidEvent> item) {
+void XidWatch::push(XidNews item) {
   {
     const std::lock_guard lock(mutex_);
     queue_.push_back(std::move(item));
@@ -49,7 +49,7 @@ void XidWatch::push(Result<XidEvent> item) {
   (void)!::write(wake_.get(), &one, sizeof one);
 }
 
-std::vector<Result<XidEvent>> XidWatch::take() {
+std::vector<XidNews> XidWatch::take() {
   std::uint64_t count = 0;
   (void)!::read(wake_.get(), &count, sizeof count);
   const std::lock_guard lock(mutex_);
@@ -58,10 +58,12 @@ std::vector<Result<XidEvent>> XidWatch::take() {
 
 void XidWatch::run() {
   auto backoff = std::chrono::duration_cast<std::chrono::milliseconds>(kFirstBackoff);
+  bool failing = false;
   while (!stopping_) {
     auto event = nvml_.wait_xid(kWaitMs);
     if (!event) {
-      push(event.error());
+      failing = true;
+      push(XidNews{std::nullopt, event.error().message, false});
       for (auto slept = std::chrono::milliseconds(0); slept < backoff && !stopping_;
            slept += std::chrono::milliseconds(100))
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -70,7 +72,9 @@ void XidWatch::run() {
       continue;
     }
     backoff = std::chrono::duration_cast<std::chrono::milliseconds>(kFirstBackoff);
-    if (*event) push(**event);
+    if (failing) push(XidNews{std::nullopt, std::nullopt, true});
+    failing = false;
+    if (*event) push(XidNews{**event, std::nullopt, false});
   }
 }
 

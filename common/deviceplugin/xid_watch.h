@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -14,6 +15,14 @@
 #include "driver/nvml.h"
 
 namespace gcr {
+
+// What the watch saw: an event, the wait failing (`wait_failed`), or the wait answering again
+// after it failed (`wait_works_again`).
+struct XidNews {
+  std::optional<XidEvent> event;
+  std::optional<std::string> wait_failed;
+  bool wait_works_again = false;
+};
 
 class XidWatch {
  public:
@@ -26,21 +35,21 @@ class XidWatch {
 
   // Readable when something is queued.
   [[nodiscard]] int fd() const { return wake_.get(); }
-  // Everything queued: events, and errors of the wait.
-  [[nodiscard]] std::vector<Result<XidEvent>> take();
+  // Everything queued, in order.
+  [[nodiscard]] std::vector<XidNews> take();
   // The GPUs left out, "<bus> (NVML error <n>)": their health comes from their nodes alone.
   [[nodiscard]] const std::vector<std::string>& unwatched() const { return unwatched_; }
 
  private:
   XidWatch(Nvml& nvml, Fd wake) : nvml_(nvml), wake_(std::move(wake)) {}
   void run();
-  void push(Result<XidEvent> item);
+  void push(XidNews item);
 
   Nvml& nvml_;
   Fd wake_;
   std::atomic<bool> stopping_{false};
   std::mutex mutex_;
-  std::vector<Result<XidEvent>> queue_;
+  std::vector<XidNews> queue_;
   std::vector<std::string> unwatched_;
   std::thread thread_;
 };

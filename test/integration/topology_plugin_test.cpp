@@ -386,6 +386,31 @@ TEST_CASE("Xid events: a GPU whose events cannot be watched is named; the others
   CHECK(health_of(f.kubelet->devices(), quiet.uuid) == "Healthy");
 }
 
+// NVIDIA's plugin marks every device Unhealthy when NVML's event wait fails (a lost GPU may say
+// no more than that); here they are Healthy again once the wait answers.
+TEST_CASE("Xid events: a failing wait takes every GPU until the wait answers again") {
+  require_root();
+  PluginFixture f;
+  f.describe_nvml("");
+  f.start();
+  REQUIRE_MESSAGE(f.logged("NVML loaded from"), f.log());
+  const auto all_are = [](const std::string& health) {
+    return [health](const Devices& d) {
+      return !d.empty() && std::all_of(d.begin(), d.end(), [&](const auto& device) {
+        return device.health() == health;
+      });
+    };
+  };
+  REQUIRE_MESSAGE(f.kubelet->wait_for_devices(all_are("Healthy"), kWait), f.log());
+  f.send_nvml_event("waitfail 15");
+  REQUIRE_MESSAGE(f.kubelet->wait_for_devices(all_are("Unhealthy"), kWait), f.log());
+  CHECK(f.logged("waiting for Xid events failed: "));
+  CHECK(f.logged("every GPU is Unhealthy until the wait answers again"));
+  f.send_nvml_event("waitok");
+  REQUIRE_MESSAGE(f.kubelet->wait_for_devices(all_are("Healthy"), kWait), f.log());
+  CHECK(f.logged("waiting for Xid events works again"));
+}
+
 TEST_CASE("Xid on a MIG instance takes that MIG device only; on the GPU, every device on it") {
   require_root();
   PluginFixture f(Json{{"mig-strategy", "mixed"}, {"replicas", 2}});

@@ -194,6 +194,9 @@ static void load_description(void) {
 }
 
 /* The next event in $GCR_STUB_NVML_EVENTS past what was read; lost/back lines apply on the way. */
+/* The error every event wait returns from a "waitfail <code>" line to a "waitok" line. */
+static int wait_error;
+
 static int next_event(gcr_stub_event* out, unsigned* bus) {
   const char* path = getenv("GCR_STUB_NVML_EVENTS");
   FILE* f = path ? fopen(path, "r") : NULL;
@@ -208,7 +211,11 @@ static int next_event(gcr_stub_event* out, unsigned* bus) {
     unsigned a = 0, xid = 0, gi = 0xffffffffu, ci = 0xffffffffu;
     if (line[strlen(line) - 1] != '\n') break; /* a line still being written */
     events_read = ftell(f);
-    if (sscanf(line, "lost %x", &a) == 1 && a < 256) {
+    if (sscanf(line, "waitfail %u", &a) == 1) {
+      wait_error = (int)a;
+    } else if (strncmp(line, "waitok", 6) == 0) {
+      wait_error = 0;
+    } else if (sscanf(line, "lost %x", &a) == 1 && a < 256) {
       lost[a] = 1;
     } else if (sscanf(line, "back %x", &a) == 1 && a < 256) {
       lost[a] = 0;
@@ -423,7 +430,9 @@ int nvmlEventSetWait_v2(void* set, gcr_stub_event_data* data, unsigned timeout_m
   for (unsigned waited = 0;; waited += 20) {
     gcr_stub_event e;
     unsigned bus = 0;
-    if (next_event(&e, &bus)) {
+    const int found = next_event(&e, &bus);
+    if (wait_error != 0) return wait_error;
+    if (found) {
       devices[bus].bus = bus;
       devices[bus].mig_index = -1;
       data->device = &devices[bus];
