@@ -530,8 +530,22 @@ mkdir -p "$T/overlay" "$T/nfd"
 cp etc/kubernetes/gpu-device-plugin.yaml "$T/overlay/"
 cat >"$T/overlay/kustomization.yaml" <<KUST
 resources: [gpu-device-plugin.yaml]
-patchesStrategicMerge: [host-paths.yaml]
+patchesStrategicMerge: [host-paths.yaml, stub-nvml.yaml]
 KUST
+# The stub NVML, as the real one, starts only where the driver's control node is in the
+# container's own /dev: what the DaemonSet's RuntimeClass gives its pod.
+cat >"$T/overlay/stub-nvml.yaml" <<PATCH
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: gpu-device-plugin, namespace: kube-system}
+spec:
+  template:
+    spec:
+      containers:
+        - name: gpu-device-plugin
+          env:
+            - {name: GCR_STUB_NVML_CONTROL, value: /dev/nvidiactl}
+PATCH
 cat >"$T/overlay/host-paths.yaml" <<PATCH
 apiVersion: apps/v1
 kind: DaemonSet
@@ -557,10 +571,12 @@ if ! wait_for 120 plugin_registered || ! wait_for 30 gpus_are 4; then
   die "the DaemonSet's plugin did not register: $(plugin_log "$(plugin_pod)" | tail -n 5)"
 fi
 first=$(plugin_pod)
+plugin_log "$first" | grep -q "NVML loaded from" ||
+  die "the DaemonSet's plugin has no NVML: $(plugin_log "$first" | grep NVML | tail -n 2)"
 gpu_pod gcr-daemonset 1
 seen=$(gpus_seen gcr-daemonset)
 [ "$(count "$seen")" = 1 ] || die "with the DaemonSet's plugin a 1-GPU pod sees '$seen' (plugin: $(plugin_log "$first" | tail -n 5))"
-ok "etc/kubernetes/gpu-device-plugin.yaml as shipped (host paths through an overlay): pod $first registers 4 GPUs; a 1-GPU pod sees $seen"
+ok "etc/kubernetes/gpu-device-plugin.yaml as shipped (host paths through an overlay): pod $first, through RuntimeClass nvidia, loads NVML and registers 4 GPUs; a 1-GPU pod sees $seen"
 delete_pods gcr-daemonset
 kubectl -n kube-system delete pod "$first" --wait=true >/dev/null
 recreated() { p=$(plugin_pod) && [ -n "$p" ] && [ "$p" != "$first" ] && plugin_registered && gpus_are 4; }

@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MAX_MIGS 8
 
@@ -232,7 +233,11 @@ static int next_event(gcr_stub_event* out, unsigned* bus) {
   return found;
 }
 
+/* The real library opens the driver's control node in the caller's /dev: with
+ * GCR_STUB_NVML_CONTROL naming it (/dev/nvidiactl), a caller without it gets what NVML answers. */
 int nvmlInit_v2(void) {
+  const char* control = getenv("GCR_STUB_NVML_CONTROL");
+  if (control && access(control, F_OK) != 0) return 9; /* NVML_ERROR_DRIVER_NOT_LOADED */
   if (!initialized) load_description();
   initialized = 1;
   return 0;
