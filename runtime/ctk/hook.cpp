@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <cstdio>
+#include <map>
 
 #include "config/config.h"
 #include "ctk/ctk.h"
@@ -33,14 +34,58 @@ int fail(const std::string& name, const std::string& msg) {
   return 1;
 }
 
+// `--name=` as Boost reads it: a known flag's empty value apart, an unknown one left out with a
+// warning (Boost refuses an empty value before it looks whether it knows the flag).
+std::vector<std::string> with_empty_values_apart(const std::vector<std::string>& args,
+                                                 const po::options_description& desc) {
+  std::vector<std::string> out;
+  for (const auto& arg : args) {
+    if (arg.size() < 4 || !arg.starts_with("--") || arg.back() != '=') {
+      out.push_back(arg);
+      continue;
+    }
+    const std::string name = arg.substr(2, arg.size() - 3);
+    if (desc.find_nothrow(name, false) == nullptr) {
+      warn("ignoring unknown argument `" + arg + "`");
+      continue;
+    }
+    out.push_back("--" + name);
+    out.emplace_back();
+  }
+  return out;
+}
+
+// The last of a flag given twice, as NVIDIA's command-line library keeps it (Boost refuses a
+// second value); flags that gather their values keep all.
+void keep_last_values(po::parsed_options& parsed) {
+  auto& options = parsed.options;
+  std::map<std::string, std::size_t> last;
+  for (std::size_t i = 0; i < options.size(); ++i) {
+    if (!options[i].unregistered) last[options[i].string_key] = i;
+  }
+  std::vector<po::option> kept;
+  for (std::size_t i = 0; i < options.size(); ++i) {
+    const auto& o = options[i];
+    const auto* known =
+        o.unregistered ? nullptr : parsed.description->find_nothrow(o.string_key, false);
+    if (known != nullptr && !known->semantic()->is_composing() && last[o.string_key] != i) continue;
+    kept.push_back(o);
+  }
+  options = std::move(kept);
+}
+
 // Reads `args` into the values `desc` names; unknown arguments are warnings.
 Status parse_options(const std::vector<std::string>& args, const po::options_description& desc) {
   try {
     po::variables_map vm;
-    const auto parsed = po::command_line_parser(args).options(desc).allow_unregistered().run();
+    auto parsed = po::command_line_parser(with_empty_values_apart(args, desc))
+                      .options(desc)
+                      .allow_unregistered()
+                      .run();
     for (const auto& unknown : po::collect_unrecognized(parsed.options, po::include_positional)) {
       warn("ignoring unknown argument `" + unknown + "`");
     }
+    keep_last_values(parsed);
     po::store(parsed, vm);
     po::notify(vm);
   } catch (const po::error& e) {

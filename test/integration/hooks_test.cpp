@@ -388,6 +388,17 @@ TEST_CASE("bad state and odd files fail fast with one line; unknown hooks and fl
   CHECK(r.exit_code == 0);
   CHECK(r.err.find("warning: ignoring unknown argument `--new-flag`") != std::string::npos);
   CHECK(gcr::test::exists(fresh.rootfs + "/usr/lib64/libcuda.so"));
+  // As NVIDIA's command line reads them: an empty value (`--x=`) is a value, and of a flag
+  // given twice the last counts; both were refused.
+  HookBed spelled;
+  r = spelled.hook({"update-libraries", "--future=", "--ldconfig-path", "@/nonexistent",
+                    "--ldconfig-path", "@/sbin/ldconfig", "--link",
+                    "libcuda.so.1::/usr/lib64/libcuda.so", "--folder", "/usr/lib64"});
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.err.find("warning: ignoring unknown argument `--future=`") != std::string::npos);
+  CHECK(gcr::test::exists(spelled.rootfs + "/usr/lib64/libcuda.so"));
+  CHECK(spelled.cache_listing().find("libcuda.so.1 (libc6,x86-64) => /usr/lib64/libcuda.so.1") !=
+        std::string::npos);
 }
 
 TEST_CASE("--help after a hook name prints the usage without reading the state") {
