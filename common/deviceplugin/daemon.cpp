@@ -508,11 +508,15 @@ class Plugin {
       reconcile(true, {}, exists(dir_ + "/" + kKubeletSocket));
     }
     auto change = inventory_.refresh(nvml_.get());
+    bool reset = false;
     if (nvml_) {
       auto resets = inventory_.check_resets(*nvml_);
+      reset = !resets.lines.empty();
       change.lines.insert(change.lines.end(), resets.lines.begin(), resets.lines.end());
       change.devices_changed = change.devices_changed || resets.devices_changed;
     }
+    // A reset may drop a GPU's event registration: registered again, or its next Xid is lost.
+    if (reset && !change.gpus_changed) watch_xids();
     const bool had_nvml = nvml_ != nullptr;
     publish(change);
     // NVML opened on this tick: the topology and the MIG devices are read again with it.

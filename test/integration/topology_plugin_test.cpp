@@ -365,6 +365,11 @@ TEST_CASE("Xid events: a critical one takes the GPU until it is reset; ignored o
   REQUIRE(f.kubelet->wait_for_devices(
       [&](const Devices& d) { return health_of(d, gpu.uuid) == "Healthy"; }, kWait));
   CHECK(f.logged("GPU " + gpu.uuid + " was reset: Healthy again"));
+  // The reset dropped the GPU's event registration: its next Xid is seen all the same.
+  f.send_nvml_event("xid " + bus + " 79");
+  CHECK_MESSAGE(f.kubelet->wait_for_devices(
+                    [&](const Devices& d) { return health_of(d, gpu.uuid) == "Unhealthy"; }, kWait),
+                f.log());
 }
 
 // Some boards answer NOT_SUPPORTED when their events are asked for: the others are still

@@ -197,6 +197,8 @@ static void load_description(void) {
 /* The next event in $GCR_STUB_NVML_EVENTS past what was read; lost/back lines apply on the way. */
 /* The error every event wait returns from a "waitfail <code>" line to a "waitok" line. */
 static int wait_error;
+/* The GPUs whose events are registered: an Xid of another is not delivered. */
+static int registered[256];
 
 static int next_event(gcr_stub_event* out, unsigned* bus) {
   const char* path = getenv("GCR_STUB_NVML_EVENTS");
@@ -218,9 +220,11 @@ static int next_event(gcr_stub_event* out, unsigned* bus) {
       wait_error = 0;
     } else if (sscanf(line, "lost %x", &a) == 1 && a < 256) {
       lost[a] = 1;
+      registered[a] = 0; /* a reset drops the GPU's event registration, as the driver's */
     } else if (sscanf(line, "back %x", &a) == 1 && a < 256) {
       lost[a] = 0;
-    } else if (sscanf(line, "xid %x %u %u %u", &a, &xid, &gi, &ci) >= 2 && a < 256) {
+    } else if (sscanf(line, "xid %x %u %u %u", &a, &xid, &gi, &ci) >= 2 && a < 256 &&
+               registered[a]) {
       out->event_type = 0x8; /* nvmlEventTypeXidCriticalError */
       out->data = xid;
       out->gi = gi;
@@ -426,7 +430,9 @@ int nvmlEventSetCreate(void** set) {
 
 int nvmlDeviceRegisterEvents(gcr_stub_device* device, unsigned long long types, void* set) {
   (void)types, (void)set;
-  return no_events[device->bus] ? 3 /* NVML_ERROR_NOT_SUPPORTED */ : 0;
+  if (no_events[device->bus]) return 3; /* NVML_ERROR_NOT_SUPPORTED */
+  registered[device->bus] = 1;
+  return 0;
 }
 
 int nvmlEventSetWait_v2(void* set, gcr_stub_event_data* data, unsigned timeout_ms) {
