@@ -20,7 +20,7 @@ Result<mode_t> parse_chmod_mode(const std::string& text) {
 Status chmod_in_root(const RootFs& root, const std::vector<std::string>& paths, mode_t mode) {
   for (const auto& path : paths) {
     if (path.empty() || path.front() != '/') return Error{"not an absolute path: " + quote(path)};
-    auto found = root.open_across_mounts(path, O_PATH, false);
+    auto found = root.open_across_mounts(path, O_PATH);
     if (!found) return found.error().wrap("cannot change the mode of " + path);
     if (!*found) continue;
     // A descriptor opened with O_PATH takes no fchmod; its /proc/self/fd link names the inode.

@@ -21,7 +21,7 @@ constexpr std::size_t kMaxParamsBytes = 64 << 10;  // the driver's are under 1 K
 // The container's params file, to mount over (no symlink followed; the mounts runc made there,
 // the container's /proc and /dev, crossed); nothing when it has none.
 Result<std::optional<Fd>> params_in(const RootFs& root) {
-  auto fd = root.open_across_mounts(kDriverParamsPath, O_PATH, false);
+  auto fd = root.open_across_mounts(kDriverParamsPath, O_PATH);
   if (!fd) return Error{"cannot open it: " + fd.error().message};
   return fd;
 }
@@ -54,7 +54,7 @@ Status bind_file_over(const RootFs& root, int dir, const std::string& name, int 
   const std::string over = fd_path(target);
   if (::mount(fd_path(source.get()).c_str(), over.c_str(), nullptr, MS_BIND, nullptr) != 0)
     return Error{"mount: " + errno_text(errno)};
-  auto bound = root.open_across_mounts(kDriverParamsPath, O_PATH, false);
+  auto bound = root.open_across_mounts(kDriverParamsPath, O_PATH);
   const int flags = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
   if (bound && *bound &&
       ::mount(nullptr, fd_path((*bound)->get()).c_str(), nullptr, flags, nullptr) == 0)
@@ -107,7 +107,7 @@ Result<bool> disable_device_node_modification(const RootFs& root) {
   auto content = params_to_mount(**target, what);
   if (!content) return content.error();
   if (!*content) return false;
-  auto opened = root.open_across_mounts("/dev", O_RDONLY | O_DIRECTORY, false);
+  auto opened = root.open_across_mounts("/dev", O_RDONLY | O_DIRECTORY);
   if (!opened || !*opened)
     return Error{"cannot open /dev in the container: " +
                  (opened ? errno_text(ENOENT) : opened.error().message)};

@@ -197,19 +197,13 @@ int open_without_symlinks(int root, const std::string& path, int flags, Fd& out)
 
 }  // namespace
 
-Result<std::optional<Fd>> RootFs::open_across_mounts(const std::string& path, int flags,
-                                                     bool follow) const {
+Result<std::optional<Fd>> RootFs::open_across_mounts(const std::string& path, int flags) const {
   Fd out;
-  int err = resolve_openat2(root_.get(), path, flags, out, follow ? 0 : RESOLVE_NO_SYMLINKS);
-  if (err == ENOSYS && !follow) err = open_without_symlinks(root_.get(), path, flags, out);
+  int err = resolve_openat2(root_.get(), path, flags, out, RESOLVE_NO_SYMLINKS);
+  if (err == ENOSYS) err = open_without_symlinks(root_.get(), path, flags, out);
   if (err == ENOENT) return std::optional<Fd>();
   if (err != 0) return Error{errno_text(err) + " (" + path + " in " + path_ + ")"};
   return std::optional<Fd>(std::move(out));
-}
-
-bool RootFs::can_open_across_mounts() const {
-  Fd root;
-  return resolve_openat2(root_.get(), "/", O_PATH, root, 0) != ENOSYS;
 }
 
 Result<std::optional<Fd>> RootFs::open_regular(const std::string& path, struct stat* st) const {

@@ -102,14 +102,10 @@ class RootFs {
   // The same, with nothing (not an error) when a component does not exist.
   [[nodiscard]] Result<std::optional<Fd>> open_if_exists(const std::string& path, int flags) const;
   // Opens the existing in-root `path` as a hook sees it once runc has made the container's
-  // mounts: those (its /proc, /dev, volumes) are crossed; symlinks are followed inside the root
-  // when `follow`, else none may be on the way. Nothing when a component is missing. Following
-  // symlinks needs openat2 (Linux 5.6: can_open_across_mounts); without them, older kernels
-  // open one name at a time.
-  [[nodiscard]] Result<std::optional<Fd>> open_across_mounts(const std::string& path, int flags,
-                                                             bool follow) const;
-  // Whether the kernel has openat2, which open_across_mounts needs.
-  [[nodiscard]] bool can_open_across_mounts() const;
+  // mounts: those (its /proc, /dev, volumes) are crossed, and no symlink may be on the way.
+  // Nothing when a component is missing. Kernels without openat2 open one name at a time.
+  [[nodiscard]] Result<std::optional<Fd>> open_across_mounts(const std::string& path,
+                                                             int flags) const;
   // Opens the in-root regular file `path` for reading, or nothing when it does not exist. It is
   // resolved with O_PATH and checked before it is opened: opening a device node the image
   // carries could act on the device. `st`, when given, receives the file's fstat.

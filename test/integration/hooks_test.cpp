@@ -254,13 +254,18 @@ TEST_CASE(
       gcr::test::run({program, "chmod", "--mode", "u+x", "--path", "/dev/dri"}, options);
   CHECK(bad.exit_code == 1);
   CHECK(bad.err == "gpu-ctk hook chmod: --mode `u+x` is no octal mode\n");
-  // A kernel without openat2: said, nothing done, the container starts.
+  // A kernel without openat2: the path opened one name at a time, no symlink followed.
   const auto old_kernel = gcr::test::run(
       {gcr::test::built("no-openat2"), program, "chmod", "--mode", "700", "--path", "/dev/dri"},
       options);
+  CHECK(old_kernel.err == "");
   CHECK(old_kernel.exit_code == 0);
-  CHECK(old_kernel.err.find("chmod: nothing done: the kernel has no openat2") != std::string::npos);
-  CHECK(mode_of(dev + "/dri") == 0755);
+  CHECK(mode_of(dev + "/dri") == 0700);
+  const auto old_link = gcr::test::run({gcr::test::built("no-openat2"), program, "chmod", "--mode",
+                                        "777", "--path", "/usr/etc-link"},
+                                       options);
+  CHECK(old_link.exit_code == 1);
+  CHECK(mode_of(bed.rootfs + "/etc") == etc);
 }
 
 // NVIDIA's generated specs link each GPU's DRM nodes by bus in the container's /dev, runc's
