@@ -65,6 +65,30 @@ std::optional<std::uint64_t> parse_decimal(std::string_view s) {
   return value;
 }
 
+std::optional<std::uint64_t> parse_go_unsigned(std::string_view s) {
+  unsigned base = 10;
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+    base = 16, s.remove_prefix(2);
+  } else if (s.size() > 2 && s[0] == '0' && (s[1] == 'o' || s[1] == 'O')) {
+    base = 8, s.remove_prefix(2);
+  } else if (s.size() > 2 && s[0] == '0' && (s[1] == 'b' || s[1] == 'B')) {
+    base = 2, s.remove_prefix(2);
+  } else if (s.size() > 1 && s[0] == '0') {
+    base = 8, s.remove_prefix(1);
+  }
+  if (s.empty()) return std::nullopt;
+  std::uint64_t value = 0;
+  for (char c : s) {
+    unsigned digit = base;
+    if (c >= '0' && c <= '9') digit = static_cast<unsigned>(c - '0');
+    if (c >= 'a' && c <= 'f') digit = static_cast<unsigned>(c - 'a' + 10);
+    if (c >= 'A' && c <= 'F') digit = static_cast<unsigned>(c - 'A' + 10);
+    if (digit >= base || value > (UINT64_MAX - digit) / base) return std::nullopt;
+    value = value * base + digit;
+  }
+  return value;
+}
+
 std::optional<std::uint32_t> parse_hex(std::string_view s, std::size_t max_digits) {
   if (s.empty() || s.size() > std::min<std::size_t>(max_digits, 8)) return std::nullopt;
   std::uint32_t v = 0;

@@ -21,6 +21,10 @@ std::vector<std::string_view> split(std::string&& s, char sep) = delete;
 
 // Parses a plain unsigned decimal ("0".."18446744073709551615"); no sign, no spaces.
 [[nodiscard]] std::optional<std::uint64_t> parse_decimal(std::string_view s);
+// Parses an unsigned integer as Go's strconv.ParseUint with base 0 reads one (runc's flags, the
+// YAML library of CDI specs): 0x hexadecimal, 0o or a leading 0 octal, 0b binary, else
+// decimal; no sign, no underscores, no spaces.
+[[nodiscard]] std::optional<std::uint64_t> parse_go_unsigned(std::string_view s);
 // Parses 1 to `max_digits` (at most 8) hexadecimal digits, either case; no prefix, no spaces.
 [[nodiscard]] std::optional<std::uint32_t> parse_hex(std::string_view s, std::size_t max_digits);
 

@@ -78,7 +78,7 @@ void apply_bool_flag(RuncArgs& out, std::string_view name, std::optional<std::st
 void apply_command_flag(RuncArgs& out, std::string_view name, std::string_view value) {
   if (name == "bundle" || name == "b") out.bundle = std::string(value);
   if (name == "preserve-fds") {
-    const auto n = parse_decimal(value);
+    const auto n = parse_go_unsigned(value);  // runc's flag library reads `0x2` too
     out.preserve_fds = n && *n < 65536 ? static_cast<unsigned>(*n) : 0;
   }
 }

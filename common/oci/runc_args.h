@@ -20,9 +20,10 @@ struct RuncArgs {
   unsigned preserve_fds = 0;               // --preserve-fds of the command
   std::optional<std::string> config_path;  // shim-only global --gpu-config (removed before exec)
 
-  // True for the commands whose bundle the shim edits.
+  // True for the commands whose bundle the shim edits (with --help or --version runc prints
+  // that and runs no command).
   [[nodiscard]] bool edits_bundle() const {
-    return !help && (command == "create" || command == "run");
+    return !help && !version && (command == "create" || command == "run");
   }
 };
 

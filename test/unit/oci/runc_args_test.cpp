@@ -107,6 +107,9 @@ TEST_CASE("version, help and debug") {
   const RuncArgs create_help = parse_runc_args({"create", "--help"});
   CHECK(create_help.help);
   CHECK_FALSE(create_help.edits_bundle());
+  // runc prints its version and runs no command: the bundle is not to be edited either.
+  CHECK_FALSE(parse_runc_args({"-v", "create", "--bundle", "b", "c"}).edits_bundle());
+  CHECK_FALSE(parse_runc_args({"--version", "run", "c"}).edits_bundle());
 }
 
 TEST_CASE("a value flag at the very end is tolerated") {
@@ -120,6 +123,10 @@ TEST_CASE("preserve-fds") {
   CHECK(parse_runc_args({"create", "--preserve-fds", "3", "c"}).preserve_fds == 3);
   CHECK(parse_runc_args({"create", "--preserve-fds=4", "c"}).preserve_fds == 4);
   CHECK(parse_runc_args({"create", "--preserve-fds=-1", "c"}).preserve_fds == 0);
+  // runc's flag library reads Go's integer forms.
+  CHECK(parse_runc_args({"run", "--preserve-fds=0x2", "c"}).preserve_fds == 2);
+  CHECK(parse_runc_args({"run", "--preserve-fds", "010", "c"}).preserve_fds == 8);
+  CHECK(parse_runc_args({"run", "--preserve-fds", "+2", "c"}).preserve_fds == 0);
 }
 
 TEST_CASE("args_for_runc drops only the shim's own flag") {
