@@ -7,11 +7,13 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <optional>
 #include <sstream>
 #include <vector>
 
+#include "base/text.h"
 #include "base/utf8.h"
 
 namespace gcr {
@@ -29,6 +31,13 @@ Json plain_scalar(const std::string& s) {
   if (s == "true" || s == "True" || s == "TRUE") return true;
   if (s == "false" || s == "False" || s == "FALSE") return false;
   const std::size_t sign = s[0] == '-' || s[0] == '+' ? 1 : 0;
+  // Integers as the CDI library's YAML reader (YAML 1.1) reads them: `0666` is octal, as a
+  // fileMode is written, and 0x, 0o, 0b prefixes count.
+  if (const auto v = parse_go_unsigned(std::string_view(s).substr(sign));
+      v && sign < s.size() && std::isdigit(static_cast<unsigned char>(s[sign])) != 0) {
+    if (s[0] != '-') return *v;
+    if (*v <= static_cast<std::uint64_t>(INT64_MAX)) return -static_cast<long long>(*v);
+  }
   if (all_digits(s, sign)) {
     errno = 0;
     if (s[0] == '-') {

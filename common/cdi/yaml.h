@@ -1,6 +1,7 @@
 // YAML CDI specs as JSON documents, strictly: duplicate keys, non-scalar keys, deep nesting
 // and alias bombs are errors. Plain scalars follow YAML's core schema (null, booleans,
-// integers, floats); quoted scalars stay strings.
+// integers, floats), but for integers written as the CDI library's YAML 1.1 reader reads them
+// (`0666` octal, 0x, 0o and 0b prefixes); quoted scalars stay strings.
 #pragma once
 
 #include <string>

@@ -201,6 +201,11 @@ containerEdits:
   auto back = gcr::yaml_to_json(gcr::json_to_yaml(gcr::cdi_spec_to_json(*spec)));
   REQUIRE(back.ok());
   CHECK(*back == gcr::cdi_spec_to_json(*spec));
+  // Integers as the CDI library's YAML 1.1 reader reads them: a fileMode written `0666` is
+  // octal (it was read as decimal 666, which is 01232: the sticky bit, no read for the owner).
+  const auto modes = gcr::yaml_to_json("a: 0666\nb: 0x1F\nc: 0o17\nd: -010\ne: 09\nf: 1e3\n");
+  REQUIRE(modes.ok());
+  CHECK(*modes == gcr::Json{{"a", 438}, {"b", 31}, {"c", 15}, {"d", -8}, {"e", 9}, {"f", 1000.0}});
 }
 
 TEST_CASE("YAML refusals: duplicate keys, plain numbers as names, bombs, depth") {
