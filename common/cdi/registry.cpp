@@ -24,19 +24,23 @@ Status check_trust(int fd) {
   return owned_by_root_only(st);
 }
 
+// A symlink is followed, as the CDI library reads a spec file: what is read is judged by the
+// file it leads to (a regular file, root's alone where `trusted`), through the fd judged.
 Result<std::string> read_spec_text(int dirfd, const std::string& name, bool trusted) {
-  Fd fd(::openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
-  if (!fd.valid()) return Error{errno == ELOOP ? "is a symbolic link" : errno_text(errno)};
+  Fd found(::openat(dirfd, name.c_str(), O_PATH | O_CLOEXEC));
+  if (!found.valid()) return Error{errno_text(errno)};
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) return Error{errno_text(errno)};
+  if (::fstat(found.get(), &st) != 0) return Error{errno_text(errno)};
   if (!S_ISREG(st.st_mode)) return Error{"is not a regular file"};
   if (static_cast<std::size_t>(st.st_size) > kMaxCdiSpecBytes) {
     return Error{"larger than " + std::to_string(kMaxCdiSpecBytes) + " bytes"};
   }
   if (trusted) {
-    if (auto s = check_trust(fd.get()); !s) return s.error();
+    if (auto s = owned_by_root_only(st); !s) return s.error();
   }
-  return read_fd(fd.get(), kMaxCdiSpecBytes);
+  auto fd = reopen_regular(found, name);
+  if (!fd) return fd.error();
+  return read_fd(fd->get(), kMaxCdiSpecBytes);
 }
 
 Result<CdiSpec> read_spec_at(int dirfd, const std::string& name, bool trusted) {
@@ -44,7 +48,7 @@ Result<CdiSpec> read_spec_at(int dirfd, const std::string& name, bool trusted) {
     return Error{"the file name must end in .json or .yaml"};
   auto text = read_spec_text(dirfd, name, trusted);
   if (!text) return text.error();
-  return parse_cdi_spec_text(*text, name.ends_with(".json"));
+  return parse_cdi_spec_either(*text);
 }
 
 std::vector<std::string> spec_names(int dirfd) {
@@ -54,6 +58,7 @@ std::vector<std::string> spec_names(int dirfd) {
   if (dir == nullptr) return names;
   while (const dirent* e = ::readdir(dir)) {
     const std::string name = e->d_name;
+    if (e->d_type == DT_DIR) continue;  // no spec, as the CDI library's walk of the folder
     if (name.ends_with(".json") || name.ends_with(".yaml")) names.push_back(name);
   }
   ::closedir(dir);
@@ -89,6 +94,15 @@ Result<CdiSpec> parse_cdi_spec_text(const std::string& text, bool json) {
   if (!spec) return spec.error();
   if (auto s = validate_cdi_spec(*spec); !s) return s.error();
   return spec;
+}
+
+Result<CdiSpec> parse_cdi_spec_either(const std::string& text) {
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos || text[first] != '{') return parse_cdi_spec_text(text, false);
+  auto json = parse_cdi_spec_text(text, true);
+  if (json) return json;
+  auto yaml = parse_cdi_spec_text(text, false);
+  return yaml ? yaml : json;
 }
 
 Result<CdiSpec> read_cdi_spec_file(const std::string& path, bool trusted) {

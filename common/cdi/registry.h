@@ -34,6 +34,11 @@ struct CdiRegistry {
 // One spec's text, checked and validated: JSON where `json`, else YAML.
 [[nodiscard]] Result<CdiSpec> parse_cdi_spec_text(const std::string& text, bool json);
 
+// A spec's text in either form, whatever its file is named (the CDI library reads every spec
+// file as YAML, of which JSON is a part): as JSON where it starts as a JSON object does (then
+// JSON's error, should it be YAML's flow style neither), else as YAML.
+[[nodiscard]] Result<CdiSpec> parse_cdi_spec_either(const std::string& text);
+
 [[nodiscard]] CdiRegistry load_cdi_registry(const std::vector<std::string>& dirs);
 
 // The merged edits for `names` in request order (each spec's global edits the first time one

@@ -67,6 +67,12 @@ TEST_CASE("gpu-ctk cdi generate: a valid spec naming every GPU by index and UUID
   const auto validate = f.ctk({"cdi", "validate", f.spec_dir + "/nvidia.yaml"});
   CHECK(validate.exit_code == 0);
   CHECK(validate.out == f.spec_dir + "/nvidia.yaml: ok\n");
+  // A file named is checked for what it says, whoever owns it (a spec being written in a home
+  // folder); the spec folders, read as the runtime reads them, are checked with their owners.
+  const std::string mine = f.path("mine.yaml");
+  gcr::test::write_file(mine, gcr::test::read_file(f.spec_dir + "/nvidia.yaml"));
+  REQUIRE(::chown(mine.c_str(), 1000, 1000) == 0);
+  CHECK(f.ctk({"cdi", "validate", mine}).out == mine + ": ok\n");
   const auto json =
       f.ctk({"cdi", "generate", "--format", "json", "--vendor", "example.com", "--class", "accel"});
   const Json doc = Json::parse(json.out);
@@ -86,9 +92,13 @@ TEST_CASE("gpu-ctk cdi generate: a valid spec naming every GPU by index and UUID
   CHECK(gcr::test::read_file(out + "/nvidia.yaml").rfind("---\n", 0) == 0);
   CHECK(f.ctk({"cdi", "generate", "--format", "json", "--output", out + "/nvidia.yml"}).exit_code ==
         0);
-  CHECK(Json::parse(gcr::test::read_file(out + "/nvidia.yml.json"))["kind"] == "nvidia.com/gpu");
+  // As NVIDIA's tool names it: .yml becomes .yaml, holding the format asked for (a spec file is
+  // read in either form, whatever its name).
+  CHECK(Json::parse(gcr::test::read_file(out + "/nvidia.yaml"))["kind"] == "nvidia.com/gpu");
+  CHECK(f.ctk({"cdi", "validate", out + "/nvidia.yaml"}).out == out + "/nvidia.yaml: ok\n");
   CHECK_FALSE(gcr::test::exists(out + "/nvidia"));
   CHECK_FALSE(gcr::test::exists(out + "/nvidia.yml"));
+  CHECK_FALSE(gcr::test::exists(out + "/nvidia.yml.json"));
   // An engine applying the spec and then running the shim: the image's request is void.
   CHECK(doc["containerEdits"]["env"] == Json::array({"NVIDIA_VISIBLE_DEVICES=void"}));
 }
@@ -132,6 +142,12 @@ TEST_CASE(
   const auto validate = f.ctk({"cdi", "validate", f.spec_dir + "/nvidia.yaml"});
   CHECK(validate.exit_code == 0);
   CHECK(validate.out == f.spec_dir + "/nvidia.yaml: ok\n");
+  // A file named is checked for what it says, whoever owns it (a spec being written in a home
+  // folder); the spec folders, read as the runtime reads them, are checked with their owners.
+  const std::string mine = f.path("mine.yaml");
+  gcr::test::write_file(mine, gcr::test::read_file(f.spec_dir + "/nvidia.yaml"));
+  REQUIRE(::chown(mine.c_str(), 1000, 1000) == 0);
+  CHECK(f.ctk({"cdi", "validate", mine}).out == mine + ": ok\n");
   const auto list = f.ctk({"cdi", "list"});
   CHECK(list.err == "");
   for (const auto& name : {std::string("1:0"), std::string("1:1"), kMig0, kMig1})

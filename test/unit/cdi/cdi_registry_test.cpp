@@ -73,14 +73,22 @@ TEST_CASE("one bad file does not hide the others; only .json and .yaml are read"
   write_file(t / "d/2-good.json", spec("vendor.com/dev", {{"x", "X=1"}}));
   write_file(t / "d/3-ignored.yml", spec("vendor.com/dev", {{"y", "Y=1"}}));
   write_file(t / "d/4-big.json", std::string(5u << 20, ' '));
-  gcr::test::make_symlink(t / "d/2-good.json", t / "d/5-link.json");
+  // As the CDI library reads them: a link is followed (judged by the file it leads to), a
+  // folder is no spec, and a file's text is read whichever form its name says.
+  write_file(t / "other/z.json", spec("vendor.com/dev", {{"z", "Z=1"}}));
+  gcr::test::make_symlink(t / "other/z.json", t / "d/5-link.json");
+  gcr::test::make_dirs(t / "d/6-folder.yaml");
+  write_file(t / "d/7-yaml-text.json",
+             "cdiVersion: 0.5.0\nkind: vendor.com/dev\ndevices:\n"
+             "  - {name: \"y\", containerEdits: {env: [\"Y=1\"]}}\n");
   const auto r = gcr::load_cdi_registry({t / "d"});
-  CHECK(r.devices.size() == 1);
+  CHECK(r.devices.size() == 3);
+  CHECK(r.devices.count("vendor.com/dev=z") == 1);
+  CHECK(r.devices.count("vendor.com/dev=y") == 1);
   CHECK(has_error(r, "0-bad.json: not valid JSON"));
   CHECK(has_error(r, "1-invalid.yaml: invalid spec, no devices"));
   CHECK(has_error(r, "4-big.json: larger than 4194304 bytes"));
-  CHECK(has_error(r, "5-link.json: is a symbolic link"));
-  CHECK(r.errors.size() == 4);
+  CHECK(r.errors.size() == 3);
 }
 
 TEST_CASE("trust: group/other-writable or non-root files and directories are refused") {
@@ -91,10 +99,15 @@ TEST_CASE("trust: group/other-writable or non-root files and directories are ref
   REQUIRE(::chown((t / "d/owned.json").c_str(), 1000, 1000) == 0);
   write_file(t / "open/x.json", spec("vendor.com/dev", {{"x", "X=1"}}));
   ::chmod((t / "open").c_str(), 0777);
+  // A link is judged by the file it leads to.
+  write_file(t / "user/l.json", spec("vendor.com/dev", {{"l", "L=1"}}));
+  REQUIRE(::chown((t / "user/l.json").c_str(), 1000, 1000) == 0);
+  gcr::test::make_symlink(t / "user/l.json", t / "d/link.json");
   const auto r = gcr::load_cdi_registry({t / "d", t / "open"});
   CHECK(r.devices.empty());
   CHECK(has_error(r, "writable.json: writable by group or others"));
   CHECK(has_error(r, "owned.json: not owned by root"));
+  CHECK(has_error(r, "link.json: not owned by root"));
   CHECK(has_error(r, t / "open: refused: writable by group or others"));
 }
 
