@@ -224,14 +224,16 @@ std::optional<Json> simple_config_toml(std::string_view text) {
   return json_object(std::move(members)).value();
 }
 
-Result<Config> load_config_file(const std::string& path, ConfigScope scope) {
+namespace {
+
+// The file's text, once the file may be trusted: the configuration decides what runs as root,
+// so as root only root may write it or replace it on its way (every directory and symlink of
+// the path, as for the programs we run); else root or whoever runs us may write the file.
+Result<std::string> read_trusted_config(const std::string& path) {
   const auto fail = [&](const Error& e) {
     return Error{"config: " + e.message + " (" + path + ")"};
   };
   struct stat st {};
-  // The configuration decides what runs as root: as root, only root may write it or replace it
-  // on its way (every directory and symlink of the path, as for the programs we run); else root
-  // or whoever runs us may write the file.
   const bool root = ::geteuid() == 0;
   if (root) {
     if (auto s = TrustCheck().file(path, st); !s)
@@ -242,6 +244,17 @@ Result<Config> load_config_file(const std::string& path, ConfigScope scope) {
   if (!root) {
     if (auto s = owned_by_root_only(st, ::geteuid()); !s) return fail(s.error().wrap("refused"));
   }
+  return text;
+}
+
+}  // namespace
+
+Result<Config> load_config_file(const std::string& path, ConfigScope scope) {
+  const auto fail = [&](const Error& e) {
+    return Error{"config: " + e.message + " (" + path + ")"};
+  };
+  auto text = read_trusted_config(path);
+  if (!text) return text.error();
   // [runtime] alone: a table that is not TOML by itself (a line of an array taken for a
   // header cut it short) is read again with the whole file; its checks are its own.
   const auto table = scope == ConfigScope::kRuntimeTable && path.ends_with(".toml")
@@ -256,14 +269,33 @@ Result<Config> load_config_file(const std::string& path, ConfigScope scope) {
   return config;
 }
 
-Result<Config> load_config(const std::optional<std::string>& explicit_path,
-                           const std::string& config_dir, ConfigScope scope) {
-  if (explicit_path) return load_config_file(*explicit_path, scope);
+std::optional<std::string> config_file_in_effect(const std::optional<std::string>& explicit_path,
+                                                 const std::string& config_dir) {
+  if (explicit_path) return explicit_path;
   for (const char* name : {"/config.toml", "/config.json"}) {
     const std::string path = config_dir + name;
-    if (exists(path)) return load_config_file(path, scope);
+    if (exists(path)) return path;
   }
-  return Config{};
+  return std::nullopt;
+}
+
+Result<Config> load_config(const std::optional<std::string>& explicit_path,
+                           const std::string& config_dir, ConfigScope scope) {
+  const auto path = config_file_in_effect(explicit_path, config_dir);
+  return path ? load_config_file(*path, scope) : Result<Config>(Config{});
+}
+
+std::optional<std::vector<std::string>> runtimes_of_failed_config(const std::string& path) {
+  auto text = read_trusted_config(path);
+  if (!text) return std::nullopt;
+  auto doc = parse_config_text(path, *text);
+  if (!doc || !doc->is_object()) return std::nullopt;
+  const auto runtime = doc->find("runtime");
+  if (runtime == doc->end() || !runtime->is_object() || !runtime->contains("runtimes"))
+    return std::nullopt;
+  auto alone = config_from_json(Json{{"runtime", {{"runtimes", runtime->at("runtimes")}}}});
+  if (!alone) return std::nullopt;
+  return alone->runtime.runtimes;
 }
 
 std::optional<std::string> config_path_from_env() {

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/result.h"
 #include "config/config.h"
@@ -28,6 +29,18 @@ enum class ConfigScope { kWhole, kRuntimeTable };
 [[nodiscard]] Result<Config> load_config(const std::optional<std::string>& explicit_path,
                                          const std::string& config_dir = kDefaultConfigDir,
                                          ConfigScope scope = ConfigScope::kWhole);
+
+// The file load_config reads: `explicit_path` if given, else <config_dir>/config.toml, else
+// <config_dir>/config.json; nothing when neither is there (the built-in defaults).
+[[nodiscard]] std::optional<std::string> config_file_in_effect(
+    const std::optional<std::string>& explicit_path, const std::string& config_dir);
+
+// The [runtime] runtimes a file names that load_config_file refused for another reason (an
+// unknown key, a bad value elsewhere): the calls the shim only hands on still reach the runtime
+// that made the containers. Nothing when the file may not be trusted, cannot be parsed, or
+// names no valid list.
+[[nodiscard]] std::optional<std::vector<std::string>> runtimes_of_failed_config(
+    const std::string& path);
 
 // The [requests] mode NVIDIA's mode-named programs stand for, whatever the file says:
 // nvidia-container-runtime.cdi "cdi", nvidia-container-runtime.legacy "auto" (the live

@@ -49,6 +49,13 @@ std::optional<std::string> live_driver_version(const GpuRequest& request, Driver
 
 }  // namespace
 
+bool bundle_may_ask_under_any_config(const std::string& bundle) {
+  auto text = read_bundle_text(bundle);
+  if (!text) return true;
+  auto may_ask = bundle_has_string(*text, could_be_request_part_of_any_config);
+  return !may_ask || *may_ask;
+}
+
 Status prepare_container(const RuncArgs& runc, const Config& config, const Logger& logger,
                          StepClock& clock) {
   auto text = read_bundle_text(runc.bundle);

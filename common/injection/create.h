@@ -16,4 +16,8 @@ namespace gcr {
 [[nodiscard]] Status prepare_container(const RuncArgs& runc, const Config& config,
                                        const Logger& logger, StepClock& clock);
 
+// Whether the bundle's config.json could ask for GPUs under any configuration (for when the
+// configuration cannot be read): true also when the file cannot be read.
+[[nodiscard]] bool bundle_may_ask_under_any_config(const std::string& bundle);
+
 }  // namespace gcr

@@ -461,6 +461,14 @@ bool could_be_request_part(std::string_view text, const Config& config) {
                      [&](const std::string& p) { return text.rfind(p, 0) == 0; });
 }
 
+bool could_be_request_part_of_any_config(std::string_view text) {
+  static const Config defaults;
+  if (could_be_request_part(text, defaults)) return true;
+  const auto tokens = split(text, ',');
+  return std::any_of(tokens.begin(), tokens.end(),
+                     [](std::string_view t) { return parse_qualified_name(trim(t)).has_value(); });
+}
+
 Result<std::optional<GpuRequest>> read_gpu_request(const SpecView& spec, const Config& config,
                                                    const Logger& logger) {
   auto hook = read_cli_hook(spec);

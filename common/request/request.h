@@ -57,4 +57,8 @@ struct GpuRequest {
 // request, whatever its shape, so it need not be read further.
 [[nodiscard]] bool could_be_request_part(std::string_view text, const Config& config);
 
+// The same whatever the configuration says (when it cannot be read): the default's parts, and
+// any string holding a qualified CDI name, which any annotation prefix's value would.
+[[nodiscard]] bool could_be_request_part_of_any_config(std::string_view text);
+
 }  // namespace gcr

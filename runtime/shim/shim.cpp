@@ -52,17 +52,25 @@ int shim_main(const std::string& program, const std::vector<std::string>& args, 
   if (runc.version) print_version();
 
   // A pass-through call reads [runtime] alone: what it uses, and all a typo elsewhere cannot stop.
-  auto config =
-      load_config(runc.config_path ? runc.config_path : config_path_from_env(), kDefaultConfigDir,
-                  runc.edits_bundle() ? ConfigScope::kWhole : ConfigScope::kRuntimeTable);
-  if (!config && runc.edits_bundle()) {
-    logger.error(config.error().message);
-    return 1;
-  }
+  const auto file = config_file_in_effect(
+      runc.config_path ? runc.config_path : config_path_from_env(), kDefaultConfigDir);
+  auto config = file ? load_config_file(*file, runc.edits_bundle() ? ConfigScope::kWhole
+                                                                   : ConfigScope::kRuntimeTable)
+                     : Result<Config>(Config{});
+  bool prepares = runc.edits_bundle();
   if (!config) {
-    // A typo in the configuration must not stop `delete` or `kill` of running containers.
-    logger.warning(config.error().message + "; this call uses the built-in defaults");
+    // A typo in the configuration stops a GPU container, never one without (it may be every
+    // pod's runtime), nor `delete` or `kill` of running containers: those reach the runtime
+    // the file names where it can be read alone.
+    if (prepares && bundle_may_ask_under_any_config(runc.bundle)) {
+      logger.error(config.error().message);
+      return 1;
+    }
+    prepares = false;
+    logger.warning(config.error().message + "; this call, which asks for no GPU, uses the " +
+                   "built-in defaults");
     config = Config{};
+    if (auto runtimes = runtimes_of_failed_config(*file)) config->runtime.runtimes = *runtimes;
   }
   configure_logger(logger, config->runtime.log_level, config->runtime.log_file, runc.log_path,
                    runc.log_format, runc.debug);
@@ -73,7 +81,7 @@ int shim_main(const std::string& program, const std::vector<std::string>& args, 
     logger.error(runtime.error().message);
     return 1;
   }
-  if (runc.edits_bundle()) {
+  if (prepares) {
     clock->mark("configuration");
     if (auto s = prepare_container(runc, *config, logger, *clock); !s) {
       logger.error(s.error().message);

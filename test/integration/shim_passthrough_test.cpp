@@ -27,6 +27,8 @@ struct timespec mtime_of(const std::string& path) {
 
 const std::string kPlainSpec =
     R"({"ociVersion":"1.0.2","process":{"env":["PATH=/bin"],"args":["sh"]},"root":{"path":"rootfs"}})";
+const std::string kGpuSpec =
+    R"({"ociVersion":"1.0.2","process":{"env":["NVIDIA_VISIBLE_DEVICES=0"],"args":["sh"]},"root":{"path":"rootfs"}})";
 
 }  // namespace
 
@@ -222,7 +224,7 @@ TEST_CASE("a runtime that calls the shim again is a loop, stopped with one line"
 
 TEST_CASE("configuration errors name the key and the file; --gpu-config is ours alone") {
   ShimFixture f;
-  f.write_spec(kPlainSpec);
+  f.write_spec(kGpuSpec);
   gcr::test::write_file(f.path("bad.toml"), "[runtime]\nlog-levels = \"debug\"\n");
   const auto bad =
       f.shim({"--gpu-config", f.path("bad.toml"), "create", "--bundle", f.bundle(), "c1"});
@@ -251,9 +253,9 @@ TEST_CASE("configuration errors name the key and the file; --gpu-config is ours 
   CHECK(recorded_args(f.record()) == std::vector<std::string>{"--root", "/r", "state", "c1"});
 }
 
-TEST_CASE("a pass-through call reads [runtime] alone: a typo elsewhere stops create only") {
+TEST_CASE("a pass-through call reads [runtime] alone: a typo elsewhere stops a GPU create only") {
   ShimFixture f;
-  f.write_spec(kPlainSpec);
+  f.write_spec(kGpuSpec);
   gcr::test::write_file(f.path("typo.toml"), "[runtime]\nruntimes = [\"" +
                                                  gcr::test::built("fake-runc") +
                                                  "\"]\n\n[driver]\nrooot = \"/x\"\n");
@@ -272,6 +274,42 @@ TEST_CASE("a pass-through call reads [runtime] alone: a typo elsewhere stops cre
                                                               "/r", "state", "c1"});
   // Nothing logged (a warning would be: the file's runtime, or the built-in defaults, used).
   CHECK_FALSE(std::filesystem::exists(f.path("log.json")));
+}
+
+// The shim may be every pod's runtime: a typo in its file stops GPU containers, which it cannot
+// serve as asked, and no other; and `kill`, `delete` still reach the runtime the file names
+// (the built-in list would find runc, which does not know crun's containers).
+TEST_CASE("a configuration that fails as a whole stops a GPU create only; runtimes still count") {
+  ShimFixture f;
+  gcr::test::write_file(f.path("broken.toml"), "[runtime]\nruntimes = [\"" +
+                                                   gcr::test::built("fake-runc") +
+                                                   "\"]\nlog-levels = \"debug\"\n");
+  f.write_spec(kPlainSpec);
+  const auto plain = f.shim({"--gpu-config", f.path("broken.toml"), "--log", f.path("log.json"),
+                             "create", "--bundle", f.bundle(), "c1"});
+  CHECK(plain.exit_code == 0);
+  CHECK(gcr::test::read_file(f.spec_path()) == kPlainSpec);
+  CHECK(recorded_args(f.record()) == std::vector<std::string>{"--log", f.path("log.json"), "create",
+                                                              "--bundle", f.bundle(), "c1"});
+  CHECK(gcr::test::read_file(f.path("log.json")).find("unknown key `runtime.log-levels`") !=
+        std::string::npos);
+  const auto kill = f.shim({"--gpu-config", f.path("broken.toml"), "kill", "c1", "9"});
+  CHECK(kill.exit_code == 0);
+  CHECK(recorded_args(f.record()) == std::vector<std::string>{"kill", "c1", "9"});
+  // A request in any form a configuration could name: an annotation's CDI name too.
+  for (const std::string& spec :
+       {kGpuSpec,
+        std::string(
+            R"({"ociVersion":"1.0.2","process":{"args":["sh"]},"root":{"path":"rootfs"},)") +
+            R"("annotations":{"example.com/gpus":"nvidia.com/gpu=0"}})"}) {
+    CAPTURE(spec);
+    f.write_spec(spec);
+    const auto gpu =
+        f.shim({"--gpu-config", f.path("broken.toml"), "create", "--bundle", f.bundle(), "c2"});
+    CHECK(gpu.exit_code == 1);
+    CHECK(gpu.err.find("unknown key `runtime.log-levels`") != std::string::npos);
+    CHECK(gcr::test::read_file(f.spec_path()) == spec);
+  }
 }
 
 TEST_CASE("--version prints ours, then runc's") {
