@@ -82,7 +82,7 @@ void Logger::log(LogLevel level, std::string_view msg) const {
     (void)write_all(STDERR_FILENO,
                     time + " " + level_name(level) + " " + printable(msg, 4096) + "\n");
   }
-  if (runc_log_ && !runc_log_->empty()) {
+  if (runc_log_ && !runc_log_->empty() && (level <= LogLevel::kWarning || runc_log_debug_)) {
     append_line(*runc_log_,
                 runc_log_json_ ? json_line(level, msg, time) : text_line(level, msg, time),
                 runc_log_fd_, keep_open_);
@@ -109,6 +109,7 @@ void configure_logger(Logger& logger, LogLevel level, const std::string& log_fil
                       const std::string& runc_log_format, bool debug) {
   logger.set_level(debug ? LogLevel::kDebug : level);
   logger.set_runc_log(runc_log, runc_log_format);
+  logger.set_runc_log_debug(debug);
   logger.set_log_file(log_file);
 }
 

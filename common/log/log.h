@@ -24,8 +24,11 @@ class Logger {
   explicit Logger(std::string program) : program_(std::move(program)) {}
 
   void set_level(LogLevel level) { level_ = level; }
-  // runc's --log: `format` is "json" or anything else for logrus-style text.
+  // runc's --log: `format` is "json" or anything else for logrus-style text. It takes warnings
+  // and errors (what engines read there), every message at or above the level with `debug`
+  // (runc's --debug): a line of ours before runc's error is one a reader may not expect.
   void set_runc_log(std::optional<std::string> path, std::string format);
+  void set_runc_log_debug(bool on) { runc_log_debug_ = on; }
   void set_log_file(std::string path);
   // Sinks stay open from their first line to the program's end (or exec: they are O_CLOEXEC).
   void keep_sinks_open() { keep_open_ = true; }
@@ -48,6 +51,7 @@ class Logger {
   LogLevel level_ = LogLevel::kInfo;
   std::optional<std::string> runc_log_;
   bool runc_log_json_ = false;
+  bool runc_log_debug_ = false;
   std::string log_file_;
   bool console_ = false;
   bool keep_open_ = false;

@@ -284,6 +284,25 @@ TEST_CASE("an unknown or malformed ID fails create: named, bundle byte-identical
   }
 }
 
+// Engines read runc's --log for the reason runc failed; podman parses it as one JSON document.
+// A GPU create that went well leaves nothing there, unless runc's --debug asks for more.
+TEST_CASE("runc's --log gets warnings and errors: a GPU create that went well writes nothing") {
+  require_root();
+  GpuFixture f;
+  Json spec = gcr::test::busybox_spec({"/bin/sh"});
+  spec["process"]["env"].push_back("NVIDIA_VISIBLE_DEVICES=0");
+  f.write_spec(spec.dump());
+  const auto quiet = f.shim({"--log", f.path("quiet.json"), "--log-format", "json", "create",
+                             "--bundle", f.bundle(), "c"});
+  REQUIRE_MESSAGE(quiet.exit_code == 0, quiet.err);
+  CHECK_FALSE(gcr::test::exists(f.path("quiet.json")));
+  f.write_spec(spec.dump());
+  const auto debug = f.shim({"--debug", "--log", f.path("debug.json"), "--log-format", "json",
+                             "create", "--bundle", f.bundle(), "c"});
+  REQUIRE_MESSAGE(debug.exit_code == 0, debug.err);
+  CHECK(gcr::test::read_file(f.path("debug.json")).find("\"level\":\"info\"") != std::string::npos);
+}
+
 TEST_CASE("requirements: met, unmet with the host value, per GPU, disabled") {
   require_root();
   GpuFixture f;

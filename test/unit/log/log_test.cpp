@@ -41,6 +41,7 @@ TEST_CASE("a logger that keeps its sinks open writes every line to the file it f
   logger.set_level(gcr::LogLevel::kDebug);
   logger.set_log_file(dir / "log");
   logger.set_runc_log(dir / "runc.log", "json");
+  logger.set_runc_log_debug(true);  // runc's --debug: every message, not only warnings and errors
   logger.keep_sinks_open();
   logger.debug("one");
   REQUIRE(::rename((dir / "log").c_str(), (dir / "log.1").c_str()) == 0);
