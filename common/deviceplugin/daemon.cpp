@@ -362,9 +362,15 @@ class Plugin {
     nvml_error_ = why;
   }
 
+  // A new watch (new GPUs, a reset): what the old one queued is taken first, and a failing
+  // wait it reported is forgotten (the new one reports its own), or every GPU would stay
+  // Unhealthy with no watch left to say the wait works again.
   void watch_xids() {
-    if (!nvml_ || !config_.device_plugin.health) return;
+    if (xids_) on_xids();
     xids_.reset();
+    if (auto cleared = inventory_.apply_xid_wait_failure(std::nullopt); !cleared.lines.empty())
+      publish(cleared);
+    if (!nvml_ || !config_.device_plugin.health) return;
     std::vector<PciAddress> buses;
     for (const auto& gpu : inventory_.gpus()) buses.push_back(gpu.bus);
     auto watch = XidWatch::start(*nvml_, buses);

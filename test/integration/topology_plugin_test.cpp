@@ -414,6 +414,23 @@ TEST_CASE("Xid events: a failing wait takes every GPU until the wait answers aga
   f.send_nvml_event("waitok");
   REQUIRE_MESSAGE(f.kubelet->wait_for_devices(all_are("Healthy"), kWait), f.log());
   CHECK(f.logged("waiting for Xid events works again"));
+  // A wait failing over a GPU's reset: the new watch of the reset starts afresh, and says
+  // whether its waits fail (the old one's failure stayed for good).
+  const auto& gpu = f.host.gpus()[2];
+  const std::string bus = gpu.bus.substr(5, 2);
+  f.send_nvml_event("xid " + bus + " 79");
+  REQUIRE_MESSAGE(
+      f.kubelet->wait_for_devices(
+          [&](const Devices& d) { return health_of(d, gpu.uuid) == "Unhealthy"; }, kWait),
+      f.log());
+  f.send_nvml_event("waitfail 15");
+  REQUIRE_MESSAGE(f.kubelet->wait_for_devices(all_are("Unhealthy"), kWait), f.log());
+  f.send_nvml_event("lost " + bus);
+  std::this_thread::sleep_for(4s);  // the failing wait reads the line after its backoff
+  f.send_nvml_event("back " + bus);
+  f.send_nvml_event("waitok");
+  REQUIRE_MESSAGE(f.kubelet->wait_for_devices(all_are("Healthy"), kWait), f.log());
+  CHECK(f.logged("GPU " + gpu.uuid + " was reset: Healthy again"));
 }
 
 TEST_CASE("Xid on a MIG instance takes that MIG device only; on the GPU, every device on it") {
