@@ -247,6 +247,16 @@ Result<std::string> read_trusted_config(const std::string& path) {
   return text;
 }
 
+// The [runtime] table alone of a TOML file whose lines tell it apart, else the whole file: a
+// table that is not TOML by itself (a line of an array taken for a header cut it short) is read
+// again with the whole file; its checks are its own.
+Result<Json> parse_runtime_part(const std::string& path, const std::string& text) {
+  const auto table = path.ends_with(".toml") ? runtime_table_text(text) : std::nullopt;
+  auto doc = table ? parse_runtime_table(*table, path) : parse_config_text(path, text);
+  if (!doc && table) doc = parse_config_text(path, text);
+  return doc;
+}
+
 }  // namespace
 
 Result<Config> load_config_file(const std::string& path, ConfigScope scope) {
@@ -255,13 +265,8 @@ Result<Config> load_config_file(const std::string& path, ConfigScope scope) {
   };
   auto text = read_trusted_config(path);
   if (!text) return text.error();
-  // [runtime] alone: a table that is not TOML by itself (a line of an array taken for a
-  // header cut it short) is read again with the whole file; its checks are its own.
-  const auto table = scope == ConfigScope::kRuntimeTable && path.ends_with(".toml")
-                         ? runtime_table_text(*text)
-                         : std::nullopt;
-  auto doc = table ? parse_runtime_table(*table, path) : parse_config_text(path, *text);
-  if (!doc && table) doc = parse_config_text(path, *text);
+  auto doc = scope == ConfigScope::kRuntimeTable ? parse_runtime_part(path, *text)
+                                                 : parse_config_text(path, *text);
   if (!doc) return fail(doc.error());
   auto config = config_from_json(*doc);
   if (!config) return fail(config.error());
@@ -288,7 +293,8 @@ Result<Config> load_config(const std::optional<std::string>& explicit_path,
 std::optional<std::vector<std::string>> runtimes_of_failed_config(const std::string& path) {
   auto text = read_trusted_config(path);
   if (!text) return std::nullopt;
-  auto doc = parse_config_text(path, *text);
+  // As a pass-through call reads it: a mistake elsewhere, a TOML one too, keeps the list.
+  auto doc = parse_runtime_part(path, *text);
   if (!doc || !doc->is_object()) return std::nullopt;
   const auto runtime = doc->find("runtime");
   if (runtime == doc->end() || !runtime->is_object() || !runtime->contains("runtimes"))

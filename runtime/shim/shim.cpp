@@ -59,18 +59,19 @@ int shim_main(const std::string& program, const std::vector<std::string>& args, 
                      : Result<Config>(Config{});
   bool prepares = runc.edits_bundle();
   if (!config) {
-    // A typo in the configuration stops a GPU container, never one without (it may be every
-    // pod's runtime), nor `delete` or `kill` of running containers: those reach the runtime
-    // the file names where it can be read alone.
-    if (prepares && bundle_may_ask_under_any_config(runc.bundle)) {
+    // A typo in the configuration stops a GPU container, never one without where the runtime
+    // the file names is known (it may be every pod's runtime: crun, a sandbox), nor `delete`
+    // or `kill` of running containers, which go to that runtime, or the built-in list.
+    auto runtimes = runtimes_of_failed_config(*file);
+    if (prepares && (!runtimes || bundle_may_ask_under_any_config(runc.bundle))) {
       logger.error(config.error().message);
       return 1;
     }
     prepares = false;
     logger.warning(config.error().message + "; this call, which asks for no GPU, uses the " +
-                   "built-in defaults");
+                   (runtimes ? "runtimes the file names" : "built-in defaults"));
     config = Config{};
-    if (auto runtimes = runtimes_of_failed_config(*file)) config->runtime.runtimes = *runtimes;
+    if (runtimes) config->runtime.runtimes = std::move(*runtimes);
   }
   configure_logger(logger, config->runtime.log_level, config->runtime.log_file, runc.log_path,
                    runc.log_format, runc.debug);

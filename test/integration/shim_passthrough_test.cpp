@@ -296,6 +296,20 @@ TEST_CASE("a configuration that fails as a whole stops a GPU create only; runtim
   const auto kill = f.shim({"--gpu-config", f.path("broken.toml"), "kill", "c1", "9"});
   CHECK(kill.exit_code == 0);
   CHECK(recorded_args(f.record()) == std::vector<std::string>{"kill", "c1", "9"});
+  // A TOML mistake outside [runtime] keeps its list too; one that leaves no valid list stops
+  // the create (the built-in runc is not the runtime the file meant, crun or a sandbox).
+  gcr::test::write_file(
+      f.path("syntax.toml"),
+      "[runtime]\nruntimes = [\"" + gcr::test::built("fake-runc") + "\"]\n[driver]\nroot = \n");
+  CHECK(f.shim({"--gpu-config", f.path("syntax.toml"), "create", "--bundle", f.bundle(), "c3"})
+            .exit_code == 0);
+  CHECK(recorded_args(f.record()) ==
+        std::vector<std::string>{"create", "--bundle", f.bundle(), "c3"});
+  gcr::test::write_file(f.path("lost.toml"), "[runtime]\nruntimes = [\n");
+  const auto lost =
+      f.shim({"--gpu-config", f.path("lost.toml"), "create", "--bundle", f.bundle(), "c4"});
+  CHECK(lost.exit_code == 1);
+  CHECK(lost.err.find("lost.toml") != std::string::npos);
   // A request in any form a configuration could name: an annotation's CDI name too.
   for (const std::string& spec :
        {kGpuSpec,
