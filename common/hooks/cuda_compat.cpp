@@ -147,7 +147,13 @@ CompatVerdict judge_cuda_compat(const std::string& compat,
   const auto compat_v = parse_version(compat, 2);
   const auto host_v = parse_version(host.version, 2);
   if (!compat_v) return {false, quote(compat) + " is not a driver version"};
-  if (!host_v) return {false, "the host's driver version " + quote(host.version) + " is unknown"};
+  if (!host_v) {
+    // NVIDIA's specs give only the CUDA version where the driver's has a `*` (its CSV specs).
+    if (note) {
+      if (auto verdict = by_cuda_version(compat, *note, host)) return *verdict;
+    }
+    return {false, "the host's driver version " + quote(host.version) + " is unknown"};
+  }
   if (note && !note->drivers.empty()) return by_branches(compat, *compat_v, *note, host, *host_v);
   if (note) {
     if (auto verdict = by_cuda_version(compat, *note, host)) return *verdict;

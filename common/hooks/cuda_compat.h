@@ -44,7 +44,8 @@ struct CompatVerdict {
 // Whether the compat libcuda of driver version `compat` ("535.261.03") goes first on `host`
 // (NVIDIA 1.20's rule). With a note naming driver branches: when the host's branch is one of
 // them and `compat` is newer than the host's driver. Else, with the note's CUDA version and the
-// host's: when the note's is newer. Else: when `compat`'s major is above the host's.
+// host's: when the note's is newer (also where the host's driver version is not known). Else:
+// when `compat`'s major is above the host's.
 [[nodiscard]] CompatVerdict judge_cuda_compat(const std::string& compat,
                                               const std::optional<CudaCompatNote>& note,
                                               const HostDriver& host);

@@ -40,7 +40,7 @@ std::vector<std::string> with_empty_values_apart(const std::vector<std::string>&
                                                  const po::options_description& desc) {
   std::vector<std::string> out;
   for (const auto& arg : args) {
-    if (arg.size() < 4 || !arg.starts_with("--") || arg.back() != '=') {
+    if (arg.size() < 4 || !arg.starts_with("--") || arg.find('=') != arg.size() - 1) {
       out.push_back(arg);
       continue;
     }
@@ -183,7 +183,8 @@ Status run_hook(const std::string& name, const RootFs& root, const LibrariesRequ
 // The drop-in names the compat folder when it goes first, and is removed otherwise. An image
 // that cannot be read as expected is said, and nothing is done: the container starts.
 Status enable_cuda_compat(const RootFs& root, const CompatFlags& flags) {
-  if (flags.host.version.empty()) return write_cuda_compat_drop_in(root, std::nullopt);
+  if (flags.host.version.empty() && !flags.host.cuda)
+    return write_cuda_compat_drop_in(root, std::nullopt);
   ImageBudget budget;
   auto compat = find_cuda_compat(root, flags.dir, flags.host, budget);
   if (!compat) warn("CUDA forward compatibility: nothing done: " + compat.error().message);

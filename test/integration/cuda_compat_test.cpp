@@ -92,7 +92,9 @@ gcr::test::ProcessResult ctk(const GpuFixture& f, std::vector<std::string> args)
 
 // A CDI spec as NVIDIA's nvidia-ctk writes one for the old host's GPU 0: its nodes, its libcuda,
 // and NVIDIA's hooks run as nvidia-cdi-hook (our gpu-ctk under that name).
-Json nvidia_style_spec(const GpuFixture& f, const std::string& cdi_hook) {
+Json nvidia_style_spec(const GpuFixture& f, const std::string& cdi_hook,
+                       const std::string& host_flag = std::string("--host-driver-version=") +
+                                                      kOldHost) {
   const std::string lib = "/usr/lib/x86_64-linux-gnu";
   const std::string libcuda = "libcuda.so." + std::string(kOldHost);
   const auto hook = [&](std::vector<std::string> args) {
@@ -111,7 +113,7 @@ Json nvidia_style_spec(const GpuFixture& f, const std::string& cdi_hook) {
                {"containerPath", lib + "/" + libcuda},
                {"options", {"ro", "nosuid", "nodev", "bind"}}}}},
             {"hooks",
-             {hook({"enable-cuda-compat", std::string("--host-driver-version=") + kOldHost}),
+             {hook({"enable-cuda-compat", host_flag}),
               hook({"create-symlinks", "--link", libcuda + "::" + lib + "/libcuda.so.1"}),
               hook({"update-ldcache", "--ldconfig-path", "/sbin/ldconfig", "--folder", lib})}}}}};
 }
@@ -285,5 +287,26 @@ TEST_SUITE("cuda compat") {
           "first.\n/usr/local/cuda/compat\n");
     CHECK(cached_libcuda(f) == "/usr/local/cuda/compat/libcuda.so.1");
     CHECK(f.spec()["hooks"]["createContainer"].size() == 3);  // NVIDIA's, run by runc
+  }
+
+  // NVIDIA's specs leave out --host-driver-version where the driver's has a `*`: the note's CUDA
+  // version against the host's decides (it did nothing).
+  TEST_CASE("enable-cuda-compat with the host's CUDA version alone: the note decides") {
+    REQUIRE_MESSAGE(gcr::test::is_root(), "running containers needs root");
+    GpuFixture f(host_at(kOldHost));
+    real_runc(f, {{"cdi", {{"spec-dirs", {f.path("cdi")}}}}});
+    install_compat(f, kStubs + "/compat/libcuda.so.575.57.08");  // CUDA 12.9 in its note
+    const std::string cdi_hook = f.path("bin/nvidia-cdi-hook");
+    gcr::test::make_dirs(f.path("bin"));
+    gcr::test::make_symlink(gcr::test::built("gpu-ctk"), cdi_hook);
+    gcr::test::write_file(f.path("cdi/nvidia.json"),
+                          nvidia_style_spec(f, cdi_hook, "--host-cuda-version=12.2").dump(2));
+    Json spec = gcr::test::busybox_spec({"/probe"});
+    spec["process"]["env"].push_back("NVIDIA_VISIBLE_DEVICES=nvidia.com/gpu=0");
+    f.write_spec(spec.dump(2));
+    const auto r =
+        f.shim({"--root", f.path("runc-root"), "run", "--bundle", f.bundle(), "gcr-compat-cuda"});
+    CHECK(r.err == "");
+    CHECK(r.out == "cuDriverGetVersion: 12090\n");
   }
 }

@@ -398,10 +398,12 @@ TEST_CASE("bad state and odd files fail fast with one line; unknown hooks and fl
   HookBed spelled;
   r = spelled.hook({"update-libraries", "--future=", "--ldconfig-path", "@/nonexistent",
                     "--ldconfig-path", "@/sbin/ldconfig", "--link",
-                    "libcuda.so.1::/usr/lib64/libcuda.so", "--folder", "/usr/lib64"});
+                    "libcuda.so.1::/usr/lib64/libcuda.so",
+                    "--link=libcuda.so.1::/usr/lib64/odd=", "--folder", "/usr/lib64"});
   CHECK_MESSAGE(r.exit_code == 0, r.err);
   CHECK(r.err.find("warning: ignoring unknown argument `--future=`") != std::string::npos);
   CHECK(gcr::test::exists(spelled.rootfs + "/usr/lib64/libcuda.so"));
+  CHECK(boost::filesystem::is_symlink(spelled.rootfs + "/usr/lib64/odd="));  // a value's own `=`
   CHECK(spelled.cache_listing().find("libcuda.so.1 (libc6,x86-64) => /usr/lib64/libcuda.so.1") !=
         std::string::npos);
 }

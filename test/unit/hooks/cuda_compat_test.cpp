@@ -125,6 +125,10 @@ TEST_CASE("with NVIDIA's note: the host's branch among the library's, and the li
   CHECK_FALSE(first("580.1.1", cuda_only, "570.9.9", std::string("13.2")));
   CHECK_FALSE(first("580.1.1", cuda_only, "570.9.9", std::string("13.10")));
   CHECK(first("580.1.1", cuda_only, "570.9.9"));  // no host CUDA version: the major rule
+  // No host driver version (NVIDIA's specs leave it out where it has a `*`): the CUDA versions.
+  CHECK(first("580.1.1", cuda_only, "", std::string("13.1")));
+  CHECK_FALSE(first("580.1.1", cuda_only, "", std::string("13.2")));
+  CHECK_FALSE(first("580.1.1", std::nullopt, "", std::string("13.1")));
 }
 
 TEST_CASE("the folder is found inside the rootfs, with exactly one real libcuda in it") {
