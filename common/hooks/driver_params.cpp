@@ -46,21 +46,23 @@ std::string fd_path(int fd) {
 }
 
 // The same with mount(2), for kernels without the new mount API (mount_setattr is Linux 5.12):
-// a bind, then a remount of the bind itself, found by opening the path again (the file fd
-// `target` still names the one beneath).
+// a bind, then a remount of the bind itself, named through the folder opened before (the file
+// fd `target` still names the one beneath), which is also where a failed remount unmounts it.
 Status bind_file_over(const RootFs& root, int dir, const std::string& name, int target) {
   Fd source(::openat(dir, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
   if (!source.valid()) return Error{"cannot open the copy in /dev: " + errno_text(errno)};
-  const std::string over = fd_path(target);
-  if (::mount(fd_path(source.get()).c_str(), over.c_str(), nullptr, MS_BIND, nullptr) != 0)
+  const std::string params(kDriverParamsPath);
+  auto folder = root.open_across_mounts(params.substr(0, params.rfind('/')), O_PATH | O_DIRECTORY);
+  if (!folder || !*folder) return Error{"cannot open the folder of the params file again"};
+  if (::mount(fd_path(source.get()).c_str(), fd_path(target).c_str(), nullptr, MS_BIND, nullptr) !=
+      0)
     return Error{"mount: " + errno_text(errno)};
-  auto bound = root.open_across_mounts(kDriverParamsPath, O_PATH);
+  const std::string bound = fd_path((*folder)->get()) + params.substr(params.rfind('/'));
   const int flags = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
-  if (bound && *bound &&
-      ::mount(nullptr, fd_path((*bound)->get()).c_str(), nullptr, flags, nullptr) == 0)
+  if (::mount(nullptr, bound.c_str(), nullptr, static_cast<unsigned long>(flags), nullptr) == 0)
     return {};
-  const std::string why = bound && *bound ? errno_text(errno) : "the bind mount is gone";
-  if (bound && *bound) ::umount2(fd_path((*bound)->get()).c_str(), MNT_DETACH);
+  const std::string why = errno_text(errno);
+  ::umount2(bound.c_str(), MNT_DETACH);
   return Error{"read-only remount: " + why};
 }
 

@@ -189,6 +189,9 @@ int open_without_symlinks(int root, const std::string& path, int flags, Fd& out)
     Fd next(::openat(dir.get(), name.c_str(),
                      (last ? flags : O_PATH | O_DIRECTORY) | O_NOFOLLOW | O_CLOEXEC));
     if (!next.valid()) return errno;
+    // O_PATH with O_NOFOLLOW opens a last symlink itself, where openat2 refuses it.
+    struct stat st {};
+    if (last && ::fstat(next.get(), &st) == 0 && S_ISLNK(st.st_mode)) return ELOOP;
     dir = std::move(next);
   }
   out = std::move(dir);
