@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <set>
 
 #include "base/fs.h"
@@ -24,6 +25,22 @@ Status check_trust(int fd) {
   return owned_by_root_only(st);
 }
 
+// Where `name` is a symlink, the folders of the file it led to (`found`): root's alone, as the
+// spec folder is, or whoever may write one of them picks the file read.
+Status check_link_folders(int dirfd, const std::string& name, const Fd& found) {
+  struct stat link {};
+  if (::fstatat(dirfd, name.c_str(), &link, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISLNK(link.st_mode))
+    return {};
+  char target[PATH_MAX];
+  const std::string self = "/proc/self/fd/" + std::to_string(found.get());
+  const ssize_t n = ::readlink(self.c_str(), target, sizeof target - 1);
+  if (n <= 0) return Error{"cannot name the file it links to: " + errno_text(errno)};
+  const std::string file(target, static_cast<std::size_t>(n));
+  if (auto s = TrustCheck().directory(dirname_of(file)); !s)
+    return s.error().wrap("the folder of " + file + ", which it links to");
+  return {};
+}
+
 // A symlink is followed, as the CDI library reads a spec file: what is read is judged by the
 // file it leads to (a regular file, root's alone where `trusted`), through the fd judged.
 Result<std::string> read_spec_text(int dirfd, const std::string& name, bool trusted) {
@@ -37,6 +54,7 @@ Result<std::string> read_spec_text(int dirfd, const std::string& name, bool trus
   }
   if (trusted) {
     if (auto s = owned_by_root_only(st); !s) return s.error();
+    if (auto s = check_link_folders(dirfd, name, found); !s) return s.error();
   }
   auto fd = reopen_regular(found, name);
   if (!fd) return fd.error();

@@ -103,11 +103,16 @@ TEST_CASE("trust: group/other-writable or non-root files and directories are ref
   write_file(t / "user/l.json", spec("vendor.com/dev", {{"l", "L=1"}}));
   REQUIRE(::chown((t / "user/l.json").c_str(), 1000, 1000) == 0);
   gcr::test::make_symlink(t / "user/l.json", t / "d/link.json");
+  // And by the folders it leads through: whoever may write one picks the file read.
+  write_file(t / "shared/s.json", spec("vendor.com/dev", {{"s", "S=1"}}));
+  ::chmod((t / "shared").c_str(), 0777);
+  gcr::test::make_symlink(t / "shared/s.json", t / "d/shared.json");
   const auto r = gcr::load_cdi_registry({t / "d", t / "open"});
   CHECK(r.devices.empty());
   CHECK(has_error(r, "writable.json: writable by group or others"));
   CHECK(has_error(r, "owned.json: not owned by root"));
   CHECK(has_error(r, "link.json: not owned by root"));
+  CHECK(has_error(r, "shared.json: the folder of " + t / "shared/s.json"));
   CHECK(has_error(r, t / "open: refused: writable by group or others"));
 }
 
