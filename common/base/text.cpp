@@ -67,6 +67,7 @@ std::optional<std::uint64_t> parse_decimal(std::string_view s) {
 
 std::optional<std::uint64_t> parse_go_unsigned(std::string_view s) {
   unsigned base = 10;
+  bool prefixed = true;
   if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
     base = 16, s.remove_prefix(2);
   } else if (s.size() > 2 && s[0] == '0' && (s[1] == 'o' || s[1] == 'O')) {
@@ -75,10 +76,21 @@ std::optional<std::uint64_t> parse_go_unsigned(std::string_view s) {
     base = 2, s.remove_prefix(2);
   } else if (s.size() > 1 && s[0] == '0') {
     base = 8, s.remove_prefix(1);
+  } else {
+    prefixed = false;
   }
   if (s.empty()) return std::nullopt;
   std::uint64_t value = 0;
-  for (char c : s) {
+  // Go's literal syntax: an underscore between digits, or after the prefix.
+  bool underscore_may_come = prefixed;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '_') {
+      if (!underscore_may_come || i + 1 == s.size()) return std::nullopt;
+      underscore_may_come = false;
+      continue;
+    }
+    underscore_may_come = true;
     unsigned digit = base;
     if (c >= '0' && c <= '9') digit = static_cast<unsigned>(c - '0');
     if (c >= 'a' && c <= 'f') digit = static_cast<unsigned>(c - 'a' + 10);

@@ -38,6 +38,23 @@ TEST_CASE("parse_decimal accepts only plain unsigned decimals") {
   CHECK_FALSE(gcr::parse_decimal(""));
 }
 
+TEST_CASE("parse_go_unsigned reads Go's base-0 integers") {
+  CHECK(gcr::parse_go_unsigned("0") == 0u);
+  CHECK(gcr::parse_go_unsigned("10") == 10u);
+  CHECK(gcr::parse_go_unsigned("010") == 8u);
+  CHECK(gcr::parse_go_unsigned("0o17") == 15u);
+  CHECK(gcr::parse_go_unsigned("0x1F") == 31u);
+  CHECK(gcr::parse_go_unsigned("0b101") == 5u);
+  CHECK(gcr::parse_go_unsigned("1_000") == 1000u);
+  CHECK(gcr::parse_go_unsigned("0x_ff") == 255u);
+  CHECK(gcr::parse_go_unsigned("0xFFFFFFFFFFFFFFFF") == UINT64_MAX);
+  for (const char* bad : {"", "0x", "08", "0b2", "_1", "1_", "1__0", "+1", "-1", " 1",
+                          "0x10000000000000000", "18446744073709551616", "1e3"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(gcr::parse_go_unsigned(bad));
+  }
+}
+
 TEST_CASE("printable escapes control characters and truncates") {
   CHECK(gcr::printable("a\nb\x1b[31m") == "a\\nb\\x1b[31m");
   CHECK(gcr::printable(std::string(10, 'x'), 4) == "xxxx...");

@@ -209,7 +209,7 @@ TEST_CASE("replicas: a request gets different GPUs; packed fills used GPUs, dist
   CHECK(gcr::preferred_allocation({available, {"GPU-2::0", "GPU-2::1"}, 2}, d1, t, packed).empty());
 }
 
-// Allocate refuses MPS shares of two GPUs, so an answer spanning two fails the pod. With 57
+// Allocate refuses MPS shares of two GPUs, so an answer spanning two fails the pod. With 55
 // of 64 shares free, 4 of them are past the exact search: grown share by share, the set took
 // the busiest GPU's last share, then three of the next GPU.
 TEST_CASE("MPS: a request's shares come from one GPU, the busiest with room for them all") {
