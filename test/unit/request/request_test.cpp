@@ -127,13 +127,14 @@ TEST_CASE(
   CHECK(error_of(spec_with({"NVIDIA_VISIBLE_DEVICES=0", "CUDA_VERSION=eleven"}))
             .find("CUDA_VERSION") != std::string::npos);
   // Semantic versions as NVIDIA's toolkit reads them: a `v`, the minor and patch left out.
-  for (const auto& [cuda, text] : std::vector<std::pair<std::string, std::string>>{
+  for (const auto& [given, text] : std::vector<std::pair<std::string, std::string>>{
            {"12", "cuda>=12.0"}, {"v12.4", "cuda>=12.4"}, {"12.4.1-rc1", "cuda>=12.4"}}) {
+    const std::string cuda = given;  // clang 14 captures no structured binding
     CAPTURE(cuda);
     const auto short_form =
         must_request(spec_with({"NVIDIA_VISIBLE_DEVICES=0", "CUDA_VERSION=" + cuda}));
     REQUIRE(short_form.requirements.size() == 1);
-    CHECK(short_form.requirements[0].text == text);
+    CHECK(short_form.requirements[0].text == std::string(text));
   }
   for (const std::string cuda : {"12.", "12.4.1.2", "v", ".4"}) {
     CAPTURE(cuda);
