@@ -101,6 +101,19 @@ void require_root() {
   REQUIRE_MESSAGE(gcr::test::is_root(), "the ldconfig sandbox needs root");
 }
 
+// The container's /dev as runc has made it when createContainer hooks run: a tmpfs over the
+// rootfs' folder, unmounted with the object.
+struct ContainerDev {
+  explicit ContainerDev(const std::string& rootfs) : path(rootfs + "/dev") {
+    gcr::test::make_dirs(path);
+    REQUIRE(::mount("tmpfs", path.c_str(), "tmpfs", 0, "size=1m,mode=755") == 0);
+  }
+  ~ContainerDev() { ::umount2(path.c_str(), MNT_DETACH); }
+  ContainerDev(const ContainerDev&) = delete;
+  ContainerDev& operator=(const ContainerDev&) = delete;
+  std::string path;
+};
+
 }  // namespace
 
 TEST_CASE("update-ldcache indexes the folders through a drop-in; re-running is harmless") {
@@ -224,13 +237,8 @@ TEST_CASE(
   HookBed bed;
   const std::string program = bed.nvidia_cdi_hook();
   const auto options = bed.with_state();
-  const std::string dev = bed.rootfs + "/dev";
-  gcr::test::make_dirs(dev);
-  REQUIRE(::mount("tmpfs", dev.c_str(), "tmpfs", 0, "size=1m,mode=755") == 0);
-  struct Unmount {
-    std::string path;
-    ~Unmount() { ::umount2(path.c_str(), MNT_DETACH); }
-  } unmount{dev};
+  const ContainerDev container_dev(bed.rootfs);
+  const std::string& dev = container_dev.path;
   REQUIRE(::mkdir((dev + "/dri").c_str(), 0700) == 0);
   const auto mode_of = [](const std::string& path) {
     struct stat st {};
@@ -275,13 +283,8 @@ TEST_CASE("create-symlinks, as NVIDIA's specs call it: /dev/dri/by-path in the c
   HookBed bed;
   const std::string program = bed.nvidia_cdi_hook();
   const auto options = bed.with_state();
-  const std::string dev = bed.rootfs + "/dev";
-  gcr::test::make_dirs(dev);
-  REQUIRE(::mount("tmpfs", dev.c_str(), "tmpfs", 0, "size=1m,mode=755") == 0);
-  struct Unmount {
-    std::string path;
-    ~Unmount() { ::umount2(path.c_str(), MNT_DETACH); }
-  } unmount{dev};
+  const ContainerDev container_dev(bed.rootfs);
+  const std::string& dev = container_dev.path;
   REQUIRE(::mkdir((dev + "/dri").c_str(), 0755) == 0);
   const auto r = gcr::test::run(
       {program, "create-symlinks", "--link", "../card1::/dev/dri/by-path/pci-0000:3b:00.0-card",
