@@ -114,6 +114,15 @@ struct ContainerDev {
   std::string path;
 };
 
+// NVIDIA's hook program run by runc with the container's /dev made: the bed, the program and
+// its state on stdin.
+struct NvidiaHookInDev {
+  HookBed bed;
+  std::string program = bed.nvidia_cdi_hook();
+  gcr::test::RunOptions options = bed.with_state();
+  ContainerDev container_dev{bed.rootfs};
+};
+
 }  // namespace
 
 TEST_CASE("update-ldcache indexes the folders through a drop-in; re-running is harmless") {
@@ -234,11 +243,11 @@ TEST_CASE("as nvidia-cdi-hook, NVIDIA's CDI specs' hook program: the same hooks,
 TEST_CASE(
     "chmod, as NVIDIA's specs call it: the mode in the container's /dev; no symlink followed") {
   require_root();
-  HookBed bed;
-  const std::string program = bed.nvidia_cdi_hook();
-  const auto options = bed.with_state();
-  const ContainerDev container_dev(bed.rootfs);
-  const std::string& dev = container_dev.path;
+  NvidiaHookInDev nv;
+  const HookBed& bed = nv.bed;
+  const std::string& program = nv.program;
+  const auto& options = nv.options;
+  const std::string& dev = nv.container_dev.path;
   REQUIRE(::mkdir((dev + "/dri").c_str(), 0700) == 0);
   const auto mode_of = [](const std::string& path) {
     struct stat st {};
@@ -280,11 +289,11 @@ TEST_CASE(
 // tmpfs when createContainer hooks run.
 TEST_CASE("create-symlinks, as NVIDIA's specs call it: /dev/dri/by-path in the container's /dev") {
   require_root();
-  HookBed bed;
-  const std::string program = bed.nvidia_cdi_hook();
-  const auto options = bed.with_state();
-  const ContainerDev container_dev(bed.rootfs);
-  const std::string& dev = container_dev.path;
+  NvidiaHookInDev nv;
+  const HookBed& bed = nv.bed;
+  const std::string& program = nv.program;
+  const auto& options = nv.options;
+  const std::string& dev = nv.container_dev.path;
   REQUIRE(::mkdir((dev + "/dri").c_str(), 0755) == 0);
   const auto r = gcr::test::run(
       {program, "create-symlinks", "--link", "../card1::/dev/dri/by-path/pci-0000:3b:00.0-card",
