@@ -91,29 +91,9 @@ Status place_symlink(int dir, const std::string& name, const std::string& target
   return {};
 }
 
-// A directory under the container's /dev, made where missing: by the time a createContainer
-// hook runs, /dev is runc's tmpfs, another mount that RootFs's resolution does not enter
-// (NVIDIA's specs link /dev/dri/by-path/<bus>-card to ../card1 there). Each component is
-// opened with O_NOFOLLOW from the root, so no symlink of the image is followed and `..` is
-// not there to take (the path is clean); mounts on the way are crossed, as NVIDIA's hook
-// crosses them.
-Result<Fd> make_dev_dirs(const RootFs& root, const std::string& path, bool* wrote) {
-  Fd dir(::openat(root.fd(), ".", O_PATH | O_DIRECTORY | O_CLOEXEC));
-  for (auto part : split(std::string_view(path).substr(1), '/')) {
-    const std::string name(part);
-    if (::mkdirat(dir.get(), name.c_str(), 0755) == 0) {
-      if (wrote != nullptr) *wrote = true;
-    } else if (errno != EEXIST) {
-      return Error{"cannot make " + path + " in " + root.path() + ": " + errno_text(errno)};
-    }
-    Fd next(::openat(dir.get(), name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (!next.valid())
-      return Error{"cannot open " + path + " in " + root.path() + ": " + errno_text(errno)};
-    dir = std::move(next);
-  }
-  return dir;
-}
-
+// By the time a createContainer hook runs, the container's /dev is runc's tmpfs, a mount
+// RootFs's resolution does not enter: NVIDIA's specs link /dev/dri/by-path/<bus>-card to
+// ../card1 there, as NVIDIA's hook crosses into it.
 bool is_under_dev(const std::string& path) {
   return path == "/dev" || path.starts_with("/dev/");
 }
@@ -125,7 +105,7 @@ class LinkDirectory {
   Result<int> get(const std::string& path, bool* wrote) {
     if (!fd_ || path != path_) {
       path_ = path;
-      fd_.emplace(is_under_dev(path) ? make_dev_dirs(root_, path, wrote)
+      fd_.emplace(is_under_dev(path) ? root_.make_dirs_across_mounts(path, wrote)
                                      : root_.make_dirs(path, wrote));
     }
     if (!*fd_) return fd_->error();

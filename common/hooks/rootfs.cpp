@@ -178,14 +178,22 @@ namespace {
 
 // `path` opened one name at a time from `root` with O_NOFOLLOW, mounts on the way crossed: what
 // openat2 with RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS does, for kernels without it. A clean path
-// (no `..`) stays in the root when no symlink is followed.
-int open_without_symlinks(int root, const std::string& path, int flags, Fd& out) {
+// (no `..`) stays in the root when no symlink is followed. With `made`, a missing folder on the
+// way (the last name too) is made (0755) and `*made` set.
+int open_without_symlinks(int root, const std::string& path, int flags, Fd& out,
+                          bool* made = nullptr) {
   auto parts = PathParts::of(path);
   if (!parts) return EINVAL;
   Fd dir(::openat(root, ".", O_PATH | O_DIRECTORY | O_CLOEXEC));
   for (std::size_t i = 0; i < parts->size(); ++i) {
     const std::string name(parts->part(i));
     const bool last = i + 1 == parts->size();
+    if (made != nullptr) {
+      if (::mkdirat(dir.get(), name.c_str(), 0755) == 0)
+        *made = true;
+      else if (errno != EEXIST)
+        return errno;
+    }
     Fd next(::openat(dir.get(), name.c_str(),
                      (last ? flags : O_PATH | O_DIRECTORY) | O_NOFOLLOW | O_CLOEXEC));
     if (!next.valid()) return errno;
@@ -199,6 +207,15 @@ int open_without_symlinks(int root, const std::string& path, int flags, Fd& out)
 }
 
 }  // namespace
+
+Result<Fd> RootFs::make_dirs_across_mounts(const std::string& path, bool* created) const {
+  Fd out;
+  bool made = false;
+  const int err = open_without_symlinks(root_.get(), path, O_PATH | O_DIRECTORY, out, &made);
+  if (made && created != nullptr) *created = true;
+  if (err != 0) return Error{"cannot make " + path + " in " + path_ + ": " + errno_text(err)};
+  return out;
+}
 
 Result<std::optional<Fd>> RootFs::open_across_mounts(const std::string& path, int flags) const {
   Fd out;

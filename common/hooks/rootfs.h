@@ -151,6 +151,10 @@ class RootFs {
   // but is not a directory (or a symlink to one) is an error. `created`, when given, is set
   // once a directory was made.
   [[nodiscard]] Result<Fd> make_dirs(const std::string& path, bool* created = nullptr) const;
+  // The same as a hook sees the root once runc has made the container's mounts (its /dev, a
+  // tmpfs): one name at a time from the root, no symlink followed, those mounts crossed.
+  [[nodiscard]] Result<Fd> make_dirs_across_mounts(const std::string& path,
+                                                   bool* created = nullptr) const;
 
  private:
   RootFs(Fd root, std::string path, Resolver resolver)
