@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <climits>
 #include <set>
+#include <utility>
 
 #include "base/fs.h"
 #include "base/text.h"
@@ -108,7 +109,7 @@ void add_devices(CdiRegistry& registry, std::size_t spec_index, std::set<std::st
 Result<CdiSpec> parse_cdi_spec_text(const std::string& text, bool json) {
   auto doc = json ? parse_json_strict(text) : yaml_to_json(text);
   if (!doc) return doc.error();
-  auto spec = cdi_spec_from_json(*doc);
+  auto spec = cdi_spec_from_json(std::move(*doc));
   if (!spec) return spec.error();
   if (auto s = validate_cdi_spec(*spec); !s) return s.error();
   return spec;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <initializer_list>
 #include <set>
+#include <string_view>
 
 #include "base/text.h"
 #include "edits/edits_json.h"
@@ -73,9 +74,49 @@ Result<CdiDevice> device_from(const Json& j, const std::string& where) {
   return d;
 }
 
+// The keys whose values are strings, and lists of strings, in the CDI structure.
+const std::set<std::string_view> kStringKeys = {
+    "cdiVersion", "kind",          "name",          "path",     "hostPath",
+    "type",       "permissions",   "containerPath", "hookName", "hostInterfaceName",
+    "closID",     "l3CacheSchema", "memBwSchema"};
+const std::set<std::string_view> kStringListKeys = {"env", "options", "args", "schemata"};
+
+void integer_or_bool_to_text(Json& v) {
+  if (v.is_boolean()) {
+    v = v.get<bool>() ? "true" : "false";
+  } else if (v.is_number_integer()) {
+    v = v.dump();
+  }
+}
+
+// As the CDI library's reader (sigs.k8s.io/yaml, which reads JSON files too) types a scalar by
+// the field it fills: an integer or a boolean where the structure has a string is its text, so
+// `name: 0` is the device "0". Depth is bounded by the parser's.
+void integers_and_bools_to_text_in_string_fields(Json& node) {
+  if (node.is_array()) {
+    for (auto& item : node) integers_and_bools_to_text_in_string_fields(item);
+    return;
+  }
+  if (!node.is_object()) return;
+  for (auto item : node.items()) {
+    Json& value = item.value();
+    const std::string& key = item.key();
+    if (kStringKeys.count(key) != 0) {
+      integer_or_bool_to_text(value);
+    } else if (kStringListKeys.count(key) != 0 && value.is_array()) {
+      for (auto& e : value) integer_or_bool_to_text(e);
+    } else if (key == "annotations" && value.is_object()) {
+      for (auto& e : value) integer_or_bool_to_text(e);
+    } else {
+      integers_and_bools_to_text_in_string_fields(value);
+    }
+  }
+}
+
 }  // namespace
 
-Result<CdiSpec> cdi_spec_from_json(const Json& doc) {
+Result<CdiSpec> cdi_spec_from_json(Json doc) {
+  integers_and_bools_to_text_in_string_fields(doc);
   Reader r;
   r.check(only_keys(doc, {"cdiVersion", "kind", "annotations", "devices", "containerEdits"}, ""));
   if (r.error()) return *r.error();

@@ -26,8 +26,9 @@ struct CdiSpec {
   ContainerEdits edits;  // applied once when any device of the spec is requested
 };
 
-// The structure: every key known, every type right (unknown fields are errors).
-[[nodiscard]] Result<CdiSpec> cdi_spec_from_json(const Json& doc);
+// The structure: every key known, every type right (unknown fields are errors). An integer or
+// a boolean where a string goes is its text, as the CDI library reads it (`name: 0`).
+[[nodiscard]] Result<CdiSpec> cdi_spec_from_json(Json doc);
 
 // The rules: a known version at least the minimum the content needs, a valid kind, at least
 // one device, valid and unique device names, non-empty device edits, and edits that are safe

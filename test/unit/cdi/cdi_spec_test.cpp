@@ -208,12 +208,40 @@ containerEdits:
   CHECK(*modes == gcr::Json{{"a", 438}, {"b", 31}, {"c", 15}, {"d", -8}, {"e", 9}, {"f", 1000.0}});
 }
 
-TEST_CASE("YAML refusals: duplicate keys, plain numbers as names, bombs, depth") {
-  CHECK(gcr::yaml_to_json("a: 1\na: 2\n").error().message.find("duplicate key `a`") == 0);
+TEST_CASE(
+    "A plain integer or boolean where a string goes is its text, as the CDI library reads it") {
+  // sigs.k8s.io/yaml types a scalar by the field it fills, in YAML and JSON files alike: a
+  // hand-written `name: 0` is the device "0" (it was refused, so the engines saw a device the
+  // shim did not).
   auto unquoted = gcr::yaml_to_json(
-      "cdiVersion: 0.5.0\nkind: a/b\ndevices: [{name: 0, containerEdits: {env: [A=1]}}]\n");
+      "cdiVersion: 0.6.0\nkind: a/b\nannotations: {a: 1}\n"
+      "devices: [{name: 0, containerEdits: {env: [A=1], hooks: [{hookName: createContainer,"
+      " path: /bin/h, args: [h, --mode, 0755, true]}]}}]\n");
   REQUIRE(unquoted.ok());
-  CHECK(problem(*unquoted) == "`devices[0].name` must be a string");
+  CHECK(problem(*unquoted) == "");
+  auto spec = gcr::cdi_spec_from_json(*unquoted);
+  REQUIRE(spec.ok());
+  CHECK(spec->devices[0].name == "0");
+  CHECK(spec->annotations.at("a") == "1");
+  CHECK(spec->devices[0].edits.hooks[0].args ==
+        std::vector<std::string>{"h", "--mode", "493", "true"});  // YAML 1.1: 0755 is octal
+  auto json = gcr::cdi_spec_from_json(Json::parse(
+      R"({"cdiVersion": "0.5.0", "kind": "a/b", "devices": [{"name": 1, "containerEdits":)"
+      R"( {"deviceNodes": [{"path": "/dev/x", "major": 195, "minor": 1}]}}]})"));
+  REQUIRE(json.ok());
+  CHECK(json->devices[0].name == "1");
+  CHECK(json->devices[0].edits.device_nodes[0].major == 195);
+  // Numbers stay numbers where numbers go; a float or a list is still not a string.
+  CHECK(problem(Json::parse(R"({"cdiVersion": "0.5.0", "kind": "a/b", "devices":)"
+                            R"( [{"name": 1.5, "containerEdits": {"env": ["A=1"]}}]})")) ==
+        "`devices[0].name` must be a string");
+  CHECK(problem(Json::parse(R"({"cdiVersion": "0.5.0", "kind": "a/b", "devices":)"
+                            R"( [{"name": "x", "containerEdits": {"env": [["A=1"]]}}]})")) ==
+        "`devices[0].containerEdits.env` must be a list of strings");
+}
+
+TEST_CASE("YAML refusals: duplicate keys, bombs, depth") {
+  CHECK(gcr::yaml_to_json("a: 1\na: 2\n").error().message.find("duplicate key `a`") == 0);
   std::string bomb = "a: &a [x,x,x,x,x,x,x,x,x,x]\n";
   for (char c = 'b'; c <= 'h'; ++c) {
     bomb += std::string(1, c) + ": &" + c + " [*" + static_cast<char>(c - 1);
