@@ -46,10 +46,14 @@ constexpr std::string_view kEditOurs =
 constexpr std::string_view kDefaultsOnStdout =
     "gpu-ctk config default prints the defaults on stdout";
 
-constexpr std::array<Spelling, 49> kSpellings = {{
+constexpr std::array<Spelling, 54> kSpellings = {{
     {kConfigure, "nvidia-runtime-name", Means::kOurs, false, "runtime-name", "", ""},
     {kConfigure, "nvidia-runtime-path", Means::kOurs, false, "runtime-path", "", ""},
     {kConfigure, "nvidia-set-as-default", Means::kOurs, true, "set-as-default", "", ""},
+    // Switches of ours that NVIDIA's spell the same: listed so that `--flag=true|false` is read
+    // as urfave/cli reads it.
+    {kConfigure, "set-as-default", Means::kOurs, true, "set-as-default", "", ""},
+    {kConfigure, "dry-run", Means::kOurs, true, "dry-run", "", ""},
     {kConfigure, "cdi.enabled", Means::kOurs, true, "cdi", "", ""},
     {kConfigure, "cdi.enable", Means::kOurs, true, "cdi", "", ""},
     {kConfigure, "enable-cdi", Means::kOurs, true, "cdi", "", ""},
@@ -73,8 +77,8 @@ constexpr std::array<Spelling, 49> kSpellings = {{
     {kGenerate, "device-ids", Means::kAccepted, false, "", "all", kEveryGpu},
     {kGenerate, "device", Means::kAccepted, false, "", "all", kEveryGpu},
     {kGenerate, "devices", Means::kAccepted, false, "", "all", kEveryGpu},
-    {kGenerate, "nvidia-cdi-hook-path", Means::kRefused, false, "", "",
-     "the spec's hooks run `gpu-ctk hook`: give --nvidia-ctk-path (or --ctk-path) instead"},
+    {kGenerate, "nvidia-cdi-hook-path", Means::kOurs, false, "ctk-path", "", ""},
+    {kGenerate, "no-all-device", Means::kOurs, true, "no-all-device", "", ""},
     {kGenerate, "library-search-path", Means::kRefused, false, "", "",
      "libraries are found through the driver root's ld.so.cache and library directories"},
     {kGenerate, "config-search-path", Means::kRefused, false, "", "",
@@ -104,6 +108,8 @@ constexpr std::array<Spelling, 49> kSpellings = {{
     {"hook update-ldcache", "ldconfig-path", Means::kOurs, false, "ldconfig-path", "", ""},
     {kGenerate, "ldconfig-path", Means::kOurs, false, "ldconfig-path", "", ""},
     {kDevChar, "driver-root", Means::kOurs, false, "dev-root", "", ""},
+    {kDevChar, "create-all", Means::kOurs, true, "create-all", "", ""},
+    {kDevChar, "dry-run", Means::kOurs, true, "dry-run", "", ""},
     {kDevChar, "load-kernel-modules", Means::kRefused, true, "", "",
      "gpu-ctk loads no kernel module: load them first (nvidia-modprobe -u -c=0); the packages' "
      "udev rule runs this command when they load"},
@@ -327,6 +333,39 @@ Result<std::vector<std::string>> translate_nvidia_flags(const std::string& comma
     }
     out.push_back("--" + std::string(s->ours) + "=" + our_value(s->ours, *value, as_nvidia_ctk));
   }
+  return out;
+}
+
+Result<LegacyHookArgs> read_legacy_hook_flags(const std::vector<std::string>& args) {
+  LegacyHookArgs out;
+  std::size_t i = 0;
+  for (; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--") {
+      ++i;
+      break;
+    }
+    if (arg.size() < 2 || arg[0] != '-') break;
+    const std::string flag = arg.substr(arg[1] == '-' ? 2 : 1);
+    const auto eq = flag.find('=');
+    const std::string name = flag.substr(0, eq);
+    const std::optional<std::string> value =
+        eq == std::string::npos ? std::nullopt : std::optional<std::string>(flag.substr(eq + 1));
+    if (name == "debug" || name == "version") {
+      bool on = true;
+      if (value) {
+        auto parsed = switch_value(name, *value);
+        if (!parsed) return parsed.error();
+        on = *parsed;
+      }
+      if (name == "version") out.version = on;
+    } else if (name == "config") {
+      if (!value && ++i >= args.size()) return Error{"-config needs a value"};
+    } else {
+      return Error{"flag provided but not defined: -" + printable(name, 64)};
+    }
+  }
+  out.rest.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
   return out;
 }
 

@@ -40,4 +40,14 @@ using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;
 [[nodiscard]] std::vector<std::string> with_nvidia_defaults(const std::string& command,
                                                             std::vector<std::string> args);
 
+// nvidia-container-runtime-hook's flags before its stage, read as Go's flag package reads them:
+// `-debug`, `-version` (switches, `=true|false` allowed), `-config FILE` or `-config=FILE`, with
+// one dash or two; the first other argument (or `--`) ends them. -debug and -config change
+// nothing here (our configuration is read, NVIDIA's is not); an unknown flag is an error.
+struct LegacyHookArgs {
+  bool version = false;
+  std::vector<std::string> rest;  // the stage and what follows it
+};
+[[nodiscard]] Result<LegacyHookArgs> read_legacy_hook_flags(const std::vector<std::string>& args);
+
 }  // namespace gcr

@@ -4,6 +4,8 @@
 // request then fails with what to change (never a half-configured container).
 #include <cstdio>
 
+#include "base/version.h"
+#include "compat/nvidia_flags.h"
 #include "config/config_file.h"
 #include "ctk/ctk.h"
 #include "oci/container_state.h"
@@ -30,12 +32,24 @@ Result<bool> container_asks_for_gpus() {
 
 }  // namespace
 
-int legacy_nvidia_hook(const std::vector<std::string>& args) {
+int legacy_nvidia_hook(const std::vector<std::string>& argv) {
+  auto flags = read_legacy_hook_flags(argv);
+  if (!flags) {
+    std::fprintf(stderr, "nvidia-container-runtime-hook: %s\n", flags.error().message.c_str());
+    return 2;
+  }
+  if (flags->version) {
+    std::printf("nvidia-container-runtime-hook (gpu-ctk) version %s\n", kVersion);
+    return 0;
+  }
+  const std::vector<std::string>& args = flags->rest;
   const std::string stage = args.empty() ? "" : args.front();
   if (stage == "poststart" || stage == "poststop") return 0;
   if (stage != "prestart") {
-    std::fprintf(stderr,
-                 "usage: nvidia-container-runtime-hook prestart (the OCI state on stdin)\n");
+    std::fprintf(
+        stderr,
+        "usage: nvidia-container-runtime-hook [-debug] [-config FILE] [-version] prestart (the "
+        "OCI state on stdin)\n");
     return 2;
   }
   auto asks = container_asks_for_gpus();

@@ -111,6 +111,12 @@ TEST_CASE("docker --gpus' prestart hook: refused under plain runc, replaced by t
                        "gpu-container-runtime the engine's runtime") != std::string::npos);
 
   CHECK(runc_run(f, runc, docker_spec("void")).exit_code == 0);
+  // With the flags of NVIDIA's hook, as hooks.d wrappers pass them, before the stage.
+  Json flagged = docker_spec("void");
+  flagged["hooks"]["prestart"][0]["args"] = {"nvidia-container-runtime-hook",
+                                             "-config=/etc/nvidia-container-runtime/config.toml",
+                                             "-debug", "prestart"};
+  CHECK(runc_run(f, runc, flagged).exit_code == 0);
 
   f.configure({{"runtime", {{"runtimes", {runc}}}}});
   f.write_spec(docker_spec("1").dump(2));

@@ -42,6 +42,20 @@ TEST_CASE("runtime configure: NVIDIA's names become ours, ours pass through") {
         Args{"--drop-in=/etc/c.d/99.toml"});
 }
 
+TEST_CASE("switches spelled as ours take urfave/cli's =true and =false") {
+  // Boost refused `--set-as-default=true` ("does not take any arguments"), which NVIDIA's
+  // install steps write.
+  CHECK(translated("runtime configure", {"--set-as-default=true", "--dry-run=false",
+                                         "--cdi.enabled=1"}) == Args{"--set-as-default", "--cdi"});
+  CHECK(translated("runtime configure", {"--set-as-default=false", "--dry-run=T"}) ==
+        Args{"--dry-run"});
+  CHECK(translated("system create-dev-char-symlinks", {"--create-all=true", "--dry-run=false"}) ==
+        Args{"--create-all"});
+  CHECK(translated("cdi generate", {"--no-all-device=true"}) == Args{"--no-all-device"});
+  CHECK(error_of("runtime configure", {"--set-as-default=yes"}) ==
+        "--set-as-default: `yes` is not true or false");
+}
+
 TEST_CASE("our behaviour already: accepted without effect; other values refused with why") {
   CHECK(translated("runtime configure", {"--config-source=file", "--config-mode", "config-file"})
             .empty());
@@ -80,6 +94,9 @@ TEST_CASE("cdi generate and hooks: NVIDIA's names, and ldconfig as a host path")
                                     "--ldconfig-path=/sbin/ldconfig.real"}) ==
         Args{"--vendor=example.com", "--class=gpu", "--ctk-path=/usr/bin/nvidia-ctk",
              "--ldconfig-path=@/sbin/ldconfig.real"});
+  // NVIDIA's name for the hook program (1.17+), which our nvidia-cdi-hook link answers.
+  CHECK(translated("cdi generate", {"--nvidia-cdi-hook-path=/usr/bin/nvidia-cdi-hook"}) ==
+        Args{"--ctk-path=/usr/bin/nvidia-cdi-hook"});
   CHECK(translated("hook update-ldcache",
                    {"--ldconfig-path", "/sbin/ldconfig", "--folder", "/usr/lib"}) ==
         Args{"--ldconfig-path=@/sbin/ldconfig", "--folder", "/usr/lib"});
@@ -125,12 +142,13 @@ TEST_CASE("cdi generate under nvidia-ctk: flags from NVIDIA_CTK_* where the line
                        {"NVIDIA_CTK_CDI_GENERATE_VENDOR", "example.com"},
                        {"NVIDIA_CTK_CDI_GENERATE_NO_ALL_DEVICE", "true"},
                        {"NVIDIA_CTK_CDI_GENERATE_LDCONFIG_PATH", "/sbin/ldconfig.real"},
+                       {"NVIDIA_CTK_CDI_HOOK_PATH", "/usr/bin/nvidia-cdi-hook"},
                        {"NVIDIA_CTK_CDI_GENERATE_DEVICE_IDS", "all"}});
   REQUIRE_MESSAGE(out.ok(), out.error().message);
   CHECK(*out == Args{"--output=/var/run/cdi/nvidia.yaml", "--driver-root=/run/nvidia/driver",
                      "--device-name-strategy=index", "--device-name-strategy=uuid",
-                     "--no-all-device", "--ldconfig-path=@/sbin/ldconfig.real",
-                     "--vendor=example.com"});
+                     "--no-all-device", "--ctk-path=/usr/bin/nvidia-cdi-hook",
+                     "--ldconfig-path=@/sbin/ldconfig.real", "--vendor=example.com"});
   // The command line wins, under any of the flag's names; a switch set false adds nothing.
   out = from_env({{"NVIDIA_CTK_CDI_OUTPUT_FILE_PATH", "/var/run/cdi/nvidia.yaml"},
                   {"NVIDIA_CTK_CDI_GENERATE_VENDOR", "example.com"},
@@ -201,4 +219,28 @@ TEST_CASE("cdi generate under nvidia-ctk: --dev-root is --driver-root when only 
   CHECK(gcr::with_nvidia_defaults("cdi generate", {"--output=x.yaml"}) == Args{"--output=x.yaml"});
   CHECK(gcr::with_nvidia_defaults("system create-dev-char-symlinks", {"--driver-root=/a"}) ==
         Args{"--driver-root=/a"});
+}
+
+TEST_CASE(
+    "nvidia-container-runtime-hook's flags before the stage, as Go's flag package reads them") {
+  // What rootless-Docker and podman hooks.d wrappers pass; a usage error there failed every
+  // container on the host.
+  auto read = gcr::read_legacy_hook_flags(
+      {"-config=/etc/nvidia-container-runtime/config.toml", "--debug", "prestart", "-x"});
+  REQUIRE(read.ok());
+  CHECK_FALSE(read->version);
+  CHECK(read->rest == Args{"prestart", "-x"});
+  read = gcr::read_legacy_hook_flags({"--config", "/x.toml", "-debug=false", "--", "-prestart"});
+  REQUIRE(read.ok());
+  CHECK(read->rest == Args{"-prestart"});
+  read = gcr::read_legacy_hook_flags({"-version"});
+  REQUIRE(read.ok());
+  CHECK(read->version);
+  CHECK(read->rest.empty());
+  CHECK_FALSE(gcr::read_legacy_hook_flags({"-version=false", "prestart"})->version);
+  CHECK(gcr::read_legacy_hook_flags({"-config"}).error().message == "-config needs a value");
+  CHECK(gcr::read_legacy_hook_flags({"-bogus", "prestart"}).error().message ==
+        "flag provided but not defined: -bogus");
+  CHECK(gcr::read_legacy_hook_flags({"-debug=maybe"}).error().message ==
+        "--debug: `maybe` is not true or false");
 }
