@@ -100,6 +100,17 @@ toml::table base_runtime(toml::table& runtimes, const std::string& default_name,
   return toml::table{};
 }
 
+// containerd's built-in runtimes are runc alone. A file that lists none relies on it; listing ours
+// alone would drop it (containerd 1.7 takes a listed map as it is, and its CRI plugin then fails
+// to load: "no corresponding runtime configured in containerd.runtimes for default_runtime_name
+// = \"runc\""). So runc's built-in entry is written beside ours.
+void keep_builtin_runc(toml::table& runtimes, const std::string& ours) {
+  for (const auto& entry : runtimes) {
+    if (entry.first.str() != ours) return;
+  }
+  runtimes.insert_or_assign("runc", toml::table{{"runtime_type", "io.containerd.runc.v2"}});
+}
+
 Status add_annotation(toml::table& runtime, const Shape& shape, const std::string& where) {
   if (!runtime.contains("container_annotations"))
     runtime.insert_or_assign("container_annotations", toml::array{});
@@ -121,6 +132,7 @@ Status add_runtime(toml::table& cri, const ConfigureOptions& o, int version, con
   const std::string default_name =
       (**containerd)["default_runtime_name"].value_or(std::string("runc"));
   const std::string ours_at = where + ".containerd.runtimes." + o.runtime_name;
+  keep_builtin_runc(**runtimes, o.runtime_name);
   toml::table ours = base_runtime(**runtimes, default_name, o.runtime_name);
   if (!ours.contains("runtime_type"))
     ours.insert_or_assign("runtime_type", "io.containerd.runc.v2");

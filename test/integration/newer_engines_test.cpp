@@ -131,6 +131,35 @@ TEST_SUITE("newer engines") {
     }
   }
 
+  TEST_CASE("containerd 1.7 and 2.1: the file Debian's package installs keeps runc") {
+    // It lists no runtime: containerd's built-in runc must survive our drop-in (1.7's CRI plugin
+    // failed to load with only ours listed).
+    for (const auto& release : kReleases) {
+      CAPTURE(release.suite);
+      const std::string bin = root_of(release) + "/usr/bin";
+      GpuFixture f;
+      const std::string file = f.path("containerd/config.toml");
+      gcr::test::write_file(file,
+                            gcr::test::read_file(root_of(release) + "/etc/containerd/config.toml"));
+      const auto configured = ctk({"runtime", "configure", "--runtime=containerd", "--config", file,
+                                   "--runtime-path", gcr::test::built("gpu-container-runtime")});
+      REQUIRE_MESSAGE(configured.exit_code == 0, configured.err);
+      const auto dump = gcr::test::run({bin + "/containerd", "--config", file, "config", "dump"});
+      REQUIRE_MESSAGE(dump.exit_code == 0, dump.err);
+      const auto loaded = gcr::parse_toml(dump.out, "config dump");
+      REQUIRE_MESSAGE(loaded.ok(), dump.out);
+      const auto plugins = (*loaded)["plugins"];
+      const auto cri = plugins["io.containerd.cri.v1.runtime"]["containerd"].is_table()
+                           ? plugins["io.containerd.cri.v1.runtime"]["containerd"]
+                           : plugins["io.containerd.grpc.v1.cri"]["containerd"];
+      CHECK(cri["default_runtime_name"].value_or(std::string()) == "runc");
+      CHECK(cri["runtimes"]["runc"]["runtime_type"].value_or(std::string()) ==
+            "io.containerd.runc.v2");
+      CHECK(cri["runtimes"]["nvidia"]["options"]["BinaryName"].value_or(std::string()) ==
+            gcr::test::built("gpu-container-runtime"));
+    }
+  }
+
   TEST_CASE("containerd 1.7 and 2.1: ctr run --gpus through the shim, --device with our spec") {
     REQUIRE_MESSAGE(gcr::test::is_root(), "engines need root");
     for (const auto& release : kReleases) {

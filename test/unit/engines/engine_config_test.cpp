@@ -144,6 +144,37 @@ TEST_CASE(
   CHECK(*change_to(removed, "/e/config.toml")->content == main);
 }
 
+TEST_CASE("containerd: a file that lists no runtime keeps containerd's built-in runc beside ours") {
+  // Debian's packaged /etc/containerd/config.toml: a CRI table without runtimes. A drop-in
+  // listing ours alone replaced containerd 1.7's built-in runc, and its CRI plugin failed to load.
+  const std::string debian =
+      "version = 2\n\n[plugins]\n  [plugins.\"io.containerd.grpc.v1.cri\"]\n"
+      "    [plugins.\"io.containerd.grpc.v1.cri\".cni]\n      bin_dir = \"/usr/lib/cni\"\n";
+  const ExistingFile no_drop{"/e/conf.d/99-gpu-container-runtime.toml", std::nullopt};
+  const auto changes = must(
+      gcr::plan_containerd(options("containerd"), ExistingFile{"/e/config.toml", debian}, no_drop));
+  const auto drop = toml_of(*change_to(changes, no_drop.path));
+  const auto cri = drop["plugins"]["io.containerd.grpc.v1.cri"];
+  CHECK(cri["cni"]["bin_dir"].value_or(std::string()) == "/usr/lib/cni");
+  const auto runtimes = cri["containerd"]["runtimes"];
+  CHECK(runtimes["runc"]["runtime_type"].value_or(std::string()) == "io.containerd.runc.v2");
+  CHECK(runtimes["nvidia"]["options"]["BinaryName"].value_or(std::string()) ==
+        "/usr/bin/gpu-container-runtime");
+  // A file that lists runtimes of its own is left with them alone (runc is not added).
+  const auto listed = must(gcr::plan_containerd(
+      options("containerd"),
+      ExistingFile{"/e/config.toml",
+                   "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".containerd]\n"
+                   "default_runtime_name = \"crun\"\n[plugins.\"io.containerd.grpc.v1.cri\"."
+                   "containerd.runtimes.crun]\nruntime_type = \"io.containerd.runc.v2\"\n"},
+      no_drop));
+  const auto listed_drop = toml_of(*change_to(listed, no_drop.path));
+  const auto listed_runtimes =
+      listed_drop["plugins"]["io.containerd.grpc.v1.cri"]["containerd"]["runtimes"];
+  CHECK_FALSE(listed_runtimes["runc"]);
+  CHECK(listed_runtimes["crun"].is_table());
+}
+
 TEST_CASE("containerd v3, a missing file (v2), v1 in place, existing imports kept") {
   const ExistingFile no_drop{"/e/conf.d/99-gpu-container-runtime.toml", std::nullopt};
   auto v3 = must(gcr::plan_containerd(options("containerd"),
