@@ -53,10 +53,11 @@ struct ExistingFile {
                                                               const ExistingFile& config,
                                                               const ExistingFile& drop_in);
 // `old_backup`: <drop-in>.bak, which an earlier version kept in crio.conf.d, where CRI-O reads
-// it after the drop-in (and so undoes it): removed.
-[[nodiscard]] Result<std::vector<FileChange>> plan_crio(const ConfigureOptions& options,
-                                                        const ExistingFile& drop_in,
-                                                        const ExistingFile& old_backup = {});
+// it after the drop-in (and so undoes it): removed. `sources`: CRI-O's other files, in the order
+// it reads them (read_crio_sources), whose handler ours copies.
+[[nodiscard]] Result<std::vector<FileChange>> plan_crio(
+    const ConfigureOptions& options, const ExistingFile& drop_in,
+    const ExistingFile& old_backup = {}, const std::vector<ExistingFile>& sources = {});
 
 // The files of the drop-in's directory the engine reads after it, so that what they set wins
 // (NVIDIA's 99-nvidia.toml, left by nvidia-ctk, is one): those `main_config`'s imports name
@@ -68,6 +69,10 @@ struct ExistingFile {
 // Whether containerd, reading `main_config` (version 2 to 4), imports `path`: named, or
 // matched by an import's pattern.
 [[nodiscard]] bool containerd_imports(const ExistingFile& main_config, const std::string& path);
+
+// CRI-O's configuration files but our drop-in (and its .bak), in the order CRI-O reads them:
+// the main file, then every regular file of crio.conf.d beside it, by name.
+[[nodiscard]] Result<std::vector<ExistingFile>> read_crio_sources(const ConfigureOptions& options);
 
 // Reads a file for planning (missing is not an error).
 [[nodiscard]] Result<ExistingFile> read_existing(const std::string& path);

@@ -74,6 +74,31 @@ Result<ExistingFile> read_existing(const std::string& path) {
   return ExistingFile{path, std::move(*text)};
 }
 
+Result<std::vector<ExistingFile>> read_crio_sources(const ConfigureOptions& options) {
+  std::vector<ExistingFile> sources;
+  auto main = read_existing(options.config_path);
+  if (!main) return main.error();
+  sources.push_back(std::move(*main));
+  const std::string dir = dirname_of(options.config_path) + "/crio.conf.d";
+  const std::string ours = drop_in_path(options);
+  auto fd = open_directory(dir);
+  if (!fd) return sources;
+  constexpr std::size_t kMaxDropIns = 4096;
+  auto listed = list_directory(std::move(*fd), dir, kMaxDropIns);
+  if (!listed) return listed.error().wrap("cannot list " + dir);
+  for (const auto& entry : *listed) {
+    const std::string path = child_path(dir, entry.name);
+    struct stat st {};
+    if (path == ours || path == ours + ".bak" || ::stat(path.c_str(), &st) != 0 ||
+        !S_ISREG(st.st_mode))
+      continue;
+    auto file = read_existing(path);
+    if (!file) return file.error();
+    sources.push_back(std::move(*file));
+  }
+  return sources;
+}
+
 Status apply_changes(const std::vector<FileChange>& changes) {
   for (const auto& change : changes) {
     if (auto s = write_one(change); !s) return s;

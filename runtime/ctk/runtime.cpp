@@ -41,7 +41,9 @@ Result<std::vector<FileChange>> plan(const ConfigureOptions& o) {
   if (o.engine == "crio") {
     auto old_backup = read_existing(drop_in_path(o) + ".bak");
     if (!old_backup) return old_backup.error();
-    return plan_crio(o, *drop, *old_backup);
+    auto sources = read_crio_sources(o);
+    if (!sources) return sources.error();
+    return plan_crio(o, *drop, *old_backup, *sources);
   }
   auto config = read_existing(o.config_path);
   if (!config) return config.error();

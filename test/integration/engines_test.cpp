@@ -13,6 +13,7 @@
 #include "containerd.h"
 #include "dockerd.h"
 #include "gpu_fixture.h"
+#include "toml/toml.h"
 
 using gcr::Json;
 using gcr::test::GpuFixture;
@@ -165,6 +166,20 @@ TEST_CASE("crio: configure twice and remove leave no file but ours in crio.conf.
   configure.push_back("--remove");
   REQUIRE(ctk(configure).exit_code == 0);
   CHECK(files().empty());
+  // With the handlers a packaged CRI-O installs: ours copies the default's (its conmon), and
+  // CRI-O's file is read, never written.
+  const std::string packaged =
+      "[crio.runtime]\ndefault_runtime = \"crun\"\n"
+      "[crio.runtime.runtimes.crun]\nruntime_path = \"/usr/libexec/"
+      "crio/crun\"\nmonitor_path = \"/usr/libexec/crio/conmon\"\n";
+  gcr::test::write_file(conf_d + "/10-crio.conf", packaged);
+  configure.pop_back();
+  REQUIRE(ctk(configure).exit_code == 0);
+  const auto written = gcr::parse_toml(gcr::test::read_file(ours), ours);
+  REQUIRE(written.ok());
+  CHECK((*written)["crio"]["runtime"]["runtimes"]["nvidia"]["monitor_path"].value_or(
+            std::string()) == "/usr/libexec/crio/conmon");
+  CHECK(gcr::test::read_file(conf_d + "/10-crio.conf") == packaged);
 }
 
 // A configuration file a configuration manager keeps elsewhere, linked into /etc.

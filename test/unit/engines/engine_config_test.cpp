@@ -307,6 +307,47 @@ TEST_CASE("crio: a drop-in with runtime_path and runtime_type; remove deletes it
   CHECK_FALSE(must(gcr::plan_crio(o, ExistingFile{none.path, *changes[0].content}))[0].content);
 }
 
+TEST_CASE("crio: ours copies the handler CRI-O ran (monitor_path kept), default then runc, crun") {
+  // What CRI-O's packages (pkgs.k8s.io) install as crio.conf.d/10-crio.conf: conmon, crun and
+  // runc in /usr/libexec/crio, named only in the handlers. A handler without monitor_path made
+  // CRI-O look for conmon in $PATH and refuse to start.
+  const ExistingFile packaged{
+      "/e/crio.conf.d/10-crio.conf",
+      "[crio.image]\nsignature_policy = \"/etc/crio/policy.json\"\n\n[crio.runtime]\n"
+      "default_runtime = \"crun\"\n\n[crio.runtime.runtimes.crun]\n"
+      "runtime_path = \"/usr/libexec/crio/crun\"\nruntime_root = \"/run/crun\"\n"
+      "monitor_path = \"/usr/libexec/crio/conmon\"\n"
+      "allowed_annotations = [\"io.containers.trace-syscall\"]\n\n"
+      "[crio.runtime.runtimes.runc]\nruntime_path = \"/usr/libexec/crio/runc\"\n"
+      "runtime_root = \"/run/runc\"\nmonitor_path = \"/usr/libexec/crio/conmon\"\n"};
+  auto o = options("crio");
+  const ExistingFile none{gcr::drop_in_path(o), std::nullopt};
+  const auto changes =
+      must(gcr::plan_crio(o, none, {}, {ExistingFile{"/e/crio.conf", std::nullopt}, packaged}));
+  const auto doc = toml_of(changes[0]);
+  const auto ours = doc["crio"]["runtime"]["runtimes"]["nvidia"];
+  CHECK(ours["monitor_path"].value_or(std::string()) == "/usr/libexec/crio/conmon");
+  CHECK(ours["runtime_root"].value_or(std::string()) == "/run/crun");
+  CHECK(ours["allowed_annotations"][0].value_or(std::string()) == "io.containers.trace-syscall");
+  CHECK(ours["runtime_path"].value_or(std::string()) == "/usr/bin/gpu-container-runtime");
+  CHECK(ours["runtime_type"].value_or(std::string()) == "oci");
+  CHECK_FALSE(doc["crio"]["runtime"]["default_runtime"]);
+  // A later file's keys win key by key; a default naming ours (from --set-as-default) is passed
+  // over for runc.
+  const ExistingFile later{"/e/crio.conf.d/20-local.conf",
+                           "[crio.runtime]\ndefault_runtime = \"nvidia\"\n"
+                           "[crio.runtime.runtimes.runc]\nmonitor_path = \"/opt/conmon\"\n"};
+  const auto again = must(gcr::plan_crio(o, none, {}, {packaged, later}));
+  const auto doc2 = toml_of(again[0]);
+  CHECK(doc2["crio"]["runtime"]["runtimes"]["nvidia"]["monitor_path"].value_or(std::string()) ==
+        "/opt/conmon");
+  CHECK(doc2["crio"]["runtime"]["runtimes"]["nvidia"]["runtime_root"].value_or(std::string()) ==
+        "/run/runc");
+  const auto broken = gcr::plan_crio(o, none, {}, {ExistingFile{"/e/crio.conf", "[crio\n"}});
+  REQUIRE_FALSE(broken.ok());
+  CHECK(broken.error().message.find("cannot parse /e/crio.conf") == 0);
+}
+
 TEST_CASE("crio: no .bak in crio.conf.d, which CRI-O reads whole; one left there is removed") {
   auto o = options("crio");
   o.set_as_default = true;
