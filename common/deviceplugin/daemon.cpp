@@ -536,7 +536,8 @@ class Plugin {
     const auto unhealthy = inventory_.unhealthy_gpus();
     const auto news =
         labels_.update(LabelSources{inventory_.gpus(), inventory_.migs(), inventory_.topology(),
-                                    unhealthy, nvml_.get(), inventory_.mig_modes_known()});
+                                    unhealthy, nvml_.get(), inventory_.mig_modes_known()},
+                       Clock::now());
     for (const auto& line : news.info) logger_.info(line);
     for (const auto& line : news.warnings) logger_.warning(line);
   }

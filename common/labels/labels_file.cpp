@@ -1,6 +1,9 @@
 #include "labels/labels_file.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include "base/fs.h"
 #include "base/text.h"
@@ -39,6 +42,14 @@ Result<bool> LabelsFile::keep(const std::string& text) {
   on_disk_ = text;
   seen_ = stamp_now(path_);
   return true;
+}
+
+Result<bool> LabelsFile::remove() {
+  on_disk_.reset();
+  seen_.reset();
+  if (::unlink(path_.c_str()) == 0) return true;
+  if (errno == ENOENT) return false;
+  return Error{"cannot remove the labels file " + path_ + ": " + errno_text(errno)};
 }
 
 }  // namespace gcr

@@ -1,6 +1,6 @@
 // The labels file: written atomically (temp + fsync + rename), and only when its content
-// changes, so its inode and mtime stay while the labels do; never removed. One removed or
-// changed by someone else is written again.
+// changes, so its inode and mtime stay while the labels do. One removed or changed by someone
+// else is written again.
 #pragma once
 
 #include <optional>
@@ -21,6 +21,8 @@ class LabelsFile {
   // when it held that already. What it holds is read again only when its stat changed since
   // (one lstat a call otherwise).
   [[nodiscard]] Result<bool> keep(const std::string& text);
+  // Removes the file: true when there was one.
+  [[nodiscard]] Result<bool> remove();
 
  private:
   std::string path_;

@@ -1,10 +1,32 @@
 #include "labels/labels_keeper.h"
 
+#include <string>
+
 namespace gcr {
 
-LabelsNews LabelsKeeper::update(const LabelSources& sources) {
+LabelsNews LabelsKeeper::without_gpus(Clock::time_point now) {
   LabelsNews news;
-  if (file_.path().empty() || sources.gpus.empty()) return news;
+  if (!no_gpu_since_) no_gpu_since_ = now;
+  if (now - *no_gpu_since_ < kNoGpuGrace) return news;
+  const auto removed = file_.remove();
+  if (!removed) {
+    if (error_ != removed.error().message) news.warnings.push_back(removed.error().message);
+    error_ = removed.error().message;
+    return news;
+  }
+  error_.clear();
+  if (*removed)
+    news.info.push_back("labels file " + file_.path() + " removed: no GPU for " +
+                        std::to_string(kNoGpuGrace.count()) + " s");
+  written_.reset();
+  return news;
+}
+
+LabelsNews LabelsKeeper::update(const LabelSources& sources, Clock::time_point now) {
+  if (file_.path().empty()) return {};
+  if (sources.gpus.empty()) return without_gpus(now);
+  no_gpu_since_.reset();
+  LabelsNews news;
   std::vector<std::string> left_out;
   const Labels labels = node_labels(reader_.read(sources), config_.device_plugin, &left_out);
   for (auto& line : left_out) {

@@ -1,10 +1,13 @@
 // gpu-device-plugin's [device-plugin] labels-file, kept current: the labels computed from the
 // plugin's discovery on every refresh, the file rewritten only when they change. Nothing is
-// written before a GPU is known (never an empty file), and nothing is ever removed, so the
-// node's labels stay while the plugin restarts. A label Kubernetes would refuse is never
-// written (node_labels leaves it out): a warning, once.
+// written before a GPU is known (never an empty file), so the node's labels stay while the
+// plugin restarts and while the driver reloads; a node that has had no GPU for kNoGpuGrace
+// (the driver gone, the GPUs taken out) loses the file, as GFD relabels it without them. A
+// label Kubernetes would refuse is never written (node_labels leaves it out): a warning, once.
 #pragma once
 
+#include <chrono>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -22,12 +25,16 @@ struct LabelsNews {
   std::vector<std::string> warnings;
 };
 
+inline constexpr std::chrono::seconds kNoGpuGrace{60};  // GFD's relabelling interval
+
 class LabelsKeeper {
  public:
+  using Clock = std::chrono::steady_clock;
+
   explicit LabelsKeeper(const Config& config)
       : config_(config), reader_(config.driver), file_(config.device_plugin.labels_file) {}
 
-  [[nodiscard]] LabelsNews update(const LabelSources& sources);
+  [[nodiscard]] LabelsNews update(const LabelSources& sources, Clock::time_point now);
 
  private:
   const Config& config_;
@@ -36,6 +43,9 @@ class LabelsKeeper {
   std::optional<Labels> written_;        // what the file holds, once we know
   std::string error_;                    // the last write's failure, said once
   std::set<std::string> left_out_said_;  // drop_invalid_labels' lines, each said once
+  std::optional<Clock::time_point> no_gpu_since_;
+
+  LabelsNews without_gpus(Clock::time_point now);
 };
 
 // "nvidia.com/gpu.healthy=7 (was 8), ..." for the labels that differ.

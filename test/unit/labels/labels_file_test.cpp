@@ -79,14 +79,15 @@ TEST_CASE("the keeper: nothing before a GPU, then written once, rewritten with w
   std::set<std::string> unhealthy;
   std::vector<gcr::Gpu> gpus;
   const gcr::Topology none;
-  auto news = keeper.update(gcr::LabelSources{gpus, migs, none, unhealthy, nullptr});
+  const auto t0 = gcr::LabelsKeeper::Clock::now();
+  auto news = keeper.update(gcr::LabelSources{gpus, migs, none, unhealthy, nullptr}, t0);
   CHECK(news.info.empty());
   CHECK_FALSE(gcr::test::exists(config.device_plugin.labels_file));
 
   for (const auto& g : host.gpus())
     gpus.push_back(gcr::Gpu{g.index, g.model, g.uuid, *gcr::parse_pci_address(g.bus), g.minor});
   const auto sysfs = gcr::topology_from_sysfs(gpus, config.driver);
-  news = keeper.update(gcr::LabelSources{gpus, migs, sysfs, unhealthy, nullptr});
+  news = keeper.update(gcr::LabelSources{gpus, migs, sysfs, unhealthy, nullptr}, t0);
   REQUIRE(news.info.size() == 1);
   CHECK(news.info[0] == "labels written to " + config.device_plugin.labels_file + " (15 labels)");
   const std::string text = read_file(config.device_plugin.labels_file);
@@ -94,17 +95,43 @@ TEST_CASE("the keeper: nothing before a GPU, then written once, rewritten with w
   CHECK(text.find("nvidia.com/cuda.driver-version.full=550.54.15\n") != std::string::npos);
   CHECK(text.find("nvlink") == std::string::npos);  // sysfs knows no NVLinks
 
-  news = keeper.update(gcr::LabelSources{gpus, migs, sysfs, unhealthy, nullptr});
+  news = keeper.update(gcr::LabelSources{gpus, migs, sysfs, unhealthy, nullptr}, t0);
   CHECK(news.info.empty());
   unhealthy.insert(gpus[1].uuid);
-  news = keeper.update(gcr::LabelSources{gpus, migs, sysfs, unhealthy, nullptr});
+  news = keeper.update(gcr::LabelSources{gpus, migs, sysfs, unhealthy, nullptr}, t0);
   REQUIRE(news.info.size() == 1);
   CHECK(news.info[0] == "labels rewritten in " + config.device_plugin.labels_file +
                             ": nvidia.com/gpu.healthy=3 (was 4)");
 
+  // The GPUs gone (the driver removed, the plugin restarted without it): the file stays for
+  // kNoGpuGrace, as while a driver reloads, then goes; GPUs back, it is written again.
+  const std::vector<gcr::Gpu> no_gpus;
+  const std::string& path = config.device_plugin.labels_file;
+  CHECK(keeper.update(gcr::LabelSources{no_gpus, migs, none, unhealthy, nullptr}, t0).info.empty());
+  CHECK(keeper
+            .update(gcr::LabelSources{no_gpus, migs, none, unhealthy, nullptr},
+                    t0 + gcr::kNoGpuGrace - std::chrono::seconds(1))
+            .info.empty());
+  CHECK(gcr::test::exists(path));
+  news = keeper.update(gcr::LabelSources{no_gpus, migs, none, unhealthy, nullptr},
+                       t0 + gcr::kNoGpuGrace);
+  REQUIRE(news.info.size() == 1);
+  CHECK(news.info[0] == "labels file " + path + " removed: no GPU for 60 s");
+  CHECK_FALSE(gcr::test::exists(path));
+  news = keeper.update(gcr::LabelSources{gpus, migs, sysfs, unhealthy, nullptr},
+                       t0 + 2 * gcr::kNoGpuGrace);
+  REQUIRE(news.info.size() == 1);
+  CHECK(news.info[0] == "labels written to " + path + " (15 labels)");
+  // A new spell without GPUs counts from its own start.
+  CHECK(keeper
+            .update(gcr::LabelSources{no_gpus, migs, none, unhealthy, nullptr},
+                    t0 + 3 * gcr::kNoGpuGrace - std::chrono::seconds(1))
+            .info.empty());
+  CHECK(gcr::test::exists(path));
+
   config.device_plugin.labels_file.clear();
   gcr::LabelsKeeper off(config);
-  CHECK(off.update(gcr::LabelSources{gpus, migs, sysfs, unhealthy, nullptr}).info.empty());
+  CHECK(off.update(gcr::LabelSources{gpus, migs, sysfs, unhealthy, nullptr}, t0).info.empty());
 }
 
 TEST_CASE("what changed, for the log") {
