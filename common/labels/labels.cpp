@@ -75,6 +75,9 @@ void add_version(Labels& out, const std::string& prefix, const std::string& vers
     const std::string value = label_value(fields[i]);
     if (!value.empty()) out[prefix + parts[i]] = value;
   }
+  // A part the version lacks is empty, as GFD writes it (driver 550.120: revision "").
+  for (std::size_t i = fields.size(); i < parts.size() && !fields.empty(); ++i)
+    out[prefix + parts[i]] = "";
   const std::string whole = label_value(version);
   if (full != nullptr && !whole.empty()) out[prefix + full] = whole;
 }
@@ -92,10 +95,8 @@ void add_driver_labels(Labels& out, const NodeLabelFacts& facts) {
                 "full");
     add_version(out, "nvidia.com/cuda.runtime.", *facts.cuda_version, {"major", "minor"}, nullptr);
   }
-  if (facts.machine) {
-    const std::string machine = label_value(*facts.machine);
-    if (!machine.empty()) out["nvidia.com/gpu.machine"] = machine;
-  }
+  // GFD's "unknown" where the DMI product name cannot be read (arm64 and some VMs).
+  out["nvidia.com/gpu.machine"] = facts.machine ? label_value(*facts.machine) : "unknown";
 }
 
 void add_sharing_labels(Labels& out, const Config::DevicePlugin& plugin) {
@@ -142,7 +143,8 @@ struct GpuResource {
   unsigned long long count = 0;
   // How many times one device is advertised, as GFD's gpu.replicas says it: the described
   // device's replicas; 0 where no GPU is advertised whole (mixed, every GPU in MIG mode: GFD's
-  // labels of MIG-enabled GPUs, "sharing disabled").
+  // labels of MIG-enabled GPUs, "sharing disabled"). kInvalid: the first whole GPU's (0 without
+  // one), which GFD's sharing-strategy still tells, under its "0" replicas label.
   unsigned long long replicas = 1;
   const GpuLabelFacts* described = nullptr;  // the GPU the labels describe
   const MigDevice* mig = nullptr;            // kMigDevices: one of them
@@ -161,6 +163,9 @@ GpuResource single_resource(const NodeLabelFacts& facts, const Config::DevicePlu
   r.described = &*in_mode;
   if (!layout) {
     r.kind = GpuResource::Kind::kInvalid;
+    const auto whole = std::find_if(facts.gpus.begin(), facts.gpus.end(),
+                                    [](const auto& g) { return !in_mig_mode(mig_gpu(g)); });
+    r.replicas = whole == facts.gpus.end() ? 0 : replicas_of(*whole, plugin);
     return r;
   }
   r.kind = GpuResource::Kind::kMigDevices;
@@ -232,6 +237,7 @@ void add_resource_labels(Labels& out, const GpuResource& r, const Config::Device
     out["nvidia.com/gpu.product"] = product_value(gpu.model, "INVALID", false);
     for (const char* name : {"count", "replicas", "memory"})
       out[std::string("nvidia.com/gpu.") + name] = "0";
+    out["nvidia.com/gpu.sharing-strategy"] = r.replicas > 1 ? sharing_strategy(plugin) : "none";
     return;
   }
   out["nvidia.com/gpu.product"] =
@@ -380,16 +386,17 @@ bool is_label_value(std::string_view value) {
 }
 
 std::string label_value(std::string_view raw) {
+  // As GFD's sanitise: characters outside [A-Za-z0-9-_. ] dropped, each run of blanks one '-'.
   std::string out;
   bool gap = false;
   for (const char c : raw) {
-    if (!is_value_char(c)) {
+    if (c == ' ' || (c >= '\t' && c <= '\r')) {
       gap = true;
-      continue;
+    } else if (is_value_char(c)) {
+      if (gap && !out.empty()) out += '-';
+      gap = false;
+      out += c;
     }
-    if (gap && !out.empty()) out += '-';
-    gap = false;
-    out += c;
   }
   trim_to_alnum(out);
   if (out.size() > kMaxNameOrValue) {

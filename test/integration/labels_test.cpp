@@ -114,6 +114,7 @@ Labels expected_labels(unsigned gpus, const std::string& largest, const std::str
       {"nvidia.com/gpu.count", std::to_string(gpus)},
       {"nvidia.com/gpu.family", "ampere"},
       {"nvidia.com/gpu.healthy", std::to_string(gpus)},
+      {"nvidia.com/gpu.machine", "unknown"},  // the simulated host has no DMI
       {"nvidia.com/gpu.memory", "40960"},
       {"nvidia.com/gpu.mode", "compute"},
       {"nvidia.com/gpu.models", "1"},
@@ -339,8 +340,8 @@ TEST_CASE("SIGTERM and a restart keep the file; a sharing change rewrites what i
   PluginFixture f(Json::object(), gcr::test::host_options(fixture));
   f.describe_nvml(gcr::test::stub_description(fixture, f.host));
   f.start();
-  const auto before = wait_for_labels(f, [](const Labels& l) { return l.size() >= 28; });
-  REQUIRE_MESSAGE(before.size() == 28, f.log());
+  const auto before = wait_for_labels(f, [](const Labels& l) { return l.size() >= 29; });
+  REQUIRE_MESSAGE(before.size() == 29, f.log());
   const auto first = stamp_of(f.labels_file());
 
   CHECK(f.plugin->stop() == 0);
@@ -349,7 +350,7 @@ TEST_CASE("SIGTERM and a restart keep the file; a sharing change rewrites what i
 
   // The same configuration: the file is current, not written again.
   f.start_plugin();
-  REQUIRE(f.logged("labels in " + f.labels_file() + " (28 labels, unchanged)"));
+  REQUIRE(f.logged("labels in " + f.labels_file() + " (29 labels, unchanged)"));
   CHECK(stamp_of(f.labels_file()) == first);
   CHECK(f.plugin->stop() == 0);
 
@@ -365,7 +366,7 @@ TEST_CASE("SIGTERM and a restart keep the file; a sharing change rewrites what i
             {"nvidia.com/gpu.replicas", {"1", "4"}},
             {"nvidia.com/gpu.sharing-strategy", {"none", "time-slicing"}},
         });
-  CHECK(f.logged("labels written to " + f.labels_file() + " (28 labels)"));
+  CHECK(f.logged("labels written to " + f.labels_file() + " (29 labels)"));
   CHECK_FALSE(stamp_of(f.labels_file()) == first);
 }
 
@@ -406,6 +407,7 @@ TEST_CASE("NVML not ready at start: the driver's labels, completed when NVML loa
                      {"nvidia.com/cuda.driver.rev", "15"},
                      {"nvidia.com/gpu.count", "4"},
                      {"nvidia.com/gpu.healthy", "4"},
+                     {"nvidia.com/gpu.machine", "unknown"},
                      {"nvidia.com/gpu.mode", "compute"},
                      {"nvidia.com/gpu.models", "1"},
                      {"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB"},

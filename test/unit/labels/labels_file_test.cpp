@@ -89,7 +89,7 @@ TEST_CASE("the keeper: nothing before a GPU, then written once, rewritten with w
   const auto sysfs = gcr::topology_from_sysfs(gpus, config.driver);
   news = keeper.update(gcr::LabelSources{gpus, migs, sysfs, unhealthy, nullptr}, t0);
   REQUIRE(news.info.size() == 1);
-  CHECK(news.info[0] == "labels written to " + config.device_plugin.labels_file + " (15 labels)");
+  CHECK(news.info[0] == "labels written to " + config.device_plugin.labels_file + " (16 labels)");
   const std::string text = read_file(config.device_plugin.labels_file);
   CHECK(text.find("nvidia.com/gpu.count=4\n") != std::string::npos);
   CHECK(text.find("nvidia.com/cuda.driver-version.full=550.54.15\n") != std::string::npos);
@@ -121,7 +121,7 @@ TEST_CASE("the keeper: nothing before a GPU, then written once, rewritten with w
   news = keeper.update(gcr::LabelSources{gpus, migs, sysfs, unhealthy, nullptr},
                        t0 + 2 * gcr::kNoGpuGrace);
   REQUIRE(news.info.size() == 1);
-  CHECK(news.info[0] == "labels written to " + path + " (15 labels)");
+  CHECK(news.info[0] == "labels written to " + path + " (16 labels)");
   // A new spell without GPUs counts from its own start.
   CHECK(keeper
             .update(gcr::LabelSources{no_gpus, migs, none, unhealthy, nullptr},

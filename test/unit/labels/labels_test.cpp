@@ -162,6 +162,7 @@ TEST_CASE("before NVML answers: what the driver's files say, nothing guessed") {
       {"nvidia.com/cuda.driver.rev", "15"},
       {"nvidia.com/gpu.count", "4"},
       {"nvidia.com/gpu.healthy", "4"},
+      {"nvidia.com/gpu.machine", "unknown"},  // GFD's, where DMI cannot be read
       {"nvidia.com/gpu.mode", "compute"},
       {"nvidia.com/gpu.models", "1"},
       {"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB"},
@@ -242,8 +243,15 @@ TEST_CASE("MIG single: the MIG devices are the GPUs; mixed: labels per profile")
   CHECK(labels.at("nvidia.com/gpu.memory") == "0");
   CHECK(labels.at("nvidia.com/gpu.family") == "ampere");
   CHECK(labels.count("nvidia.com/gpu.multiprocessors") == 0);
-  CHECK(labels.count("nvidia.com/gpu.sharing-strategy") == 0);  // GFD's invalid labels
+  // GFD's labels of the whole GPUs under its invalid ones: their sharing (2 replicas here).
+  CHECK(labels.at("nvidia.com/gpu.sharing-strategy") == "time-slicing");
   gcr::test::check_label_syntax(labels);
+  // Every GPU in MIG mode, profiles mixed: no whole GPU shared.
+  auto two_profiles = facts;
+  for (auto& g : two_profiles.gpus) g.migs = {mig(0, 1, 4864), mig(1, 3, 19968)};
+  labels = gcr::node_labels(two_profiles, plugin);
+  CHECK(labels.at("nvidia.com/gpu.product") == "NVIDIA-A100-SXM4-40GB-MIG-INVALID");
+  CHECK(labels.at("nvidia.com/gpu.sharing-strategy") == "none");
 }
 
 TEST_CASE("MIG: GFD's labels of a MIG device's share, under single and per profile under mixed") {
@@ -432,11 +440,18 @@ TEST_CASE("every value is sanitised to Kubernetes' syntax, whatever the driver r
     const auto labels = gcr::node_labels(facts, plugin);
     gcr::test::check_label_syntax(labels);
     CHECK(labels.at("nvidia.com/gpu.machine") == "ProLiant-DL380-Gen10-HPE");
-    CHECK(labels.at("nvidia.com/cuda.driver-version.revision") == "15-custom-build-debug");
+    CHECK(labels.at("nvidia.com/cuda.driver-version.revision") == "15-custombuild-debug");
     CHECK(labels.at("nvidia.com/gpu.product").size() <= 63);
   }
-  facts.machine = "()";  // nothing left: no label rather than an empty one
-  CHECK(gcr::node_labels(facts, gcr::Config::DevicePlugin{}).count("nvidia.com/gpu.machine") == 0);
+  facts.machine = "()";  // nothing left: empty, as GFD's sanitise leaves it
+  CHECK(gcr::node_labels(facts, gcr::Config::DevicePlugin{}).at("nvidia.com/gpu.machine") == "");
+  // A two-part driver version: the revisions empty, as GFD writes them.
+  facts.driver_version = "550.120";
+  const auto two_parts = gcr::node_labels(facts, gcr::Config::DevicePlugin{});
+  CHECK(two_parts.at("nvidia.com/cuda.driver-version.minor") == "120");
+  CHECK(two_parts.at("nvidia.com/cuda.driver-version.revision") == "");
+  CHECK(two_parts.at("nvidia.com/cuda.driver.rev") == "");
+  CHECK(two_parts.at("nvidia.com/cuda.driver-version.full") == "550.120");
   CHECK(gcr::label_value("NVIDIA A100-SXM4-40GB") == "NVIDIA-A100-SXM4-40GB");
   CHECK(gcr::label_value("-a  b_") == "a-b");
   CHECK(gcr::label_value("ü") == "");
@@ -495,7 +510,11 @@ TEST_CASE("a GPU name with no letter or digit: the product is unknown, every lab
       {"\xc3\xbc\xe2\x84\xa2", "unknown", "unknown-SHARED"},  // "ü™": nothing ASCII
       {"NVIDIA \xef\xbc\xa8\xef\xbc\x91\xef\xbc\x90\xef\xbc\x90 (\xc3\xa9)", "NVIDIA",
        "NVIDIA-SHARED"},  // "NVIDIA Ｈ１００ (é)"
-      {"  Tesla\xc2\xa0V100--PCIe__", "Tesla-V100--PCIe", "Tesla-V100--PCIe-SHARED"},
+      // As GFD's sanitise: a character outside [A-Za-z0-9-_. ] dropped (the no-break space),
+      // each run of blanks one '-'.
+      {"  Tesla\xc2\xa0V100--PCIe__", "TeslaV100--PCIe", "TeslaV100--PCIe-SHARED"},
+      {"Quadro RTX 6000/8000 (TM) \xc2\xae  \"x\"=y#z", "Quadro-RTX-60008000-TM-xyz",
+       "Quadro-RTX-60008000-TM-xyz-SHARED"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.model);
