@@ -328,7 +328,9 @@ Result<std::vector<std::string>> translate_nvidia_flags(const std::string& comma
         if (!parsed) return parsed.error();
         on = *parsed;
       }
-      if (on) out.push_back("--" + std::string(s->ours));
+      // nvidia-ctk's --dry-run prints the engine's file alone (our --stdout).
+      const bool file_alone = as_nvidia_ctk && command == kConfigure && s->ours == "dry-run";
+      if (on) out.push_back(file_alone ? "--stdout" : "--" + std::string(s->ours));
       continue;
     }
     out.push_back("--" + std::string(s->ours) + "=" + our_value(s->ours, *value, as_nvidia_ctk));

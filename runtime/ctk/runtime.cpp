@@ -1,5 +1,7 @@
 // gpu-ctk runtime configure: register gpu-container-runtime with an engine.
 #include <boost/program_options.hpp>
+
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -17,7 +19,7 @@ constexpr const char* kUsage =
     "FILE]\n"
     "           [--runtime-name nvidia] [--runtime-path /usr/bin/gpu-container-runtime] "
     "[--runtime-arg ARG]...\n"
-    "           [--set-as-default] [--cdi] [--dry-run] [--remove]";
+    "           [--set-as-default] [--cdi] [--dry-run | --stdout] [--remove]";
 
 int fail(const std::string& msg) {
   std::fprintf(stderr, "gpu-ctk runtime configure: %s\n", msg.c_str());
@@ -61,6 +63,26 @@ void print_plan(const std::vector<FileChange>& changes) {
   }
 }
 
+// nvidia-ctk's --dry-run: the engine's file that holds the runtime (daemon.json, the drop-in,
+// a version 1 config.toml), as it would be, alone on stdout, so that it can be piped to jq.
+int print_runtime_file(const ConfigureOptions& o, const std::vector<FileChange>& changes) {
+  const auto changes_drop_in = std::any_of(
+      changes.begin(), changes.end(), [&](const auto& c) { return c.path == drop_in_path(o); });
+  const auto drop_in = read_existing(drop_in_path(o));
+  const bool has_drop_in = changes_drop_in || (drop_in && drop_in->content);
+  const std::string target = o.engine != "docker" && has_drop_in ? drop_in_path(o) : o.config_path;
+  for (const auto& c : changes) {
+    if (c.path == target) {
+      std::fputs(c.content.value_or("").c_str(), stdout);
+      return 0;
+    }
+  }
+  auto existing = read_existing(target);
+  if (!existing) return fail(existing.error().message);
+  std::fputs(existing->content.value_or("").c_str(), stdout);
+  return 0;
+}
+
 const char* service_of(const std::string& engine) {
   if (engine == "docker") return "docker";
   if (engine == "containerd") return "containerd";
@@ -72,6 +94,7 @@ int configure(const std::vector<std::string>& args) {
   o.engine = "docker";  // NVIDIA's default too
   std::string config;
   bool dry_run = false;
+  bool stdout_only = false;
   po::options_description desc("options");
   desc.add_options()("help,h", "this text")("runtime", po::value(&o.engine),
                                             "docker (the default), containerd or crio")(
@@ -87,6 +110,9 @@ int configure(const std::vector<std::string>& args) {
       "cdi", po::bool_switch(&o.cdi),
       "enable CDI in the engine (docker features.cdi, containerd enable_cdi)")(
       "dry-run", po::bool_switch(&dry_run), "print the resulting files instead of writing them")(
+      "stdout", po::bool_switch(&stdout_only),
+      "print only the file that holds the runtime, as it would be, and write nothing (what "
+      "nvidia-ctk's --dry-run prints)")(
       "remove", po::bool_switch(&o.remove),
       "undo: remove the runtime (and default, and with --cdi the CDI switch)");
   po::variables_map vm;
@@ -126,6 +152,7 @@ int configure(const std::vector<std::string>& args) {
                    "over ours (nvidia-ctk's 99-nvidia.toml is one: remove it)\n",
                    later.c_str(), drop_in_path(o).c_str());
   }
+  if (stdout_only) return print_runtime_file(o, *changes);
   if (dry_run) {
     print_plan(*changes);
     return 0;

@@ -239,6 +239,23 @@ TEST_CASE("nvidia-ctk: NVIDIA's documented invocations write what our spellings 
   CHECK(dump.exit_code == 0);
   CHECK(dump.out.find("default_runtime_name = \"nvidia\"") != std::string::npos);
 
+  // --dry-run prints the engine's file alone (piped to jq in NVIDIA's docs) and writes nothing;
+  // for containerd the drop-in, with --set-as-default=true as NVIDIA's steps write it.
+  const auto docker_dry = as(f, "nvidia-ctk",
+                             {"runtime", "configure", "--runtime=docker", "--set-as-default=true",
+                              "--dry-run", "--config=" + f.path("dry/daemon.json")});
+  REQUIRE_MESSAGE(docker_dry.exit_code == 0, docker_dry.err);
+  const auto dry_json = Json::parse(docker_dry.out);
+  CHECK(dry_json["default-runtime"] == "nvidia");
+  CHECK_FALSE(gcr::test::exists(f.path("dry/daemon.json")));
+  const auto containerd_dry =
+      as(f, "nvidia-ctk",
+         {"runtime", "configure", "--runtime=containerd", "--dry-run", "--set-as-default",
+          "--config=" + f.path("nvidia-3/config.toml")});
+  REQUIRE_MESSAGE(containerd_dry.exit_code == 0, containerd_dry.err);
+  CHECK(containerd_dry.out ==
+        gcr::test::read_file(f.path("nvidia-3/conf.d/99-gpu-container-runtime.toml")));
+
   // cdi generate and list under NVIDIA's spellings.
   const auto generated =
       as(f, "nvidia-ctk",
