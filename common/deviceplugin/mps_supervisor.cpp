@@ -21,6 +21,13 @@ std::string uuids_of(const std::vector<Gpu>& gpus) {
   return join(uuids, ",");
 }
 
+// How many of `gpus` NVML says the memory of.
+std::size_t sized(const std::vector<Gpu>& gpus, const GpuMemory* memory) {
+  if (memory == nullptr) return 0;
+  return static_cast<std::size_t>(std::count_if(
+      gpus.begin(), gpus.end(), [&](const Gpu& g) { return memory->count(g.uuid) != 0; }));
+}
+
 }  // namespace
 
 MpsDirs mps_dirs(const Config& config, const std::string& resource, std::int64_t replicas,
@@ -84,12 +91,13 @@ std::string MpsSupervisor::keep_shares(const std::vector<MpsGpu>& gpus) {
   return memory;
 }
 
-// NVML came after the daemon: the same daemon, its clients running, gets memory limits.
+// NVML came after the daemon, or told more GPUs' memory: the same daemon, its clients running,
+// gets memory limits, its running servers too.
 void MpsSupervisor::limit_memory(const std::vector<Gpu>& gpus, const GpuMemory* memory) {
   auto plan = plan_for(gpus, memory);
   if (!plan) return trouble(plan.error().message);
   if (auto s = daemon_->update_limits(plan->gpus); !s) return trouble(s.error().message);
-  with_nvml_ = true;
+  sized_gpus_ = sized(gpus, memory);
   logger_.info("MPS control daemon of " + serves() + ": each client now " +
                keep_shares(plan->gpus));
 }
@@ -114,7 +122,7 @@ void MpsSupervisor::start(const std::vector<Gpu>& gpus, const GpuMemory* memory)
   if (auto s = daemon_->start(); !s) return failed(s.error().message);
   if (!renew_outdated()) return;
   serving_ = uuids_of(gpus);
-  with_nvml_ = memory != nullptr;
+  sized_gpus_ = sized(gpus, memory);
   const std::string limits = keep_shares(plan->gpus);
   logger_.info("MPS control daemon serving " + std::to_string(gpus.size()) + " GPUs of " +
                group_.resource + ": each client of " + std::to_string(group_.shares) + " of " +
@@ -134,7 +142,7 @@ void MpsSupervisor::tick(const std::vector<Gpu>& gpus, const GpuMemory* memory) 
     daemon_->stop();
     daemon_.reset();
     next_start_ = now;
-  } else if (daemon_ && memory != nullptr && !with_nvml_ && problem_.empty()) {
+  } else if (daemon_ && sized(gpus, memory) > sized_gpus_ && problem_.empty()) {
     limit_memory(gpus, memory);
   }
   if (gpus.empty()) {

@@ -94,7 +94,7 @@ class MpsSupervisor {
   Clock::duration ask_every_;
   std::unique_ptr<MpsDaemon> daemon_;
   std::string serving_;         // the UUIDs the running daemon serves, comma-separated
-  bool with_nvml_ = false;      // its limits include memory (NVML told how much there is)
+  std::size_t sized_gpus_ = 0;  // GPUs whose memory its limits include (NVML told how much)
   bool outdated_said_ = false;  // the warning that an outdated daemon is kept, said once
   std::map<std::string, std::uint64_t> share_mib_;
   std::string problem_ = kMpsNotStarted;

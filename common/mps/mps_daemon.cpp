@@ -727,7 +727,10 @@ bool MpsDaemon::runs_servers() {
 
 Status MpsDaemon::update_limits(std::vector<MpsGpu> gpus) {
   plan_.gpus = std::move(gpus);
-  return set_limits();
+  if (auto s = set_limits(); !s) return s;
+  // The defaults hold for servers started from now on: the running ones (and the clients that
+  // join them) get the new limits too.
+  return restore_servers();
 }
 
 void MpsDaemon::stop() {

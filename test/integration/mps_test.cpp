@@ -752,6 +752,30 @@ TEST_SUITE("mps") {
     CHECK(node.daemon_pid() > 0);
   }
 
+  TEST_CASE("NVML loaded after the daemon: its running servers get the memory limit too") {
+    // A default limit holds for servers started after it: a client's server already running
+    // kept no memory limit, and so did the clients that joined it.
+    require_root();
+    MpsNode node;
+    const std::string nvml = node.f.host.driver_root() + node.f.host.lib_dir() +
+                             "/libnvidia-ml.so." + gcr::test::SimHost::version();
+    REQUIRE(::rename(nvml.c_str(), (nvml + ".later").c_str()) == 0);
+    const auto running = node.serve_with_a_server();
+    const std::string server = std::to_string(running.server);
+    CHECK(node.f.logged("memory not limited (NVML does not say how much there is)"));
+    REQUIRE(::rename((nvml + ".later").c_str(), nvml.c_str()) == 0);
+    for (int i = 0; i < 100 && !node.f.logged("each client now"); ++i)
+      std::this_thread::sleep_for(100ms);
+    CHECK(node.f.logged("each client now 4040 MiB of pinned memory"));
+    CHECK(node.ask("get_default_device_pinned_mem_limit 0") == "10G");
+    // The daemon's own log of what it was told (a real server answers get_* for itself; the
+    // stand-in here does not).
+    const std::string log = gcr::test::read_file(node.dir() + "/log/control.log");
+    CHECK(log.find("Cmd:set_device_pinned_mem_limit " + server + " 0 10240M") != std::string::npos);
+    CHECK(log.find("Cmd:set_device_pinned_mem_limit " + server + " 3 4040M") != std::string::npos);
+    CHECK(node.daemon_pid(1) == running.daemon);
+  }
+
   TEST_CASE("doctor --run: the CUDA probe as a client of a share's daemon, with its limits") {
     require_root();
     MpsNode node;
