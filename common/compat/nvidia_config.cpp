@@ -77,7 +77,7 @@ class Importer {
       out += "\n[" + std::string(table) + "]\n";
       for (const auto& key : order_.at(table)) {
         const auto& c = keys->second.at(key);
-        out += key + " = " + toml_value(c.value) + "  # " + c.from + "\n";
+        out += key + " = " + toml_value_text(c.value) + "  # " + c.from + "\n";
       }
     }
     if (!not_carried_.empty()) {
@@ -92,17 +92,6 @@ class Importer {
  private:
   static constexpr std::array<const char*, 5> kTables = {"runtime", "driver", "requests", "cdi",
                                                          "hooks"};
-
-  static std::string toml_value(const Json& v) {
-    if (v.is_string()) return toml_string(v.get<std::string>());
-    if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
-    if (v.is_array()) {
-      std::string out = "[";
-      for (const auto& e : v) out += (out.size() > 1 ? ", " : "") + toml_value(e);
-      return out + "]";
-    }
-    return v.dump();
-  }
 
   std::string source_;
   std::map<std::string, std::map<std::string, Carried>> tables_;
@@ -311,7 +300,45 @@ Result<ImportedConfig> import_nvidia_config(const std::string& text, const std::
   }
   auto config = config_from_json(in.ours());
   if (!config) return config.error().wrap("the imported configuration is invalid");
-  return ImportedConfig{std::move(*config), in.toml(), in.not_carried_lines()};
+  return ImportedConfig{std::move(*config), in.toml(), in.not_carried_lines(), in.ours()};
+}
+
+Result<std::string> nvidia_settings_toml(const std::vector<std::string>& settings) {
+  static const std::set<std::string> kListKeys = {
+      "nvidia-container-runtime.runtimes", "nvidia-container-runtime.modes.cdi.spec-dirs",
+      "nvidia-container-runtime.modes.cdi.annotation-prefixes"};
+  std::vector<std::string> order;
+  std::map<std::string, Json> values;
+  for (const auto& setting : settings) {
+    const auto eq = setting.find('=');
+    const std::string key = setting.substr(0, eq);
+    const bool dotted_name =
+        !key.empty() && key.front() != '.' && key.back() != '.' &&
+        key.find("..") == std::string::npos &&
+        key.find_first_not_of(
+            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") ==
+            std::string::npos;
+    if (!dotted_name) return Error{"--set " + quote(setting, 64) + ": not a key name"};
+    const std::string text = eq == std::string::npos ? "true" : setting.substr(eq + 1);
+    Json value = text;
+    if (kListKeys.count(key) != 0) {
+      value = Json::array();
+      for (auto item : split(text, ',')) {
+        if (!trim(item).empty()) value.push_back(std::string(trim(item)));
+      }
+    } else if (text == "true" || text == "True" || text == "TRUE" || text == "t" || text == "T" ||
+               text == "1") {
+      value = true;
+    } else if (text == "false" || text == "False" || text == "FALSE" || text == "f" ||
+               text == "F" || text == "0") {
+      value = false;
+    }
+    if (values.count(key) == 0) order.push_back(key);
+    values[key] = std::move(value);
+  }
+  std::string out;
+  for (const auto& key : order) out += key + " = " + toml_value_text(values[key]) + "\n";
+  return out;
 }
 
 }  // namespace gcr

@@ -41,8 +41,6 @@ constexpr std::string_view kHooksAlways =
 constexpr std::string_view kNoFeatureFlags = "no feature flags";
 constexpr std::string_view kEveryGpu = "gpu-ctk puts every GPU in the spec";
 constexpr std::string_view kStateOnStdin = "the OCI state is read from stdin";
-constexpr std::string_view kEditOurs =
-    "edit /etc/gpu-container-runtime/config.toml (gpu-ctk config import converts NVIDIA's)";
 constexpr std::string_view kDefaultsOnStdout =
     "gpu-ctk config default prints the defaults on stdout";
 
@@ -99,8 +97,8 @@ constexpr std::array<Spelling, 54> kSpellings = {{
      kStateOnStdin},
     {"hook update-application-profile", "container-spec", Means::kRefused, false, "", "",
      kStateOnStdin},
-    {"config", "set", Means::kRefused, false, "", "", kEditOurs},
-    {"config", "in-place", Means::kRefused, true, "", "", kEditOurs},
+    {"config", "set", Means::kOurs, false, "nvidia-set", "", ""},
+    {"config", "in-place", Means::kOurs, true, "in-place", "", ""},
     {"config", "config-file", Means::kRefused, false, "", "",
      "gpu-ctk config check FILE checks a file; gpu-ctk config import FILE converts NVIDIA's"},
     {"config", "output", Means::kRefused, false, "", "", kDefaultsOnStdout},

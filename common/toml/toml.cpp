@@ -167,6 +167,17 @@ std::string toml_string(std::string_view s) {
   return out;
 }
 
+std::string toml_value_text(const Json& v) {
+  if (v.is_string()) return toml_string(v.get<std::string>());
+  if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+  if (v.is_array()) {
+    std::string out = "[";
+    for (const auto& e : v) out += (out.size() > 1 ? ", " : "") + toml_value_text(e);
+    return out + "]";
+  }
+  return v.dump();
+}
+
 Json toml_to_json(const toml::node& node) {
   if (const auto* table = node.as_table()) {
     std::vector<std::pair<std::string, Json>> members;

@@ -49,6 +49,10 @@ namespace gcr {
 // A TOML basic string holding `s`: quotes, backslashes and control characters escaped.
 [[nodiscard]] std::string toml_string(std::string_view s);
 
+// A JSON string, boolean, number or array of those as a TOML value on one line (`"a"`, `true`,
+// `3`, `["a", "b"]`).
+[[nodiscard]] std::string toml_value_text(const Json& v);
+
 // Tables become objects (key order kept), arrays arrays, strings, booleans, integers and
 // floats the same JSON values; dates and times become null.
 [[nodiscard]] Json toml_to_json(const toml::node& node);

@@ -5,6 +5,7 @@
 #include "base/fs.h"
 #include "base/text.h"
 #include "compat/nvidia_config.h"
+#include "config/config_edit.h"
 #include "config/config_file.h"
 #include "ctk/ctk.h"
 #include "engines/engines.h"
@@ -77,6 +78,54 @@ int import(const std::vector<std::string>& args) {
   return 0;
 }
 
+int set_fail(const std::string& msg) {
+  std::fprintf(stderr, "nvidia-ctk config: %s\n", msg.c_str());
+  return 1;
+}
+
+// nvidia-ctk config --set KEY[=VALUE]... [--in-place]: NVIDIA's keys set as ours, in our file
+// (comments and other lines kept, the old file as .bak), or the result printed. A key with no
+// equivalent here is a warning, not a failure (nvidia-container-cli.no-cgroups, which rootless
+// Docker's steps set, means nothing to the shim).
+int set_nvidia_keys(const std::vector<std::string>& args) {
+  constexpr std::string_view kSet = "--nvidia-set=";
+  std::vector<std::string> settings;
+  bool in_place = false;
+  for (const auto& arg : args) {
+    if (arg.rfind(kSet, 0) == 0) {
+      settings.push_back(arg.substr(kSet.size()));
+    } else if (arg == "--in-place" || arg == "-i") {
+      in_place = true;
+    } else {
+      std::fprintf(stderr, "usage: nvidia-ctk config --set KEY[=VALUE]... [--in-place]\n");
+      return 2;
+    }
+  }
+  auto nvidia = nvidia_settings_toml(settings);
+  if (!nvidia) return set_fail(nvidia.error().message);
+  auto imported = import_nvidia_config(*nvidia, "--set");
+  if (!imported) return set_fail(imported.error().message);
+  for (const auto& line : imported->not_carried)
+    std::fprintf(stderr, "nvidia-ctk config: warning: %s: nothing set\n", line.c_str());
+  const std::string target =
+      config_path_from_env().value_or(std::string(kDefaultConfigDir) + "/config.toml");
+  if (!target.ends_with(".toml"))
+    return set_fail(target + " is not a .toml file: set the keys by hand");
+  auto existing = read_existing(target);
+  if (!existing) return set_fail(existing.error().message);
+  auto text = config_text_with_keys(existing->content.value_or(""), imported->keys, target);
+  if (!text) return set_fail(text.error().message);
+  if (!in_place) {
+    std::fputs(text->c_str(), stdout);
+    return 0;
+  }
+  if (*text == existing->content) return 0;
+  if (auto s = apply_changes({{target, *text}}); !s) return set_fail(s.error().message);
+  std::fprintf(stderr, "nvidia-ctk config: set %s in %s\n", join(settings, ", ").c_str(),
+               target.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int ctk_config(const std::vector<std::string>& args) {
@@ -88,6 +137,10 @@ int ctk_config(const std::vector<std::string>& args) {
     std::fputs(default_config_toml().c_str(), stdout);
     return 0;
   }
+  if (!help && std::any_of(args.begin(), args.end(), [](const std::string& arg) {
+        return arg.rfind("--nvidia-set=", 0) == 0;
+      }))
+    return set_nvidia_keys(args);
   if (sub == "check" && !help) return check(std::vector<std::string>(args.begin() + 1, args.end()));
   if (sub == "import" && !help)
     return import(std::vector<std::string>(args.begin() + 1, args.end()));

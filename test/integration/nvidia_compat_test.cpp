@@ -301,13 +301,54 @@ TEST_CASE("nvidia-ctk: NVIDIA's documented invocations write what our spellings 
   CHECK(ours.out.find("name: \"0\"") != std::string::npos);
 }
 
+TEST_CASE("nvidia-ctk config --set ... --in-place: NVIDIA's keys set in our file, comments kept") {
+  REQUIRE(gcr::test::is_root());
+  GpuFixture f;
+  const std::string file = f.path("set/config.toml");
+  const std::string stock = gpu_ctk(f, {"config", "default"}).out;
+  gcr::test::write_file(file, stock);
+  auto env = ctk_env(f);
+  env.env["GPU_CONTAINER_RUNTIME_CONFIG"] = file;
+  const auto nvidia_ctk = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), compat_bin(f) + "/nvidia-ctk");
+    return gcr::test::run(args, env);
+  };
+  // Rootless Docker's step (in `set -e` install scripts): nothing here to set, said, exit 0.
+  const auto rootless =
+      nvidia_ctk({"config", "--set", "nvidia-container-cli.no-cgroups", "--in-place"});
+  CHECK(rootless.exit_code == 0);
+  CHECK(rootless.err.find("warning: nvidia-container-cli.no-cgroups") != std::string::npos);
+  CHECK(gcr::test::read_file(file) == stock);
+  CHECK_FALSE(gcr::test::exists(file + ".bak"));
+  // Keys with an equivalent: set in place; without --in-place the result is printed.
+  const std::vector<std::string> sets = {
+      "config", "--set", "accept-nvidia-visible-devices-envvar-when-unprivileged=false", "--set",
+      "nvidia-container-runtime.runtimes=crun,runc"};
+  const auto printed = nvidia_ctk(sets);
+  REQUIRE_MESSAGE(printed.exit_code == 0, printed.err);
+  CHECK(gcr::test::read_file(file) == stock);
+  auto in_place = sets;
+  in_place.push_back("-i");
+  const auto written = nvidia_ctk(in_place);
+  REQUIRE_MESSAGE(written.exit_code == 0, written.err);
+  const std::string now = gcr::test::read_file(file);
+  CHECK(now == printed.out);
+  CHECK(gcr::test::read_file(file + ".bak") == stock);
+  CHECK(now.find("accept-env-when-unprivileged = false\n") != std::string::npos);
+  CHECK(now.find("runtimes = [\"crun\", \"runc\"]\n") != std::string::npos);
+  CHECK(now.rfind(stock.substr(0, stock.find('\n')), 0) == 0);  // its comments kept
+  CHECK(now.size() > stock.size() - 40);
+  const auto checked = gcr::test::run({gcr::test::built("gpu-ctk"), "config", "check", file});
+  CHECK_MESSAGE(checked.exit_code == 0, checked.err);
+  const auto bad = nvidia_ctk({"config", "--set", "nvidia-container-runtime.log-level=loud", "-i"});
+  CHECK(bad.exit_code == 1);
+  CHECK(bad.err.find("nvidia-ctk config: ") == 0);
+  CHECK(gcr::test::read_file(file) == now);
+}
+
 TEST_CASE("nvidia-ctk: what gpu-ctk does not do is an error that names it") {
   REQUIRE(gcr::test::is_root());
   GpuFixture f;
-  const auto set =
-      as(f, "nvidia-ctk", {"config", "--set", "nvidia-container-cli.no-cgroups", "--in-place"});
-  CHECK(set.exit_code == 2);
-  CHECK(set.err.find("nvidia-ctk config: --set is not supported: ") == 0);
   const auto source = as(
       f, "nvidia-ctk", {"runtime", "configure", "--runtime=containerd", "--config-source=command"});
   CHECK(source.exit_code == 2);

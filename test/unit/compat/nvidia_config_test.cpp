@@ -187,3 +187,23 @@ TEST_CASE("quoted keys: a dot is no table, a newline cannot leave the comment th
   REQUIRE_MESSAGE(odd_written.ok(), odd->toml);
   CHECK(gcr::toml_to_json(*odd_written) == Json{{"requests", {{"disable-require", true}}}});
 }
+
+TEST_CASE("nvidia-ctk config --set values typed as NVIDIA's --set types them") {
+  auto text = gcr::nvidia_settings_toml(
+      {"nvidia-container-cli.no-cgroups", "nvidia-container-runtime.runtimes=crun, runc",
+       "accept-nvidia-visible-devices-as-volume-mounts=1", "nvidia-container-runtime.mode=cdi",
+       "nvidia-container-runtime.mode=legacy"});
+  REQUIRE(text.ok());
+  CHECK(*text ==
+        "nvidia-container-cli.no-cgroups = true\n"
+        "nvidia-container-runtime.runtimes = [\"crun\", \"runc\"]\n"
+        "accept-nvidia-visible-devices-as-volume-mounts = true\n"
+        "nvidia-container-runtime.mode = \"legacy\"\n");
+  auto imported = gcr::import_nvidia_config(*text, "--set");
+  REQUIRE(imported.ok());
+  CHECK(imported->keys["runtime"]["runtimes"] == gcr::Json{"crun", "runc"});
+  CHECK(imported->keys["requests"]["accept-volume-mounts"] == true);
+  CHECK(imported->not_carried.size() == 1);
+  CHECK(gcr::nvidia_settings_toml({"a b=1"}).error().message == "--set `a b=1`: not a key name");
+  CHECK_FALSE(gcr::nvidia_settings_toml({".x"}).ok());
+}

@@ -81,8 +81,10 @@ TEST_CASE("NVIDIA's generate modes that gpu-ctk has are ours; the others are ref
 TEST_CASE("refused flags name themselves") {
   CHECK(error_of("cdi generate", {"--library-search-path=/opt"})
             .find("--library-search-path is not supported: ") == 0);
-  CHECK(error_of("config", {"--set", "nvidia-container-cli.no-cgroups", "--in-place"})
-            .find("--set is not supported") == 0);
+  CHECK(error_of("config", {"--config-file", "/etc/nvidia-container-runtime/config.toml"})
+            .find("--config-file is not supported") == 0);
+  CHECK(translated("config", {"--set", "nvidia-container-cli.no-cgroups", "--in-place"}) ==
+        Args{"--nvidia-set=nvidia-container-cli.no-cgroups", "--in-place"});
   CHECK(error_of("runtime configure", {"--nvidia-runtime-name"}) ==
         "--nvidia-runtime-name needs a value");
   CHECK(error_of("runtime configure", {"--cdi.enabled=maybe"}) ==

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "config/config_edit.h"
 #include "config/config_file.h"
 #include "test_support.h"
 #include "toml/toml.h"
@@ -381,4 +382,27 @@ TEST_CASE("NVIDIA's mode-named runtime programs choose [requests] mode") {
     CAPTURE(other);
     CHECK_FALSE(gcr::requests_mode_of_program(other).has_value());
   }
+}
+
+TEST_CASE("keys set in a configuration file's text: lines replaced or added, comments kept") {
+  const std::string text =
+      "# ours\n[runtime]\n# the list\nruntimes = [\"runc\"]  # a comment\nlog-level = \"info\"\n"
+      "\n[requests]   # requests\naccept-volume-mounts = false\n";
+  const auto keys = gcr::Json{{"runtime", {{"runtimes", {"crun", "runc"}}}},
+                              {"requests", {{"accept-env-when-unprivileged", false}}},
+                              {"cdi", {{"default-kind", "example.com/gpu"}}}};
+  auto edited = gcr::config_text_with_keys(text, keys, "/e/config.toml");
+  REQUIRE_MESSAGE(edited.ok(), edited.error().message);
+  CHECK(*edited ==
+        "# ours\n[runtime]\n# the list\nruntimes = [\"crun\", \"runc\"]\nlog-level = \"info\"\n\n"
+        "[requests]   # requests\naccept-env-when-unprivileged = false\n"
+        "accept-volume-mounts = false\n\n[cdi]\ndefault-kind = \"example.com/gpu\"\n");
+  CHECK(*gcr::config_text_with_keys("", {{"runtime", {{"log-level", "debug"}}}}, "/e/c.toml") ==
+        "[runtime]\nlog-level = \"debug\"\n");
+  // A key written across lines: not edited by lines, refused rather than broken.
+  const auto across =
+      gcr::config_text_with_keys("[runtime]\nruntimes = [\n  \"runc\",\n]\n",
+                                 {{"runtime", {{"runtimes", {"crun"}}}}}, "/e/c.toml");
+  REQUIRE_FALSE(across.ok());
+  CHECK(across.error().message.find("cannot set the keys in place in /e/c.toml") == 0);
 }
