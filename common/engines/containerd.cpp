@@ -193,7 +193,28 @@ std::string import_line(const std::string& path) {
   return "imports = [" + toml_string(path) + "]\n";
 }
 
-constexpr std::string_view kEmptyImports = "imports = []\n";
+// `imports = [...]` holding `imports`, on one line without its newline.
+std::string imports_line_of(const toml::array& imports) {
+  std::string line = "imports = [";
+  for (const auto& i : imports) {
+    if (line.back() != '[') line += ", ";
+    line += toml_string(i.value_or(std::string()));
+  }
+  return line + "]";
+}
+
+// The line of `text` that sets `imports` whole (`imports = [...]` on one line), without its
+// newline; nullopt when there is none (a list across lines is rewritten with the file).
+std::optional<std::string> imports_line(const std::string& text) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    const std::string_view t = trim(line);
+    if (t.starts_with("imports") && trim(t.substr(7)).starts_with("=") &&
+        t.find('[') != std::string_view::npos && t.find(']') != std::string_view::npos)
+      return line;
+  }
+  return std::nullopt;
+}
 
 // `text` with its line `from` (whole, at a line's start) as `to`; nullopt when it has none.
 std::optional<std::string> with_line_replaced(const std::string& text, std::string_view from,
@@ -212,6 +233,15 @@ std::optional<std::string> if_it_reads_as(std::optional<std::string> text, const
   auto back = parse_toml(*text, path);
   if (!back || *back != meant) return std::nullopt;
   return text;
+}
+
+// `text` with its `imports` line holding `meant`'s imports, if that reads as `meant`.
+std::optional<std::string> imports_edited(const std::string& text, const toml::table& meant,
+                                          const std::string& path) {
+  const auto line = imports_line(text);
+  const auto* imports = meant["imports"].as_array();
+  if (!line || imports == nullptr) return std::nullopt;
+  return if_it_reads_as(with_line_replaced(text, *line, imports_line_of(*imports)), meant, path);
 }
 
 // The main file with our drop-in imported: a line put in front when the file has no
@@ -234,11 +264,9 @@ Result<std::optional<std::string>> main_with_import(const ExistingFile& file,
     return std::optional<std::string>(text);
   }
   meant["imports"].as_array()->push_back(drop_in);
-  // `config default`'s `imports = []` line takes ours in place: comments and layout kept.
-  if (auto in_place = if_it_reads_as(
-          with_line_replaced(file.content.value_or(""), kEmptyImports, import_line(drop_in)), meant,
-          file.path))
-    return std::optional<std::string>(*in_place);
+  // Ours added to the `imports` line (`config default`'s `imports = []`, or a list of the
+  // user's): comments and layout kept.
+  if (auto in_place = imports_edited(*file.content, meant, file.path)) return in_place;
   auto text = verified_text(meant, file.path);
   if (!text) return text.error();
   return std::optional<std::string>(*text);
@@ -257,13 +285,9 @@ Result<std::optional<std::string>> main_without_import(const ExistingFile& file,
   for (auto it = imports.begin(); it != imports.end();) {
     it = it->value_or(std::string()) == drop_in ? imports.erase(it) : it + 1;
   }
-  // Ours where `imports = []` was: that line back.
-  if (imports.empty()) {
-    if (auto in_place = if_it_reads_as(with_line_replaced(*file.content, line, kEmptyImports),
-                                       rewritten, file.path))
-      return std::optional<std::string>(*in_place);
-    rewritten.erase("imports");
-  }
+  // Ours taken out of the `imports` line (`imports = []` again where it was alone there).
+  if (auto in_place = imports_edited(*file.content, rewritten, file.path)) return in_place;
+  if (imports.empty()) rewritten.erase("imports");
   auto text = verified_text(rewritten, file.path);
   if (!text) return text.error();
   return std::optional<std::string>(*text);
@@ -299,12 +323,15 @@ Result<std::vector<FileChange>> plan_version1(const ConfigureOptions& o, const E
 }
 
 Result<std::vector<FileChange>> plan_removal(const ExistingFile& file, const toml::table& config,
-                                             const ExistingFile& drop_in) {
+                                             int version, const ExistingFile& drop_in) {
   std::vector<FileChange> changes;
   if (drop_in.content) changes.push_back({drop_in.path, std::nullopt});
   auto main = main_without_import(file, config, drop_in.path);
   if (!main) return main.error();
-  if (*main) changes.push_back({file.path, **main});
+  // A file that holds no more than what configure wrote into a missing one (its `version`)
+  // goes, as NVIDIA's goes: containerd reads no file as its defaults.
+  const bool only_version = *main && **main == "version = " + std::to_string(version) + "\n";
+  if (*main) changes.push_back({file.path, only_version ? std::nullopt : *main});
   return changes;
 }
 
@@ -319,7 +346,7 @@ Result<std::vector<FileChange>> plan_containerd(const ConfigureOptions& o, const
   const auto version = version_of(file, *config);
   if (!version) return version.error();
   if (*version <= 1) return plan_version1(o, file, std::move(*config));
-  if (o.remove) return plan_removal(file, *config, drop_in);
+  if (o.remove) return plan_removal(file, *config, *version, drop_in);
   const Shape shape(file.path);
   const std::string plugin = containerd_cri_plugin(*version);
   auto cri = cri_table(*config, plugin, shape);

@@ -58,6 +58,9 @@ Result<std::vector<FileChange>> plan_docker(const ConfigureOptions& options,
     add(doc, options);
   }
   if (doc == before) return std::vector<FileChange>{};
+  // Nothing left (configure made the file): it goes, as NVIDIA's does.
+  if (options.remove && doc.empty())
+    return std::vector<FileChange>{{daemon_json.path, std::nullopt}};
   const std::string text = json_text(doc, 4) + "\n";
   auto back = parse_json_strict(text);
   if (!back || *back != doc)

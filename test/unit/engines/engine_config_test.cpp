@@ -76,6 +76,44 @@ TEST_CASE("docker: remove undoes what configure added") {
   o.remove = true;
   const auto removed = must(gcr::plan_docker(o, ExistingFile{"/e/daemon.json", *added[0].content}));
   CHECK(Json::parse(*removed[0].content) == Json::parse(*before.content));
+  // A daemon.json configure made goes with --remove, as NVIDIA's does (`{}` was left).
+  o.remove = false;
+  const auto made = must(gcr::plan_docker(o, ExistingFile{"/e/daemon.json", std::nullopt}));
+  o.remove = true;
+  const auto gone = must(gcr::plan_docker(o, ExistingFile{"/e/daemon.json", *made[0].content}));
+  REQUIRE(gone.size() == 1);
+  CHECK_FALSE(gone[0].content);
+}
+
+TEST_CASE("containerd: ours added to a list of imports in its line, comments kept; remove undoes") {
+  const std::string main =
+      "# Managed by our team\nversion = 3\nimports = [\"/e/extra.toml\"]\n\n"
+      "[plugins.\"io.containerd.cri.v1.runtime\".containerd.runtimes.runc.options]\n"
+      "  SystemdCgroup = true   # required on cgroup v2\n";
+  const ExistingFile no_drop{"/e/conf.d/99-gpu-container-runtime.toml", std::nullopt};
+  auto o = options("containerd");
+  const auto changes = must(gcr::plan_containerd(o, ExistingFile{"/e/config.toml", main}, no_drop));
+  const std::string edited = *change_to(changes, "/e/config.toml")->content;
+  std::string expected = main;
+  expected.replace(expected.find("imports = [\"/e/extra.toml\"]"), 27,
+                   "imports = [\"/e/extra.toml\", \"/e/conf.d/99-gpu-container-runtime.toml\"]");
+  CHECK(edited == expected);
+  o.remove = true;
+  const auto undone = must(
+      gcr::plan_containerd(o, ExistingFile{"/e/config.toml", edited},
+                           ExistingFile{no_drop.path, *change_to(changes, no_drop.path)->content}));
+  CHECK(*change_to(undone, "/e/config.toml")->content == main);
+  // A config.toml configure made (there was none) goes with --remove, as NVIDIA's does.
+  o.remove = false;
+  const auto made =
+      must(gcr::plan_containerd(o, ExistingFile{"/e/config.toml", std::nullopt}, no_drop));
+  o.remove = true;
+  const auto gone = must(gcr::plan_containerd(
+      o, ExistingFile{"/e/config.toml", *change_to(made, "/e/config.toml")->content},
+      ExistingFile{no_drop.path, *change_to(made, no_drop.path)->content}));
+  REQUIRE(change_to(gone, "/e/config.toml") != nullptr);
+  CHECK_FALSE(change_to(gone, "/e/config.toml")->content);
+  CHECK_FALSE(change_to(gone, no_drop.path)->content);
 }
 
 TEST_CASE("docker: a malformed daemon.json is refused with the line") {
