@@ -43,6 +43,23 @@ using Clock = std::chrono::steady_clock;
 
 constexpr const char* kProgram = "gpu-device-plugin";
 constexpr const char* kKubeletSocket = "kubelet.sock";
+
+// NVML_COMPUTEMODE_* as nvidia-smi names them.
+std::string compute_mode_name(unsigned mode) {
+  switch (mode) {
+    case 0:
+      return "Default";
+    case 1:
+      return "Exclusive_Thread";
+    case 2:
+      return "Prohibited";
+    case 3:
+      return "Exclusive_Process";
+    default:
+      return std::to_string(mode);
+  }
+}
+
 constexpr auto kTick = std::chrono::milliseconds(500);
 constexpr auto kFirstRetry = std::chrono::seconds(1);
 constexpr auto kLastRetry = std::chrono::seconds(30);
@@ -493,7 +510,36 @@ class Plugin {
     }
     if (!mps_) mps_ = std::make_unique<MpsKeeper>(config_, logger_, mps_changed_.get());
     mps_->want(std::move(groups), gpu_memory());
+    say_compute_modes();
     return judged;
+  }
+
+  // A GPU in another compute mode than Default takes one CUDA context at a time
+  // (Exclusive_Process, which NVIDIA's MPS daemon sets, and leaves when it is killed), or none
+  // (Prohibited): a share's server then fails or waits while another's runs. Said when seen,
+  // and when the GPU is in Default again.
+  void say_compute_modes() {
+    if (!nvml_) return;
+    for (const auto& gpu : inventory_.gpus()) {
+      const auto mode = nvml_->compute_mode(gpu.bus);
+      if (!mode) continue;
+      const auto known = compute_modes_.find(gpu.uuid);
+      if (known != compute_modes_.end() && known->second == *mode) continue;
+      const bool first = known == compute_modes_.end();
+      compute_modes_[gpu.uuid] = *mode;
+      const std::string which = "GPU " + std::to_string(gpu.index) + " (" + gpu.uuid + ")";
+      if (*mode == 0) {
+        if (!first) logger_.info(which + " is in compute mode Default again");
+        continue;
+      }
+      logger_.warning(
+          which + " is in compute mode " + compute_mode_name(*mode) +
+          (*mode == 2 ? ": no CUDA context may be made on it, so its MPS shares run nothing"
+                      : ": one MPS server at a time may use it, so containers of another share "
+                        "size, or of another user, fail or wait on it (NVIDIA's MPS daemon sets "
+                        "this mode, and leaves it when killed)") +
+          "; set it back with nvidia-smi -i " + gpu.uuid + " -c DEFAULT");
+    }
   }
 
   // Each GPU's memory as NVML says (asked until it answers), for the MPS daemons' limits;
@@ -682,6 +728,7 @@ class Plugin {
   std::map<std::string, std::unique_ptr<ResourcePlugin>> plugins_;
   Fd mps_changed_;  // written by the MPS keeper when a daemon's health or limits change
   GpuMemory gpu_memory_;
+  std::map<std::string, unsigned> compute_modes_;  // by GPU UUID, as last seen
   // sharing = mps: the daemons, by resource, share count and container size.
   std::unique_ptr<MpsKeeper> mps_;
   bool mps_root_ok_ = false;

@@ -112,6 +112,7 @@ struct Nvml::Api {
   int (*capability)(void*, int*, int*) = nullptr;
   int (*brand)(void*, int*) = nullptr;
   int (*memory)(void*, MemoryInfo*) = nullptr;
+  int (*compute_mode)(void*, int*) = nullptr;
   int (*mig_mode)(void*, unsigned*, unsigned*) = nullptr;
   int (*cuda_version)(int*) = nullptr;
   int (*uuid)(void*, char*, unsigned) = nullptr;
@@ -181,6 +182,7 @@ Result<std::unique_ptr<Nvml>> Nvml::open(const std::string& library_path, int* i
   api->bind(api->capability, "nvmlDeviceGetCudaComputeCapability");
   api->bind(api->brand, "nvmlDeviceGetBrand");
   api->bind(api->memory, "nvmlDeviceGetMemoryInfo");
+  api->bind(api->compute_mode, "nvmlDeviceGetComputeMode");
   api->bind(api->mig_mode, "nvmlDeviceGetMigMode");
   api->bind(api->cuda_version, "nvmlSystemGetCudaDriverVersion_v2");
   api->bind(api->uuid, "nvmlDeviceGetUUID");
@@ -238,6 +240,15 @@ std::optional<unsigned long long> Nvml::memory_mib(const PciAddress& gpu) {
   if (device == nullptr || api_->memory == nullptr || api_->memory(device, &info) != kSuccess)
     return std::nullopt;
   return info.total / (1024 * 1024);
+}
+
+std::optional<unsigned> Nvml::compute_mode(const PciAddress& gpu) {
+  void* device = handle(gpu);
+  int mode = 0;
+  if (device == nullptr || api_->compute_mode == nullptr ||
+      api_->compute_mode(device, &mode) != kSuccess || mode < 0)
+    return std::nullopt;
+  return static_cast<unsigned>(mode);
 }
 
 std::optional<bool> Nvml::mig_capable(const PciAddress& gpu) {

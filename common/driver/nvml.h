@@ -76,6 +76,9 @@ class Nvml {
   // (NOT_SUPPORTED, a driver without the function, no cluster); nullopt when NVML does not
   // answer for the GPU.
   [[nodiscard]] std::optional<GpuFabric> fabric(const PciAddress& gpu);
+  // The GPU's compute mode (NVML_COMPUTEMODE_*: 0 Default, 1 Exclusive_Thread, 2 Prohibited,
+  // 3 Exclusive_Process); nullopt when NVML does not answer.
+  [[nodiscard]] std::optional<unsigned> compute_mode(const PciAddress& gpu);
   // The newest CUDA version the driver supports ("12.4").
   [[nodiscard]] std::optional<std::string> cuda_version();
   // The GPU's MIG devices by NVML index (empty when MIG is off), with their profiles.

@@ -776,6 +776,25 @@ TEST_SUITE("mps") {
     CHECK(node.daemon_pid(1) == running.daemon);
   }
 
+  TEST_CASE("a GPU left in Exclusive_Process: said, with the command that sets it back") {
+    // NVIDIA's MPS daemon sets the mode and leaves it when killed: a node moved from NVIDIA's
+    // plugin keeps it, and only one of our daemons' servers at a time could use the GPU.
+    require_root();
+    MpsNode node;
+    const auto& gpu = node.f.host.gpus().at(0);
+    node.f.describe_nvml("computemode " + gpu.bus.substr(5, 2) + " 3\n");
+    node.start_serving();
+    const std::string said = "GPU " + std::to_string(gpu.index) + " (" + gpu.uuid +
+                             ") is in compute mode Exclusive_Process: one MPS server at a time";
+    for (int i = 0; i < 50 && !node.f.logged(said); ++i) std::this_thread::sleep_for(100ms);
+    CHECK_MESSAGE(node.f.logged(said), node.f.log());
+    CHECK(node.f.logged("; set it back with nvidia-smi -i " + gpu.uuid + " -c DEFAULT"));
+    node.f.describe_nvml("");
+    const std::string again = gpu.uuid + ") is in compute mode Default again";
+    for (int i = 0; i < 50 && !node.f.logged(again); ++i) std::this_thread::sleep_for(100ms);
+    CHECK(node.f.logged(again));
+  }
+
   TEST_CASE("doctor --run: the CUDA probe as a client of a share's daemon, with its limits") {
     require_root();
     MpsNode node;

@@ -23,6 +23,8 @@
  *   memory A MB               A's memory as NVML reports it (81559 for an H100 80GB HBM3,
  *                             143771 for an H200)
  *   noevents A                A's events cannot be watched (NOT_SUPPORTED, as on some boards)
+ *   computemode A N           A's compute mode (NVML_COMPUTEMODE_*: 3 is Exclusive_Process);
+ *                             read again whenever it is asked
  *   fabric A UUID CLIQUE [STATE [STATUS]]
  *                             A's GPU fabric info (a GB200 NVL72's multi-node NVLink): cluster
  *                             UUID (32 hex digits, dashes allowed), clique ID, registration
@@ -66,6 +68,7 @@ static int pcie[256][256];
 static int lost[256];
 static unsigned long long own_memory_mb[256]; /* 0: the convention's */
 static int no_events[256];
+static int compute_mode[256];
 
 typedef struct {
   unsigned char cluster_uuid[16];
@@ -151,6 +154,7 @@ static void load_description(void) {
   memset(switch_links, 0, sizeof switch_links);
   memset(own_memory_mb, 0, sizeof own_memory_mb);
   memset(no_events, 0, sizeof no_events);
+  memset(compute_mode, 0, sizeof compute_mode);
   memset(has_fabric, 0, sizeof has_fabric);
   memset(mig_mode, -1, sizeof mig_mode);
   for (int a = 0; a < 256; ++a)
@@ -172,6 +176,8 @@ static void load_description(void) {
       pcie[a][b] = pcie[b][a] = (int)n;
     } else if (sscanf(line, "noevents %x", &a) == 1 && a < 256) {
       no_events[a] = 1;
+    } else if (sscanf(line, "computemode %x %u", &a, &n) == 2 && a < 256) {
+      compute_mode[a] = (int)n;
     } else if (read_fabric(line)) {
       continue;
     } else if (sscanf(line, "memory %x %llu", &a, &mb) == 2 && a < 256) {
@@ -282,6 +288,13 @@ int nvmlDeviceGetMemoryInfo(gcr_stub_device* device, gcr_stub_memory* memory) {
   memory->total = (mb ? mb : device->bus < 0x80 ? 40960ull : 16160ull) * 1024 * 1024;
   memory->used = 0;
   memory->free = memory->total;
+  return 0;
+}
+
+int nvmlDeviceGetComputeMode(gcr_stub_device* device, int* mode) {
+  if (lost[device->bus]) return 15; /* NVML_ERROR_GPU_IS_LOST */
+  load_description();               /* read again: an administrator changes it */
+  *mode = compute_mode[device->bus];
   return 0;
 }
 
