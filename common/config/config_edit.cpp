@@ -70,6 +70,8 @@ Result<std::string> config_text_with_keys(const std::string& text, const Json& k
   Json meant = toml_to_json(*before);
   auto lines = lines_of(text);
   for (const auto& [table, members] : keys.items()) {
+    if (meant.contains(table) && !meant[table].is_object())
+      return Error{"cannot set " + table + " keys in " + path + ": `" + table + "` is not a table"};
     for (const auto& [key, value] : members.items()) {
       set_key(lines, table, key, key_line(key, value));
       meant[table][key] = value;

@@ -104,11 +104,15 @@ toml::table base_runtime(toml::table& runtimes, const std::string& default_name,
 // alone would drop it (containerd 1.7 takes a listed map as it is, and its CRI plugin then fails
 // to load: "no corresponding runtime configured in containerd.runtimes for default_runtime_name
 // = \"runc\""). So runc's built-in entry is written beside ours.
+toml::table builtin_runc() {
+  return toml::table{{"runtime_type", "io.containerd.runc.v2"}};
+}
+
 void keep_builtin_runc(toml::table& runtimes, const std::string& ours) {
   for (const auto& entry : runtimes) {
     if (entry.first.str() != ours) return;
   }
-  runtimes.insert_or_assign("runc", toml::table{{"runtime_type", "io.containerd.runc.v2"}});
+  runtimes.insert_or_assign("runc", builtin_runc());
 }
 
 Status add_annotation(toml::table& runtime, const Shape& shape, const std::string& where) {
@@ -155,9 +159,17 @@ Status add_runtime(toml::table& cri, const ConfigureOptions& o, int version, con
 void remove_runtime(toml::table& cri, const ConfigureOptions& o) {
   auto* containerd = cri["containerd"].as_table();
   if (containerd == nullptr) return;
-  if (auto* runtimes = (*containerd)["runtimes"].as_table()) runtimes->erase(o.runtime_name);
+  if (auto* runtimes = (*containerd)["runtimes"].as_table()) {
+    runtimes->erase(o.runtime_name);
+    // The built-in runc keep_builtin_runc wrote, alone: it goes with ours.
+    if (runtimes->size() == 1 && (*runtimes)["runc"].is_table() &&
+        *(*runtimes)["runc"].as_table() == builtin_runc())
+      runtimes->erase("runc");
+    if (runtimes->empty()) containerd->erase("runtimes");
+  }
   if ((*containerd)["default_runtime_name"].value_or(std::string()) == o.runtime_name)
     containerd->erase("default_runtime_name");
+  if (containerd->empty()) cri.erase("containerd");
   if (o.cdi) cri.erase("enable_cdi");
 }
 
@@ -328,10 +340,10 @@ Result<std::vector<FileChange>> plan_removal(const ExistingFile& file, const tom
   if (drop_in.content) changes.push_back({drop_in.path, std::nullopt});
   auto main = main_without_import(file, config, drop_in.path);
   if (!main) return main.error();
-  // A file that holds no more than what configure wrote into a missing one (its `version`)
-  // goes, as NVIDIA's goes: containerd reads no file as its defaults.
+  // A file configure made, holding no more than what it wrote there (its `version`), goes, as
+  // NVIDIA's goes: containerd reads no file as its defaults.
   const bool only_version = *main && **main == "version = " + std::to_string(version) + "\n";
-  if (*main) changes.push_back({file.path, only_version ? std::nullopt : *main});
+  if (*main) changes.push_back({file.path, *main, true, only_version});
   return changes;
 }
 

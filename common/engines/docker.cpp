@@ -58,14 +58,12 @@ Result<std::vector<FileChange>> plan_docker(const ConfigureOptions& options,
     add(doc, options);
   }
   if (doc == before) return std::vector<FileChange>{};
-  // Nothing left (configure made the file): it goes, as NVIDIA's does.
-  if (options.remove && doc.empty())
-    return std::vector<FileChange>{{daemon_json.path, std::nullopt}};
   const std::string text = json_text(doc, 4) + "\n";
   auto back = parse_json_strict(text);
   if (!back || *back != doc)
     return Error{"cannot write " + daemon_json.path + ": it would not read back as written"};
-  return std::vector<FileChange>{{daemon_json.path, text}};
+  // Nothing left: a file configure made goes, as NVIDIA's does.
+  return std::vector<FileChange>{{daemon_json.path, text, true, options.remove && doc.empty()}};
 }
 
 }  // namespace gcr

@@ -30,6 +30,10 @@ struct FileChange {
   std::string path;
   std::optional<std::string> content;
   bool backup = true;
+  // `content` is what is left of an engine's file after --remove, nothing of the user's: the
+  // file is deleted instead where configure made it (a regular file with no <path>.bak beside
+  // it), else written (through a symlink, to where it leads).
+  bool delete_if_made = false;
 };
 
 struct ExistingFile {

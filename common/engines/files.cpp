@@ -34,7 +34,15 @@ Result<std::string> target_of(const std::string& path) {
   return target;
 }
 
+// Whether `path` is a regular file (not a symlink) that configure made: no backup beside it.
+bool made_by_configure(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+         ::lstat((path + ".bak").c_str(), &st) != 0 && errno == ENOENT;
+}
+
 Status write_one(FileChange change) {
+  if (change.delete_if_made && made_by_configure(change.path)) change.content.reset();
   if (change.content) {
     auto target = target_of(change.path);
     if (!target) return target.error();

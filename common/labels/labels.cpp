@@ -386,11 +386,12 @@ bool is_label_value(std::string_view value) {
 }
 
 std::string label_value(std::string_view raw) {
-  // As GFD's sanitise: characters outside [A-Za-z0-9-_. ] dropped, each run of blanks one '-'.
+  // As GFD's sanitise: characters outside [A-Za-z0-9-_. ] dropped (tabs and newlines too),
+  // each run of spaces one '-'.
   std::string out;
   bool gap = false;
   for (const char c : raw) {
-    if (c == ' ' || (c >= '\t' && c <= '\r')) {
+    if (c == ' ') {
       gap = true;
     } else if (is_value_char(c)) {
       if (gap && !out.empty()) out += '-';

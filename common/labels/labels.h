@@ -74,8 +74,8 @@ inline constexpr const char* kUnknownProduct = "unknown";
 [[nodiscard]] bool is_label_value(std::string_view value);
 
 // `raw` as a label value, as GFD's sanitise makes one: characters outside [A-Za-z0-9-_. ]
-// dropped and each run of blanks one '-'; then the ends are trimmed to alphanumerics and the
-// whole cut to 63 characters ("" when nothing is left).
+// dropped (tabs and newlines too) and each run of spaces one '-'; then the ends are trimmed to
+// alphanumerics and the whole cut to 63 characters ("" when nothing is left).
 [[nodiscard]] std::string label_value(std::string_view raw);
 
 // Leaves out every label whose name or value Kubernetes would refuse; one line for the log

@@ -104,8 +104,8 @@ void NodeFactsReader::read_machine() {
   if (machine_) return;
   const auto text =
       read_regular_file(join_root(roots_.dev_root, "/sys/class/dmi/id/product_name"), kMaxDmiBytes);
-  machine_ = text && !trim(*text).empty() ? std::optional<std::string>(trim(*text))
-                                          : std::optional<std::string>();
+  // Read, it is the label's value even when empty, as GFD's is; unreadable, GFD's "unknown".
+  machine_ = text ? std::optional<std::string>(trim(*text)) : std::optional<std::string>();
 }
 
 }  // namespace gcr

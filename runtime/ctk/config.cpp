@@ -107,19 +107,25 @@ int set_nvidia_keys(const std::vector<std::string>& args) {
   if (!imported) return set_fail(imported.error().message);
   for (const auto& line : imported->not_carried)
     std::fprintf(stderr, "nvidia-ctk config: warning: %s: nothing set\n", line.c_str());
-  const std::string target =
-      config_path_from_env().value_or(std::string(kDefaultConfigDir) + "/config.toml");
-  if (!target.ends_with(".toml"))
-    return set_fail(target + " is not a .toml file: set the keys by hand");
+  // The file in effect; a config.json there is not edited (a config.toml beside it would take
+  // its place, and drop every key it sets).
+  const std::string target = config_file_in_effect(config_path_from_env(), kDefaultConfigDir)
+                                 .value_or(std::string(kDefaultConfigDir) + "/config.toml");
   auto existing = read_existing(target);
   if (!existing) return set_fail(existing.error().message);
+  if (imported->keys.empty()) {
+    if (!in_place) std::fputs(existing->content.value_or("").c_str(), stdout);
+    return 0;
+  }
+  if (!target.ends_with(".toml"))
+    return set_fail(target + " is not a .toml file: set the keys there by hand");
   auto text = config_text_with_keys(existing->content.value_or(""), imported->keys, target);
   if (!text) return set_fail(text.error().message);
   if (!in_place) {
     std::fputs(text->c_str(), stdout);
     return 0;
   }
-  if (*text == existing->content) return 0;
+  if (*text == existing->content.value_or("")) return 0;
   if (auto s = apply_changes({{target, *text}}); !s) return set_fail(s.error().message);
   std::fprintf(stderr, "nvidia-ctk config: set %s in %s\n", join(settings, ", ").c_str(),
                target.c_str());

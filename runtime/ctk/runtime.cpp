@@ -66,18 +66,19 @@ void print_plan(const std::vector<FileChange>& changes) {
 // nvidia-ctk's --dry-run: the engine's file that holds the runtime (daemon.json, the drop-in,
 // a version 1 config.toml), as it would be, alone on stdout, so that it can be piped to jq.
 int print_runtime_file(const ConfigureOptions& o, const std::vector<FileChange>& changes) {
-  const auto changes_drop_in = std::any_of(
-      changes.begin(), changes.end(), [&](const auto& c) { return c.path == drop_in_path(o); });
-  const auto drop_in = read_existing(drop_in_path(o));
-  const bool has_drop_in = changes_drop_in || (drop_in && drop_in->content);
-  const std::string target = o.engine != "docker" && has_drop_in ? drop_in_path(o) : o.config_path;
-  for (const auto& c : changes) {
-    if (c.path == target) {
-      std::fputs(c.content.value_or("").c_str(), stdout);
-      return 0;
+  // The file a change writes, the drop-in first (a version 1 containerd file has none); with
+  // nothing to change, the drop-in there is, else the main file.
+  for (const std::string& path : {drop_in_path(o), o.config_path}) {
+    for (const auto& c : changes) {
+      if (c.path == path && c.content) {
+        std::fputs(c.content->c_str(), stdout);
+        return 0;
+      }
     }
   }
-  auto existing = read_existing(target);
+  const auto drop_in = read_existing(drop_in_path(o));
+  const bool has_drop_in = o.engine != "docker" && drop_in && drop_in->content;
+  auto existing = has_drop_in ? drop_in : read_existing(o.config_path);
   if (!existing) return fail(existing.error().message);
   std::fputs(existing->content.value_or("").c_str(), stdout);
   return 0;

@@ -255,6 +255,15 @@ TEST_CASE("nvidia-ctk: NVIDIA's documented invocations write what our spellings 
   REQUIRE_MESSAGE(containerd_dry.exit_code == 0, containerd_dry.err);
   CHECK(containerd_dry.out ==
         gcr::test::read_file(f.path("nvidia-3/conf.d/99-gpu-container-runtime.toml")));
+  // A version 1 file is the one written, whatever drop-in an earlier setup left beside it.
+  gcr::test::write_file(f.path("dry1/config.toml"), "[plugins.cri]\nsandbox_image = \"x\"\n");
+  gcr::test::write_file(f.path("dry1/conf.d/99-gpu-container-runtime.toml"), "# stale\n");
+  const auto v1_dry = as(f, "nvidia-ctk",
+                         {"runtime", "configure", "--runtime=containerd", "--dry-run",
+                          "--config=" + f.path("dry1/config.toml")});
+  REQUIRE_MESSAGE(v1_dry.exit_code == 0, v1_dry.err);
+  CHECK(v1_dry.out.find("sandbox_image = 'x'") != std::string::npos);
+  CHECK(v1_dry.out.find("stale") == std::string::npos);
 
   // cdi generate and list under NVIDIA's spellings.
   const auto generated =
@@ -340,6 +349,19 @@ TEST_CASE("nvidia-ctk config --set ... --in-place: NVIDIA's keys set in our file
   CHECK(now.size() > stock.size() - 40);
   const auto checked = gcr::test::run({gcr::test::built("gpu-ctk"), "config", "check", file});
   CHECK_MESSAGE(checked.exit_code == 0, checked.err);
+  // No file: a key with no equivalent makes none (an empty config.toml would have taken the
+  // place of a config.json); a config.json in effect is not edited.
+  env.env["GPU_CONTAINER_RUNTIME_CONFIG"] = f.path("set/none.toml");
+  CHECK(nvidia_ctk({"config", "--set", "nvidia-container-cli.no-cgroups", "-i"}).exit_code == 0);
+  CHECK_FALSE(gcr::test::exists(f.path("set/none.toml")));
+  env.env["GPU_CONTAINER_RUNTIME_CONFIG"] = f.path("set/config.json");
+  gcr::test::write_file(f.path("set/config.json"), "{}\n");
+  const auto json =
+      nvidia_ctk({"config", "--set", "nvidia-container-runtime.log-level=debug", "-i"});
+  CHECK(json.exit_code == 1);
+  CHECK(json.err.find("is not a .toml file") != std::string::npos);
+  CHECK(gcr::test::read_file(f.path("set/config.json")) == "{}\n");
+  env.env["GPU_CONTAINER_RUNTIME_CONFIG"] = file;
   const auto bad = nvidia_ctk({"config", "--set", "nvidia-container-runtime.log-level=loud", "-i"});
   CHECK(bad.exit_code == 1);
   CHECK(bad.err.find("nvidia-ctk config: ") == 0);

@@ -405,4 +405,9 @@ TEST_CASE("keys set in a configuration file's text: lines replaced or added, com
                                  {{"runtime", {{"runtimes", {"crun"}}}}}, "/e/c.toml");
   REQUIRE_FALSE(across.ok());
   CHECK(across.error().message.find("cannot set the keys in place in /e/c.toml") == 0);
+  // A table's name holding a plain value: an error naming it (it threw, and gpu-ctk aborted).
+  const auto plain = gcr::config_text_with_keys(
+      "runtime = 1\n", {{"runtime", {{"log-level", "debug"}}}}, "/e/c.toml");
+  REQUIRE_FALSE(plain.ok());
+  CHECK(plain.error().message == "cannot set runtime keys in /e/c.toml: `runtime` is not a table");
 }

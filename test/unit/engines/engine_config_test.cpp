@@ -82,7 +82,27 @@ TEST_CASE("docker: remove undoes what configure added") {
   o.remove = true;
   const auto gone = must(gcr::plan_docker(o, ExistingFile{"/e/daemon.json", *made[0].content}));
   REQUIRE(gone.size() == 1);
-  CHECK_FALSE(gone[0].content);
+  CHECK(Json::parse(*gone[0].content) == Json::object());
+  CHECK(gone[0].delete_if_made);
+  CHECK_FALSE(removed[0].delete_if_made);  // the user's log-level is left
+}
+
+TEST_CASE("--remove: a file configure made is deleted; the user's, or one through a link, kept") {
+  gcr::test::TempDir dir;
+  const std::string made = dir / "made.json";
+  const std::string theirs = dir / "theirs.json";
+  const std::string real = dir / "real.json";
+  const std::string link = dir / "link.json";
+  for (const auto& path : {made, theirs, real}) gcr::test::write_file(path, "{\"x\": 1}\n");
+  gcr::test::write_file(theirs + ".bak", "{}\n");  // configure changed a file that was there
+  gcr::test::make_symlink(real, link);
+  std::vector<FileChange> changes;
+  for (const auto& path : {made, theirs, link}) changes.push_back({path, "{}\n", true, true});
+  REQUIRE(gcr::apply_changes(changes).ok());
+  CHECK_FALSE(gcr::test::exists(made));
+  CHECK(gcr::test::read_file(theirs) == "{}\n");
+  CHECK(gcr::test::read_file(real) == "{}\n");  // written where the link leads, the link kept
+  CHECK(gcr::test::read_file(link) == "{}\n");
 }
 
 TEST_CASE("containerd: ours added to a list of imports in its line, comments kept; remove undoes") {
@@ -112,7 +132,8 @@ TEST_CASE("containerd: ours added to a list of imports in its line, comments kep
       o, ExistingFile{"/e/config.toml", *change_to(made, "/e/config.toml")->content},
       ExistingFile{no_drop.path, *change_to(made, no_drop.path)->content}));
   REQUIRE(change_to(gone, "/e/config.toml") != nullptr);
-  CHECK_FALSE(change_to(gone, "/e/config.toml")->content);
+  CHECK(change_to(gone, "/e/config.toml")->delete_if_made);
+  CHECK(*change_to(gone, "/e/config.toml")->content == "version = 2\n");
   CHECK_FALSE(change_to(gone, no_drop.path)->content);
 }
 
@@ -211,6 +232,18 @@ TEST_CASE("containerd: a file that lists no runtime keeps containerd's built-in 
       listed_drop["plugins"]["io.containerd.grpc.v1.cri"]["containerd"]["runtimes"];
   CHECK_FALSE(listed_runtimes["runc"]);
   CHECK(listed_runtimes["crun"].is_table());
+}
+
+TEST_CASE("containerd v1: --remove takes the built-in runc it wrote with ours") {
+  const ExistingFile no_drop{"/e/conf.d/99-gpu-container-runtime.toml", std::nullopt};
+  const std::string v1 = "[plugins.cri]\nsandbox_image = \"x\"\n";
+  auto o = options("containerd");
+  const auto added = must(gcr::plan_containerd(o, ExistingFile{"/e/config.toml", v1}, no_drop));
+  CHECK(toml_of(added[0])["plugins"]["cri"]["containerd"]["runtimes"]["runc"].is_table());
+  o.remove = true;
+  const auto removed =
+      must(gcr::plan_containerd(o, ExistingFile{"/e/config.toml", *added[0].content}, no_drop));
+  CHECK(toml_of(removed[0]) == toml::parse(v1));
 }
 
 TEST_CASE("containerd v3, a missing file (v2), v1 in place, existing imports kept") {

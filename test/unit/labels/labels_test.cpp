@@ -454,6 +454,7 @@ TEST_CASE("every value is sanitised to Kubernetes' syntax, whatever the driver r
   CHECK(two_parts.at("nvidia.com/cuda.driver-version.full") == "550.120");
   CHECK(gcr::label_value("NVIDIA A100-SXM4-40GB") == "NVIDIA-A100-SXM4-40GB");
   CHECK(gcr::label_value("-a  b_") == "a-b");
+  CHECK(gcr::label_value("A\tB\nC D") == "ABC-D");  // GFD drops tabs and newlines; spaces are '-'
   CHECK(gcr::label_value("ü") == "");
   CHECK(gcr::label_value(std::string(70, 'a')) == std::string(63, 'a'));
 }
