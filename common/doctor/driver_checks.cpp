@@ -2,7 +2,15 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <charconv>
+#include <climits>
+#include <set>
+#include <string_view>
+
+#include "base/fs.h"
 #include "base/node_stat.h"
+#include "base/text.h"
 #include "driver/host.h"
 #include "driver/host_facts.h"
 
@@ -56,6 +64,74 @@ void check_control_nodes(DriverHost& host, Findings& findings) {
                   compute ? host.devices().dev_path("/dev/nvidia-uvm") : compute.error().message,
                   "nvidia-modprobe -u -c=0");
   }
+}
+
+// The versions of libcuda.so.<version> the driver root's library folders hold, but for
+// `version`: a driver upgraded without a reboot has the new libraries and the old module.
+std::set<std::string> other_libcuda_versions(DriverHost& host, const std::string& version) {
+  static constexpr std::string_view kDirs[] = {"/usr/lib/x86_64-linux-gnu",
+                                               "/usr/lib/aarch64-linux-gnu",
+                                               "/usr/lib64",
+                                               "/lib64",
+                                               "/usr/lib",
+                                               "/usr/local/nvidia/lib64",
+                                               "/usr/lib/x86_64-linux-gnu/nvidia/current"};
+  constexpr std::string_view kPrefix = "libcuda.so.";
+  constexpr std::size_t kMaxEntries = 1 << 16;
+  std::set<std::string> versions;
+  for (const auto dir : kDirs) {
+    const std::string path = host.files().driver_path(std::string(dir));
+    auto fd = open_directory(path);
+    if (!fd) continue;
+    auto entries = list_directory(std::move(*fd), path, kMaxEntries);
+    if (!entries) continue;
+    for (const auto& e : *entries) {
+      if (!e.name.starts_with(kPrefix)) continue;
+      const std::string v = e.name.substr(kPrefix.size());
+      if (v != version && v.find('.') != std::string::npos &&
+          v.find_first_not_of("0123456789.") == std::string::npos)
+        versions.insert(v);
+    }
+  }
+  return versions;
+}
+
+// A version part as a number (one too long to be one counts as the largest).
+unsigned long long version_part(std::string_view part) {
+  unsigned long long n = 0;
+  const auto [end, error] = std::from_chars(part.data(), part.data() + part.size(), n);
+  return error == std::errc() && end == part.data() + part.size() ? n : ULLONG_MAX;
+}
+
+// Whether the dotted version `a` ("535.183.01") comes before `b`, part by part as numbers.
+bool older_version(const std::string& a, const std::string& b) {
+  const auto as = split(a, '.');
+  const auto bs = split(b, '.');
+  for (std::size_t i = 0; i < as.size() && i < bs.size(); ++i) {
+    const auto x = version_part(as[i]);
+    const auto y = version_part(bs[i]);
+    if (x != y) return x < y;
+  }
+  return as.size() < bs.size();
+}
+
+// The module and the libraries of two versions: said once, as what it is, rather than as
+// missing libraries (whose fix, reinstalling, does not help).
+bool check_version_mismatch(DriverHost& host, const std::string& version, Findings& findings) {
+  if (driver_library_path(host, Capability::kCompute, "libcuda.so")) return false;
+  const auto others = other_libcuda_versions(host, version);
+  if (others.empty()) return false;
+  // The newest is the one installed last (an older one may be a leftover).
+  const auto newest = std::max_element(others.begin(), others.end(), older_version);
+  findings.fail(kArea,
+                "the kernel module " + version + " is loaded but the driver's libraries are " +
+                    *newest +
+                    ": the driver was upgraded without a reboot, and CUDA and NVML fail in every "
+                    "container (NVML: Driver/library version mismatch)",
+                host.devices().dev_path("/proc/driver/nvidia/version"),
+                "reboot (or stop what uses the GPUs, then rmmod nvidia_uvm nvidia_drm "
+                "nvidia_modeset nvidia and modprobe nvidia)");
+  return true;
 }
 
 void check_libcuda(DriverHost& host, const std::string& version, Findings& findings) {
@@ -136,8 +212,10 @@ std::optional<std::string> check_driver(const Config& config, Findings& findings
     check_gpu_nodes(host, *gpus, findings);
   }
   check_control_nodes(host, findings);
-  check_libcuda(host, *version, findings);
-  if (gpus) check_nvml(host, *gpus, *version, findings);
+  if (!check_version_mismatch(host, *version, findings)) {
+    check_libcuda(host, *version, findings);
+    if (gpus) check_nvml(host, *gpus, *version, findings);
+  }
   check_persistenced(host, findings);
   return *version;
 }

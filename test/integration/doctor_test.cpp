@@ -239,6 +239,27 @@ TEST_CASE("doctor: a missing GPU node, a node of the wrong major, no nvidia-uvm,
   CHECK(line_starting(r.out, "ok    driver: GPU 2 ") != "");
 }
 
+TEST_CASE("doctor: a driver upgraded without a reboot: the module and the libraries differ") {
+  REQUIRE(gcr::test::is_root());
+  DoctorNode node;
+  node.make_healthy();
+  const std::string v = gcr::test::SimHost::version();
+  const std::string file = node.f.host().dev_root() + "/proc/driver/nvidia/version";
+  std::string text = gcr::test::read_file(file);
+  REQUIRE(text.find(v) != std::string::npos);
+  text.replace(text.find(v), v.size(), "535.183.01");  // the module still running
+  gcr::test::write_file(file, text);
+  const auto r = node.doctor();
+  CHECK(r.exit_code == 1);
+  const std::string said = line_starting(
+      r.out,
+      "FAIL  driver: the kernel module 535.183.01 is loaded but the driver's libraries are " + v +
+          ": the driver was upgraded without a reboot");
+  CHECK_MESSAGE(said.find("fix: reboot") != std::string::npos, r.out);
+  // Said once, as what it is: not as libraries to reinstall.
+  CHECK(r.out.find("no libcuda.so.535.183.01") == std::string::npos);
+}
+
 TEST_CASE("doctor: a driver at /usr/local/nvidia and Ubuntu's ldconfig wrapper are all ok") {
   REQUIRE(gcr::test::is_root());
   gcr::test::TempDir sbin;
