@@ -224,6 +224,16 @@ void check_containerd(const DoctorOptions& options, Findings& findings) {
                   evidence, "fix the file, then " + fix);
     return;
   }
+  if (!facts->cri_disabled.empty()) {
+    findings.fail("containerd",
+                  "its CRI plugin is disabled (disabled_plugins holds \"" + facts->cri_disabled +
+                      "\", as Docker's containerd.io package ships it): Kubernetes cannot use "
+                      "this containerd, whatever runtime it names",
+                  evidence,
+                  "remove \"" + facts->cri_disabled + "\" from disabled_plugins in " + file +
+                      ", then systemctl restart containerd");
+    return;
+  }
   const std::string name = registration(
       "containerd", *facts, evidence, fix, options.shim_path, CheckLevel::kFail,
       "Kubernetes pods and the device plugin get runc, so no GPU (\"could not load NVML\")",

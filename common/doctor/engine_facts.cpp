@@ -101,6 +101,14 @@ Result<EngineFacts> containerd_facts(const std::string& toml_text, const std::st
   const std::string plugin = containerd_cri_plugin(
       version != nullptr && version->is_number_integer() ? version->get<int>() : 1);
   facts.runtimes_table = "plugins.\"" + plugin + "\".containerd.runtimes";
+  // Docker's containerd.io package ships `disabled_plugins = ["cri"]`.
+  if (const Json* disabled = member(config, "disabled_plugins"); disabled && disabled->is_array()) {
+    for (const auto& name : *disabled) {
+      if (name.is_string() &&
+          (name == "cri" || name == plugin || name == "io.containerd.grpc.v1.cri"))
+        facts.cri_disabled = name.get<std::string>();
+    }
+  }
   const Json* plugins = member(config, "plugins");
   const Json* cri = plugins != nullptr ? member(*plugins, plugin) : nullptr;
   const Json* containerd = cri != nullptr ? member(*cri, "containerd") : nullptr;

@@ -20,6 +20,7 @@ struct EngineFacts {
   std::map<std::string, EngineRuntime> runtimes;  // by name
   std::string default_runtime;                    // "" when the engine's own default applies
   std::string runtimes_table;                     // containerd: the TOML table its runtimes are in
+  std::string cri_disabled;  // containerd: the disabled_plugins entry that turns CRI off, if any
 };
 
 // Docker's daemon.json: "runtimes" {name: {"path"}} and "default-runtime" (default runc).

@@ -386,6 +386,19 @@ bool containerd_imports(const ExistingFile& main_config, const std::string& path
   return version && *version >= 2 && imports_contain(*config, main_config.path, path, true);
 }
 
+std::optional<std::string> containerd_cri_disabled(const ExistingFile& main_config) {
+  auto config = parse_existing(main_config);
+  if (!config) return std::nullopt;
+  const auto* disabled = (*config)["disabled_plugins"].as_array();
+  if (disabled == nullptr) return std::nullopt;
+  for (const auto& entry : *disabled) {
+    const std::string name = entry.value_or(std::string());
+    if (name == "cri" || name == "io.containerd.grpc.v1.cri" || name == containerd_cri_plugin(3))
+      return name;
+  }
+  return std::nullopt;
+}
+
 std::string containerd_cri_plugin(int version) {
   if (version <= 1) return "cri";
   if (version == 2) return "io.containerd.grpc.v1.cri";

@@ -70,6 +70,11 @@ struct ExistingFile {
 [[nodiscard]] std::vector<std::string> drop_ins_read_after(const ConfigureOptions& options,
                                                            const ExistingFile& main_config);
 
+// The disabled_plugins entry of containerd's `main_config` that turns its CRI plugin off
+// ("cri", as Docker's containerd.io package ships it, or the plugin's full name), if any: a
+// runtime registered there is never used by Kubernetes.
+[[nodiscard]] std::optional<std::string> containerd_cri_disabled(const ExistingFile& main_config);
+
 // Whether containerd, reading `main_config` (version 2 to 4), imports `path`: named, or
 // matched by an import's pattern.
 [[nodiscard]] bool containerd_imports(const ExistingFile& main_config, const std::string& path);

@@ -147,6 +147,14 @@ int configure(const std::vector<std::string>& args) {
   if (!changes) return fail(changes.error().message);
   if (!o.remove) {
     auto main = read_existing(o.config_path);
+    const auto cri_off =
+        o.engine == "containerd" && main ? containerd_cri_disabled(*main) : std::nullopt;
+    if (cri_off)
+      std::fprintf(stderr,
+                   "gpu-ctk runtime configure: warning: %s disables containerd's CRI plugin "
+                   "(disabled_plugins holds \"%s\"): Kubernetes cannot use this containerd "
+                   "until it is removed from that list\n",
+                   o.config_path.c_str(), cri_off->c_str());
     for (const auto& later : drop_ins_read_after(o, main ? *main : ExistingFile{}))
       std::fprintf(stderr,
                    "gpu-ctk runtime configure: warning: %s is read after %s, so what it sets wins "

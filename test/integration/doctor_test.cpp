@@ -311,6 +311,20 @@ TEST_CASE("doctor: docker not defaulting to us warns; containerd still on runc f
                         "--config " +
                         node.containerd_toml()) != std::string::npos);
 
+  // Docker's containerd.io package turns the CRI plugin off: said as that, not as a runtime to
+  // register (configuring the runtime again would not change it).
+  // (In a version 2 file by its full name; the package's version 1 file says "cri".)
+  gcr::test::write_file(node.containerd_toml(),
+                        "disabled_plugins = [\"io.containerd.grpc.v1.cri\"]\n" +
+                            gcr::test::read_file(node.containerd_toml()));
+  const auto cri_off = node.doctor();
+  const std::string off =
+      line_starting(cri_off.out, "FAIL  containerd: its CRI plugin is disabled");
+  CHECK_MESSAGE(off.find("fix: remove \"io.containerd.grpc.v1.cri\" from disabled_plugins in " +
+                         node.containerd_toml()) != std::string::npos,
+                cri_off.out);
+  CHECK(line_starting(cri_off.out, "FAIL  containerd: the default runtime") == "");
+
   // Nothing registered at all.
   gcr::test::write_file(node.docker_json(), "{}\n");
   const auto none = node.doctor({"--engine", "podman"});

@@ -605,3 +605,14 @@ TEST_CASE("crio: a runtime path with quotes and newlines is written so it reads 
   CHECK((*back)["crio"]["runtime"]["runtimes"]["nvidia"]["runtime_path"].value_or(std::string()) ==
         o.runtime_path);
 }
+
+TEST_CASE("containerd: a CRI plugin turned off is named (Docker's containerd.io package)") {
+  CHECK(gcr::containerd_cri_disabled(ExistingFile{"/e/c.toml", "disabled_plugins = [\"cri\"]\n"}) ==
+        "cri");
+  CHECK(gcr::containerd_cri_disabled(ExistingFile{
+            "/e/c.toml", "version = 2\ndisabled_plugins = [\"io.containerd.grpc.v1.cri\"]\n"}) ==
+        "io.containerd.grpc.v1.cri");
+  CHECK_FALSE(gcr::containerd_cri_disabled(
+      ExistingFile{"/e/c.toml", "disabled_plugins = [\"io.containerd.snapshotter.v1.btrfs\"]\n"}));
+  CHECK_FALSE(gcr::containerd_cri_disabled(ExistingFile{"/e/c.toml", std::nullopt}));
+}
