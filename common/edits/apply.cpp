@@ -200,9 +200,18 @@ void apply_mounts(Json& spec, const std::vector<Mount>& mounts, std::vector<std:
   sort_by_depth(list);
 }
 
+// A hook the spec already runs with the same program and arguments (an engine that applied the
+// same CDI device before us: containerd 2.x with its CDI annotations) is not added again.
 void apply_hooks(Json& spec, const std::vector<Hook>& hooks) {
-  for (const auto& h : hooks)
-    array_member(object_member(spec, "hooks"), h.hook_name.c_str()).push_back(hook_entry(h));
+  for (const auto& h : hooks) {
+    Json& list = array_member(object_member(spec, "hooks"), h.hook_name.c_str());
+    Json entry = hook_entry(h);
+    const bool there = std::any_of(list.begin(), list.end(), [&](const Json& e) {
+      return e.is_object() && e.value("path", Json()) == entry["path"] &&
+             e.value("args", Json::array()) == entry.value("args", Json::array());
+    });
+    if (!there) list.push_back(std::move(entry));
+  }
 }
 
 void apply_additional_gids(Json& spec, const std::vector<std::uint32_t>& gids) {

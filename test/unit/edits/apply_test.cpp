@@ -250,3 +250,27 @@ TEST_CASE("every hook gets an explicit environment without the loader's variable
   CHECK(hooks.at("createContainer").at(1).at("env") == Json{"A=1"});
   CHECK(hooks.at("prestart").at(0).at("env") == minimal);
 }
+
+TEST_CASE("a hook the spec already runs with the same program and arguments is not added again") {
+  // containerd 2.x applies a CDI annotation's device itself, then the shim resolves it again:
+  // NVIDIA's spec's hooks ran twice (two ldconfig runs).
+  ContainerEdits e;
+  e.hooks = {{"createContainer",
+              "/usr/bin/nvidia-cdi-hook",
+              {"nvidia-cdi-hook", "update-ldcache"},
+              {},
+              std::nullopt},
+             {"createContainer",
+              "/usr/bin/nvidia-cdi-hook",
+              {"nvidia-cdi-hook", "chmod"},
+              {},
+              std::nullopt}};
+  const Json engine = {{"hooks",
+                        {{"createContainer",
+                          {{{"path", "/usr/bin/nvidia-cdi-hook"},
+                            {"args", {"nvidia-cdi-hook", "update-ldcache"}}}}}}}};
+  const Json hooks = applied(engine, e).at("hooks").at("createContainer");
+  REQUIRE(hooks.size() == 2);
+  CHECK(hooks.at(0) == engine.at("hooks").at("createContainer").at(0));
+  CHECK(hooks.at(1).at("args") == Json{"nvidia-cdi-hook", "chmod"});
+}
