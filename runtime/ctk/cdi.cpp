@@ -1,4 +1,5 @@
 // gpu-ctk cdi generate | list | validate | resolve | transform root
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -124,6 +125,18 @@ Result<CdiSpec> spec_of_mode(const std::string& mode, DriverHost& host, const Co
   return Error{"--mode " + printable(mode, 64) + " is not auto, nvml or management"};
 }
 
+// Whether `path` is a program of NVIDIA's name (nvidia-cdi-hook, nvidia-ctk) that is not this
+// gpu-ctk: the spec's hooks run `<ctk-path> hook <name> ...`, which NVIDIA's programs do not know
+// (our links of those names are this program, and fine).
+bool is_nvidias_program(const std::string& path) {
+  const std::string name = basename_of(path);
+  if (name != "nvidia-cdi-hook" && name != "nvidia-ctk") return false;
+  struct stat given {
+  }, self{};
+  return ::stat(path.c_str(), &given) == 0 && ::stat("/proc/self/exe", &self) == 0 &&
+         (given.st_dev != self.st_dev || given.st_ino != self.st_ino);
+}
+
 int generate(const std::vector<std::string>& args, Config config) {
   std::string output, format, vendor, device_class = "gpu", ldconfig, mode = "auto";
   std::vector<std::string> strategies;
@@ -156,6 +169,10 @@ int generate(const std::vector<std::string>& args, Config config) {
     config.hooks.ldconfig = ldconfig.front() == '@' ? ldconfig : "@" + ldconfig;
   if (config.hooks.ldconfig.size() < 2 || config.hooks.ldconfig[1] != '/')
     return fail("--ldconfig-path must be an absolute host path");
+  if (is_nvidias_program(config.hooks.ctk_path))
+    return fail(config.hooks.ctk_path +
+                " is NVIDIA's program, not gpu-ctk: the spec's hooks run `gpu-ctk hook ...`, which "
+                "it does not know; name gpu-ctk or its nvidia-cdi-hook link (--ctk-path)");
   if (mode == "management" && (!strategies.empty() || no_all_device))
     return fail("--device-name-strategy and --no-all-device do not apply to --mode management");
   auto naming = naming_of(strategies, no_all_device);

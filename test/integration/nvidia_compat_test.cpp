@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <filesystem>
 #include <optional>
 #include <utility>
 
@@ -271,6 +272,20 @@ TEST_CASE("nvidia-ctk: NVIDIA's documented invocations write what our spellings 
          {"cdi", "generate", "--output=" + f.path("cdi/nvidia.yaml"),
           "--device-name-strategy=type-index", "--cdi-vendor=example.com", "--mode=auto"});
   REQUIRE_MESSAGE(generated.exit_code == 0, generated.err);
+  // NVIDIA's hook-path flag: our nvidia-cdi-hook link is this program; NVIDIA's own is refused
+  // (the spec's hooks run `gpu-ctk hook ...`, which it does not know).
+  const auto our_hook =
+      as(f, "nvidia-ctk",
+         {"cdi", "generate", "--nvidia-cdi-hook-path=" + compat_bin(f) + "/nvidia-cdi-hook"});
+  CHECK_MESSAGE(our_hook.exit_code == 0, our_hook.err);
+  CHECK(our_hook.out.find("path: " + compat_bin(f) + "/nvidia-cdi-hook") != std::string::npos);
+  gcr::test::make_dirs(f.path("theirs"));
+  std::filesystem::copy_file("/bin/true", f.path("theirs/nvidia-cdi-hook"));
+  const auto their_hook =
+      as(f, "nvidia-ctk",
+         {"cdi", "generate", "--nvidia-cdi-hook-path=" + f.path("theirs/nvidia-cdi-hook")});
+  CHECK(their_hook.exit_code != 0);
+  CHECK(their_hook.err.find("is NVIDIA's program, not gpu-ctk") != std::string::npos);
   const auto listed = as(f, "nvidia-ctk", {"cdi", "list", "--spec-dir", f.path("cdi")});
   CHECK(listed.out.find("example.com/gpu=gpu0\n") != std::string::npos);
   CHECK(listed.out.find("example.com/gpu=all\n") != std::string::npos);
