@@ -118,11 +118,14 @@ bool older_version(const std::string& a, const std::string& b) {
 // The module and the libraries of two versions: said once, as what it is, rather than as
 // missing libraries (whose fix, reinstalling, does not help).
 bool check_version_mismatch(DriverHost& host, const std::string& version, Findings& findings) {
-  if (driver_library_path(host, Capability::kCompute, "libcuda.so")) return false;
+  if (driver_library_path(host, Capability::kCompute, "libcuda.so") ||
+      host.files().refusal("libcuda.so"))
+    return false;
   const auto others = other_libcuda_versions(host, version);
-  if (others.empty()) return false;
-  // The newest is the one installed last (an older one may be a leftover).
+  // The newest is the one installed last; only one newer than the module is an upgrade a reboot
+  // completes (older ones are leftovers, and the libraries are missing).
   const auto newest = std::max_element(others.begin(), others.end(), older_version);
+  if (newest == others.end() || !older_version(version, *newest)) return false;
   findings.fail(kArea,
                 "the kernel module " + version + " is loaded but the driver's libraries are " +
                     *newest +

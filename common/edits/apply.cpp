@@ -200,17 +200,27 @@ void apply_mounts(Json& spec, const std::vector<Mount>& mounts, std::vector<std:
   sort_by_depth(list);
 }
 
-// A hook the spec already runs with the same program and arguments (an engine that applied the
-// same CDI device before us: containerd 2.x with its CDI annotations) is not added again.
+// A hook the spec already runs with the same program, arguments, environment and timeout (an
+// engine that applied the same CDI device before us: containerd 2.x with its CDI annotations)
+// is not added again; the one there gets our explicit environment.
 void apply_hooks(Json& spec, const std::vector<Hook>& hooks) {
   for (const auto& h : hooks) {
     Json& list = array_member(object_member(spec, "hooks"), h.hook_name.c_str());
     Json entry = hook_entry(h);
-    const bool there = std::any_of(list.begin(), list.end(), [&](const Json& e) {
-      return e.is_object() && e.value("path", Json()) == entry["path"] &&
-             e.value("args", Json::array()) == entry.value("args", Json::array());
+    const auto same = std::find_if(list.begin(), list.end(), [&](const Json& e) {
+      if (!e.is_object() || e.value("path", Json()) != entry["path"] ||
+          e.value("args", Json::array()) != entry.value("args", Json::array()) ||
+          e.value("timeout", Json()) != entry.value("timeout", Json()))
+        return false;
+      const Json env = e.value("env", Json::array());
+      return env.is_array() &&
+             std::all_of(env.begin(), env.end(), [](const Json& v) { return v.is_string(); }) &&
+             hook_environment(env.get<std::vector<std::string>>()) == entry["env"];
     });
-    if (!there) list.push_back(std::move(entry));
+    if (same == list.end())
+      list.push_back(std::move(entry));
+    else
+      (*same)["env"] = entry["env"];
   }
 }
 

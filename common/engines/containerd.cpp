@@ -390,10 +390,13 @@ std::optional<std::string> containerd_cri_disabled(const ExistingFile& main_conf
   auto config = parse_existing(main_config);
   if (!config) return std::nullopt;
   const auto* disabled = (*config)["disabled_plugins"].as_array();
-  if (disabled == nullptr) return std::nullopt;
+  const auto version = version_of(main_config, *config);
+  if (disabled == nullptr || !version) return std::nullopt;
+  // A version 1 file names plugins by ID ("cri"); later versions by their full names.
   for (const auto& entry : *disabled) {
     const std::string name = entry.value_or(std::string());
-    if (name == "cri" || name == "io.containerd.grpc.v1.cri" || name == containerd_cri_plugin(3))
+    if (*version <= 1 ? name == "cri"
+                      : name == "io.containerd.grpc.v1.cri" || name == containerd_cri_plugin(3))
       return name;
   }
   return std::nullopt;

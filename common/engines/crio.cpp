@@ -45,11 +45,17 @@ Result<CrioRuntimes> runtimes_of(const std::vector<ExistingFile>& sources) {
   return out;
 }
 
+// The copy leaves out what would make CRI-O run another program than ours: the handler's
+// programs per platform, and inheriting the default handler's settings (its path among them).
 toml::table base_handler(const CrioRuntimes& runtimes, const std::string& ours) {
   for (const std::string& name :
        {runtimes.default_name, std::string("runc"), std::string("crun")}) {
     if (name == ours) continue;
-    if (const auto* handler = runtimes.handlers[name].as_table()) return *handler;
+    if (const auto* handler = runtimes.handlers[name].as_table()) {
+      toml::table copy = *handler;
+      for (const char* key : {"platform_runtime_paths", "inherit_default_runtime"}) copy.erase(key);
+      return copy;
+    }
   }
   return toml::table{};
 }

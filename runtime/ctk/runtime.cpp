@@ -1,4 +1,5 @@
 // gpu-ctk runtime configure: register gpu-container-runtime with an engine.
+#include <sys/stat.h>
 #include <boost/program_options.hpp>
 
 #include <algorithm>
@@ -52,10 +53,18 @@ Result<std::vector<FileChange>> plan(const ConfigureOptions& o) {
   return plan_containerd(o, *config, *drop);
 }
 
+bool present(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
 void print_plan(const std::vector<FileChange>& changes) {
   if (changes.empty()) std::printf("nothing to change\n");
   for (const auto& c : changes) {
-    if (c.content) {
+    if (c.content && c.delete_if_made) {
+      std::printf("--- %s (removed if configure made it, else written as)\n%s", c.path.c_str(),
+                  c.content->c_str());
+    } else if (c.content) {
       std::printf("--- %s\n%s", c.path.c_str(), c.content->c_str());
     } else {
       std::printf("--- %s (removed)\n", c.path.c_str());
@@ -168,7 +177,7 @@ int configure(const std::vector<std::string>& args) {
   }
   if (auto s = apply_changes(*changes); !s) return fail(s.error().message);
   for (const auto& c : *changes)
-    std::printf("%s %s\n", c.content ? "wrote" : "removed", c.path.c_str());
+    std::printf("%s %s\n", c.content && present(c.path) ? "wrote" : "removed", c.path.c_str());
   if (changes->empty()) {
     std::printf("nothing to change\n");
   } else {

@@ -258,6 +258,13 @@ TEST_CASE("doctor: a driver upgraded without a reboot: the module and the librar
   CHECK_MESSAGE(said.find("fix: reboot") != std::string::npos, r.out);
   // Said once, as what it is: not as libraries to reinstall.
   CHECK(r.out.find("no libcuda.so.535.183.01") == std::string::npos);
+  // Libraries older than the module are leftovers, not an upgrade: a reboot would not help.
+  text = gcr::test::read_file(file);
+  text.replace(text.find("535.183.01"), 10, "580.95.05");
+  gcr::test::write_file(file, text);
+  const auto newer = node.doctor();
+  CHECK(newer.out.find("upgraded without a reboot") == std::string::npos);
+  CHECK(line_starting(newer.out, "FAIL  driver: no libcuda.so.580.95.05 in the driver root") != "");
 }
 
 TEST_CASE("doctor: a driver at /usr/local/nvidia and Ubuntu's ldconfig wrapper are all ok") {

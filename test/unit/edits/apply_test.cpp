@@ -271,6 +271,16 @@ TEST_CASE("a hook the spec already runs with the same program and arguments is n
                             {"args", {"nvidia-cdi-hook", "update-ldcache"}}}}}}}};
   const Json hooks = applied(engine, e).at("hooks").at("createContainer");
   REQUIRE(hooks.size() == 2);
-  CHECK(hooks.at(0) == engine.at("hooks").at("createContainer").at(0));
+  // The one there gets the explicit environment every hook of ours gets.
+  CHECK(hooks.at(0).at("args") == Json{"nvidia-cdi-hook", "update-ldcache"});
+  CHECK(hooks.at(0).at("env") ==
+        Json{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"});
   CHECK(hooks.at(1).at("args") == Json{"nvidia-cdi-hook", "chmod"});
+  // Hooks that differ in their environment or timeout both run (two devices' own set-ups).
+  ContainerEdits two;
+  two.hooks = {
+      {"createContainer", "/bin/echo", {"vendor-hook", "setup"}, {"DEVICE=a"}, std::nullopt},
+      {"createContainer", "/bin/echo", {"vendor-hook", "setup"}, {"DEVICE=b"}, std::nullopt},
+      {"createContainer", "/bin/echo", {"vendor-hook", "setup"}, {"DEVICE=b"}, 5}};
+  CHECK(applied(Json::object(), two).at("hooks").at("createContainer").size() == 3);
 }

@@ -414,6 +414,18 @@ TEST_CASE("crio: ours copies the handler CRI-O ran (monitor_path kept), default 
         "/opt/conmon");
   CHECK(doc2["crio"]["runtime"]["runtimes"]["nvidia"]["runtime_root"].value_or(std::string()) ==
         "/run/runc");
+  // What would run another program than ours is not copied: the handler's programs per
+  // platform, and inheriting the default handler (its path too).
+  const ExistingFile inheriting{
+      "/e/crio.conf",
+      "[crio.runtime.runtimes.crun]\nruntime_path = \"/usr/bin/crun\"\n"
+      "inherit_default_runtime = true\n"
+      "[crio.runtime.runtimes.crun.platform_runtime_paths]\n\"linux/amd64\" = \"/usr/bin/crun\"\n"};
+  const auto copied = toml_of(must(gcr::plan_crio(o, none, {}, {inheriting}))[0]);
+  const auto handler = copied["crio"]["runtime"]["runtimes"]["nvidia"];
+  CHECK_FALSE(handler["inherit_default_runtime"]);
+  CHECK_FALSE(handler["platform_runtime_paths"]);
+  CHECK(handler["runtime_path"].value_or(std::string()) == "/usr/bin/gpu-container-runtime");
   const auto broken = gcr::plan_crio(o, none, {}, {ExistingFile{"/e/crio.conf", "[crio\n"}});
   REQUIRE_FALSE(broken.ok());
   CHECK(broken.error().message.find("cannot parse /e/crio.conf") == 0);
@@ -615,4 +627,11 @@ TEST_CASE("containerd: a CRI plugin turned off is named (Docker's containerd.io 
   CHECK_FALSE(gcr::containerd_cri_disabled(
       ExistingFile{"/e/c.toml", "disabled_plugins = [\"io.containerd.snapshotter.v1.btrfs\"]\n"}));
   CHECK_FALSE(gcr::containerd_cri_disabled(ExistingFile{"/e/c.toml", std::nullopt}));
+  // Each version's names: a version 1 file's full name, or a version 2 file's "cri", disables
+  // nothing (containerd 1.x matches version 1 entries by ID; version 2 refuses "cri").
+  CHECK_FALSE(gcr::containerd_cri_disabled(
+      ExistingFile{"/e/c.toml", "disabled_plugins = [\"io.containerd.grpc.v1.cri\"]\n"}));
+  CHECK(gcr::containerd_cri_disabled(ExistingFile{
+            "/e/c.toml", "version = 3\ndisabled_plugins = [\"io.containerd.cri.v1.runtime\"]\n"}) ==
+        "io.containerd.cri.v1.runtime");
 }
