@@ -64,6 +64,26 @@ std::string gpu_nodes(const GpuFixture& f, const std::vector<unsigned>& gpus) {
   return out;
 }
 
+// `file` configured for the shim (with `flags`), as the containerd in `bin` reads it back.
+toml::table configured_and_dumped(const std::string& bin, const std::string& file,
+                                  std::vector<std::string> flags) {
+  std::vector<std::string> args = {"runtime",
+                                   "configure",
+                                   "--runtime=containerd",
+                                   "--config",
+                                   file,
+                                   "--runtime-path",
+                                   gcr::test::built("gpu-container-runtime")};
+  args.insert(args.end(), flags.begin(), flags.end());
+  const auto configured = ctk(args);
+  REQUIRE_MESSAGE(configured.exit_code == 0, configured.err);
+  const auto dump = gcr::test::run({bin + "/containerd", "--config", file, "config", "dump"});
+  REQUIRE_MESSAGE(dump.exit_code == 0, dump.err);
+  auto loaded = gcr::parse_toml(dump.out, "config dump");
+  REQUIRE_MESSAGE(loaded.ok(), dump.out);
+  return std::move(*loaded);
+}
+
 #ifdef GCR_CRI_API
 // The image a pod's sandbox and containers run, under the sandbox image's name in `dump` (what
 // a containerd's `config dump` printed: that image is never pulled), imported into the CRI's
@@ -103,18 +123,11 @@ TEST_SUITE("newer engines") {
       CHECK(stock.out.find(release.containerd_version) != std::string::npos);
       const std::string file = f.path("containerd/config.toml");
       gcr::test::write_file(file, stock.out);
-      const auto configured =
-          ctk({"runtime", "configure", "--runtime=containerd", "--config", file, "--set-as-default",
-               "--runtime-path", gcr::test::built("gpu-container-runtime")});
-      REQUIRE_MESSAGE(configured.exit_code == 0, configured.err);
       // What that containerd makes of the result: our runtime, the default, runc kept.
-      const auto dump = gcr::test::run({bin + "/containerd", "--config", file, "config", "dump"});
-      REQUIRE_MESSAGE(dump.exit_code == 0, dump.err);
-      const auto loaded = gcr::parse_toml(dump.out, "config dump");
-      REQUIRE_MESSAGE(loaded.ok(), dump.out);
+      const auto loaded = configured_and_dumped(bin, file, {"--set-as-default"});
       const std::string plugin =
           gcr::containerd_cri_plugin(release.suite == std::string("sid") ? 3 : 2);
-      const auto cri = (*loaded)["plugins"][plugin]["containerd"];
+      const auto cri = loaded["plugins"][plugin]["containerd"];
       CHECK(cri["default_runtime_name"].value_or(std::string()) == "nvidia");
       CHECK(cri["runtimes"]["nvidia"]["options"]["BinaryName"].value_or(std::string()) ==
             gcr::test::built("gpu-container-runtime"));
@@ -141,14 +154,8 @@ TEST_SUITE("newer engines") {
       const std::string file = f.path("containerd/config.toml");
       gcr::test::write_file(file,
                             gcr::test::read_file(root_of(release) + "/etc/containerd/config.toml"));
-      const auto configured = ctk({"runtime", "configure", "--runtime=containerd", "--config", file,
-                                   "--runtime-path", gcr::test::built("gpu-container-runtime")});
-      REQUIRE_MESSAGE(configured.exit_code == 0, configured.err);
-      const auto dump = gcr::test::run({bin + "/containerd", "--config", file, "config", "dump"});
-      REQUIRE_MESSAGE(dump.exit_code == 0, dump.err);
-      const auto loaded = gcr::parse_toml(dump.out, "config dump");
-      REQUIRE_MESSAGE(loaded.ok(), dump.out);
-      const auto plugins = (*loaded)["plugins"];
+      const auto loaded = configured_and_dumped(bin, file, {});
+      const auto plugins = loaded["plugins"];
       const auto cri = plugins["io.containerd.cri.v1.runtime"]["containerd"].is_table()
                            ? plugins["io.containerd.cri.v1.runtime"]["containerd"]
                            : plugins["io.containerd.grpc.v1.cri"]["containerd"];
