@@ -13,6 +13,7 @@
 #include "base/text.h"
 #include "driver/host.h"
 #include "driver/host_facts.h"
+#include "driver/nvml.h"
 
 namespace gcr {
 namespace {
@@ -176,6 +177,47 @@ void check_nvml(DriverHost& host, const std::vector<Gpu>& gpus, const std::strin
     findings.fail(kArea, "NVML does not answer: " + nvml.answer.error().message, nvml.path, fix);
 }
 
+// What NVML says of each GPU's state that keeps containers from it: a compute mode other than
+// Default (Exclusive_Process takes one process at a time, which NVIDIA's MPS daemon sets and
+// leaves when killed; Prohibited takes none), or MIG mode with no MIG device (CUDA sees no
+// device on it).
+void check_gpu_modes(DriverHost& host, const std::vector<Gpu>& gpus, Findings& findings) {
+  const auto path = driver_library_path(host, Capability::kUtility, "libnvidia-ml.so");
+  if (!path) return;
+  auto nvml = Nvml::open(*path);
+  if (!nvml) return;
+  for (const auto& gpu : gpus) {
+    const std::string name = "GPU " + std::to_string(gpu.index) + " (" + gpu.uuid + ")";
+    const std::string reset = "nvidia-smi -i " + gpu.uuid + " -c DEFAULT";
+    const auto mode = (*nvml)->compute_mode(gpu.bus);
+    if (mode == 2u) {
+      findings.fail(kArea,
+                    name +
+                        " is in compute mode Prohibited: no CUDA context may be made on it, "
+                        "so no container can use it",
+                    *path, reset);
+    } else if (mode == 1u || mode == 3u) {
+      findings.warn(kArea,
+                    name +
+                        " is in compute mode Exclusive_Process: one process at a time may "
+                        "use it, so containers sharing it (time-slicing, MPS shares of two "
+                        "sizes) fail or wait (NVIDIA's MPS daemon sets this mode and leaves it "
+                        "when killed)",
+                    *path, reset);
+    }
+    if ((*nvml)->mig_mode(gpu.bus) == true && (*nvml)->mig_devices(gpu.bus).empty()) {
+      findings.fail(kArea,
+                    name +
+                        " is in MIG mode with no MIG device: CUDA sees no device on it, in "
+                        "any container",
+                    *path,
+                    "create MIG devices (nvidia-smi mig -cgi <profiles> -C), or turn MIG off "
+                    "(nvidia-smi -i " +
+                        gpu.uuid + " -mig 0)");
+    }
+  }
+}
+
 void check_persistenced(DriverHost& host, Findings& findings) {
   for (const char* socket :
        {"/run/nvidia-persistenced/socket", "/var/run/nvidia-persistenced/socket"}) {
@@ -218,6 +260,7 @@ std::optional<std::string> check_driver(const Config& config, Findings& findings
   if (!check_version_mismatch(host, *version, findings)) {
     check_libcuda(host, *version, findings);
     if (gpus) check_nvml(host, *gpus, *version, findings);
+    if (gpus) check_gpu_modes(host, *gpus, findings);
   }
   check_persistenced(host, findings);
   return *version;

@@ -53,8 +53,11 @@ struct DoctorNode {
     gcr::test::RunOptions env;
     env.env["GPU_CONTAINER_RUNTIME_CONFIG"] = f.config_path();
     if (!bin_dir.empty()) env.env["PATH"] = bin_dir + ":/usr/sbin:/usr/bin:/sbin:/bin";
+    if (!nvml_description.empty()) env.env["GCR_STUB_NVML"] = nvml_description;
     return gcr::test::run(argv, env);
   }
+
+  std::string nvml_description;  // the stub NVML's description file, when set
 
   void register_engine(const std::string& engine, const std::string& file, bool as_default) const {
     std::vector<std::string> args{"runtime",
@@ -265,6 +268,34 @@ TEST_CASE("doctor: a driver upgraded without a reboot: the module and the librar
   const auto newer = node.doctor();
   CHECK(newer.out.find("upgraded without a reboot") == std::string::npos);
   CHECK(line_starting(newer.out, "FAIL  driver: no libcuda.so.580.95.05 in the driver root") != "");
+}
+
+TEST_CASE("doctor: GPUs in a compute mode or MIG state that keeps containers from them") {
+  REQUIRE(gcr::test::is_root());
+  DoctorNode node;
+  node.make_healthy();
+  const auto& gpus = node.f.host().gpus();
+  node.nvml_description = node.f.path("nvml.txt");
+  // GPU 2 Prohibited, GPU 3 Exclusive_Process (left by NVIDIA's MPS daemon), GPU 0 in MIG mode
+  // with no MIG device made (GPU 1 keeps one).
+  gcr::test::write_file(node.nvml_description, "computemode " + gpus.at(2).bus.substr(5, 2) +
+                                                   " 2\ncomputemode " +
+                                                   gpus.at(3).bus.substr(5, 2) + " 3\nmigmode " +
+                                                   gpus.at(0).bus.substr(5, 2) + " 1\nmig " +
+                                                   gpus.at(1).bus.substr(5, 2) + " 1 0 1 4864\n");
+  const auto r = node.doctor();
+  CHECK(r.exit_code == 1);
+  const auto said = [&](const std::string& prefix, unsigned i, const std::string& rest) {
+    return line_starting(r.out, prefix + "driver: GPU " + std::to_string(gpus.at(i).index) + " (" +
+                                    gpus.at(i).uuid + ") " + rest);
+  };
+  CHECK_MESSAGE(
+      said("FAIL  ", 2, "is in compute mode Prohibited")
+              .find("fix: nvidia-smi -i " + gpus.at(2).uuid + " -c DEFAULT") != std::string::npos,
+      r.out);
+  CHECK(said("warn  ", 3, "is in compute mode Exclusive_Process") != "");
+  CHECK(said("FAIL  ", 0, "is in MIG mode with no MIG device") != "");
+  CHECK(said("FAIL  ", 1, "is in MIG mode") == "");
 }
 
 TEST_CASE("doctor: a driver at /usr/local/nvidia and Ubuntu's ldconfig wrapper are all ok") {
