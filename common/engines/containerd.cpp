@@ -2,7 +2,8 @@
 // copied from the current default runtime, BinaryName set, cdi.k8s.io/* annotations passed
 // through), optionally the default runtime and enable_cdi. Versions 2 to 4 get a drop-in of the
 // main file's version holding the whole CRI plugin table (containerd before 2.1 replaces plugin
-// tables from imports instead of merging them) and an `imports` entry in the main file, unless
+// tables from imports instead of merging them) and an `imports` entry in the main file (a
+// pattern its name matches, so that containerd still starts without it), unless
 // one of its imports already names the drop-in (containerd 2.3's default file imports
 // `/etc/containerd/conf.d/*.toml`). Version 4 (containerd 2.3) keeps version 3's CRI tables and
 // moves only the server's own settings. A file whose
@@ -10,6 +11,7 @@
 // overwritten, and every text written is read back and must hold exactly the data meant.
 #include <fnmatch.h>
 
+#include <algorithm>
 #include <optional>
 #include <sstream>
 #include <string_view>
@@ -185,24 +187,69 @@ Result<toml::table> cri_table(const toml::table& config, const std::string& plug
   return *table;
 }
 
-// Whether an import names `path` (`as_pattern`: or is a pattern matching it: containerd expands
-// an import with filepath.Glob, a relative one from the main file's directory).
+// Whether an import names `path` or is a pattern matching it (containerd expands an import
+// with filepath.Glob, a relative one from the main file's directory; 1.6 a relative pattern
+// from its working directory, which is not told here).
 bool imports_contain(const toml::table& config, const std::string& main_path,
-                     const std::string& path, bool as_pattern) {
+                     const std::string& path) {
   const auto* imports = config["imports"].as_array();
   if (imports == nullptr) return false;
   for (const auto& i : *imports) {
     std::string pattern = i.value_or(std::string());
     if (pattern == path) return true;
-    if (!as_pattern || pattern.empty()) continue;
+    if (pattern.empty()) continue;
     if (pattern[0] != '/') pattern = child_path(dirname_of(main_path), pattern);
     if (::fnmatch(pattern.c_str(), path.c_str(), FNM_PATHNAME) == 0) return true;
   }
   return false;
 }
 
-std::string import_line(const std::string& path) {
-  return "imports = [" + toml_string(path) + "]\n";
+// The `imports` entry naming our drop-in: a pattern of the names that begin as its own does and
+// end in `.toml` (`*` before `.toml`; a copy named `.bak`, `.orig` or `.dpkg-old` is not one).
+// containerd expands an entry holding `*` with filepath.Glob and fails to start on a plain
+// entry whose file is missing, so a drop-in deleted by hand would stop it; a pattern then
+// matches nothing. A relative path (containerd 1.6 expands a pattern from its working
+// directory, a plain entry from the main file's), one holding pattern characters of its own, or
+// one not ending in `.toml` is imported as it is.
+std::string import_entry(const std::string& drop_in) {
+  const std::string name = basename_of(drop_in);
+  if (drop_in.empty() || drop_in.front() != '/' || !name.ends_with(".toml") || name.size() == 5 ||
+      drop_in.find_first_of("*?[\\") != std::string::npos)
+    return drop_in;
+  return drop_in.substr(0, drop_in.size() - 5) + "*.toml";
+}
+
+// Whether `entry` is one of ours: the pattern, or the plain path earlier versions wrote.
+bool is_our_import(const toml::node& entry, const std::string& drop_in) {
+  const std::string text = entry.value_or(std::string());
+  return text == drop_in || text == import_entry(drop_in);
+}
+
+// The imports with the plain path earlier versions imported our drop-in by (every time it is
+// there) replaced by the pattern, once, where the first stood; nullopt when there is none.
+std::optional<toml::array> upgraded_imports(const toml::table& config, const std::string& drop_in) {
+  const auto* imports = config["imports"].as_array();
+  const std::string entry = import_entry(drop_in);
+  if (imports == nullptr || entry == drop_in) return std::nullopt;
+  const auto is = [](const std::string& text) {
+    return [text](const toml::node& n) { return n.value_or(std::string()) == text; };
+  };
+  if (std::none_of(imports->begin(), imports->end(), is(drop_in))) return std::nullopt;
+  bool placed = std::any_of(imports->begin(), imports->end(), is(entry));
+  toml::array upgraded;
+  for (const auto& n : *imports) {
+    if (n.value_or(std::string()) != drop_in) {
+      upgraded.push_back(n.value_or(std::string()));
+    } else if (!placed) {
+      upgraded.push_back(entry);
+      placed = true;
+    }
+  }
+  return upgraded;
+}
+
+std::string import_line(const std::string& entry) {
+  return "imports = [" + toml_string(entry) + "]\n";
 }
 
 // `imports = [...]` holding `imports`, on one line without its newline.
@@ -257,25 +304,32 @@ std::optional<std::string> imports_edited(const std::string& text, const toml::t
 }
 
 // The main file with our drop-in imported: a line put in front when the file has no
-// `imports` (comments and layout kept), a rewrite when it has other imports.
+// `imports` (comments and layout kept), ours added to its `imports` otherwise. The plain path
+// an earlier version imported is replaced by the pattern.
 Result<std::optional<std::string>> main_with_import(const ExistingFile& file,
                                                     const toml::table& config, int version,
                                                     const std::string& drop_in) {
-  if (imports_contain(config, file.path, drop_in, true)) return std::optional<std::string>();
+  const auto upgraded = upgraded_imports(config, drop_in);
+  if (!upgraded && imports_contain(config, file.path, drop_in)) return std::optional<std::string>();
+  const std::string entry = import_entry(drop_in);
   toml::table meant = config;
   if (!config.contains("imports")) {
     const bool versioned = file.content && config.contains("version");
-    const std::string text = import_line(drop_in) +
+    const std::string text = import_line(entry) +
                              (versioned ? "" : "version = " + std::to_string(version) + "\n") +
                              file.content.value_or("");
-    meant.insert_or_assign("imports", toml::array{drop_in});
+    meant.insert_or_assign("imports", toml::array{entry});
     if (!versioned) meant.insert_or_assign("version", int64_t{version});
     auto back = parse_toml(text, file.path);
     if (!back || *back != meant)
       return Error{"cannot write " + file.path + ": an `imports` line in front would change it"};
     return std::optional<std::string>(text);
   }
-  meant["imports"].as_array()->push_back(drop_in);
+  if (upgraded) {
+    meant.insert_or_assign("imports", *upgraded);
+  } else {
+    meant["imports"].as_array()->push_back(entry);
+  }
   // Ours added to the `imports` line (`config default`'s `imports = []`, or a list of the
   // user's): comments and layout kept.
   if (auto in_place = imports_edited(*file.content, meant, file.path)) return in_place;
@@ -287,15 +341,20 @@ Result<std::optional<std::string>> main_with_import(const ExistingFile& file,
 Result<std::optional<std::string>> main_without_import(const ExistingFile& file,
                                                        const toml::table& config,
                                                        const std::string& drop_in) {
-  if (!imports_contain(config, file.path, drop_in, false) || !file.content)
+  const auto* listed = config["imports"].as_array();
+  if (listed == nullptr || !file.content ||
+      std::none_of(listed->begin(), listed->end(),
+                   [&](const toml::node& entry) { return is_our_import(entry, drop_in); }))
     return std::optional<std::string>();
-  const std::string line = import_line(drop_in);
-  if (file.content->rfind(line, 0) == 0)
-    return std::optional<std::string>(file.content->substr(line.size()));
+  for (const auto& entry : {import_entry(drop_in), drop_in}) {
+    const std::string line = import_line(entry);
+    if (file.content->rfind(line, 0) == 0)
+      return std::optional<std::string>(file.content->substr(line.size()));
+  }
   toml::table rewritten = config;
   auto& imports = *rewritten["imports"].as_array();
   for (auto it = imports.begin(); it != imports.end();) {
-    it = it->value_or(std::string()) == drop_in ? imports.erase(it) : it + 1;
+    it = is_our_import(*it, drop_in) ? imports.erase(it) : it + 1;
   }
   // Ours taken out of the `imports` line (`imports = []` again where it was alone there).
   if (auto in_place = imports_edited(*file.content, rewritten, file.path)) return in_place;
@@ -375,7 +434,9 @@ Result<std::vector<FileChange>> plan_containerd(const ConfigureOptions& o, const
   if (drop_in.content != text) changes.push_back({drop_in.path, text});
   auto main = main_with_import(file, *config, *version, drop_in.path);
   if (!main) return main.error();
-  if (*main) changes.push_back({file.path, **main});
+  // Only our own entry upgraded: no backup, so that a file configure made is still told as one.
+  const bool upgrade = upgraded_imports(*config, drop_in.path).has_value();
+  if (*main) changes.push_back({file.path, **main, !upgrade});
   return changes;
 }
 
@@ -383,7 +444,7 @@ bool containerd_imports(const ExistingFile& main_config, const std::string& path
   auto config = parse_existing(main_config);
   if (!config) return false;
   const auto version = version_of(main_config, *config);
-  return version && *version >= 2 && imports_contain(*config, main_config.path, path, true);
+  return version && *version >= 2 && imports_contain(*config, main_config.path, path);
 }
 
 std::optional<std::string> containerd_cri_disabled(const ExistingFile& main_config) {

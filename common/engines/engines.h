@@ -24,8 +24,10 @@ struct ConfigureOptions {
 };
 
 // One file's new content; nullopt content means the file is deleted. `backup`: the file it
-// replaces is kept as <path>.bak beside it, which a file in a directory the engine reads whole
-// (CRI-O reads every file of crio.conf.d, .bak ones too) must not be.
+// replaces is kept as <path>.bak beside it unless one is there already (the file before
+// configure first changed it, or the user's copy, is never overwritten), which a file in a
+// directory the engine reads whole (CRI-O reads every file of crio.conf.d, .bak ones too) must not
+// be.
 struct FileChange {
   std::string path;
   std::optional<std::string> content;
@@ -87,8 +89,8 @@ struct ExistingFile {
 [[nodiscard]] Result<ExistingFile> read_existing(const std::string& path);
 
 // Writes each change atomically (parent directories created), after copying a file that is
-// rewritten to <path>.bak where the change asks for it. Deleted files (our own drop-ins) get no
-// backup.
+// rewritten to <path>.bak where the change asks for it and there is none. Deleted files (our own
+// drop-ins) get no backup.
 [[nodiscard]] Status apply_changes(const std::vector<FileChange>& changes);
 
 }  // namespace gcr

@@ -41,6 +41,13 @@ bool made_by_configure(const std::string& path) {
          ::lstat((path + ".bak").c_str(), &st) != 0 && errno == ENOENT;
 }
 
+// Whether <path>.bak is there, in any form: it is kept, never overwritten (the file as it was
+// before configure first changed it, or the user's own copy).
+bool backup_exists(const std::string& path) {
+  struct stat st {};
+  return ::lstat((path + ".bak").c_str(), &st) == 0 || errno != ENOENT;
+}
+
 Status write_one(FileChange change) {
   if (change.delete_if_made && made_by_configure(change.path)) change.content.reset();
   if (change.content) {
@@ -55,7 +62,7 @@ Status write_one(FileChange change) {
   const std::string name = basename_of(change.path);
   auto existing = read_existing(change.path);
   if (!existing) return existing.error();
-  if (existing->content && change.content && change.backup) {
+  if (existing->content && change.content && change.backup && !backup_exists(change.path)) {
     auto backup = write_file_atomic_at(dirfd->get(), name + ".bak", *existing->content,
                                        FileOwner{mode_of(change.path)});
     if (!backup) return backup.error().wrap("cannot back up " + change.path);

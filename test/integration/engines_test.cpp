@@ -73,6 +73,13 @@ TEST_CASE("containerd: the configured file loads, and ctr run --runc-binary give
   CHECK(dump.find("default_runtime_name = \"nvidia\"") != std::string::npos);
   CHECK(dump.find("BinaryName = \"" + gcr::test::built("gpu-container-runtime") + "\"") !=
         std::string::npos);
+  // The drop-in deleted by hand, not with --remove: containerd still loads the file (a plain
+  // import of a missing file stops it: "failed to load TOML").
+  const std::string drop_in = f.path("containerd/conf.d/99-gpu-container-runtime.toml");
+  const std::string kept = gcr::test::read_file(drop_in);
+  REQUIRE(::unlink(drop_in.c_str()) == 0);
+  CHECK(containerd_dump(user_config).find("runtimes.nvidia") == std::string::npos);
+  gcr::test::write_file(drop_in, kept);
 
   gcr::test::RunOptions env;
   env.env["GPU_CONTAINER_RUNTIME_CONFIG"] = f.config_path();

@@ -8,6 +8,7 @@
 // configured from what our device plugin's Allocate answered, for each device-list strategy.
 // Needs root.
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <algorithm>
 
@@ -169,6 +170,13 @@ TEST_SUITE("newer engines") {
             "io.containerd.runc.v2");
       CHECK(cri["runtimes"]["nvidia"]["options"]["BinaryName"].value_or(std::string()) ==
             gcr::test::built("gpu-container-runtime"));
+      // The drop-in deleted by hand, not with --remove: containerd still loads its file (a
+      // plain import of a missing file stops it: "failed to load TOML").
+      REQUIRE(::unlink(f.path("containerd/conf.d/99-gpu-container-runtime.toml").c_str()) == 0);
+      const auto without =
+          gcr::test::run({bin + "/containerd", "--config", file, "config", "dump"});
+      CHECK_MESSAGE(without.exit_code == 0, without.err);
+      CHECK(without.out.find("runtimes.nvidia") == std::string::npos);
     }
   }
 

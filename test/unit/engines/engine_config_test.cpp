@@ -1,5 +1,6 @@
 // gpu-ctk runtime configure planning: what each engine's files become.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 
 #include "engines/engines.h"
 #include "json/strict_json.h"
@@ -87,6 +88,28 @@ TEST_CASE("docker: remove undoes what configure added") {
   CHECK_FALSE(removed[0].delete_if_made);  // the user's log-level is left
 }
 
+TEST_CASE("a .bak already there is kept: the file before the first change, or the user's own") {
+  gcr::test::TempDir dir;
+  const std::string file = dir / "daemon.json";
+  gcr::test::write_file(file, "{\"log-level\": \"warn\"}\n");
+  REQUIRE(gcr::apply_changes({{file, "{\"a\": 1}\n"}}).ok());
+  CHECK(gcr::test::read_file(file + ".bak") == "{\"log-level\": \"warn\"}\n");
+  // A second change (configure again, with --set-as-default) keeps the first backup.
+  REQUIRE(gcr::apply_changes({{file, "{\"a\": 2}\n"}}).ok());
+  CHECK(gcr::test::read_file(file) == "{\"a\": 2}\n");
+  CHECK(gcr::test::read_file(file + ".bak") == "{\"log-level\": \"warn\"}\n");
+  // The user's own .bak, even a dangling link, is not touched.
+  const std::string other = dir / "config.toml";
+  gcr::test::write_file(other, "version = 2\n");
+  gcr::test::make_symlink(dir / "nowhere", other + ".bak");
+  REQUIRE(gcr::apply_changes({{other, "version = 3\n"}}).ok());
+  CHECK(gcr::test::read_file(other) == "version = 3\n");
+  struct stat st {};
+  REQUIRE(::lstat((other + ".bak").c_str(), &st) == 0);
+  CHECK(S_ISLNK(st.st_mode));
+  CHECK_FALSE(gcr::test::exists(dir / "nowhere"));
+}
+
 TEST_CASE("--remove: a file configure made is deleted; the user's, or one through a link, kept") {
   gcr::test::TempDir dir;
   const std::string made = dir / "made.json";
@@ -105,6 +128,57 @@ TEST_CASE("--remove: a file configure made is deleted; the user's, or one throug
   CHECK(gcr::test::read_file(link) == "{}\n");
 }
 
+// containerd fails to start on a plain import whose file is missing ("failed to load TOML"):
+// the drop-in is imported by a pattern only its name matches, and an earlier version's plain
+// path becomes that pattern, or goes with --remove, byte for byte.
+TEST_CASE("containerd: ours imported by a pattern; an earlier plain import upgraded or removed") {
+  const ExistingFile no_drop{"/e/conf.d/99-gpu-container-runtime.toml", std::nullopt};
+  auto o = options("containerd");
+  const std::string rest = "# ours\nversion = 2\n";
+  const std::string plain = "imports = [\"/e/conf.d/99-gpu-container-runtime.toml\"]\n" + rest;
+  const auto made = must(gcr::plan_containerd(o, ExistingFile{"/e/config.toml", rest}, no_drop));
+  const std::string pattern = *change_to(made, "/e/config.toml")->content;
+  CHECK(pattern == "imports = [\"/e/conf.d/99-gpu-container-runtime*.toml\"]\n" + rest);
+  const ExistingFile drop{no_drop.path, *change_to(made, no_drop.path)->content};
+  const auto upgraded = must(gcr::plan_containerd(o, ExistingFile{"/e/config.toml", plain}, drop));
+  REQUIRE(upgraded.size() == 1);
+  CHECK(*change_to(upgraded, "/e/config.toml")->content == pattern);
+  CHECK(must(gcr::plan_containerd(o, ExistingFile{"/e/config.toml", pattern}, drop)).empty());
+  const std::string both =
+      "imports = [\"/x/a.toml\", \"/e/conf.d/99-gpu-container-runtime.toml\"]\n" + rest;
+  const auto kept_order = must(gcr::plan_containerd(o, ExistingFile{"/e/config.toml", both}, drop));
+  CHECK(*change_to(kept_order, "/e/config.toml")->content ==
+        "imports = [\"/x/a.toml\", \"/e/conf.d/99-gpu-container-runtime*.toml\"]\n" + rest);
+  o.remove = true;
+  for (const auto& main : {plain, pattern}) {
+    const auto removed = must(gcr::plan_containerd(o, ExistingFile{"/e/config.toml", main}, drop));
+    CHECK(*change_to(removed, "/e/config.toml")->content == rest);
+  }
+  // The upgrade keeps no backup: a file configure made is still told as one by --remove.
+  o.remove = false;
+  CHECK_FALSE(change_to(upgraded, "/e/config.toml")->backup);
+  CHECK(change_to(made, "/e/config.toml")->backup);
+  // The plain path twice, or beside the pattern: every plain one goes, the pattern stays once.
+  const std::string plain_path = "\"/e/conf.d/99-gpu-container-runtime.toml\"";
+  const std::string pattern_path = "\"/e/conf.d/99-gpu-container-runtime*.toml\"";
+  for (const auto& list : {plain_path + ", \"/x/a.toml\", " + plain_path,
+                           pattern_path + ", \"/x/a.toml\", " + plain_path}) {
+    const auto fixed = must(gcr::plan_containerd(
+        o, ExistingFile{"/e/config.toml", "imports = [" + list + "]\n" + rest}, drop));
+    CHECK(*change_to(fixed, "/e/config.toml")->content ==
+          "imports = [" + pattern_path + ", \"/x/a.toml\"]\n" + rest);
+  }
+  // Imported as it is: a drop-in named otherwise (no .toml), one whose path holds pattern
+  // characters, a relative one (containerd 1.6 expands a relative pattern from its working
+  // directory).
+  for (const std::string odd : {"/e/gpu.conf", "/e/[x]/99.toml", "conf.d/99.toml"}) {
+    const auto odd_made = must(gcr::plan_containerd(o, ExistingFile{"/e/config.toml", rest},
+                                                    ExistingFile{odd, std::nullopt}));
+    CHECK(*change_to(odd_made, "/e/config.toml")->content ==
+          "imports = [\"" + odd + "\"]\n" + rest);
+  }
+}
+
 TEST_CASE("containerd: ours added to a list of imports in its line, comments kept; remove undoes") {
   const std::string main =
       "# Managed by our team\nversion = 3\nimports = [\"/e/extra.toml\"]\n\n"
@@ -116,7 +190,7 @@ TEST_CASE("containerd: ours added to a list of imports in its line, comments kep
   const std::string edited = *change_to(changes, "/e/config.toml")->content;
   std::string expected = main;
   expected.replace(expected.find("imports = [\"/e/extra.toml\"]"), 27,
-                   "imports = [\"/e/extra.toml\", \"/e/conf.d/99-gpu-container-runtime.toml\"]");
+                   "imports = [\"/e/extra.toml\", \"/e/conf.d/99-gpu-container-runtime*.toml\"]");
   CHECK(edited == expected);
   o.remove = true;
   const auto undone = must(
@@ -188,7 +262,7 @@ TEST_CASE(
   CHECK(ours["options"]["SystemdCgroup"].value_or(false));
   CHECK(ours["container_annotations"][0].value_or(std::string()) == "cdi.k8s.io/*");
   const std::string new_main = *change_to(changes, "/e/config.toml")->content;
-  CHECK(new_main == "imports = [\"/e/conf.d/99-gpu-container-runtime.toml\"]\n" + main);
+  CHECK(new_main == "imports = [\"/e/conf.d/99-gpu-container-runtime*.toml\"]\n" + main);
   const auto again = must(gcr::plan_containerd(
       o, ExistingFile{"/e/config.toml", new_main},
       ExistingFile{"/e/conf.d/99-gpu-container-runtime.toml",
@@ -257,7 +331,7 @@ TEST_CASE("containerd v3, a missing file (v2), v1 in place, existing imports kep
   auto missing = must(gcr::plan_containerd(options("containerd"),
                                            ExistingFile{"/e/config.toml", std::nullopt}, no_drop));
   CHECK(*change_to(missing, "/e/config.toml")->content ==
-        "imports = [\"/e/conf.d/99-gpu-container-runtime.toml\"]\nversion = 2\n");
+        "imports = [\"/e/conf.d/99-gpu-container-runtime*.toml\"]\nversion = 2\n");
   auto v1 = must(gcr::plan_containerd(
       options("containerd"),
       ExistingFile{"/e/config.toml", "[plugins.cri]\nstream_server_port = \"10010\"\n"}, no_drop));
@@ -351,7 +425,7 @@ TEST_CASE("containerd: `imports = []` takes ours in place, comments kept; remove
   REQUIRE(written != nullptr);
   std::string expected = stock;
   expected.replace(expected.find("imports = []"), 12,
-                   "imports = [\"/e/conf.d/99-gpu-container-runtime.toml\"]");
+                   "imports = [\"/e/conf.d/99-gpu-container-runtime*.toml\"]");
   CHECK(*written->content == expected);
   auto remove = options("containerd");
   remove.remove = true;
