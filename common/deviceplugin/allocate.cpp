@@ -132,6 +132,12 @@ Status add_mps(ContainerAllocation& out, const std::vector<std::string>& ids,
   return {};
 }
 
+// The resource the kubelet asked for `gpus` of (one per Allocate: one socket per resource).
+const std::string& resource_of(const std::vector<const PluginDevice*>& gpus, const Config& config) {
+  if (gpus.empty() || gpus.front()->resource.empty()) return config.device_plugin.resource_name;
+  return gpus.front()->resource;
+}
+
 }  // namespace
 
 Result<ContainerAllocation> allocate_container(const std::vector<std::string>& ids,
@@ -155,9 +161,10 @@ Result<ContainerAllocation> allocate_container(const std::vector<std::string>& i
     for (const auto& id : gpu_ids)
       out.mounts.push_back({"/dev/null", std::string(kMarkerDir) + "/" + id, false});
   }
+  // A key per resource: the kubelet merges the answers for a container's resources (a GPU and
+  // a MIG profile under mig-strategy mixed), keeping the first of two equal keys.
   if (uses(config, "cdi-annotations"))
-    out.annotations[plugin_cdi_annotation_key(config.device_plugin.resource_name)] =
-        join(cdi_names, ",");
+    out.annotations[plugin_cdi_annotation_key(resource_of(*gpus, config))] = join(cdi_names, ",");
   if (uses(config, "cdi-cri")) out.cdi_devices = cdi_names;
   if (config.mps()) {
     if (auto s = add_mps(out, ids, *gpus, devices, free_when_asked, config); !s) return s.error();

@@ -10,6 +10,7 @@
 #include <boost/filesystem.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 
 #include "cdi_fixture.h"
@@ -167,19 +168,33 @@ TEST_CASE("MIG with cdi-annotations: the plugin's names are devices of the gener
         Json{{"mig-strategy", "mixed"}, {"device-list", {"cdi-annotations"}}, {"device-ids", ids}});
     f.start();
     REQUIRE_MESSAGE(f.kubelet->wait_for_registrations(2, kWait), f.log());
+    // One container asking for the MIG device and a whole GPU: the kubelet merges the two
+    // resources' answers, keeping the first of two equal keys, so each has its own key.
+    const std::string whole = ids_of(f.kubelet->devices()).front();
     v1beta1::AllocateResponse response;
+    v1beta1::AllocateResponse gpu_response;
     REQUIRE(f.kubelet->allocate({mig}, response, kMig).ok());
+    REQUIRE(f.kubelet->allocate({whole}, gpu_response).ok());
     Json annotations = Json::object();
-    for (const auto& [key, value] : response.container_responses(0).annotations())
-      annotations[key] = value;
+    for (const auto* r : {&response, &gpu_response}) {
+      for (const auto& [key, value] : r->container_responses(0).annotations()) {
+        if (!annotations.contains(key)) annotations[key] = value;
+      }
+    }
     CHECK(annotations ==
-          Json{{"cdi.k8s.io/gpu-device-plugin_nvidia.com_gpu", "nvidia.com/gpu=" + mig}});
+          Json{{"cdi.k8s.io/gpu-device-plugin_nvidia.com_mig-1g.5gb", "nvidia.com/gpu=" + mig},
+               {"cdi.k8s.io/gpu-device-plugin_nvidia.com_gpu", "nvidia.com/gpu=" + whole}});
     REQUIRE(node.create({}, {{"annotations", annotations}}).err == "");
     const auto devices = node.devices();
     CHECK(devices.count("/dev/nvidia0") == 1);
     CHECK(devices.count("/dev/nvidia-caps/nvidia-cap21") == 1);
     CHECK(devices.count("/dev/nvidia-caps/nvidia-cap22") == 1);
     CHECK(devices.count("/dev/nvidia-caps/nvidia-cap12") == 0);
+    const auto gpu_nodes = std::count_if(devices.begin(), devices.end(), [](const auto& d) {
+      return d.first.size() > 11 && d.first.rfind("/dev/nvidia", 0) == 0 &&
+             std::isdigit(static_cast<unsigned char>(d.first[11]));
+    });
+    CHECK(gpu_nodes == 2);  // the MIG device's GPU and the whole one
   }
 }
 

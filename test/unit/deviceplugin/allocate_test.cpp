@@ -55,6 +55,23 @@ TEST_CASE("each strategy in the form the runtime reads") {
   CHECK(a->cdi_devices == std::vector<std::string>{"nvidia.com/gpu=GPU-3"});
 }
 
+// The kubelet merges the answers for a container's resources, keeping the first of equal keys.
+TEST_CASE("cdi-annotations: a key per resource (a GPU and a MIG profile in one container)") {
+  const Config cdi = with({"cdi-annotations"});
+  auto list = devices(cdi, 2);
+  list[1].resource = "nvidia.com/mig-1g.10gb";
+  const auto gpu = gcr::allocate_container({"GPU-0"}, list, cdi);
+  const auto mig = gcr::allocate_container({"GPU-1"}, list, cdi);
+  REQUIRE(gpu.ok());
+  REQUIRE(mig.ok());
+  CHECK(gpu->annotations ==
+        std::map<std::string, std::string>{
+            {"cdi.k8s.io/gpu-device-plugin_nvidia.com_gpu", "nvidia.com/gpu=GPU-0"}});
+  CHECK(mig->annotations ==
+        std::map<std::string, std::string>{
+            {"cdi.k8s.io/gpu-device-plugin_nvidia.com_mig-1g.10gb", "nvidia.com/gpu=GPU-1"}});
+}
+
 TEST_CASE("unknown and unhealthy IDs are refused by name; replicas name their GPU once") {
   const Config config = with({"envvar"});
   auto list = devices(config, 2);
