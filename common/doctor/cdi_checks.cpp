@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <set>
 
+#include "base/node_stat.h"
 #include "base/text.h"
 #include "cdi/registry.h"
+#include "driver/host.h"
 #include "vocabulary/cdi_name.h"
 
 namespace gcr {
@@ -42,6 +44,12 @@ std::optional<std::string> staleness(const CdiSpec& spec,
   return std::nullopt;
 }
 
+bool plugin_hands_out_cdi_names(const Config& config) {
+  const auto& list = config.device_plugin.device_list;
+  return std::find(list.begin(), list.end(), "cdi-annotations") != list.end() ||
+         std::find(list.begin(), list.end(), "cdi-cri") != list.end();
+}
+
 bool needs_cdi(const Config& config) {
   if (config.requests.mode == "cdi") return true;
   for (const auto& strategy : config.device_plugin.device_list) {
@@ -64,6 +72,43 @@ std::string regenerate_command(const CdiSpec& spec, const std::string& path) {
   }
   if (!device_class.empty() && device_class != "gpu") command += " --class " + device_class;
   return command + " --output " + path;
+}
+
+// With device-list cdi-annotations or cdi-cri, the names the device plugin hands out for the
+// GPUs the driver lists (<default-kind>=<uuid|index>) must be devices of a spec, or every pod
+// given one fails to start ("unresolvable CDI devices"). Whole GPUs only: under a MIG strategy
+// the MIG devices' names need NVML.
+void check_plugin_names(const Config& config, const CdiRegistry& registry, Findings& findings) {
+  if (!plugin_hands_out_cdi_names(config) || config.device_plugin.mig_strategy != "none") return;
+  DriverHost host(config.driver, lstat_node);
+  auto gpus = host.devices().gpus();
+  if (!gpus || gpus->empty()) return;  // the driver's checks say why
+  std::vector<std::string> missing;
+  for (const auto& gpu : *gpus) {
+    const std::string name =
+        config.cdi.default_kind + "=" +
+        (config.device_plugin.device_ids == "index" ? std::to_string(gpu.index) : gpu.uuid);
+    if (registry.devices.count(name) == 0) missing.push_back(name);
+  }
+  const std::string evidence = "[device-plugin] device-ids = " + config.device_plugin.device_ids +
+                               "; " + join(config.cdi.spec_dirs, ", ");
+  if (missing.empty()) {
+    findings.ok(kArea,
+                "every GPU the device plugin hands out is a device of a spec (" +
+                    std::to_string(gpus->size()) + ")",
+                evidence);
+    return;
+  }
+  // The spec of that kind written again where it is (generate names both uuid and index).
+  std::string fix = "gpu-ctk cdi generate --output /etc/cdi/nvidia.yaml";
+  for (const auto& file : registry.specs) {
+    if (file.spec.kind == config.cdi.default_kind) fix = regenerate_command(file.spec, file.path);
+  }
+  findings.fail(kArea,
+                "no spec defines " + join(missing, ", ") +
+                    ", which the device plugin hands out: pods given it fail to start "
+                    "(unresolvable CDI devices)",
+                evidence, fix + ", after every change of GPUs");
 }
 
 }  // namespace
@@ -100,7 +145,10 @@ void check_cdi(const Config& config, const CdiRegistry& registry,
                     (driver_version ? ", for driver " + *driver_version : ""),
                 file.path);
   }
-  if (!registry.specs.empty() || !registry.errors.empty()) return;
+  if (!registry.specs.empty() || !registry.errors.empty()) {
+    check_plugin_names(config, registry, findings);
+    return;
+  }
   const std::string dirs = join(config.cdi.spec_dirs, ", ");
   if (needs_cdi(config)) {
     findings.fail(kArea, "no CDI spec, and the configuration asks for CDI names", dirs,

@@ -218,6 +218,96 @@ void check_gpu_modes(DriverHost& host, const std::vector<Gpu>& gpus, Findings& f
   }
 }
 
+constexpr std::size_t kMaxModulesText = 16 << 20;
+constexpr const char* kSecureBootVar =
+    "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-e98c0e5eeb7c";
+
+// Why the kernel module is not loaded, as the host tells it, and the fix.
+struct ModuleProblem {
+  std::string why;
+  std::string fix;
+};
+
+bool lists_module(std::string_view proc_modules, std::string_view name) {
+  for (auto line : split(proc_modules, '\n')) {
+    if (line.starts_with(name) && line.size() > name.size() && line[name.size()] == ' ')
+      return true;
+  }
+  return false;
+}
+
+// Whether depmod's modules.dep names NVIDIA's main module, compressed or not: nvidia.ko, or
+// Debian's nvidia-current.ko (and its tesla flavours), not nvidia-uvm, -modeset, -drm, -peermem.
+bool names_nvidia_module(std::string_view modules_dep) {
+  for (auto line : split(modules_dep, '\n')) {
+    const std::string_view path = line.substr(0, line.find(':'));
+    const auto slash = path.rfind('/');
+    const std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
+    const auto ko = name.find(".ko");
+    if (ko == std::string_view::npos || !name.starts_with("nvidia")) continue;
+    const std::string_view stem = name.substr(0, ko);
+    if (stem == "nvidia" ||
+        (stem.starts_with("nvidia-") && !stem.ends_with("-uvm") && !stem.ends_with("-modeset") &&
+         !stem.ends_with("-drm") && !stem.ends_with("-peermem")))
+      return true;
+  }
+  return false;
+}
+
+// UEFI's SecureBoot variable: four bytes of attributes, then 1 when it is on.
+bool secure_boot_on(DriverHost& host) {
+  const std::string bytes = host.fs().head(host.devices().dev_path(kSecureBootVar), 5);
+  return bytes.size() == 5 && bytes[4] == 1;
+}
+
+// The running kernel's modules.dep: the driver root's when it holds one (a driver container's),
+// else the host's (under dev-root, as /proc); "" when the kernel's release cannot be read.
+std::string modules_dep_path(DriverHost& host, const Config& config, const std::string& kernel) {
+  if (kernel.empty() || kernel.find('/') != std::string::npos) return "";
+  const std::string in_root = "lib/modules/" + kernel + "/modules.dep";
+  struct stat st {};
+  const std::string own = child_path(config.driver.root, in_root);
+  if (host.fs().stat(own, st)) return own;
+  return host.devices().dev_path("/" + in_root);
+}
+
+// nouveau holding the GPUs, no module built for the running kernel (its modules.dep lists
+// none), or Secure Boot on (an unsigned module is refused); otherwise modprobe's own error
+// says it. Nothing when the module is loaded (the
+// driver's files are what failed: their error stands).
+std::optional<ModuleProblem> module_problem(DriverHost& host, const Config& config) {
+  auto modules = host.fs().read_file(host.devices().dev_path("/proc/modules"), kMaxModulesText);
+  if (modules && (lists_module(*modules, "nvidia") || lists_module(*modules, "nvidia_current")))
+    return std::nullopt;
+  if (modules && lists_module(*modules, "nouveau")) {
+    return ModuleProblem{
+        "the nouveau driver is loaded and holds the GPUs",
+        "blacklist nouveau (`blacklist nouveau` and `options nouveau modeset=0` in "
+        "/etc/modprobe.d/blacklist-nouveau.conf), update-initramfs -u, reboot"};
+  }
+  auto release = host.fs().read_file(host.devices().dev_path("/proc/sys/kernel/osrelease"), 256);
+  const std::string kernel = release ? std::string(trim(*release)) : "";
+  if (const std::string dep = modules_dep_path(host, config, kernel); !dep.empty()) {
+    auto listed = host.fs().read_file(dep, kMaxModulesText);
+    if (listed && !names_nvidia_module(*listed)) {
+      return ModuleProblem{
+          "no NVIDIA module is built for the running kernel " + kernel + " (" + dep +
+              " lists none)",
+          "install linux-headers-" + kernel +
+              " and rebuild the driver's module (dkms autoinstall), or boot the kernel it "
+              "was built for"};
+    }
+  }
+  if (secure_boot_on(host)) {
+    return ModuleProblem{
+        "",
+        "modprobe nvidia; Secure Boot is on: where it says `Key was rejected by service`, "
+        "enroll the module's signing key (mokutil --import /var/lib/dkms/mok.pub, then "
+        "reboot) or use a signed driver"};
+  }
+  return ModuleProblem{"", "modprobe nvidia (dmesg | grep -i nvrm says why it fails)"};
+}
+
 void check_persistenced(DriverHost& host, Findings& findings) {
   for (const char* socket :
        {"/run/nvidia-persistenced/socket", "/var/run/nvidia-persistenced/socket"}) {
@@ -239,8 +329,17 @@ std::optional<std::string> check_driver(const Config& config, Findings& findings
   DriverHost host(config.driver, lstat_node);
   auto version = host.devices().version();
   if (!version) {
-    findings.fail(kArea, "the NVIDIA kernel module is not loaded: " + version.error().message,
-                  host.devices().dev_path("/proc/driver/nvidia/version"), "modprobe nvidia");
+    const auto problem = module_problem(host, config);
+    if (!problem) {
+      findings.fail(kArea, version.error().message,
+                    host.devices().dev_path("/proc/driver/nvidia/version"),
+                    "check dmesg for NVRM errors");
+      return std::nullopt;
+    }
+    findings.fail(kArea,
+                  "the NVIDIA kernel module is not loaded: " +
+                      (problem->why.empty() ? version.error().message : problem->why),
+                  host.devices().dev_path("/proc/driver/nvidia/version"), problem->fix);
     return std::nullopt;
   }
   findings.ok(kArea, "kernel module " + *version + " loaded",

@@ -242,6 +242,58 @@ TEST_CASE("doctor: a missing GPU node, a node of the wrong major, no nvidia-uvm,
   CHECK(line_starting(r.out, "ok    driver: GPU 2 ") != "");
 }
 
+// The module not loaded: why, as the host tells it (nouveau, no module for this kernel, Secure
+// Boot), each with its fix; modprobe's own error otherwise.
+TEST_CASE("doctor: the kernel module not loaded: nouveau, no module for the kernel, Secure Boot") {
+  REQUIRE(gcr::test::is_root());
+  DoctorNode node;
+  node.make_healthy();
+  const std::string dev = node.f.host().dev_root();
+  std::filesystem::remove_all(dev + "/proc/driver/nvidia");
+  const auto failure = [&](const std::string& start) {
+    const auto r = node.doctor();
+    CHECK(r.exit_code == 1);
+    return line_starting(r.out, start);
+  };
+  const std::string not_loaded = "FAIL  driver: the NVIDIA kernel module is not loaded: ";
+  CHECK(failure(not_loaded)
+            .find("; fix: modprobe nvidia (dmesg | grep -i nvrm says why it "
+                  "fails)") != std::string::npos);
+  gcr::test::write_file(dev + "/proc/modules",
+                        "nouveau 2768896 0 - Live 0x0000000000000000\n"
+                        "drm_ttm_helper 16384 1 nouveau, Live 0x0000000000000000\n");
+  CHECK(failure(not_loaded).find("not loaded: the nouveau driver is loaded and holds the GPUs (") !=
+        std::string::npos);
+  gcr::test::write_file(dev + "/proc/modules", "nvme 57344 2 - Live 0x0000000000000000\n");
+  gcr::test::write_file(dev + "/proc/sys/kernel/osrelease", "6.1.0-41-amd64\n");
+  const std::string dep = dev + "/lib/modules/6.1.0-41-amd64/modules.dep";
+  gcr::test::write_file(dep,
+                        "kernel/drivers/nvme/host/nvme.ko.xz: kernel/drivers/nvme/host/"
+                        "nvme-core.ko.xz\nupdates/dkms/nvidia-current-uvm.ko.xz:\n");
+  const std::string none = failure(not_loaded);
+  CHECK(none.find("not loaded: no NVIDIA module is built for the running kernel 6.1.0-41-amd64 (" +
+                  dep + " lists none) (") != std::string::npos);
+  CHECK(none.find("fix: install linux-headers-6.1.0-41-amd64 and rebuild the driver's module") !=
+        std::string::npos);
+  // Debian's packages build nvidia-current.ko.
+  gcr::test::write_file(dep,
+                        "updates/dkms/nvidia-current.ko.xz:\nupdates/dkms/"
+                        "nvidia-current-uvm.ko.xz: updates/dkms/nvidia-current.ko.xz\n");
+  CHECK(failure(not_loaded).find("fix: modprobe nvidia (dmesg") != std::string::npos);
+  // Secure Boot on: said in the fix, beside modprobe (a signed module loads all the same).
+  gcr::test::write_file(
+      dev + "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-e98c0e5eeb7c",
+      std::string("\x06\0\0\0\x01", 5));
+  CHECK(failure(not_loaded)
+            .find("fix: modprobe nvidia; Secure Boot is on: where it says `Key was "
+                  "rejected by service`, enroll the module's signing key") != std::string::npos);
+  // The module loaded, its /proc files unreadable: their error, no guessed cause.
+  gcr::test::write_file(dev + "/proc/modules", "nvidia 54087680 0 - Live 0x0000000000000000\n");
+  CHECK(
+      failure("FAIL  driver: NVIDIA driver not found: ").find("fix: check dmesg for NVRM errors") !=
+      std::string::npos);
+}
+
 TEST_CASE("doctor: a driver upgraded without a reboot: the module and the libraries differ") {
   REQUIRE(gcr::test::is_root());
   DoctorNode node;
@@ -470,6 +522,34 @@ TEST_CASE("doctor: a CDI spec naming a file the driver no longer has; regenerati
   r = node.doctor();
   CHECK(r.exit_code == 0);
   CHECK(line_starting(r.out, "ok    cdi: nvidia.com/gpu: ") != "");
+}
+
+// The plugin's cdi strategies hand out <default-kind>=<uuid|index>: a spec written with another
+// --device-name-strategy (or before the GPUs changed) leaves pods with unresolvable devices.
+TEST_CASE("doctor: device-list cdi-annotations and a spec without the names the plugin gives") {
+  REQUIRE(gcr::test::is_root());
+  DoctorNode node;
+  node.make_healthy();
+  node.configure({{"device-plugin", {{"device-list", {"cdi-annotations"}}}}});
+  auto r = node.doctor();
+  CHECK(line_starting(r.out,
+                      "ok    cdi: every GPU the device plugin hands out is a device of a "
+                      "spec (") != "");
+  const std::string spec = node.f.path("cdi/nvidia.yaml");
+  REQUIRE(node.ctk({"cdi", "generate", "--device-name-strategy", "index", "--output", spec})
+              .exit_code == 0);
+  r = node.doctor();
+  CHECK(r.exit_code == 1);
+  const std::string failed = line_starting(r.out, "FAIL  cdi: no spec defines nvidia.com/gpu=GPU-");
+  CHECK(failed.find(", which the device plugin hands out: pods given it fail to start "
+                    "(unresolvable CDI devices)") != std::string::npos);
+  CHECK(failed.find("fix: gpu-ctk cdi generate --output " + spec +
+                    ", after every change of GPUs") != std::string::npos);
+  node.configure({{"device-plugin", {{"device-list", {"cdi-cri"}}, {"device-ids", "index"}}}});
+  r = node.doctor();
+  CHECK(line_starting(r.out,
+                      "ok    cdi: every GPU the device plugin hands out is a device of a "
+                      "spec (") != "");
 }
 
 TEST_CASE("doctor: on cgroup v2, NVIDIA nodes without their /dev/char links fail") {
