@@ -323,6 +323,47 @@ void check_persistenced(DriverHost& host, Findings& findings) {
                 "systemctl enable --now nvidia-persistenced");
 }
 
+// How many NVSwitch device nodes (nvidia-nvswitch<N>) `dev` holds.
+std::size_t nvswitch_count(DriverHost& host, const std::string& dev) {
+  std::size_t count = 0;
+  for (const auto& name : host.fs().list(dev)) {
+    if (name.starts_with("nvidia-nvswitch") && parse_decimal(name.substr(15))) ++count;
+  }
+  return count;
+}
+
+// Whether a process named nv-fabricmanager (its comm, cut to 15 bytes) runs under `proc`.
+bool fabric_manager_runs(DriverHost& host, const std::string& proc) {
+  for (const auto& pid : host.fs().list(proc)) {
+    if (!parse_decimal(pid)) continue;
+    const std::string comm = host.fs().head(proc + "/" + pid + "/comm", 32);
+    if (trim(comm) == "nv-fabricmanage") return true;
+  }
+  return false;
+}
+
+// On an NVSwitch system (HGX and DGX A100, H100, H200) CUDA can use no GPU until NVIDIA's fabric
+// manager has set the fabric up: error 802, "system not yet initialized". A warning: a doctor
+// in a container without the host's PID namespace sees no host process.
+void check_fabric_manager(DriverHost& host, Findings& findings) {
+  const std::string dev = host.devices().dev_path("/dev");
+  const std::size_t switches = nvswitch_count(host, dev);
+  if (switches == 0) return;
+  const std::string proc = host.devices().dev_path("/proc");
+  const std::string what = std::to_string(switches) + " NVSwitch" + (switches == 1 ? "" : "es");
+  if (fabric_manager_runs(host, proc)) {
+    findings.ok(kArea, "the fabric manager runs for the " + what, proc);
+    return;
+  }
+  findings.warn(kArea,
+                "this host has " + what +
+                    " and no nv-fabricmanager process runs: CUDA fails with error 802 (system "
+                    "not yet initialized) until it does",
+                dev + "/nvidia-nvswitch*",
+                "install the fabric manager of the driver's exact version "
+                "(nvidia-fabricmanager), then systemctl enable --now nvidia-fabricmanager");
+}
+
 }  // namespace
 
 std::optional<std::string> check_driver(const Config& config, Findings& findings) {
@@ -362,6 +403,7 @@ std::optional<std::string> check_driver(const Config& config, Findings& findings
     if (gpus) check_gpu_modes(host, *gpus, findings);
   }
   check_persistenced(host, findings);
+  check_fabric_manager(host, findings);
   return *version;
 }
 

@@ -294,6 +294,28 @@ TEST_CASE("doctor: the kernel module not loaded: nouveau, no module for the kern
       std::string::npos);
 }
 
+// NVSwitch systems need NVIDIA's fabric manager before CUDA can use a GPU (error 802). The
+// simulated host has one NVSwitch and runs it.
+TEST_CASE("doctor: NVSwitches without the fabric manager; with it running") {
+  REQUIRE(gcr::test::is_root());
+  DoctorNode node;
+  node.make_healthy();
+  const std::string dev = node.f.host().dev_root();
+  CHECK(line_starting(node.doctor().out,
+                      "ok    driver: the fabric manager runs for the 1 "
+                      "NVSwitch (") != "");
+  std::filesystem::remove_all(dev + "/proc/" + gcr::test::SimHost::kFabricManagerPid);
+  gcr::test::write_file(dev + "/proc/1/comm", "systemd\n");
+  const std::string warned =
+      line_starting(node.doctor().out,
+                    "warn  driver: this host has 1 NVSwitch and no "
+                    "nv-fabricmanager process runs: CUDA fails with error 802");
+  CHECK(warned.find("fix: install the fabric manager of the driver's exact version") !=
+        std::string::npos);
+  REQUIRE(::unlink((dev + "/dev/nvidia-nvswitch0").c_str()) == 0);
+  CHECK(node.doctor().out.find("fabric") == std::string::npos);  // no NVSwitch: not said
+}
+
 TEST_CASE("doctor: a driver upgraded without a reboot: the module and the libraries differ") {
   REQUIRE(gcr::test::is_root());
   DoctorNode node;

@@ -249,6 +249,8 @@ void SimHost::make_device_nodes() const {
   mknod_char(dev + "/gdrdrv", 241, 0);
   mknod_char(dev + "/nvidia-nvswitchctl", 242, 255);
   mknod_char(dev + "/nvidia-nvswitch0", 242, 0);
+  // An NVSwitch host runs NVIDIA's fabric manager (its comm, cut to 15 bytes).
+  write_file(dev_root_ + "/proc/" + std::string(kFabricManagerPid) + "/comm", "nv-fabricmanage\n");
 }
 
 void SimHost::install_libraries() const {

@@ -55,6 +55,8 @@ class SimHost {
   [[nodiscard]] const std::string& dev_root() const { return dev_root_; }
   [[nodiscard]] const std::vector<SimGpu>& gpus() const { return gpus_; }
   [[nodiscard]] static std::string version() { return GCR_STUB_DRIVER_VERSION; }
+  // The pid under dev-root's /proc of the fabric manager the simulated NVSwitch host runs.
+  static constexpr const char* kFabricManagerPid = "2817";
   // In-root (and in-container) directories of the 64-bit and 32-bit libraries.
   [[nodiscard]] std::string lib_dir() const;
   [[nodiscard]] std::string lib32_dir() const;
