@@ -146,7 +146,8 @@ void check_cdi(const Config& config, const CdiRegistry& registry,
                 file.path);
   }
   if (!registry.specs.empty() || !registry.errors.empty()) {
-    check_plugin_names(config, registry, findings);
+    // A refused spec may be the one that names them: its FAIL says what to do first.
+    if (registry.errors.empty()) check_plugin_names(config, registry, findings);
     return;
   }
   const std::string dirs = join(config.cdi.spec_dirs, ", ");

@@ -237,18 +237,19 @@ bool lists_module(std::string_view proc_modules, std::string_view name) {
 }
 
 // Whether depmod's modules.dep names NVIDIA's main module, compressed or not: nvidia.ko, or
-// Debian's nvidia-current.ko (and its tesla flavours), not nvidia-uvm, -modeset, -drm, -peermem.
+// Debian's nvidia-current.ko and nvidia-tesla-<branch>[-current].ko (not their -uvm, -modeset,
+// -drm or -peermem; nor the kernel's own nvidia-wmi-ec-backlight).
 bool names_nvidia_module(std::string_view modules_dep) {
   for (auto line : split(modules_dep, '\n')) {
     const std::string_view path = line.substr(0, line.find(':'));
     const auto slash = path.rfind('/');
     const std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
     const auto ko = name.find(".ko");
-    if (ko == std::string_view::npos || !name.starts_with("nvidia")) continue;
+    if (ko == std::string_view::npos) continue;
     const std::string_view stem = name.substr(0, ko);
-    if (stem == "nvidia" ||
-        (stem.starts_with("nvidia-") && !stem.ends_with("-uvm") && !stem.ends_with("-modeset") &&
-         !stem.ends_with("-drm") && !stem.ends_with("-peermem")))
+    if (stem == "nvidia" || stem == "nvidia-current" ||
+        (stem.starts_with("nvidia-tesla-") && !stem.ends_with("-uvm") &&
+         !stem.ends_with("-modeset") && !stem.ends_with("-drm") && !stem.ends_with("-peermem")))
       return true;
   }
   return false;
@@ -260,15 +261,14 @@ bool secure_boot_on(DriverHost& host) {
   return bytes.size() == 5 && bytes[4] == 1;
 }
 
-// The running kernel's modules.dep: the driver root's when it holds one (a driver container's),
-// else the host's (under dev-root, as /proc); "" when the kernel's release cannot be read.
+// The running kernel's modules.dep in the driver root (the host's for root /, a driver
+// container's own otherwise); "" when it has none (a driver container still starting is not
+// judged by the host's, which holds no NVIDIA module by design) or the release is unreadable.
 std::string modules_dep_path(DriverHost& host, const Config& config, const std::string& kernel) {
   if (kernel.empty() || kernel.find('/') != std::string::npos) return "";
-  const std::string in_root = "lib/modules/" + kernel + "/modules.dep";
   struct stat st {};
-  const std::string own = child_path(config.driver.root, in_root);
-  if (host.fs().stat(own, st)) return own;
-  return host.devices().dev_path("/" + in_root);
+  const std::string dep = child_path(config.driver.root, "lib/modules/" + kernel + "/modules.dep");
+  return host.fs().stat(dep, st) ? dep : "";
 }
 
 // nouveau holding the GPUs, no module built for the running kernel (its modules.dep lists
@@ -280,30 +280,30 @@ std::optional<ModuleProblem> module_problem(DriverHost& host, const Config& conf
   if (modules && (lists_module(*modules, "nvidia") || lists_module(*modules, "nvidia_current")))
     return std::nullopt;
   if (modules && lists_module(*modules, "nouveau")) {
-    return ModuleProblem{
-        "the nouveau driver is loaded and holds the GPUs",
-        "blacklist nouveau (`blacklist nouveau` and `options nouveau modeset=0` in "
-        "/etc/modprobe.d/blacklist-nouveau.conf), update-initramfs -u, reboot"};
+    return ModuleProblem{"the nouveau driver is loaded and holds the GPUs",
+                         "blacklist nouveau (`blacklist nouveau` and `options nouveau modeset=0` "
+                         "in /etc/modprobe.d/blacklist-nouveau.conf), rebuild the initramfs "
+                         "(update-initramfs -u, or dracut -f), reboot"};
   }
   auto release = host.fs().read_file(host.devices().dev_path("/proc/sys/kernel/osrelease"), 256);
   const std::string kernel = release ? std::string(trim(*release)) : "";
   if (const std::string dep = modules_dep_path(host, config, kernel); !dep.empty()) {
     auto listed = host.fs().read_file(dep, kMaxModulesText);
     if (listed && !names_nvidia_module(*listed)) {
-      return ModuleProblem{
-          "no NVIDIA module is built for the running kernel " + kernel + " (" + dep +
-              " lists none)",
-          "install linux-headers-" + kernel +
-              " and rebuild the driver's module (dkms autoinstall), or boot the kernel it "
-              "was built for"};
+      return ModuleProblem{"no NVIDIA module is built for the running kernel " + kernel + " (" +
+                               dep + " lists none)",
+                           "install the kernel's headers (linux-headers-" + kernel +
+                               ", or kernel-devel-" + kernel +
+                               ") and rebuild the driver's module (dkms autoinstall), or boot "
+                               "the kernel it was built for"};
     }
   }
   if (secure_boot_on(host)) {
-    return ModuleProblem{
-        "",
-        "modprobe nvidia; Secure Boot is on: where it says `Key was rejected by service`, "
-        "enroll the module's signing key (mokutil --import /var/lib/dkms/mok.pub, then "
-        "reboot) or use a signed driver"};
+    return ModuleProblem{"",
+                         "modprobe nvidia; Secure Boot is on: where it says `Key was rejected by "
+                         "service`, enroll the module's signing key with mokutil --import "
+                         "(DKMS's: /var/lib/dkms/mok.pub, or /var/lib/shim-signed/mok/MOK.der "
+                         "on older Ubuntu), reboot, or use a signed driver"};
   }
   return ModuleProblem{"", "modprobe nvidia (dmesg | grep -i nvrm says why it fails)"};
 }
@@ -332,10 +332,15 @@ std::size_t nvswitch_count(DriverHost& host, const std::string& dev) {
   return count;
 }
 
-// Whether a process named nv-fabricmanager (its comm, cut to 15 bytes) runs under `proc`.
+constexpr std::size_t kMaxProcessesRead = 1 << 16;
+
+// Whether a process named nv-fabricmanager (its comm, cut to 15 bytes) runs under `proc`, among
+// the first kMaxProcessesRead.
 bool fabric_manager_runs(DriverHost& host, const std::string& proc) {
+  std::size_t read = 0;
   for (const auto& pid : host.fs().list(proc)) {
     if (!parse_decimal(pid)) continue;
+    if (++read > kMaxProcessesRead) break;
     const std::string comm = host.fs().head(proc + "/" + pid + "/comm", 32);
     if (trim(comm) == "nv-fabricmanage") return true;
   }
@@ -361,7 +366,8 @@ void check_fabric_manager(DriverHost& host, Findings& findings) {
                     "not yet initialized) until it does",
                 dev + "/nvidia-nvswitch*",
                 "install the fabric manager of the driver's exact version "
-                "(nvidia-fabricmanager), then systemctl enable --now nvidia-fabricmanager");
+                "(nvidia-fabricmanager-<branch> on Ubuntu, nvidia-fabric-manager on RHEL), then "
+                "systemctl enable --now nvidia-fabricmanager");
 }
 
 }  // namespace

@@ -266,14 +266,18 @@ TEST_CASE("doctor: the kernel module not loaded: nouveau, no module for the kern
         std::string::npos);
   gcr::test::write_file(dev + "/proc/modules", "nvme 57344 2 - Live 0x0000000000000000\n");
   gcr::test::write_file(dev + "/proc/sys/kernel/osrelease", "6.1.0-41-amd64\n");
-  const std::string dep = dev + "/lib/modules/6.1.0-41-amd64/modules.dep";
+  // The driver root's modules.dep (the host's, for root /); the kernel's own
+  // nvidia-wmi-ec-backlight is not NVIDIA's driver.
+  const std::string dep = node.f.host().driver_root() + "/lib/modules/6.1.0-41-amd64/modules.dep";
   gcr::test::write_file(dep,
                         "kernel/drivers/nvme/host/nvme.ko.xz: kernel/drivers/nvme/host/"
-                        "nvme-core.ko.xz\nupdates/dkms/nvidia-current-uvm.ko.xz:\n");
+                        "nvme-core.ko.xz\nupdates/dkms/nvidia-current-uvm.ko.xz:\n"
+                        "kernel/drivers/platform/x86/nvidia-wmi-ec-backlight.ko.xz:\n");
   const std::string none = failure(not_loaded);
   CHECK(none.find("not loaded: no NVIDIA module is built for the running kernel 6.1.0-41-amd64 (" +
                   dep + " lists none) (") != std::string::npos);
-  CHECK(none.find("fix: install linux-headers-6.1.0-41-amd64 and rebuild the driver's module") !=
+  CHECK(none.find("fix: install the kernel's headers (linux-headers-6.1.0-41-amd64, or "
+                  "kernel-devel-6.1.0-41-amd64) and rebuild the driver's module") !=
         std::string::npos);
   // Debian's packages build nvidia-current.ko.
   gcr::test::write_file(dep,
