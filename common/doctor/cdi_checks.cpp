@@ -44,18 +44,15 @@ std::optional<std::string> staleness(const CdiSpec& spec,
   return std::nullopt;
 }
 
+// device-list cdi-annotations or cdi-cri.
 bool plugin_hands_out_cdi_names(const Config& config) {
   const auto& list = config.device_plugin.device_list;
-  return std::find(list.begin(), list.end(), "cdi-annotations") != list.end() ||
-         std::find(list.begin(), list.end(), "cdi-cri") != list.end();
+  return std::any_of(list.begin(), list.end(),
+                     [](const std::string& strategy) { return strategy.rfind("cdi-", 0) == 0; });
 }
 
 bool needs_cdi(const Config& config) {
-  if (config.requests.mode == "cdi") return true;
-  for (const auto& strategy : config.device_plugin.device_list) {
-    if (strategy.rfind("cdi-", 0) == 0) return true;
-  }
-  return false;
+  return config.requests.mode == "cdi" || plugin_hands_out_cdi_names(config);
 }
 
 // The command that writes `spec` again for the loaded driver at `path`: the management spec in

@@ -273,8 +273,8 @@ std::string modules_dep_path(DriverHost& host, const Config& config, const std::
 
 // nouveau holding the GPUs, no module built for the running kernel (its modules.dep lists
 // none), or Secure Boot on (an unsigned module is refused); otherwise modprobe's own error
-// says it. Nothing when the module is loaded (the
-// driver's files are what failed: their error stands).
+// says it. Nothing when the module is loaded: the driver's files are what failed, and their
+// error stands.
 std::optional<ModuleProblem> module_problem(DriverHost& host, const Config& config) {
   auto modules = host.fs().read_file(host.devices().dev_path("/proc/modules"), kMaxModulesText);
   if (modules && (lists_module(*modules, "nvidia") || lists_module(*modules, "nvidia_current")))
