@@ -305,11 +305,11 @@ std::optional<std::string> imports_edited(const std::string& text, const toml::t
 
 // The main file with our drop-in imported: a line put in front when the file has no
 // `imports` (comments and layout kept), ours added to its `imports` otherwise. The plain path
-// an earlier version imported is replaced by the pattern.
+// an earlier version imported is replaced by the pattern (`upgraded`: upgraded_imports).
 Result<std::optional<std::string>> main_with_import(const ExistingFile& file,
                                                     const toml::table& config, int version,
-                                                    const std::string& drop_in) {
-  const auto upgraded = upgraded_imports(config, drop_in);
+                                                    const std::string& drop_in,
+                                                    const std::optional<toml::array>& upgraded) {
   if (!upgraded && imports_contain(config, file.path, drop_in)) return std::optional<std::string>();
   const std::string entry = import_entry(drop_in);
   toml::table meant = config;
@@ -432,11 +432,11 @@ Result<std::vector<FileChange>> plan_containerd(const ConfigureOptions& o, const
       "# Written by gpu-ctk runtime configure: gpu-container-runtime as a CRI runtime.\n" + *body;
   std::vector<FileChange> changes;
   if (drop_in.content != text) changes.push_back({drop_in.path, text});
-  auto main = main_with_import(file, *config, *version, drop_in.path);
-  if (!main) return main.error();
   // Only our own entry upgraded: no backup, so that a file configure made is still told as one.
-  const bool upgrade = upgraded_imports(*config, drop_in.path).has_value();
-  if (*main) changes.push_back({file.path, **main, !upgrade});
+  const auto upgraded = upgraded_imports(*config, drop_in.path);
+  auto main = main_with_import(file, *config, *version, drop_in.path, upgraded);
+  if (!main) return main.error();
+  if (*main) changes.push_back({file.path, **main, !upgraded.has_value()});
   return changes;
 }
 
