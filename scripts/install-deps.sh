@@ -8,7 +8,7 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 PACKAGES="g++ gcc-multilib cmake ninja-build pkg-config ca-certificates
   nlohmann-json3-dev libboost-program-options-dev libboost-dev libboost-filesystem-dev
-  libfmt-dev doctest-dev libtomlplusplus-dev libyaml-cpp-dev clang libclang-rt-14-dev
+  libfmt-dev doctest-dev libtomlplusplus-dev libyaml-cpp-dev clang libclang-rt-14-dev lld
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc zlib1g-dev
   runc busybox-static podman containerd docker.io
   debhelper dpkg-dev lintian rpm ccache
