@@ -27,12 +27,16 @@ fi
 # debhelper builds the .deb with a HOME of its own, where no ccache.conf is: the compiler cache
 # in effect here, how it hashes paths, its size limit and the options it leaves out of the hash
 # go to both builds in the environment instead (with CCACHE_DIR set, ccache reads no other
-# ccache.conf than the cache's own).
+# ccache.conf than the cache's own). So does the file it logs its answers to, if it has one.
 if command -v ccache >/dev/null; then
   CCACHE_DIR=$(ccache -k cache_dir) CCACHE_BASEDIR=$(ccache -k base_dir)
   CCACHE_MAXSIZE=$(ccache -k max_size) CCACHE_IGNOREOPTIONS=$(ccache -k ignore_options)
   export CCACHE_DIR CCACHE_BASEDIR CCACHE_MAXSIZE CCACHE_IGNOREOPTIONS
   if [ "$(ccache -k hash_dir)" = false ]; then export CCACHE_NOHASHDIR=1; fi
+  if [ -n "$(ccache -k stats_log)" ]; then
+    CCACHE_STATSLOG=$(ccache -k stats_log)
+    export CCACHE_STATSLOG
+  fi
 fi
 
 # .deb: debian/ is made from deb/ plus a changelog entry for this version.

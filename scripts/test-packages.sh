@@ -46,13 +46,14 @@ awk -v mark="$MARK" -v out="$WORK/block.sh" '
 grep -q 'scripts/package.sh' "$WORK/block.sh" ||
   fail "README's package block does not run scripts/package.sh"
 # The blocks' HOME as scripts/test-readme.sh makes it: a ccache.conf naming the compiler cache in
-# effect here (scripts/test.sh's, or when run alone the caller's), base directory /tmp (the
-# clone and package.sh's trees).
+# effect here (scripts/test.sh's, or when run alone the caller's) and where it logs its answers,
+# base directory /tmp (the clone and package.sh's trees).
 mkdir -p "$WORK/home"
 if command -v ccache >/dev/null; then
   mkdir -p "$WORK/home/.config/ccache"
-  printf 'cache_dir = %s\nbase_dir = /tmp\nhash_dir = false\nmax_size = %s\n' \
-    "$(ccache -k cache_dir)" "$(ccache -k max_size)" >"$WORK/home/.config/ccache/ccache.conf"
+  printf 'cache_dir = %s\nbase_dir = /tmp\nhash_dir = false\nmax_size = %s\nstats_log = %s\n' \
+    "$(ccache -k cache_dir)" "$(ccache -k max_size)" "$(ccache -k stats_log)" \
+    >"$WORK/home/.config/ccache/ccache.conf"
 fi
 dpkg -P gpu-container-runtime >/dev/null 2>&1 || true  # what an aborted earlier run left
 if ! (cd "$CLONE" && env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \

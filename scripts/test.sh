@@ -22,8 +22,12 @@
 #   6. every other `sh` block of README.md as a user types it, in a fresh clone, with nothing of
 #      ours in the environment (scripts/test-readme.sh; blocks README marks are listed as
 #      skipped, the package block among them).
-# Each stage says when it started, how long it took and how many of its compilations the
-# compiler cache gave; the last line gives the total.
+# The tests of stages 1 and 2 spend most of their time waiting on containers, engines and
+# daemons: once the first build is done, scripts/test-prebuild.sh compiles, at the lowest CPU
+# priority, the sanitized tree of stage 3 and then the packages' objects of stage 5 (as README's
+# block compiles them), and those stages start from what it built. Each stage says when it
+# started, how long it took and how many of its compilations the compiler cache gave (what was
+# compiled ahead is counted apart, with its own seconds); the last line gives the total.
 #
 # Every build compiles through ccache (CMakeLists.txt) into one cache outside the checkout,
 # $GCR_TEST_CACHE/ccache, kept for later runs. The paths of a build's own tree are hashed
@@ -40,37 +44,71 @@ STARTED=$(date +%s)
 export CCACHE_DIR="${GCR_TEST_CACHE:-/var/cache/gpu-container-runtime-tests}/ccache"
 CCACHE_BASEDIR=$(pwd)
 export CCACHE_BASEDIR CCACHE_NOHASHDIR=true CCACHE_MAXSIZE=6G
-# The compilations since the last report: how many the cache answered; its size, and whether it
-# had to evict (then later stages' builds miss what earlier ones stored: CCACHE_MAXSIZE is small).
+# Each stage's compilations, and each step compiled ahead, are logged apart (ccache's stats_log:
+# one answer per compilation), so that what runs at once is counted where it belongs.
+LOGS=$(mktemp -d /tmp/gcr-test-XXXXXX)
+PREBUILD=""
+cleanup() {
+  if [ -n "$PREBUILD" ]; then kill -- "-$PREBUILD" 2>/dev/null || true; fi
+  rm -rf "$LOGS"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+# The compilations a stats log holds: how many the cache answered; its size, and whether it had
+# to evict (then later builds miss what earlier ones stored: CCACHE_MAXSIZE is small).
+CLEANUPS=0
 compiler_cache() {
   command -v ccache >/dev/null || return 0
-  ccache --print-stats | awk -v dir="$CCACHE_DIR" '
-    $1 ~ /^(direct|preprocessed)_cache_hit$/ { hit += $2 }
-    $1 == "cache_miss" { miss += $2 }
-    $1 == "cache_size_kibibyte" { size = $2 }
-    $1 == "cleanups_performed" { cleanups = $2 }
-    END {
-      if (hit + miss == 0) exit
-      printf "test.sh: compiler cache: %d of %d compilations taken from it (%s, %.1f GiB)\n", hit, hit + miss, dir, size / 1048576
-      if (cleanups > 0) printf "test.sh: compiler cache: full, %d cleanups evicted objects (CCACHE_MAXSIZE)\n", cleanups
-    }'
-  ccache --zero-stats >/dev/null
+  [ -s "$1" ] || return 0
+  counts=$(awk '/^(direct|preprocessed)_cache_hit$/ { hit++ } /^cache_miss$/ { miss++ }
+    END { printf "%d %d", hit, hit + miss }' "$1")
+  size=$(ccache --print-stats | awk '$1 == "cache_size_kibibyte" { printf "%.1f", $2 / 1048576 }')
+  echo "test.sh: compiler cache: ${counts% *} of ${counts#* } compilations taken from it ($CCACHE_DIR, $size GiB)"
+  cleanups=$(ccache --print-stats | awk '$1 == "cleanups_performed" { print $2 }')
+  if [ "${cleanups:-0}" -gt "$CLEANUPS" ]; then
+    echo "test.sh: compiler cache: full, $((cleanups - CLEANUPS)) cleanups evicted objects (CCACHE_MAXSIZE)"
+    CLEANUPS=$cleanups
+  fi
 }
 # Ends the stage running (its seconds, its compilations), starts the next; prints the time since
 # the start.
-STAGE="" STAGE_STARTED=$STARTED
+STAGE="" STAGE_STARTED=$STARTED STAGES=0
 stage() {
-  compiler_cache
   now=$(date +%s)
-  if [ -n "$STAGE" ]; then echo "test.sh: $((now - STAGE_STARTED)) s: $STAGE"; fi
+  if [ -n "$STAGE" ]; then
+    compiler_cache "$CCACHE_STATSLOG"
+    echo "test.sh: $((now - STAGE_STARTED)) s: $STAGE"
+  fi
+  STAGES=$((STAGES + 1))
+  export CCACHE_STATSLOG="$LOGS/stage-$STAGES.stats"
   STAGE=$* STAGE_STARTED=$now
   echo "test.sh: [$((now - STARTED)) s] $*"
 }
-# Runs a build step quietly; on failure shows what it printed.
-quiet() {
-  log=$(mktemp)
-  "$@" >"$log" 2>&1 || { cat "$log" >&2; rm -f "$log"; echo "test.sh: failed: $*" >&2; exit 1; }
-  rm -f "$log"
+# Whether scripts/test-prebuild.sh runs: its process is there and not a zombie (the shell reaps
+# background jobs only when it waits for them).
+prebuilding() {
+  state=$(sed 's/.*) //' "/proc/$PREBUILD/stat" 2>/dev/null | cut -c1) || return 1
+  [ -n "$state" ] && [ "$state" != Z ]
+}
+# Waits for a step of scripts/test-prebuild.sh (sleeping, not spinning); says how long it took
+# and what the compiler cache gave it, or fails with what it printed.
+compiled_ahead() {
+  while [ ! -f "$LOGS/prebuild/$1.done" ]; do
+    if ! prebuilding && [ ! -f "$LOGS/prebuild/$1.done" ]; then
+      cat "$LOGS/prebuild.log" "$LOGS/prebuild/$1.log" >&2 2>/dev/null || true
+      echo "test.sh: failed: scripts/test-prebuild.sh ended before its step $1" >&2
+      exit 1
+    fi
+    sleep 2
+  done
+  read -r status seconds <"$LOGS/prebuild/$1.done"
+  if [ "$status" != 0 ]; then
+    cat "$LOGS/prebuild/$1.log" >&2
+    echo "test.sh: failed: $2, compiled ahead (scripts/test-prebuild.sh, step $1)" >&2
+    exit 1
+  fi
+  echo "test.sh: $2: compiled ahead in $seconds s, meanwhile"
+  compiler_cache "$LOGS/prebuild/$1.stats"
 }
 scripts/install-deps.sh
 if [ -d "$CCACHE_DIR" ]; then
@@ -78,26 +116,27 @@ if [ -d "$CCACHE_DIR" ]; then
 else
   echo "test.sh: compiler cache empty: every compilation fills $CCACHE_DIR"
 fi
-compiler_cache >/dev/null
+CLEANUPS=$(ccache --print-stats 2>/dev/null | awk '$1 == "cleanups_performed" { print $2 }')
 stage "NVIDIA's real driver files, and the engines of Debian 13 and sid"
 GCR_REAL_DRIVER=$(test/real-driver.sh)
 GCR_NEWER_ENGINES=$(test/newer-engines.sh)
 export GCR_REAL_DRIVER GCR_NEWER_ENGINES
-stage "build and test"
+stage "build"
 BUILD_DIR=${BUILD_DIR:-build} scripts/build.sh --clean
+
+# From here the sanitized tree, then the packages' objects, compile at the lowest priority.
+mkdir "$LOGS/prebuild"
+setsid nice -n 19 scripts/test-prebuild.sh "$LOGS/prebuild" </dev/null >"$LOGS/prebuild.log" 2>&1 &
+PREBUILD=$!
+
+stage "unit and integration tests"
 ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure
 
 stage "a real Kubernetes node (Debian's kubernetes 1.20, containerd, the plugin)"
 scripts/test-kubernetes.sh "${BUILD_DIR:-build}"
 
 stage "the suite under AddressSanitizer and UBSan (clang; the fuzz targets built too)"
-# A clean tree, but for what the fuzz stage keeps there: the corpora earlier runs grew, and the
-# inputs a failed run saved.
-if [ -d build-asan ]; then
-  find build-asan -mindepth 1 -maxdepth 1 ! -name corpus ! -name findings -exec rm -rf {} +
-fi
-quiet scripts/configure-sanitized.sh build-asan
-quiet cmake --build build-asan
+compiled_ahead sanitized "the sanitized tree (scripts/configure-sanitized.sh)"
 build-asan/test/unit-tests
 build-asan/test/integration-tests \
   -tce="dockerd*,containerd: *,ctr run --gpus*,end to end*,the image built offline*,containerd 1.7 and 2.1*,Docker 26 and 28*"
@@ -106,6 +145,7 @@ stage "every parser fuzzed for a short while (libFuzzer, the sanitized tree's ta
 GCR_FUZZ_DIR=build-asan scripts/fuzz.sh "${FUZZ_SECONDS:-20}"
 
 stage "the packages, built by README's package block"
+compiled_ahead packages "the packages' objects (scripts/package.sh in a fresh clone)"
 scripts/test-packages.sh
 
 stage "README's commands as a user types them"

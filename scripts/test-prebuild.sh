@@ -1,0 +1,58 @@
+#!/bin/sh
+# Compiles ahead, for scripts/test.sh, what its later stages build, while its earlier stages'
+# tests wait on containers, engines and daemons (scripts/test.sh runs this at the lowest CPU
+# priority, so the tests keep the CPUs they use):
+#   sanitized  the sanitized tree (scripts/configure-sanitized.sh into build-asan; a clean tree
+#              but for the fuzz stage's corpora and findings), which the sanitized stage runs;
+#   packages   scripts/package.sh in a fresh clone under /tmp, run as README's package block runs
+#              it (env -i, a HOME whose ccache.conf names the compiler cache in effect, base
+#              directory /tmp): the packages stage then builds the block's packages from the
+#              compiler cache. The packages built here are thrown away.
+# For each step, in order, DIR gets <step>.log (what it printed), <step>.stats (the compiler
+# cache's answer for each compilation: ccache's stats_log) and, once it ended, <step>.done: its
+# exit status and seconds. A step that fails ends the run.
+#
+#   scripts/test-prebuild.sh DIR
+set -eu
+cd "$(dirname "$0")/.."
+DIR=$1
+
+step() {
+  name=$1
+  shift
+  started=$(date +%s)
+  status=0
+  export CCACHE_STATSLOG="$DIR/$name.stats"
+  "$@" >"$DIR/$name.log" 2>&1 || status=$?
+  echo "$status $(($(date +%s) - started))" >"$DIR/$name.done.tmp"
+  mv "$DIR/$name.done.tmp" "$DIR/$name.done"
+  [ "$status" = 0 ]
+}
+
+sanitized() {
+  if [ -d build-asan ]; then
+    find build-asan -mindepth 1 -maxdepth 1 ! -name corpus ! -name findings -exec rm -rf {} +
+  fi
+  scripts/configure-sanitized.sh build-asan
+  cmake --build build-asan
+}
+
+# As scripts/test-packages.sh runs README's package block, with the same compiler flags and
+# paths relative to /tmp: the objects are the ones that block's build looks up.
+packages() {
+  work=$(mktemp -d /tmp/gcr-prebuild-XXXXXX)
+  trap 'rm -rf "$work"' EXIT
+  git clone -q "$(pwd)" "$work/gpu-container-runtime"
+  mkdir -p "$work/home/.config/ccache"
+  if command -v ccache >/dev/null; then
+    printf 'cache_dir = %s\nbase_dir = /tmp\nhash_dir = false\nmax_size = %s\nstats_log = %s\n' \
+      "$(ccache -k cache_dir)" "$(ccache -k max_size)" "$CCACHE_STATSLOG" \
+      >"$work/home/.config/ccache/ccache.conf"
+  fi
+  (cd "$work/gpu-container-runtime" &&
+    env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+      HOME="$work/home" LANG=C.UTF-8 OUT="$work/packages" sh -eu scripts/package.sh </dev/null)
+}
+
+step sanitized sanitized
+step packages packages
