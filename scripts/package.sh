@@ -14,6 +14,7 @@ OUT=${OUT:-$(pwd)/build-packages}
 VERSION=$(scripts/version.sh)
 WORK=$(mktemp -d /tmp/gcr-package-XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
+trap 'exit 143' HUP INT TERM
 rm -rf "$OUT" && mkdir -p "$OUT"
 
 SRC="$WORK/gpu-container-runtime-$VERSION"

@@ -10,20 +10,34 @@
 #              compiler cache. The packages built here are thrown away.
 # For each step, in order, DIR gets <step>.log (what it printed), <step>.stats (the compiler
 # cache's answer for each compilation: ccache's stats_log) and, once it ended, <step>.done: its
-# exit status and seconds. A step that fails ends the run.
+# exit status and seconds. A step that fails ends the run. Run in a process group of its own
+# (setsid), it stops when its parent does (a signal to the group: every step's programs end, and
+# their temporary trees are removed).
 #
 #   scripts/test-prebuild.sh DIR
 set -eu
 cd "$(dirname "$0")/.."
 DIR=$1
+JOB=""
+trap 'if [ -n "$JOB" ]; then wait "$JOB" || true; fi; exit 143' HUP INT TERM
+PARENT=$PPID
+(
+  while kill -0 "$PARENT" 2>/dev/null; do sleep 5; done
+  kill -- "-$$" 2>/dev/null
+) &
 
+# A step runs as a job of its own (so that a signal here does not wait for it to end, and `set -e`
+# holds inside it).
 step() {
   name=$1
   shift
   started=$(date +%s)
   status=0
   export CCACHE_STATSLOG="$DIR/$name.stats"
-  "$@" >"$DIR/$name.log" 2>&1 || status=$?
+  "$@" >"$DIR/$name.log" 2>&1 &
+  JOB=$!
+  wait "$JOB" || status=$?
+  JOB=""
   echo "$status $(($(date +%s) - started))" >"$DIR/$name.done.tmp"
   mv "$DIR/$name.done.tmp" "$DIR/$name.done"
   [ "$status" = 0 ]
@@ -42,6 +56,7 @@ sanitized() {
 packages() {
   work=$(mktemp -d /tmp/gcr-prebuild-XXXXXX)
   trap 'rm -rf "$work"' EXIT
+  trap 'exit 143' HUP INT TERM
   git clone -q "$(pwd)" "$work/gpu-container-runtime"
   mkdir -p "$work/home/.config/ccache"
   if command -v ccache >/dev/null; then

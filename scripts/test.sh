@@ -49,11 +49,16 @@ export CCACHE_BASEDIR CCACHE_NOHASHDIR=true CCACHE_MAXSIZE=6G
 LOGS=$(mktemp -d /tmp/gcr-test-XXXXXX)
 PREBUILD=""
 cleanup() {
-  if [ -n "$PREBUILD" ]; then kill -- "-$PREBUILD" 2>/dev/null || true; fi
+  if [ -n "$PREBUILD" ]; then
+    kill -- "-$PREBUILD" 2>/dev/null || true
+    wait "$PREBUILD" 2>/dev/null || true
+  fi
   rm -rf "$LOGS"
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 143' TERM
 # The compilations a stats log holds: how many the cache answered; its size, and whether it had
 # to evict (then later builds miss what earlier ones stored: CCACHE_MAXSIZE is small).
 CLEANUPS=0
@@ -84,11 +89,15 @@ stage() {
   STAGE=$* STAGE_STARTED=$now
   echo "test.sh: [$((now - STARTED)) s] $*"
 }
-# Whether scripts/test-prebuild.sh runs: its process is there and not a zombie (the shell reaps
-# background jobs only when it waits for them).
+# Whether scripts/test-prebuild.sh runs: its process is there, not a zombie (the shell reaps
+# background jobs only when it waits for them), and the one started (its start time: a reused
+# pid is another process).
+started_at() {
+  sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f20
+}
 prebuilding() {
-  state=$(sed 's/.*) //' "/proc/$PREBUILD/stat" 2>/dev/null | cut -c1) || return 1
-  [ -n "$state" ] && [ "$state" != Z ]
+  state=$(sed 's/.*) //' "/proc/$PREBUILD/stat" 2>/dev/null | cut -c1)
+  [ -n "$state" ] && [ "$state" != Z ] && [ "$(started_at "$PREBUILD")" = "$PREBUILD_STARTED" ]
 }
 # Waits for a step of scripts/test-prebuild.sh (sleeping, not spinning); says how long it took
 # and what the compiler cache gave it, or fails with what it printed.
@@ -128,6 +137,7 @@ BUILD_DIR=${BUILD_DIR:-build} scripts/build.sh --clean
 mkdir "$LOGS/prebuild"
 setsid nice -n 19 scripts/test-prebuild.sh "$LOGS/prebuild" </dev/null >"$LOGS/prebuild.log" 2>&1 &
 PREBUILD=$!
+PREBUILD_STARTED=$(started_at "$PREBUILD")
 
 stage "unit and integration tests"
 ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure
