@@ -32,12 +32,11 @@ fi
 if command -v ccache >/dev/null; then
   CCACHE_DIR=$(ccache -k cache_dir) CCACHE_BASEDIR=$(ccache -k base_dir)
   CCACHE_MAXSIZE=$(ccache -k max_size) CCACHE_IGNOREOPTIONS=$(ccache -k ignore_options)
+  NOHASHDIR=$(ccache -k hash_dir) STATSLOG=$(ccache -k stats_log)
+  # Read before CCACHE_DIR is exported: from then on ccache reads no other ccache.conf.
   export CCACHE_DIR CCACHE_BASEDIR CCACHE_MAXSIZE CCACHE_IGNOREOPTIONS
-  if [ "$(ccache -k hash_dir)" = false ]; then export CCACHE_NOHASHDIR=1; fi
-  if [ -n "$(ccache -k stats_log)" ]; then
-    CCACHE_STATSLOG=$(ccache -k stats_log)
-    export CCACHE_STATSLOG
-  fi
+  if [ "$NOHASHDIR" = false ]; then export CCACHE_NOHASHDIR=1; fi
+  if [ -n "$STATSLOG" ]; then export CCACHE_STATSLOG="$STATSLOG"; fi
 fi
 
 # .deb: debian/ is made from deb/ plus a changelog entry for this version.
