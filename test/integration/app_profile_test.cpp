@@ -24,23 +24,6 @@ std::string profile_of(const std::string& mask) {
          mask + "]}], \"rules\": [{\"pattern\": [], \"profile\": \"_container_\"}]}\n";
 }
 
-// Runs `script` in a busybox container with `env` (and `patch` merged into its spec), through
-// the shim and real runc.
-gcr::test::ProcessResult run_container(const GpuFixture& f, const std::vector<std::string>& env,
-                                       const std::string& script,
-                                       const Json& patch = Json::object()) {
-  Json spec = gcr::test::busybox_spec({"/bin/sh", "-c", script});
-  for (const auto& e : env) spec["process"]["env"].push_back(e);
-  spec.merge_patch(patch);
-  f.write_spec(spec.dump(2));
-  return f.shim({"--root", f.path("runc-root"), "run", "--bundle", f.bundle(), "gcr-profile"});
-}
-
-void real_runc(const GpuFixture& f) {
-  f.configure({{"runtime", {{"runtimes", {gcr::test::runc_path()}}}}});
-  gcr::test::make_glibc_rootfs(f.bundle());
-}
-
 // A graphics request for GPU 0 with `patch` merged into its spec, created through the shim and
 // the recording fake runc, on a busybox rootfs made before.
 gcr::test::ProcessResult create_graphics(const GpuFixture& f, const Json& patch) {
@@ -61,17 +44,17 @@ bool has_hook(const GpuFixture& f, const std::string& name) {
 TEST_CASE("a graphics container's EGL sees its GPUs only: the profile written at create") {
   REQUIRE_MESSAGE(gcr::test::is_root(), "running containers needs root");
   GpuFixture f;
-  real_runc(f);
+  f.use_real_runc();
   const std::string show = std::string("cat ") + kProfile;
-  const auto two = run_container(
-      f, {"NVIDIA_VISIBLE_DEVICES=0,2", "NVIDIA_DRIVER_CAPABILITIES=graphics,compute"}, show);
+  const auto two = f.run_busybox(
+      {"NVIDIA_VISIBLE_DEVICES=0,2", "NVIDIA_DRIVER_CAPABILITIES=graphics,compute"}, show);
   CHECK(two.err == "");
   CHECK(two.out == profile_of("0x18"));
   CHECK_FALSE(has_hook(f, "update-application-profile"));
   CHECK_FALSE(has_hook(f, "update-libraries"));  // the loader cache written at create too
   // Started again with another GPU (a fresh spec, the same rootfs): the file says so.
   const auto one =
-      run_container(f, {"NVIDIA_VISIBLE_DEVICES=1", "NVIDIA_DRIVER_CAPABILITIES=all"}, show);
+      f.run_busybox({"NVIDIA_VISIBLE_DEVICES=1", "NVIDIA_DRIVER_CAPABILITIES=all"}, show);
   CHECK(one.err == "");
   CHECK(one.out == profile_of("0x1"));
 }
@@ -79,13 +62,13 @@ TEST_CASE("a graphics container's EGL sees its GPUs only: the profile written at
 TEST_CASE("no graphics, no profile; no GPU, no profile") {
   REQUIRE_MESSAGE(gcr::test::is_root(), "running containers needs root");
   GpuFixture f;
-  real_runc(f);
+  f.use_real_runc();
   const std::string look = "ls /etc/nvidia 2>&1; true";
-  const auto compute = run_container(f, {"NVIDIA_VISIBLE_DEVICES=0"}, look);
+  const auto compute = f.run_busybox({"NVIDIA_VISIBLE_DEVICES=0"}, look);
   CHECK(compute.out.find("No such file") != std::string::npos);
   CHECK_FALSE(has_hook(f, "update-application-profile"));
-  const auto none = run_container(
-      f, {"NVIDIA_VISIBLE_DEVICES=none", "NVIDIA_DRIVER_CAPABILITIES=graphics"}, look);
+  const auto none =
+      f.run_busybox({"NVIDIA_VISIBLE_DEVICES=none", "NVIDIA_DRIVER_CAPABILITIES=graphics"}, look);
   CHECK(none.err == "");
   CHECK(none.out.find("No such file") != std::string::npos);
 }
@@ -93,17 +76,16 @@ TEST_CASE("no graphics, no profile; no GPU, no profile") {
 TEST_CASE("a volume at /etc/nvidia: no profile, nothing written into the volume, no hook") {
   REQUIRE_MESSAGE(gcr::test::is_root(), "running containers needs root");
   GpuFixture f;
-  real_runc(f);
+  f.use_real_runc();
   const std::string volume = f.path("volume");
   gcr::test::make_dirs(volume);
   gcr::test::make_dirs(f.bundle() + "/rootfs/etc/nvidia");
-  const auto r =
-      run_container(f, {"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_DRIVER_CAPABILITIES=graphics"},
-                    "ls -A /etc/nvidia; echo ok",
-                    mounts_with({{"destination", "/etc/nvidia"},
-                                 {"type", "bind"},
-                                 {"source", volume},
-                                 {"options", {"rbind", "rw"}}}));
+  const auto r = f.run_busybox({"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_DRIVER_CAPABILITIES=graphics"},
+                               "ls -A /etc/nvidia; echo ok",
+                               mounts_with({{"destination", "/etc/nvidia"},
+                                            {"type", "bind"},
+                                            {"source", volume},
+                                            {"options", {"rbind", "rw"}}}));
   CHECK(r.out == "ok\n");
   CHECK_FALSE(has_hook(f, "update-application-profile"));
   CHECK_FALSE(gcr::test::exists(volume + "/nvidia-application-profiles-rc.d"));

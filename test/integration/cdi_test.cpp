@@ -20,9 +20,7 @@ using gcr::test::GpuFixture;
 
 namespace {
 
-void require_root() {
-  REQUIRE_MESSAGE(gcr::test::is_root(), "the simulated GPU host needs root (mknod)");
-}
+using gcr::test::require_root;
 
 // The NVML stub's MIG devices of the GPU on bus 3b (index 1, /dev/nvidia0): 1:0 is GPU instance
 // 1 / compute instance 0 (capabilities 12 and 13), 1:1 is GPU instance 2 / compute instance 0

@@ -9,31 +9,12 @@
 using gcr::Json;
 using gcr::test::GpuFixture;
 
-namespace {
-
-// Runs `script` with busybox sh in a container with `env`, through the shim and real runc.
-gcr::test::ProcessResult run_container(const GpuFixture& f, const std::vector<std::string>& env,
-                                       const std::string& script) {
-  Json spec = gcr::test::busybox_spec({"/bin/sh", "-c", script});
-  for (const auto& e : env) spec["process"]["env"].push_back(e);
-  f.write_spec(spec.dump(2));
-  return f.shim({"--root", f.path("runc-root"), "run", "--bundle", f.bundle(), "gcr-gpu-test"});
-}
-
-GpuFixture& real_runc(GpuFixture& f) {
-  f.configure({{"runtime", {{"runtimes", {gcr::test::runc_path()}}}}});
-  gcr::test::make_glibc_rootfs(f.bundle());
-  return f;
-}
-
-}  // namespace
-
 TEST_CASE("a container sees exactly its GPU, the control nodes, its libraries and binaries") {
   REQUIRE_MESSAGE(gcr::test::is_root(), "running containers needs root");
   GpuFixture f;
-  real_runc(f);
-  const auto r = run_container(
-      f, {"NVIDIA_VISIBLE_DEVICES=1"},
+  f.use_real_runc();
+  const auto r = f.run_busybox(
+      {"NVIDIA_VISIBLE_DEVICES=1"},
       "ls /dev | grep nvidia | tr '\\n' ' '; echo; stat -c '%t:%T' /dev/nvidia0; "
       "ls /usr/lib/x86_64-linux-gnu | grep -c 'libnvidia-encode\\|libGLX'; nvidia-smi; /probe");
   CHECK(r.err == "");
@@ -48,9 +29,9 @@ TEST_CASE("a container sees exactly its GPU, the control nodes, its libraries an
 TEST_CASE("a container gets exactly the IMEX channels it names and the GDS devices it enables") {
   REQUIRE_MESSAGE(gcr::test::is_root(), "running containers needs root");
   GpuFixture f;
-  real_runc(f);
-  const auto r = run_container(
-      f, {"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_IMEX_CHANNELS=1", "NVIDIA_GDS=enabled"},
+  f.use_real_runc();
+  const auto r = f.run_busybox(
+      {"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_IMEX_CHANNELS=1", "NVIDIA_GDS=enabled"},
       "ls /dev/nvidia-caps-imex-channels; "
       "stat -c '%t:%T' /dev/nvidia-caps-imex-channels/channel1; ls /dev | grep nvidia-fs; "
       "cat /etc/cufile.json");
@@ -61,11 +42,10 @@ TEST_CASE("a container gets exactly the IMEX channels it names and the GDS devic
 TEST_CASE("a graphics container gets its GPU's DRM nodes and the Vulkan and EGL files") {
   REQUIRE_MESSAGE(gcr::test::is_root(), "running containers needs root");
   GpuFixture f;
-  real_runc(f);
-  const auto r =
-      run_container(f, {"NVIDIA_VISIBLE_DEVICES=1", "NVIDIA_DRIVER_CAPABILITIES=graphics"},
-                    "ls /dev/dri | tr '\\n' ' '; cat /etc/vulkan/icd.d/nvidia_icd.json "
-                    "/usr/share/glvnd/egl_vendor.d/10_nvidia.json");
+  f.use_real_runc();
+  const auto r = f.run_busybox({"NVIDIA_VISIBLE_DEVICES=1", "NVIDIA_DRIVER_CAPABILITIES=graphics"},
+                               "ls /dev/dri | tr '\\n' ' '; cat /etc/vulkan/icd.d/nvidia_icd.json "
+                               "/usr/share/glvnd/egl_vendor.d/10_nvidia.json");
   CHECK(r.err == "");
   CHECK(r.out == "card1 renderD128 {\"icd\": \"etc\"}\n{\"egl\": 1}\n");
 }
@@ -75,12 +55,12 @@ TEST_CASE("libraries outside the image's search path are found through the ld.so
   gcr::test::SimHostOptions lib64;
   lib64.layout = gcr::test::LibLayout::kLib64Cache;
   GpuFixture f(lib64);
-  real_runc(f);
+  f.use_real_runc();
   // Without a loader cache in the image the shim leaves the links and the cache to our
   // createContainer hook, which runc runs.
   REQUIRE(boost::filesystem::remove(f.bundle() + "/rootfs/etc/ld.so.cache"));
   const auto r =
-      run_container(f, {"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_DRIVER_CAPABILITIES=compute,utility"},
+      f.run_busybox({"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_DRIVER_CAPABILITIES=compute,utility"},
                     "/probe; readlink /usr/lib64/libcuda.so; cat "
                     "/etc/ld.so.conf.d/00-gpu-container-runtime.conf");
   CHECK(r.err == "");
@@ -103,11 +83,11 @@ TEST_CASE("a driver at /usr/local/nvidia: its libraries and its nvidia-smi, not 
   gcr::test::SimHostOptions options;
   options.layout = gcr::test::LibLayout::kUsrLocalNvidia;
   GpuFixture f(options);
-  real_runc(f);
+  f.use_real_runc();
   // The host's nvidia-smi here is the dlopen probe: it runs only if the program, not the
   // script in /usr/bin that execs it, was injected, and finds libcuda through the loader.
   const auto r =
-      run_container(f, {"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_DRIVER_CAPABILITIES=compute,utility"},
+      f.run_busybox({"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_DRIVER_CAPABILITIES=compute,utility"},
                     "/probe; nvidia-smi; readlink /usr/local/nvidia/lib64/libcuda.so.1");
   CHECK(r.err == "");
   CHECK(r.out == "cuDriverGetVersion: 12040\ncuDriverGetVersion: 12040\nlibcuda.so." +
@@ -117,8 +97,8 @@ TEST_CASE("a driver at /usr/local/nvidia: its libraries and its nvidia-smi, not 
 TEST_CASE("a request that cannot be met fails `run` with our line and leaves the bundle intact") {
   REQUIRE_MESSAGE(gcr::test::is_root(), "running containers needs root");
   GpuFixture f;
-  real_runc(f);
-  const auto r = run_container(f, {"NVIDIA_VISIBLE_DEVICES=9"}, "echo should not run");
+  f.use_real_runc();
+  const auto r = f.run_busybox({"NVIDIA_VISIBLE_DEVICES=9"}, "echo should not run");
   CHECK(r.exit_code == 1);
   CHECK(r.out == "");
   CHECK(r.err ==

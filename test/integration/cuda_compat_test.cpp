@@ -21,7 +21,7 @@ using gcr::test::GpuFixture;
 namespace {
 
 constexpr const char* kOldHost = "470.57.02";  // the stub driver root's decoy libcuda
-const std::string kStubs = GCR_STUB_DIR;
+using gcr::test::kStubs;
 constexpr const char* kDropIn = "/etc/ld.so.conf.d/00-gpu-container-runtime.conf";
 
 std::string real_libcuda() {
@@ -42,7 +42,7 @@ void copy(const std::string& from, const std::string& to) {
 }
 
 // The glibc rootfs with what the real libcuda needs, on a host running real runc.
-void real_runc(const GpuFixture& f, const Json& extra = Json::object()) {
+void real_runc_for_libcuda(const GpuFixture& f, const Json& extra = Json::object()) {
   Json config{{"runtime", {{"runtimes", {gcr::test::runc_path()}}}}};
   config.merge_patch(extra);
   f.configure(config);
@@ -124,7 +124,7 @@ TEST_SUITE("cuda compat") {
   TEST_CASE("an older host driver: the image's compat libcuda is loaded, first in the cache") {
     REQUIRE_MESSAGE(gcr::test::is_root(), "running containers needs root");
     GpuFixture f(host_at(kOldHost));
-    real_runc(f);
+    real_runc_for_libcuda(f);
     install_compat(f, real_libcuda());
     const auto r = run_probe(f, std::string("/probe; cat ") + kDropIn);
     CHECK(r.err == "");
@@ -139,7 +139,7 @@ TEST_SUITE("cuda compat") {
   TEST_CASE("without the feature, the same image on the same host loads the host's libcuda") {
     REQUIRE_MESSAGE(gcr::test::is_root(), "running containers needs root");
     GpuFixture f(host_at(kOldHost));
-    real_runc(f, {{"requests", {{"cuda-compat-dir", ""}}}});
+    real_runc_for_libcuda(f, {{"requests", {{"cuda-compat-dir", ""}}}});
     install_compat(f, real_libcuda());
     const auto r = run_probe(f);
     CHECK(r.err == "");
@@ -150,7 +150,7 @@ TEST_SUITE("cuda compat") {
   TEST_CASE("a newer host driver: nothing changes, the host's libcuda is loaded") {
     REQUIRE_MESSAGE(gcr::test::is_root(), "running containers needs root");
     GpuFixture f;  // 550.54.15
-    real_runc(f);
+    real_runc_for_libcuda(f);
     install_compat(f, real_libcuda());
     const auto r = run_probe(f, std::string("/probe; cat ") + kDropIn + " 2>&1 | grep -c compat");
     CHECK(r.err == "");
@@ -167,7 +167,7 @@ TEST_SUITE("cuda compat") {
     gcr::test::write_file(f.host().dev_root() + "/proc/driver/nvidia/params",
                           "ModifyDeviceFiles: 0\nDeviceFileUID: 0\nDeviceFileGID: 0\n"
                           "DeviceFileMode: 438\n");
-    real_runc(f);
+    real_runc_for_libcuda(f);
     install_compat(f, real_libcuda());
     const auto r = run_probe(f);
     CHECK(r.err == "");
@@ -180,7 +180,7 @@ TEST_SUITE("cuda compat") {
   TEST_CASE("a compat folder reached through a symlink is named as resolved in the image") {
     REQUIRE_MESSAGE(gcr::test::is_root(), "running containers needs root");
     GpuFixture f(host_at(kOldHost));
-    real_runc(f);
+    real_runc_for_libcuda(f);
     install_compat(f, real_libcuda(), "/usr/local/cuda-12.2/compat");
     gcr::test::make_symlink("cuda-12.2", f.bundle() + "/rootfs/usr/local/cuda");
     const auto r = run_probe(f);
@@ -193,11 +193,11 @@ TEST_SUITE("cuda compat") {
     REQUIRE_MESSAGE(gcr::test::is_root(), "running containers needs root");
     const std::string noted = kStubs + "/compat/libcuda.so.575.57.08";
     GpuFixture newer_branch;  // 550, listed in the note; 575.57.08 is newer
-    real_runc(newer_branch);
+    real_runc_for_libcuda(newer_branch);
     install_compat(newer_branch, noted);
     CHECK(run_probe(newer_branch).out == "cuDriverGetVersion: 12090\n");
     GpuFixture unlisted(host_at(kOldHost));  // 470: a newer major, but not a listed branch
-    real_runc(unlisted);
+    real_runc_for_libcuda(unlisted);
     install_compat(unlisted, noted);
     CHECK(run_probe(unlisted).out == "cuDriverGetVersion: 11040\n");
   }
@@ -205,7 +205,7 @@ TEST_SUITE("cuda compat") {
   TEST_CASE("hostile compat folders: the container starts with the host's libcuda") {
     REQUIRE_MESSAGE(gcr::test::is_root(), "running containers needs root");
     GpuFixture f(host_at(kOldHost));
-    real_runc(f, {{"runtime", {{"log-file", f.path("shim.log")}}}});
+    real_runc_for_libcuda(f, {{"runtime", {{"log-file", f.path("shim.log")}}}});
     const std::string compat = f.bundle() + "/rootfs/usr/local/cuda/compat";
     const gcr::test::TempDir host;
     SUBCASE("two libraries") {
@@ -233,7 +233,7 @@ TEST_SUITE("cuda compat") {
   TEST_CASE("gpu-ctk cdi generate: the spec's enable-cuda-compat hook, done at create") {
     REQUIRE_MESSAGE(gcr::test::is_root(), "running containers needs root");
     GpuFixture f(host_at(kOldHost));
-    real_runc(f, {{"cdi", {{"spec-dirs", {f.path("cdi")}}}}});
+    real_runc_for_libcuda(f, {{"cdi", {{"spec-dirs", {f.path("cdi")}}}}});
     install_compat(f, real_libcuda());
     // The stub NVML is not the simulated 470 driver's: without it generate cannot name MIG
     // devices, so this host has none.
@@ -268,7 +268,7 @@ TEST_SUITE("cuda compat") {
   TEST_CASE("NVIDIA's CDI hooks, run as nvidia-cdi-hook in the container: the compat libcuda") {
     REQUIRE_MESSAGE(gcr::test::is_root(), "running containers needs root");
     GpuFixture f(host_at(kOldHost));
-    real_runc(f, {{"cdi", {{"spec-dirs", {f.path("cdi")}}}}});
+    real_runc_for_libcuda(f, {{"cdi", {{"spec-dirs", {f.path("cdi")}}}}});
     install_compat(f, real_libcuda());
     const std::string cdi_hook = f.path("bin/nvidia-cdi-hook");
     gcr::test::make_dirs(f.path("bin"));
@@ -294,7 +294,7 @@ TEST_SUITE("cuda compat") {
   TEST_CASE("enable-cuda-compat with the host's CUDA version alone: the note decides") {
     REQUIRE_MESSAGE(gcr::test::is_root(), "running containers needs root");
     GpuFixture f(host_at(kOldHost));
-    real_runc(f, {{"cdi", {{"spec-dirs", {f.path("cdi")}}}}});
+    real_runc_for_libcuda(f, {{"cdi", {{"spec-dirs", {f.path("cdi")}}}}});
     install_compat(f, kStubs + "/compat/libcuda.so.575.57.08");  // CUDA 12.9 in its note
     const std::string cdi_hook = f.path("bin/nvidia-cdi-hook");
     gcr::test::make_dirs(f.path("bin"));

@@ -33,12 +33,10 @@ using namespace std::chrono_literals;
 
 namespace {
 
+using gcr::test::require_root;
+
 constexpr auto kWait = 10s;
 const std::string kSocket = gcr::test::kPluginSocket;
-
-void require_root() {
-  REQUIRE_MESSAGE(gcr::test::is_root(), "the simulated GPU host needs root (mknod)");
-}
 
 }  // namespace
 

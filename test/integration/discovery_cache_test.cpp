@@ -17,8 +17,8 @@ using gcr::test::LoggedFixture;
 
 namespace {
 
-const std::string kLib = "/usr/lib/x86_64-linux-gnu/";
-const std::string kVersion = gcr::test::SimHost::version();
+using gcr::test::kLib;
+using gcr::test::kVersion;
 
 // A simulated host whose shim keeps its discovery cache in the fixture, and whose driver files
 // are older than the 2 s the cache wants (they were just made).

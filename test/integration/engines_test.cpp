@@ -20,6 +20,8 @@ using gcr::test::GpuFixture;
 
 namespace {
 
+using gcr::test::ctk;
+
 void require_engine(const char* binary) {
   REQUIRE_MESSAGE(gcr::test::is_root(), "engines need root");
   const std::string missing =
@@ -27,13 +29,7 @@ void require_engine(const char* binary) {
   REQUIRE_MESSAGE(gcr::test::exists(binary), missing);
 }
 
-gcr::test::ProcessResult ctk(const std::vector<std::string>& args) {
-  std::vector<std::string> argv{gcr::test::built("gpu-ctk")};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return gcr::test::run(argv);
-}
-
-const std::string kListGpus = "ls /dev | grep nvidia | tr '\\n' ' '";
+using gcr::test::kListGpus;
 
 // gpu-ctk's arguments that make the built shim containerd's default runtime in `file`.
 std::vector<std::string> configure_containerd(const std::string& file) {

@@ -17,18 +17,12 @@ using Devices = std::map<std::string, std::string>;
 
 namespace {
 
-bool has(const std::vector<std::string>& v, const std::string& x) {
-  return std::find(v.begin(), v.end(), x) != v.end();
-}
-
-void require_root() {
-  REQUIRE_MESSAGE(gcr::test::is_root(), "the simulated GPU host needs root (mknod)");
-}
-
-const std::string kLib = "/usr/lib/x86_64-linux-gnu/";
+using gcr::test::contains;
+using gcr::test::kLib;
+using gcr::test::require_root;
 const std::string kLib32 = "/usr/lib/i386-linux-gnu/";
-const std::string kVersion = gcr::test::SimHost::version();
-const std::string kDropIn = "/etc/ld.so.conf.d/00-gpu-container-runtime.conf";
+using gcr::test::kDropIn;
+using gcr::test::kVersion;
 
 }  // namespace
 
@@ -52,21 +46,21 @@ TEST_CASE("one GPU by index: its node (index != minor), control nodes, compute+u
   for (const char* lib :
        {"libcuda.so.", "libnvidia-ml.so.", "libnvidia-cfg.so.", "libnvidia-ptxjitcompiler.so.",
         "libnvidia-opencl.so.", "libnvidia-nvvm.so.", "libnvidia-allocator.so."}) {
-    CHECK_MESSAGE(has(mounts, kLib + lib + kVersion), lib);
+    CHECK_MESSAGE(contains(mounts, kLib + lib + kVersion), lib);
   }
   for (const char* lib : {"libnvidia-encode.so.", "libGLX_nvidia.so.", "libnvidia-glcore.so.",
                           "libnvidia-ngx.so.", "libnvidia-gtk3.so."}) {
-    CHECK_MESSAGE(!has(mounts, kLib + lib + kVersion), lib);
+    CHECK_MESSAGE(!contains(mounts, kLib + lib + kVersion), lib);
   }
-  CHECK_FALSE(has(mounts, kLib32 + "libcuda.so." + kVersion));
-  CHECK_FALSE(has(mounts, kLib + "libcuda.so.470.57.02"));
+  CHECK_FALSE(contains(mounts, kLib32 + "libcuda.so." + kVersion));
+  CHECK_FALSE(contains(mounts, kLib + "libcuda.so.470.57.02"));
   for (const char* bin :
        {"/usr/bin/nvidia-smi", "/usr/bin/nvidia-debugdump", "/usr/bin/nvidia-persistenced",
         "/usr/bin/nvidia-cuda-mps-control", "/usr/bin/nvidia-cuda-mps-server"}) {
-    CHECK_MESSAGE(has(mounts, bin), bin);
+    CHECK_MESSAGE(contains(mounts, bin), bin);
   }
-  CHECK_FALSE(has(mounts, "/usr/bin/nvidia-settings"));
-  CHECK(has(mounts, "/lib/firmware/nvidia/" + kVersion + "/gsp_ga10x.bin"));
+  CHECK_FALSE(contains(mounts, "/usr/bin/nvidia-settings"));
+  CHECK(contains(mounts, "/lib/firmware/nvidia/" + kVersion + "/gsp_ga10x.bin"));
   const Json lib = f.mount_at(kLib + "libcuda.so." + kVersion);
   CHECK(lib["source"] == f.host().driver_root() + kLib + "libcuda.so." + kVersion);
   CHECK(lib["options"] == Json({"ro", "nosuid", "nodev", "rbind", "rprivate"}));
@@ -210,7 +204,7 @@ TEST_CASE("none: driver files and control nodes, no GPU") {
   CHECK(f.devices() == Devices{{"/dev/nvidiactl", "195:255"},
                                {"/dev/nvidia-uvm", "508:0"},
                                {"/dev/nvidia-uvm-tools", "508:1"}});
-  CHECK(has(f.mount_destinations(), kLib + "libcuda.so." + kVersion));
+  CHECK(contains(f.mount_destinations(), kLib + "libcuda.so." + kVersion));
 }
 
 TEST_CASE("a driver only in /usr/local/nvidia: its programs, with no wrapper in /usr/bin") {
@@ -234,18 +228,18 @@ TEST_CASE("capabilities choose the files: all, video, graphics+display, compat32
   for (const char* lib : {"libcuda.so.", "libnvidia-encode.so.", "libnvcuvid.so.",
                           "libGLX_nvidia.so.", "libEGL_nvidia.so.", "libnvidia-glcore.so.",
                           "libnvidia-tls.so.", "libnvidia-ngx.so.", "vdpau/libvdpau_nvidia.so."}) {
-    CHECK_MESSAGE(has(mounts, kLib + lib + kVersion), lib);
+    CHECK_MESSAGE(contains(mounts, kLib + lib + kVersion), lib);
   }
-  CHECK(has(mounts, kLib32 + "libcuda.so." + kVersion));
-  CHECK(has(mounts, kLib32 + "libGLX_nvidia.so." + kVersion));
-  CHECK_FALSE(has(mounts, kLib + "libnvidia-gtk3.so." + kVersion));
+  CHECK(contains(mounts, kLib32 + "libcuda.so." + kVersion));
+  CHECK(contains(mounts, kLib32 + "libGLX_nvidia.so." + kVersion));
+  CHECK_FALSE(contains(mounts, kLib + "libnvidia-gtk3.so." + kVersion));
   CHECK(f.devices().count("/dev/nvidia-modeset") == 1);
   const auto links = f.spec()["hooks"]["createContainer"][0]["args"];
   CHECK(std::find(links.begin(), links.end(),
                   "libGLX_nvidia.so." + kVersion + "::" + kLib + "libGLX_indirect.so.0") !=
         links.end());
   // The name libvdpau opens is the driver root's link to the file, mounted once: a link there.
-  CHECK_FALSE(has(mounts, kLib + "vdpau/libvdpau_nvidia.so.1"));
+  CHECK_FALSE(contains(mounts, kLib + "vdpau/libvdpau_nvidia.so.1"));
   CHECK(std::find(links.begin(), links.end(),
                   "libvdpau_nvidia.so." + kVersion + "::" + kLib + "vdpau/libvdpau_nvidia.so.1") !=
         links.end());
@@ -253,10 +247,10 @@ TEST_CASE("capabilities choose the files: all, video, graphics+display, compat32
   REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_DRIVER_CAPABILITIES=video"}).exit_code ==
           0);
   mounts = f.mount_destinations();
-  CHECK(has(mounts, kLib + "libnvidia-encode.so." + kVersion));
-  CHECK(has(mounts, kLib + "libcuda.so." + kVersion));
-  CHECK_FALSE(has(mounts, kLib + "libnvidia-ml.so." + kVersion));
-  CHECK_FALSE(has(mounts, "/usr/bin/nvidia-smi"));
+  CHECK(contains(mounts, kLib + "libnvidia-encode.so." + kVersion));
+  CHECK(contains(mounts, kLib + "libcuda.so." + kVersion));
+  CHECK_FALSE(contains(mounts, kLib + "libnvidia-ml.so." + kVersion));
+  CHECK_FALSE(contains(mounts, "/usr/bin/nvidia-smi"));
   CHECK(f.devices().count("/dev/nvidia-uvm") == 1);
   CHECK(f.devices().count("/dev/nvidia-modeset") == 0);
 }
@@ -478,9 +472,9 @@ TEST_CASE("lib64 layout: libraries found through the driver root's ld.so.cache, 
   REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_DRIVER_CAPABILITIES=compute,compat32"})
               .exit_code == 0);
   const auto mounts = f.mount_destinations();
-  CHECK(has(mounts, "/usr/lib64/libcuda.so." + kVersion));
-  CHECK(has(mounts, "/usr/lib/libcuda.so." + kVersion));
-  CHECK_FALSE(has(mounts, "/usr/lib64/legacy/libcuda.so.470.57.02"));
+  CHECK(contains(mounts, "/usr/lib64/libcuda.so." + kVersion));
+  CHECK(contains(mounts, "/usr/lib/libcuda.so." + kVersion));
+  CHECK_FALSE(contains(mounts, "/usr/lib64/legacy/libcuda.so.470.57.02"));
   const Json args = f.spec()["hooks"]["createContainer"][0]["args"];
   REQUIRE(args.size() >= 9);
   CHECK(Json(std::vector<Json>(args.begin(), args.begin() + 9)) ==
@@ -553,7 +547,7 @@ TEST_CASE("NVIDIA_GDS, _MOFED, _GDRCOPY, _NVSWITCH=enabled add their nodes; none
           "");
   CHECK(g.devices().count("/dev/nvidia-fs0") == 0);
   CHECK(g.devices().count("/dev/infiniband/rdma_cm") == 0);
-  CHECK_FALSE(has(g.mount_destinations(), "/etc/cufile.json"));
+  CHECK_FALSE(contains(g.mount_destinations(), "/etc/cufile.json"));
 
   GpuFixture h;
   const std::string dev = h.host().dev_root() + "/dev/";
@@ -566,7 +560,7 @@ TEST_CASE("NVIDIA_GDS, _MOFED, _GDRCOPY, _NVSWITCH=enabled add their nodes; none
   CHECK(missing.exit_code == 0);
   CHECK(h.devices().count("/dev/nvidia3") == 1);
   CHECK(h.devices().count("/dev/nvidia-fs9") == 0);
-  CHECK_FALSE(has(h.mount_destinations(), "/etc/cufile.json"));
+  CHECK_FALSE(contains(h.mount_destinations(), "/etc/cufile.json"));
   CHECK(gcr::test::read_file(h.path("shim.log"))
             .find("NVIDIA_GDS=enabled: no device node /dev/nvidia-fs* (" +
                   dev.substr(0, dev.size() - 1) + ")") != std::string::npos);
@@ -591,13 +585,13 @@ TEST_CASE("graphics and display: the GPU's DRM nodes and the graphics configurat
   const auto mounts = f.mount_destinations();
   CHECK(f.mount_at("/etc/vulkan/icd.d/nvidia_icd.json")["source"] ==
         f.host().driver_root() + "/etc/vulkan/icd.d/nvidia_icd.json");
-  CHECK_FALSE(has(mounts, "/usr/share/vulkan/icd.d/nvidia_icd.json"));
-  CHECK(has(mounts, "/usr/share/glvnd/egl_vendor.d/10_nvidia.json"));
-  CHECK(has(mounts, "/usr/share/vulkan/implicit_layer.d/nvidia_layers.json"));
+  CHECK_FALSE(contains(mounts, "/usr/share/vulkan/icd.d/nvidia_icd.json"));
+  CHECK(contains(mounts, "/usr/share/glvnd/egl_vendor.d/10_nvidia.json"));
+  CHECK(contains(mounts, "/usr/share/vulkan/implicit_layer.d/nvidia_layers.json"));
 
   REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=1"}).err == "");
   CHECK(dri(f.devices()).empty());
-  CHECK_FALSE(has(f.mount_destinations(), "/etc/vulkan/icd.d/nvidia_icd.json"));
+  CHECK_FALSE(contains(f.mount_destinations(), "/etc/vulkan/icd.d/nvidia_icd.json"));
 
   REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=3", "NVIDIA_DRIVER_CAPABILITIES=display"}).err == "");
   CHECK(dri(f.devices()).empty());
@@ -688,5 +682,5 @@ TEST_CASE("a graphics file reached through a symlink is injected at the path loo
   REQUIRE(::symlink("/usr/lib/nvidia/nvidia_layers.json", (root + layers).c_str()) == 0);
   REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=0", "NVIDIA_DRIVER_CAPABILITIES=graphics"}).err == "");
   CHECK(f.mount_at(layers)["source"] == root + "/usr/lib/nvidia/nvidia_layers.json");
-  CHECK_FALSE(has(f.mount_destinations(), "/usr/lib/nvidia/nvidia_layers.json"));
+  CHECK_FALSE(contains(f.mount_destinations(), "/usr/lib/nvidia/nvidia_layers.json"));
 }

@@ -22,16 +22,10 @@ using gcr::test::LoggedFixture;
 
 namespace {
 
-void require_root() {
-  REQUIRE_MESSAGE(gcr::test::is_root(), "the simulated GPU host needs root (mknod, chown)");
-}
-
-const std::string kLib = "/usr/lib/x86_64-linux-gnu/";
-const std::string kVersion = gcr::test::SimHost::version();
-
-bool has(const std::vector<std::string>& v, const std::string& x) {
-  return std::find(v.begin(), v.end(), x) != v.end();
-}
+using gcr::test::contains;
+using gcr::test::kLib;
+using gcr::test::kVersion;
+using gcr::test::require_root;
 
 std::string spec_with(const std::string& env, const std::string& extra_top) {
   return R"({"ociVersion":"1.0.2","process":{"args":["sh"],"env":[)" + env +
@@ -202,11 +196,11 @@ TEST_CASE("driver root: files others could change, hard links and absurd sizes a
   CHECK(r.err == "");
   REQUIRE(r.exit_code == 0);
   const auto mounts = f.mount_destinations();
-  CHECK_FALSE(has(mounts, kLib + "libnvidia-ml.so." + kVersion));
-  CHECK_FALSE(has(mounts, kLib + "libnvidia-cfg.so." + kVersion));
-  CHECK_FALSE(has(mounts, "/usr/bin/nvidia-smi"));
-  CHECK_FALSE(has(mounts, kLib + "libnvidia-ptxjitcompiler.so." + kVersion));
-  CHECK(has(mounts, kLib + "libcuda.so." + kVersion));
+  CHECK_FALSE(contains(mounts, kLib + "libnvidia-ml.so." + kVersion));
+  CHECK_FALSE(contains(mounts, kLib + "libnvidia-cfg.so." + kVersion));
+  CHECK_FALSE(contains(mounts, "/usr/bin/nvidia-smi"));
+  CHECK_FALSE(contains(mounts, kLib + "libnvidia-ptxjitcompiler.so." + kVersion));
+  CHECK(contains(mounts, kLib + "libcuda.so." + kVersion));
   CHECK(f.warned("refused " + ml + ": a hard link (2 names) on a writable filesystem"));
   CHECK(f.warned("refused " + cfg + ": larger than 1 GiB"));
   CHECK(f.warned("writable by group or others (" + root + "/usr/bin)"));
@@ -271,7 +265,7 @@ TEST_CASE("supported-capabilities holds for CDI names as it does for IDs") {
       CHECK_MESSAGE(m.find(graphics) == std::string::npos, m);
     }
   }
-  CHECK(has(f.mount_destinations(), kLib + "libcuda.so." + kVersion));
+  CHECK(contains(f.mount_destinations(), kLib + "libcuda.so." + kVersion));
   // The spec's hook makes no link to a withheld library (the GLX and optical-flow links would
   // dangle), and keeps exactly the others: libcuda's, in both library folders.
   std::vector<std::string> links;

@@ -21,7 +21,10 @@ using gcr::test::write_file;
 
 namespace {
 
-const std::string kVersion = gcr::test::SimHost::version();
+using gcr::test::kVersion;
+using gcr::test::require_root;
+
+constexpr const char* kSandboxNeedsRoot = "the ldconfig sandbox needs root";
 
 // A bundle with a glibc rootfs and an injected library in /usr/lib64, plus a canary tree
 // outside the rootfs that the image's symlinks point at.
@@ -97,10 +100,6 @@ struct HookBed {
   }
 };
 
-void require_root() {
-  REQUIRE_MESSAGE(gcr::test::is_root(), "the ldconfig sandbox needs root");
-}
-
 // The container's /dev as runc has made it when createContainer hooks run: a tmpfs over the
 // rootfs' folder, unmounted with the object.
 struct ContainerDev {
@@ -126,7 +125,7 @@ struct NvidiaHookInDev {
 }  // namespace
 
 TEST_CASE("update-ldcache indexes the folders through a drop-in; re-running is harmless") {
-  require_root();
+  require_root(kSandboxNeedsRoot);
   for (bool no_openat2 : {false, true}) {
     CAPTURE(no_openat2);
     HookBed bed;
@@ -146,7 +145,7 @@ TEST_CASE("update-ldcache indexes the folders through a drop-in; re-running is h
 }
 
 TEST_CASE("update-libraries makes the links and the cache in one run, as the two hooks do") {
-  require_root();
+  require_root(kSandboxNeedsRoot);
   for (bool no_openat2 : {false, true}) {
     CAPTURE(no_openat2);
     HookBed one;
@@ -178,7 +177,7 @@ TEST_CASE("update-libraries makes the links and the cache in one run, as the two
 }
 
 TEST_CASE("update-ldcache creates /etc/ld.so.conf with an include when the image has none") {
-  require_root();
+  require_root(kSandboxNeedsRoot);
   HookBed bed;
   REQUIRE(::unlink((bed.rootfs + "/etc/ld.so.conf").c_str()) == 0);
   REQUIRE(bed.update_ldcache().exit_code == 0);
@@ -188,7 +187,7 @@ TEST_CASE("update-ldcache creates /etc/ld.so.conf with an include when the image
 }
 
 TEST_CASE("create-symlinks: created, idempotent, stale links replaced, bad link paths refused") {
-  require_root();
+  require_root(kSandboxNeedsRoot);
   for (bool no_openat2 : {false, true}) {
     CAPTURE(no_openat2);
     HookBed bed;
@@ -216,7 +215,7 @@ TEST_CASE("create-symlinks: created, idempotent, stale links replaced, bad link 
 }
 
 TEST_CASE("as nvidia-cdi-hook, NVIDIA's CDI specs' hook program: the same hooks, NVIDIA's flags") {
-  require_root();
+  require_root(kSandboxNeedsRoot);
   HookBed bed;
   const std::string program = bed.nvidia_cdi_hook();
   const auto options = bed.with_state();
@@ -242,7 +241,7 @@ TEST_CASE("as nvidia-cdi-hook, NVIDIA's CDI specs' hook program: the same hooks,
 // /dev, a tmpfs, when createContainer hooks run.
 TEST_CASE(
     "chmod, as NVIDIA's specs call it: the mode in the container's /dev; no symlink followed") {
-  require_root();
+  require_root(kSandboxNeedsRoot);
   NvidiaHookInDev nv;
   const HookBed& bed = nv.bed;
   const std::string& program = nv.program;
@@ -288,7 +287,7 @@ TEST_CASE(
 // NVIDIA's generated specs link each GPU's DRM nodes by bus in the container's /dev, runc's
 // tmpfs when createContainer hooks run.
 TEST_CASE("create-symlinks, as NVIDIA's specs call it: /dev/dri/by-path in the container's /dev") {
-  require_root();
+  require_root(kSandboxNeedsRoot);
   NvidiaHookInDev nv;
   const HookBed& bed = nv.bed;
   const std::string& program = nv.program;
@@ -314,7 +313,7 @@ TEST_CASE("create-symlinks, as NVIDIA's specs call it: /dev/dri/by-path in the c
 }
 
 TEST_CASE("hostile images: links to host paths or climbing out change nothing outside the rootfs") {
-  require_root();
+  require_root(kSandboxNeedsRoot);
   struct Case {
     const char* name;
     std::function<void(const HookBed&)> plant;
@@ -362,7 +361,7 @@ TEST_CASE("hostile images: links to host paths or climbing out change nothing ou
 }
 
 TEST_CASE("ldconfig is a host binary: container paths and dynamically linked ones are refused") {
-  require_root();
+  require_root(kSandboxNeedsRoot);
   HookBed bed;
   const std::string marker = bed.t / "ldconfig-ran";
   write_file(bed.rootfs + "/sbin/ldconfig", "#!/bin/sh\ntouch " + marker + "\n", 0755);
@@ -377,7 +376,7 @@ TEST_CASE("ldconfig is a host binary: container paths and dynamically linked one
 }
 
 TEST_CASE("bad state and odd files fail fast with one line; unknown hooks and flags are warnings") {
-  require_root();
+  require_root(kSandboxNeedsRoot);
   HookBed bed;
   auto r =
       bed.hook({"update-ldcache", "--folder", "/usr/lib64"}, false, std::string("{\"bundle\": "));
@@ -431,7 +430,7 @@ TEST_CASE("--help after a hook name prints the usage without reading the state")
 }
 
 TEST_CASE("the state's root field wins over config.json") {
-  require_root();
+  require_root(kSandboxNeedsRoot);
   HookBed bed;
   TempDir other;
   gcr::test::make_dirs(other / "usr/lib64");
@@ -445,7 +444,7 @@ TEST_CASE("the state's root field wins over config.json") {
 
 TEST_CASE(
     "ldconfig's sandbox: pivoted, /proc and /sys covered, empty env, file capabilities only") {
-  require_root();
+  require_root(kSandboxNeedsRoot);
   HookBed bed;
   // Without a cache of its own the image's loader cache is ldconfig's work.
   REQUIRE(::unlink((bed.rootfs + "/etc/ld.so.cache").c_str()) == 0);
@@ -462,7 +461,7 @@ TEST_CASE(
 }
 
 TEST_CASE("ldconfig's sandbox: an ldconfig that never ends is killed at the time limit") {
-  require_root();
+  require_root(kSandboxNeedsRoot);
   HookBed bed;
   const gcr::Status s = gcr::run_ldconfig_in_rootfs(
       gcr::LdconfigJob{gcr::test::built("sandbox-probe"), bed.rootfs, {"/hang"}, 1});
@@ -475,7 +474,7 @@ TEST_CASE("ldconfig's sandbox: an ldconfig that never ends is killed at the time
 }
 
 TEST_CASE("paths never cross into another mount inside the rootfs (a volume)") {
-  require_root();
+  require_root(kSandboxNeedsRoot);
   for (bool no_openat2 : {false, true}) {
     CAPTURE(no_openat2);
     HookBed bed;
@@ -497,7 +496,7 @@ TEST_CASE("paths never cross into another mount inside the rootfs (a volume)") {
 // the in-process update does not cross into it, and ldconfig, run as root in its sandbox, may
 // read it but not write there (its links would be made in the pod's volume).
 TEST_CASE("ldconfig's sandbox: a volume the image's ld.so.conf names is read, never written") {
-  require_root();
+  require_root(kSandboxNeedsRoot);
   HookBed bed;
   const std::string volume = bed.rootfs + "/vol";
   gcr::test::make_dirs(volume);
@@ -516,7 +515,7 @@ TEST_CASE("ldconfig's sandbox: a volume the image's ld.so.conf names is read, ne
 }
 
 TEST_CASE("a host ldconfig wrapped by a script is used through ldconfig.real") {
-  require_root();
+  require_root(kSandboxNeedsRoot);
   HookBed bed;
   write_file(bed.t / "sbin/ldconfig", "#!/bin/sh\nexec /sbin/ldconfig \"$@\"\n", 0755);
   boost::filesystem::copy_file("/sbin/ldconfig", bed.t / "sbin/ldconfig.real");

@@ -25,9 +25,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-void require_root() {
-  REQUIRE_MESSAGE(gcr::test::is_root(), "the simulated GPU host needs root (mknod)");
-}
+using gcr::test::require_root;
 
 Labels parse_labels(const std::string& text) {
   Labels out;

@@ -35,8 +35,8 @@ using gcr::test::TempDir;
 
 namespace {
 
-const std::string kVersion = gcr::test::SimHost::version();
-const std::string kStubs = GCR_STUB_DIR;
+using gcr::test::kStubs;
+using gcr::test::kVersion;
 
 struct Library {
   std::string stub;    // under the stub directory (lib64/..., lib32/...), or an absolute path
@@ -156,7 +156,7 @@ std::vector<std::string> hook_args(const std::string& name, const std::vector<st
   return args;
 }
 
-const std::string kDropIn = "/etc/ld.so.conf.d/00-gpu-container-runtime.conf";
+using gcr::test::kDropIn;
 
 // The old way on `b`: the links, the drop-in (if any) and ld.so.conf `a` got, then ldconfig in
 // the root.

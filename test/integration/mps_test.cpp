@@ -34,7 +34,9 @@ using namespace std::chrono_literals;
 
 namespace {
 
-constexpr auto kWait = 15s;
+using gcr::test::require_root;
+
+constexpr auto kMpsWait = 15s;
 
 bool all_health(const Devices& devices, const std::string& health) {
   return !devices.empty() && std::all_of(devices.begin(), devices.end(),
@@ -135,7 +137,7 @@ struct MpsNode {
     f.start();
     REQUIRE_MESSAGE(f.logged("MPS control daemon serving"), f.log());
     REQUIRE(f.kubelet->wait_for_devices([](const Devices& d) { return all_health(d, "Healthy"); },
-                                        kWait));
+                                        kMpsWait));
   }
 
   // An MPS server in the driver root that stays (a real one needs a GPU), and writes the PATH
@@ -188,7 +190,7 @@ struct MpsNode {
       const gcr::test::UnixClient held(pipe() + "/control", SOCK_SEQPACKET);
       share_is("Unhealthy", 30s);
     }
-    share_is("Healthy", kWait);
+    share_is("Healthy", kMpsWait);
   }
 
   // The IDs of the 4 shares of GPU `index`, as the kubelet sees them.
@@ -200,10 +202,6 @@ struct MpsNode {
     return out;
   }
 };
-
-void require_root() {
-  REQUIRE_MESSAGE(gcr::test::is_root(), "the simulated GPU host needs root (mknod)");
-}
 
 }  // namespace
 
@@ -394,10 +392,10 @@ TEST_SUITE("mps") {
       REQUIRE(first > 0);
       REQUIRE(::kill(first, SIGKILL) == 0);
       REQUIRE_MESSAGE(node.f.kubelet->wait_for_devices(
-                          [](const Devices& d) { return all_health(d, "Unhealthy"); }, kWait),
+                          [](const Devices& d) { return all_health(d, "Unhealthy"); }, kMpsWait),
                       node.f.log());
       REQUIRE_MESSAGE(node.f.kubelet->wait_for_devices(
-                          [](const Devices& d) { return all_health(d, "Healthy"); }, kWait),
+                          [](const Devices& d) { return all_health(d, "Healthy"); }, kMpsWait),
                       node.f.log());
       const int second = node.daemon_pid(k);
       CHECK(second > 0);
@@ -489,9 +487,10 @@ TEST_SUITE("mps") {
     CHECK(node.f.logged("GPU " + gpu.uuid + " is Unhealthy: its device node is gone"));
     // Taken for dead once it does not answer (every share Unhealthy), killed and started again.
     const std::string kept = node.shares_of(0).at(0);
-    REQUIRE_MESSAGE(node.f.kubelet->wait_for_devices(
-                        [&](const Devices& d) { return health_of(d, kept) == "Unhealthy"; }, kWait),
-                    node.f.log());
+    REQUIRE_MESSAGE(
+        node.f.kubelet->wait_for_devices(
+            [&](const Devices& d) { return health_of(d, kept) == "Unhealthy"; }, kMpsWait),
+        node.f.log());
     REQUIRE_MESSAGE(node.f.kubelet->wait_for_devices(
                         [&](const Devices& d) { return health_of(d, kept) == "Healthy"; }, 30s),
                     node.f.log());
@@ -521,9 +520,9 @@ TEST_SUITE("mps") {
     // This plugin's devices, not the first one's the kubelet still lists: on a loaded machine the
     // new list came with its shares not yet served, and that Unhealthy passed for the held
     // socket's.
-    REQUIRE_MESSAGE(node.f.kubelet->wait_for_registrations(2, kWait), node.f.log());
+    REQUIRE_MESSAGE(node.f.kubelet->wait_for_registrations(2, kMpsWait), node.f.log());
     REQUIRE_MESSAGE(node.f.kubelet->wait_for_devices(
-                        [](const Devices& d) { return all_health(d, "Healthy"); }, kWait),
+                        [](const Devices& d) { return all_health(d, "Healthy"); }, kMpsWait),
                     node.f.log());
     REQUIRE(node.daemon_pid(1) == daemon);
     node.hold_control_socket(daemon, server);
@@ -552,7 +551,7 @@ TEST_SUITE("mps") {
     CHECK(node.daemon_pid() == orphan);
     CHECK(node.ask("get_default_active_thread_percentage") == "25.0");
     REQUIRE(node.f.kubelet->wait_for_devices(
-        [](const Devices& d) { return all_health(d, "Healthy"); }, kWait));
+        [](const Devices& d) { return all_health(d, "Healthy"); }, kMpsWait));
     CHECK(node.daemons().size() == 4);  // each container size's, all kept
     CHECK(node.f.plugin->stop() == 0);
     CHECK(node.daemons().empty());
@@ -597,7 +596,7 @@ TEST_SUITE("mps") {
                                   "or other GPUs): kept while it runs servers"),
                     node.f.log());
     REQUIRE(node.f.kubelet->wait_for_devices(
-        [](const Devices& d) { return all_health(d, "Healthy"); }, kWait));
+        [](const Devices& d) { return all_health(d, "Healthy"); }, kMpsWait));
     CHECK(node.daemon_pid(1) == earlier);
     CHECK(::kill(server, 0) == 0);
 
@@ -631,7 +630,7 @@ TEST_SUITE("mps") {
     CHECK(environment.find("PATH=" + node.dir() + "/driver/bin:") != std::string::npos);
     CHECK(environment.find("LD_LIBRARY_PATH=" + node.dir() + "/driver/lib") != std::string::npos);
     CHECK(node.f.kubelet->wait_for_devices(
-        [](const Devices& d) { return all_health(d, "Healthy"); }, kWait));
+        [](const Devices& d) { return all_health(d, "Healthy"); }, kMpsWait));
   }
 
   TEST_CASE(

@@ -28,8 +28,9 @@ using gcr::test::GpuFixture;
 
 namespace {
 
-const std::string kListGpus = "ls /dev | grep nvidia | tr '\\n' ' '";
-const std::string kGpuNodes = "ls /dev | grep -E '^nvidia[0-9]+$' | tr '\\n' ' '";
+using gcr::test::ctk;
+using gcr::test::kGpuNodes;
+using gcr::test::kListGpus;
 
 struct Release {
   const char* suite;
@@ -39,12 +40,6 @@ constexpr Release kReleases[] = {{"trixie", "version = 2"}, {"sid", "version = 3
 
 std::string root_of(const Release& release) {
   return gcr::test::newer_engines() + "/" + release.suite + "/root";
-}
-
-gcr::test::ProcessResult ctk(const std::vector<std::string>& args) {
-  std::vector<std::string> argv{gcr::test::built("gpu-ctk")};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return gcr::test::run(argv);
 }
 
 // Our generated spec for the fixture's simulated host, vendor nvidia.com, in `dir`.

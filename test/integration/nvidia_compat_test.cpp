@@ -97,7 +97,7 @@ std::string with_dir(std::string text, const std::string& from, const std::strin
   return text;
 }
 
-const std::string kGpuNodes = "ls /dev | grep -E '^nvidia[0-9]+$' | tr '\\n' ' '";
+using gcr::test::kGpuNodes;
 
 }  // namespace
 

@@ -37,14 +37,12 @@ struct doctest::StringMaker<Ids> {
 
 namespace {
 
-constexpr auto kWait = 10s;
+using gcr::test::require_root;
+
+constexpr auto kTopologyWait = 10s;
 const std::string kMig = "nvidia.com/mig-1g.5gb";
 const auto any_device = [](const Devices& d) { return !d.empty(); };
 const std::string kMigUuid1 = "MIG-5eed003b-0000-4000-8000-000000000001";  // GI 2, CI 0
-
-void require_root() {
-  REQUIRE_MESSAGE(gcr::test::is_root(), "the simulated GPU host needs root (mknod)");
-}
 
 Ids preferred(PluginFixture& f, const Ids& available, const Ids& must, int size,
               const std::string& resource = "nvidia.com/gpu") {
@@ -140,7 +138,7 @@ TEST_CASE("MIG mixed: a resource per profile beside whole GPUs, each registered"
   require_root();
   PluginFixture f(Json{{"mig-strategy", "mixed"}});
   f.start();
-  REQUIRE_MESSAGE(f.kubelet->wait_for_registrations(2, kWait), f.log());
+  REQUIRE_MESSAGE(f.kubelet->wait_for_registrations(2, kTopologyWait), f.log());
   std::set<std::string> resources;
   for (const auto& r : f.kubelet->registrations()) resources.insert(r.resource_name());
   CHECK(resources == std::set<std::string>{"nvidia.com/gpu", kMig});
@@ -167,7 +165,7 @@ TEST_CASE("MIG with cdi-annotations: the plugin's names are devices of the gener
     PluginFixture f(
         Json{{"mig-strategy", "mixed"}, {"device-list", {"cdi-annotations"}}, {"device-ids", ids}});
     f.start();
-    REQUIRE_MESSAGE(f.kubelet->wait_for_registrations(2, kWait), f.log());
+    REQUIRE_MESSAGE(f.kubelet->wait_for_registrations(2, kTopologyWait), f.log());
     // One container asking for the MIG device and a whole GPU: the kubelet merges the two
     // resources' answers, keeping the first of two equal keys, so each has its own key.
     const std::string whole = ids_of(f.kubelet->devices()).front();
@@ -210,7 +208,8 @@ TEST_CASE("MIG single: every GPU's MIG devices as nvidia.com/gpu; a mixture is o
   }
   f.describe_nvml(description);
   f.start();
-  REQUIRE(f.kubelet->wait_for_devices([](const Devices& d) { return d.size() == 8; }, kWait));
+  REQUIRE(
+      f.kubelet->wait_for_devices([](const Devices& d) { return d.size() == 8; }, kTopologyWait));
   for (const auto& d : f.kubelet->devices()) CHECK(d.id().rfind("MIG-", 0) == 0);
 
   // The built-in layout: one GPU in MIG mode, the others not.
@@ -230,7 +229,8 @@ void serve_single_without_mig(PluginFixture& f) {
   f.describe_nvml("migmode 3b 0\n");
   f.start();
   REQUIRE_MESSAGE(
-      f.kubelet->wait_for_devices([](const Devices& d) { return d.size() == 4; }, kWait), f.log());
+      f.kubelet->wait_for_devices([](const Devices& d) { return d.size() == 4; }, kTopologyWait),
+      f.log());
 }
 
 }  // namespace
@@ -260,10 +260,10 @@ TEST_CASE("MIG single with no GPU in MIG mode: the whole GPUs; one in MIG mode b
   PluginFixture mixed(Json{{"mig-strategy", "mixed"}});
   mixed.describe_nvml(description);
   mixed.start();
-  REQUIRE_MESSAGE(mixed.kubelet->wait_for_registrations(2, kWait), mixed.log());
+  REQUIRE_MESSAGE(mixed.kubelet->wait_for_registrations(2, kTopologyWait), mixed.log());
   CHECK(mixed.logged("is in MIG mode with no MIG devices: none of it is advertised"));
-  CHECK(
-      mixed.kubelet->wait_for_devices([](const Devices& d) { return d.size() == 3; }, kWait, kMig));
+  CHECK(mixed.kubelet->wait_for_devices([](const Devices& d) { return d.size() == 3; },
+                                        kTopologyWait, kMig));
   CHECK_FALSE(mixed.kubelet->wait_for_devices(any_device, 1500ms));
 
   // MIG mode turned off on that GPU, no MIG device made or removed (no capability file
@@ -275,9 +275,9 @@ TEST_CASE("MIG single with no GPU in MIG mode: the whole GPUs; one in MIG mode b
     if (bus != "3b") off += "mig " + bus + " 1 0 1 4864\n";
   }
   mixed.describe_nvml(off);
-  CHECK_MESSAGE(
-      mixed.kubelet->wait_for_devices([](const Devices& d) { return d.size() == 1; }, kWait),
-      mixed.log());
+  CHECK_MESSAGE(mixed.kubelet->wait_for_devices([](const Devices& d) { return d.size() == 1; },
+                                                kTopologyWait),
+                mixed.log());
 }
 
 // A GPU NVML loses (fallen off the bus, being reset) keeps the MIG layout last read: with
@@ -301,7 +301,7 @@ TEST_CASE("MIG mixed on a GPU with an H200's memory: NVIDIA's profile names") {
   PluginFixture f(Json{{"mig-strategy", "mixed"}});
   f.describe_nvml("memory 3b 143771\nmig 3b 1 0 1 16640\nmig 3b 2 0 3 69120\n");
   f.start();
-  REQUIRE_MESSAGE(f.kubelet->wait_for_registrations(3, kWait), f.log());
+  REQUIRE_MESSAGE(f.kubelet->wait_for_registrations(3, kTopologyWait), f.log());
   CHECK(f.kubelet->devices("nvidia.com/mig-1g.18gb").size() == 1);
   CHECK(f.kubelet->devices("nvidia.com/mig-3g.71gb").size() == 1);
   CHECK(f.kubelet->devices("nvidia.com/mig-1g.17gb").empty());
@@ -314,7 +314,7 @@ TEST_CASE("MIG mixed: a media-extension profile is its own resource, as NVIDIA n
   PluginFixture f(Json{{"mig-strategy", "mixed"}});
   f.describe_nvml("mig 3b 1 0 1 4864\nmig 3b 2 0 1 4864\ngiprofile 3b 2 7\n");
   f.start();
-  REQUIRE_MESSAGE(f.kubelet->wait_for_registrations(3, kWait), f.log());
+  REQUIRE_MESSAGE(f.kubelet->wait_for_registrations(3, kTopologyWait), f.log());
   CHECK(f.kubelet->devices(kMig).size() == 1);
   CHECK(f.kubelet->devices("nvidia.com/mig-1g.5gb.me").size() == 1);
 }
@@ -329,7 +329,7 @@ TEST_CASE("MIG through Allocate and then the shim: the container gets exactly th
   config["driver"] = runtime.host().driver_config()["driver"];
   gcr::test::write_file(f.dir / "config.json", config.dump(2));
   f.start();
-  REQUIRE(f.kubelet->wait_for_registrations(2, kWait));
+  REQUIRE(f.kubelet->wait_for_registrations(2, kTopologyWait));
   const Ids migs = ids_of(f.kubelet->devices(kMig));
   REQUIRE(migs.size() == 2);
   v1beta1::AllocateResponse response;
@@ -366,7 +366,7 @@ TEST_CASE("Xid events: a critical one takes the GPU until it is reset; ignored o
   f.send_nvml_event("xid " + bus + " 79");
   REQUIRE_MESSAGE(
       f.kubelet->wait_for_devices(
-          [&](const Devices& d) { return health_of(d, gpu.uuid) == "Unhealthy"; }, kWait),
+          [&](const Devices& d) { return health_of(d, gpu.uuid) == "Unhealthy"; }, kTopologyWait),
       f.log());
   CHECK(f.logged("GPU " + gpu.uuid + " is Unhealthy: critical Xid 79 (until the GPU is reset)"));
   for (std::size_t i = 0; i < f.host.gpus().size(); ++i) {
@@ -378,13 +378,14 @@ TEST_CASE("Xid events: a critical one takes the GPU until it is reset; ignored o
   CHECK(health_of(f.kubelet->devices(), gpu.uuid) == "Unhealthy");
   f.send_nvml_event("back " + bus);
   REQUIRE(f.kubelet->wait_for_devices(
-      [&](const Devices& d) { return health_of(d, gpu.uuid) == "Healthy"; }, kWait));
+      [&](const Devices& d) { return health_of(d, gpu.uuid) == "Healthy"; }, kTopologyWait));
   CHECK(f.logged("GPU " + gpu.uuid + " was reset: Healthy again"));
   // The reset dropped the GPU's event registration: its next Xid is seen all the same.
   f.send_nvml_event("xid " + bus + " 79");
-  CHECK_MESSAGE(f.kubelet->wait_for_devices(
-                    [&](const Devices& d) { return health_of(d, gpu.uuid) == "Unhealthy"; }, kWait),
-                f.log());
+  CHECK_MESSAGE(
+      f.kubelet->wait_for_devices(
+          [&](const Devices& d) { return health_of(d, gpu.uuid) == "Unhealthy"; }, kTopologyWait),
+      f.log());
 }
 
 // Some boards answer NOT_SUPPORTED when their events are asked for: the others are still
@@ -400,9 +401,10 @@ TEST_CASE("Xid events: a GPU whose events cannot be watched is named; the others
   CHECK(f.logged("no Xid events from " + quiet.bus + " (NVML error 3): its health from its " +
                  "device node and /proc alone"));
   f.send_nvml_event("xid " + gpu.bus.substr(5, 2) + " 79");
-  CHECK_MESSAGE(f.kubelet->wait_for_devices(
-                    [&](const Devices& d) { return health_of(d, gpu.uuid) == "Unhealthy"; }, kWait),
-                f.log());
+  CHECK_MESSAGE(
+      f.kubelet->wait_for_devices(
+          [&](const Devices& d) { return health_of(d, gpu.uuid) == "Unhealthy"; }, kTopologyWait),
+      f.log());
   CHECK(health_of(f.kubelet->devices(), quiet.uuid) == "Healthy");
 }
 
@@ -421,13 +423,13 @@ TEST_CASE("Xid events: a failing wait takes every GPU until the wait answers aga
       });
     };
   };
-  REQUIRE_MESSAGE(f.kubelet->wait_for_devices(all_are("Healthy"), kWait), f.log());
+  REQUIRE_MESSAGE(f.kubelet->wait_for_devices(all_are("Healthy"), kTopologyWait), f.log());
   f.send_nvml_event("waitfail 15");
-  REQUIRE_MESSAGE(f.kubelet->wait_for_devices(all_are("Unhealthy"), kWait), f.log());
+  REQUIRE_MESSAGE(f.kubelet->wait_for_devices(all_are("Unhealthy"), kTopologyWait), f.log());
   CHECK(f.logged("waiting for Xid events failed: "));
   CHECK(f.logged("every GPU is Unhealthy until the wait answers again"));
   f.send_nvml_event("waitok");
-  REQUIRE_MESSAGE(f.kubelet->wait_for_devices(all_are("Healthy"), kWait), f.log());
+  REQUIRE_MESSAGE(f.kubelet->wait_for_devices(all_are("Healthy"), kTopologyWait), f.log());
   CHECK(f.logged("waiting for Xid events works again"));
   // A wait failing over a GPU's reset: the new watch of the reset starts afresh, and says
   // whether its waits fail (the old one's failure stayed for good).
@@ -436,15 +438,15 @@ TEST_CASE("Xid events: a failing wait takes every GPU until the wait answers aga
   f.send_nvml_event("xid " + bus + " 79");
   REQUIRE_MESSAGE(
       f.kubelet->wait_for_devices(
-          [&](const Devices& d) { return health_of(d, gpu.uuid) == "Unhealthy"; }, kWait),
+          [&](const Devices& d) { return health_of(d, gpu.uuid) == "Unhealthy"; }, kTopologyWait),
       f.log());
   f.send_nvml_event("waitfail 15");
-  REQUIRE_MESSAGE(f.kubelet->wait_for_devices(all_are("Unhealthy"), kWait), f.log());
+  REQUIRE_MESSAGE(f.kubelet->wait_for_devices(all_are("Unhealthy"), kTopologyWait), f.log());
   f.send_nvml_event("lost " + bus);
   std::this_thread::sleep_for(4s);  // the failing wait reads the line after its backoff
   f.send_nvml_event("back " + bus);
   f.send_nvml_event("waitok");
-  REQUIRE_MESSAGE(f.kubelet->wait_for_devices(all_are("Healthy"), kWait), f.log());
+  REQUIRE_MESSAGE(f.kubelet->wait_for_devices(all_are("Healthy"), kTopologyWait), f.log());
   CHECK(f.logged("GPU " + gpu.uuid + " was reset: Healthy again"));
 }
 
@@ -453,17 +455,19 @@ TEST_CASE("Xid on a MIG instance takes that MIG device only; on the GPU, every d
   PluginFixture f(Json{{"mig-strategy", "mixed"}, {"replicas", 2}});
   f.describe_nvml("");
   f.start();
-  REQUIRE(f.kubelet->wait_for_registrations(2, kWait));
+  REQUIRE(f.kubelet->wait_for_registrations(2, kTopologyWait));
   const std::string mig0 = "MIG-5eed003b-0000-4000-8000-000000000000";
   const std::string mig1 = "MIG-5eed003b-0000-4000-8000-000000000001";
   f.send_nvml_event("xid 3b 79 2 0");  // GPU instance 2, compute instance 0: the second device
   REQUIRE(f.kubelet->wait_for_devices(
-      [&](const Devices& d) { return health_of(d, mig1 + "::0") == "Unhealthy"; }, kWait, kMig));
+      [&](const Devices& d) { return health_of(d, mig1 + "::0") == "Unhealthy"; }, kTopologyWait,
+      kMig));
   CHECK(health_of(f.kubelet->devices(kMig), mig1 + "::1") == "Unhealthy");
   CHECK(health_of(f.kubelet->devices(kMig), mig0 + "::0") == "Healthy");
   f.send_nvml_event("xid 3b 79 1 0");  // the first device too: both stay Unhealthy
   REQUIRE(f.kubelet->wait_for_devices(
-      [&](const Devices& d) { return health_of(d, mig0 + "::0") == "Unhealthy"; }, kWait, kMig));
+      [&](const Devices& d) { return health_of(d, mig0 + "::0") == "Unhealthy"; }, kTopologyWait,
+      kMig));
   CHECK(health_of(f.kubelet->devices(kMig), mig1 + "::0") == "Unhealthy");
   const auto& whole = f.host.gpus()[0];  // bus 06
   f.send_nvml_event("xid 06 48");
@@ -472,7 +476,7 @@ TEST_CASE("Xid on a MIG instance takes that MIG device only; on the GPU, every d
         return health_of(d, whole.uuid + "::0") == "Unhealthy" &&
                health_of(d, whole.uuid + "::1") == "Unhealthy";
       },
-      kWait));
+      kTopologyWait));
 }
 
 TEST_CASE("a MIG layout that changes is listed again") {
@@ -480,16 +484,16 @@ TEST_CASE("a MIG layout that changes is listed again") {
   PluginFixture f(Json{{"mig-strategy", "mixed"}});
   f.describe_nvml("mig 3b 1 0 1 4864\nmig 3b 2 0 1 4864\n");
   f.start();
-  REQUIRE(f.kubelet->wait_for_registrations(2, kWait));
+  REQUIRE(f.kubelet->wait_for_registrations(2, kTopologyWait));
   CHECK(f.kubelet->devices(kMig).size() == 2);
   // A third instance: the driver lists it, NVML knows it.
   const std::string caps = f.host.dev_root() + "/proc/driver/nvidia/capabilities/gpu0/mig/gi3";
   gcr::test::write_file(caps + "/access", "DeviceFileMinor: 30\nDeviceFileMode: 292\n");
   gcr::test::write_file(caps + "/ci0/access", "DeviceFileMinor: 31\nDeviceFileMode: 292\n");
   f.describe_nvml("mig 3b 1 0 1 4864\nmig 3b 2 0 1 4864\nmig 3b 3 0 1 4864\n");
-  REQUIRE_MESSAGE(
-      f.kubelet->wait_for_devices([](const Devices& d) { return d.size() == 3; }, kWait, kMig),
-      f.log());
+  REQUIRE_MESSAGE(f.kubelet->wait_for_devices([](const Devices& d) { return d.size() == 3; },
+                                              kTopologyWait, kMig),
+                  f.log());
   CHECK(f.logged("the MIG layout changed"));
   // Repartitioned into one larger instance: its profile is a resource of its own, and the 1g
   // profile, of which none is left, lists no device (it listed the gone ones, Healthy, and
@@ -498,9 +502,9 @@ TEST_CASE("a MIG layout that changes is listed again") {
   boost::filesystem::remove_all(mig + "gi2");
   boost::filesystem::remove_all(mig + "gi3");
   f.describe_nvml("mig 3b 1 0 3 19968\n");
-  REQUIRE_MESSAGE(f.kubelet->wait_for_registrations(3, kWait), f.log());
+  REQUIRE_MESSAGE(f.kubelet->wait_for_registrations(3, kTopologyWait), f.log());
   REQUIRE_MESSAGE(
-      f.kubelet->wait_for_devices([](const Devices& d) { return d.empty(); }, kWait, kMig),
+      f.kubelet->wait_for_devices([](const Devices& d) { return d.empty(); }, kTopologyWait, kMig),
       f.log());
   v1beta1::AllocateResponse response;
   CHECK_FALSE(

@@ -27,6 +27,20 @@ ProcessResult GpuFixture::create(const std::vector<std::string>& env, const Json
   return shim({"create", "--bundle", bundle(), "ctr"});
 }
 
+void GpuFixture::use_real_runc() const {
+  configure({{"runtime", {{"runtimes", {runc_path()}}}}});
+  make_glibc_rootfs(bundle());
+}
+
+ProcessResult GpuFixture::run_busybox(const std::vector<std::string>& env,
+                                      const std::string& script, const Json& patch) const {
+  Json spec = busybox_spec({"/bin/sh", "-c", script});
+  for (const auto& e : env) spec["process"]["env"].push_back(e);
+  spec.merge_patch(patch);
+  write_spec(spec.dump(2));
+  return shim({"--root", path("runc-root"), "run", "--bundle", bundle(), "gcr-busybox"});
+}
+
 Json GpuFixture::spec() const {
   auto spec = parse_json_strict(read_file(spec_path()));
   if (!spec) throw std::runtime_error("config.json: " + spec.error().message);

@@ -22,6 +22,12 @@ class GpuFixture : public ShimFixture {
   // shim and returns the result.
   ProcessResult create(const std::vector<std::string>& env,
                        const Json& patch = Json::object()) const;
+  // The shim configured to start real runc, and a glibc rootfs (busybox) in the bundle.
+  void use_real_runc() const;
+  // Runs `script` with busybox sh in a container with `env` (and `patch` merged into its spec),
+  // through the shim and, after use_real_runc(), real runc.
+  ProcessResult run_busybox(const std::vector<std::string>& env, const std::string& script,
+                            const Json& patch = Json::object()) const;
   // The bundle's config.json now.
   [[nodiscard]] Json spec() const;
 

@@ -53,4 +53,12 @@ void make_busybox_rootfs(const std::string& bundle);
 // /lib/x86_64-linux-gnu, /etc/ld.so.conf(.d), /etc/debian_version, and /probe (dlopen-probe).
 void make_glibc_rootfs(const std::string& bundle);
 
+// Shell commands for a busybox container: the names of its NVIDIA device nodes, and of its GPUs'
+// nodes alone, on one line.
+inline const std::string kListGpus = "ls /dev | grep nvidia | tr '\\n' ' '";
+inline const std::string kGpuNodes = "ls /dev | grep -E '^nvidia[0-9]+$' | tr '\\n' ' '";
+
+// The loader configuration file the shim writes in a GPU container.
+inline const std::string kDropIn = "/etc/ld.so.conf.d/00-gpu-container-runtime.conf";
+
 }  // namespace gcr::test

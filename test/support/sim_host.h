@@ -83,4 +83,10 @@ class SimHost {
   std::vector<SimGpu> gpus_;
 };
 
+// The simulated driver's version, the in-root folder of its 64-bit libraries
+// (SimLayout::kMultiarch) and the build tree's folder of the stub libraries (lib64/, lib32/).
+inline const std::string kVersion = GCR_STUB_DRIVER_VERSION;
+inline const std::string kLib = "/usr/lib/x86_64-linux-gnu/";
+inline const std::string kStubs = GCR_STUB_DIR;
+
 }  // namespace gcr::test

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/filesystem.hpp>
 #include <boost/process.hpp>
 #include <chrono>
@@ -184,6 +185,20 @@ std::string test_source(const std::string& rel) {
 
 bool is_root() {
   return ::geteuid() == 0;
+}
+
+void require_root(const char* why) {
+  if (!is_root()) throw std::runtime_error(why);
+}
+
+ProcessResult ctk(const std::vector<std::string>& args) {
+  std::vector<std::string> argv{built("gpu-ctk")};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run(argv);
+}
+
+bool contains(const std::vector<std::string>& list, const std::string& item) {
+  return std::find(list.begin(), list.end(), item) != list.end();
 }
 
 }  // namespace gcr::test

@@ -66,6 +66,13 @@ struct RunOptions {
 [[nodiscard]] std::string test_source(const std::string& rel);
 
 [[nodiscard]] bool is_root();
+// Throws `why` (failing the calling test) unless this runs as root.
+void require_root(const char* why = "the simulated GPU host needs root (mknod)");
+
+// The built gpu-ctk with `args`.
+[[nodiscard]] ProcessResult ctk(const std::vector<std::string>& args);
+
+[[nodiscard]] bool contains(const std::vector<std::string>& list, const std::string& item);
 
 // A background program (an engine daemon) stopped with SIGTERM, then SIGKILL, when the
 // object dies. Its output goes to `log`.

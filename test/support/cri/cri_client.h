@@ -1,24 +1,30 @@
 // The kubelet's side of the CRI (Kubernetes' runtime.v1 API, compiled from the api.proto that
 // Debian ships), for tests that drive containerd as a kubelet does: a pod sandbox, containers in
 // it configured from a device plugin's Allocate answer as the kubelet configures them, and
-// commands run in them. Failures throw `<what> failed: <why> (<socket>)`.
+// commands run in them. Failures throw `<what> failed: <why> (<socket>)`. The API's own header
+// stays in cri_client.cpp: its enum Signal names SIGABRT and the rest, which <signal.h> defines as
+// macros in the test files that include this one.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
 
-#include <grpcpp/grpcpp.h>
-
-#include "cri/api.grpc.pb.h"
 #include "deviceplugin/api.pb.h"
 #include "test_support.h"
+
+namespace runtime::v1 {
+class PodSandboxConfig;
+}
 
 namespace gcr::test {
 
 class CriClient {
  public:
   explicit CriClient(const std::string& socket);
+  ~CriClient();
+  CriClient(const CriClient&) = delete;
+  CriClient& operator=(const CriClient&) = delete;
 
   // Waits (30 s at most) until the runtime reports RuntimeReady; throws with its conditions.
   void wait_until_ready() const;
@@ -26,22 +32,14 @@ class CriClient {
   [[nodiscard]] std::string version() const;
 
   [[nodiscard]] const std::string& socket() const { return socket_; }
-  [[nodiscard]] runtime::v1::RuntimeService::Stub& runtime() const { return *runtime_; }
-  // A call's context, with a deadline of `seconds`.
-  [[nodiscard]] static std::unique_ptr<grpc::ClientContext> context(int seconds = 60);
-  // Throws `<call> failed: <message> (<socket>)` unless `status` is OK.
-  void check(const grpc::Status& status, const std::string& call) const;
+  // The channel and the RuntimeService's stub (cri_client.cpp).
+  struct Connection;
+  [[nodiscard]] const Connection& connection() const { return *connection_; }
 
  private:
   std::string socket_;
-  std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<runtime::v1::RuntimeService::Stub> runtime_;
+  std::unique_ptr<Connection> connection_;
 };
-
-// The ContainerConfig fields the kubelet fills from a device plugin's ContainerAllocateResponse:
-// envs, mounts, devices, annotations and (Kubernetes 1.31 on, KEP-4009) CDI_devices.
-void add_allocation(runtime::v1::ContainerConfig& config,
-                    const v1beta1::ContainerAllocateResponse& answer);
 
 // A pod as the kubelet runs one: a sandbox in the host's network namespace (nothing for CNI to
 // do), with the runtime handler a RuntimeClass names ("" for the runtime's default), stopped and
@@ -65,7 +63,7 @@ class CriPod {
 
  private:
   const CriClient& cri_;
-  runtime::v1::PodSandboxConfig config_;
+  std::unique_ptr<runtime::v1::PodSandboxConfig> config_;
   std::string id_;
 };
 

@@ -22,7 +22,7 @@ std::string problem(const Json& doc) {
   return s ? "" : s.error().message;
 }
 
-Json with(Json doc, const std::string& pointer, const Json& value) {
+Json with_value(Json doc, const std::string& pointer, const Json& value) {
   doc[Json::json_pointer(pointer)] = value;
   return doc;
 }
@@ -39,38 +39,40 @@ TEST_CASE("the minimal 0.3.0 spec is valid and round-trips") {
 
 TEST_CASE("the minimum version follows the fields used") {
   const std::pair<Json, std::string> cases[] = {
-      {with(minimal(), "/devices/0/containerEdits/deviceNodes/0/hostPath", "/dev/card1"), "0.5.0"},
-      {with(minimal(), "/devices/0/name", "0"), "0.5.0"},
-      {with(minimal(), "/containerEdits/mounts",
-            Json::parse(R"([{"hostPath":"/a","containerPath":"/b","type":"bind"}])")),
+      {with_value(minimal(), "/devices/0/containerEdits/deviceNodes/0/hostPath", "/dev/card1"),
+       "0.5.0"},
+      {with_value(minimal(), "/devices/0/name", "0"), "0.5.0"},
+      {with_value(minimal(), "/containerEdits/mounts",
+                  Json::parse(R"([{"hostPath":"/a","containerPath":"/b","type":"bind"}])")),
        "0.4.0"},
-      {with(minimal(), "/annotations", Json{{"owner", "a"}}), "0.6.0"},
-      {with(minimal(), "/devices/0/annotations", Json{{"slot", "1"}}), "0.6.0"},
-      {with(minimal(), "/kind", "vendor.com/class.sub"), "0.6.0"},
-      {with(minimal(), "/containerEdits/intelRdt", Json{{"closID", "c1"}}), "0.7.0"},
-      {with(minimal(), "/containerEdits/additionalGids", Json{5}), "0.7.0"},
-      {with(minimal(), "/containerEdits/netDevices",
-            Json::parse(R"([{"hostInterfaceName":"ib0","name":"net1"}])")),
+      {with_value(minimal(), "/annotations", Json{{"owner", "a"}}), "0.6.0"},
+      {with_value(minimal(), "/devices/0/annotations", Json{{"slot", "1"}}), "0.6.0"},
+      {with_value(minimal(), "/kind", "vendor.com/class.sub"), "0.6.0"},
+      {with_value(minimal(), "/containerEdits/intelRdt", Json{{"closID", "c1"}}), "0.7.0"},
+      {with_value(minimal(), "/containerEdits/additionalGids", Json{5}), "0.7.0"},
+      {with_value(minimal(), "/containerEdits/netDevices",
+                  Json::parse(R"([{"hostInterfaceName":"ib0","name":"net1"}])")),
        "1.1.0"},
-      {with(minimal(), "/containerEdits/intelRdt", Json{{"schemata", {"L2:0=ff"}}}), "1.1.0"},
-      {with(minimal(), "/containerEdits/intelRdt", Json{{"enableMonitoring", true}}), "1.1.0"},
+      {with_value(minimal(), "/containerEdits/intelRdt", Json{{"schemata", {"L2:0=ff"}}}), "1.1.0"},
+      {with_value(minimal(), "/containerEdits/intelRdt", Json{{"enableMonitoring", true}}),
+       "1.1.0"},
   };
   for (const auto& entry : cases) {
     const auto& doc = entry.first;  // named: doctest's CAPTURE cannot take a binding
     const auto& needed = entry.second;
     CAPTURE(doc.dump());
     CHECK(problem(doc) == "the spec version must be at least v" + needed);
-    CHECK(problem(with(doc, "/cdiVersion", needed)) == "");
-    CHECK(problem(with(doc, "/cdiVersion", "1.1.0")) == "");
+    CHECK(problem(with_value(doc, "/cdiVersion", needed)) == "");
+    CHECK(problem(with_value(doc, "/cdiVersion", "1.1.0")) == "");
     CHECK(gcr::minimum_cdi_version(*gcr::cdi_spec_from_json(doc)) == needed);
   }
 }
 
 TEST_CASE("versions: known ones only, a leading v is fine, 0.1/0.2 are too old") {
-  CHECK(problem(with(minimal(), "/cdiVersion", "v0.3.0")) == "");
-  CHECK(problem(with(minimal(), "/cdiVersion", "0.0.0")) == "invalid version `0.0.0`");
-  CHECK(problem(with(minimal(), "/cdiVersion", "2.0.0")) == "invalid version `2.0.0`");
-  CHECK(problem(with(minimal(), "/cdiVersion", "0.2.0")) ==
+  CHECK(problem(with_value(minimal(), "/cdiVersion", "v0.3.0")) == "");
+  CHECK(problem(with_value(minimal(), "/cdiVersion", "0.0.0")) == "invalid version `0.0.0`");
+  CHECK(problem(with_value(minimal(), "/cdiVersion", "2.0.0")) == "invalid version `2.0.0`");
+  CHECK(problem(with_value(minimal(), "/cdiVersion", "0.2.0")) ==
         "the spec version must be at least v0.3.0");
 }
 
@@ -78,17 +80,17 @@ TEST_CASE("structure: required fields, unknown fields, types") {
   Json no_kind = minimal();
   no_kind.erase("kind");
   CHECK(problem(no_kind) == "`kind` is required");
-  CHECK(problem(with(minimal(), "/extra", 1)) == "unknown field `extra`");
-  CHECK(problem(with(minimal(), "/containerEdits/additionalGIDs", Json{1})) ==
+  CHECK(problem(with_value(minimal(), "/extra", 1)) == "unknown field `extra`");
+  CHECK(problem(with_value(minimal(), "/containerEdits/additionalGIDs", Json{1})) ==
         "unknown field `containerEdits.additionalGIDs`");
-  CHECK(problem(with(minimal(), "/containerEdits/intelRdt", Json{{"enableCMT", true}})) ==
+  CHECK(problem(with_value(minimal(), "/containerEdits/intelRdt", Json{{"enableCMT", true}})) ==
         "unknown field `containerEdits.intelRdt.enableCMT`");
-  CHECK(problem(with(minimal(), "/devices/0/containerEdits/deviceNodes/0/major", "195"))
+  CHECK(problem(with_value(minimal(), "/devices/0/containerEdits/deviceNodes/0/major", "195"))
             .find("must be an integer") != std::string::npos);
-  CHECK(problem(with(minimal(), "/containerEdits/env", "A=1")) ==
+  CHECK(problem(with_value(minimal(), "/containerEdits/env", "A=1")) ==
         "`containerEdits.env` must be a list of strings");
-  CHECK(problem(with(minimal(), "/devices", Json::array())) == "invalid spec, no devices");
-  CHECK(problem(with(minimal(), "/devices/0/containerEdits", Json::object())) ==
+  CHECK(problem(with_value(minimal(), "/devices", Json::array())) == "invalid spec, no devices");
+  CHECK(problem(with_value(minimal(), "/devices/0/containerEdits", Json::object())) ==
         "invalid device `myDevice`, empty device edits");
   Json dup = minimal();
   dup["devices"].push_back(dup["devices"][0]);
@@ -96,9 +98,9 @@ TEST_CASE("structure: required fields, unknown fields, types") {
 }
 
 TEST_CASE("kinds and names follow the reference rules") {
-  CHECK(problem(with(minimal(), "/kind", "vendor.com-/device")).find("invalid vendor") == 0);
-  CHECK(problem(with(minimal(), "/kind", "vendor.com/device=")).find("invalid class") == 0);
-  CHECK(problem(with(minimal(), "/devices/0/name", "-dev")).find("invalid device name") == 0);
+  CHECK(problem(with_value(minimal(), "/kind", "vendor.com-/device")).find("invalid vendor") == 0);
+  CHECK(problem(with_value(minimal(), "/kind", "vendor.com/device=")).find("invalid class") == 0);
+  CHECK(problem(with_value(minimal(), "/devices/0/name", "-dev")).find("invalid device name") == 0);
   for (const char* ok : {"vendor.com/class=dev", "a/b=c", "vendor.com/class=0",
                          "vendor1.com/class.subclass=dev1", "other-vendor1.com/class_1=dev_1",
                          "yet_another-vendor2.com/c-lass_2=dev_1:2.3", "nvidia.com/gpu=0:1"}) {
@@ -115,37 +117,39 @@ TEST_CASE("kinds and names follow the reference rules") {
 
 TEST_CASE("edits that would be unsafe to apply are refused") {
   const auto node = [](const std::string& path) {
-    return with(minimal(), "/devices/0/containerEdits/deviceNodes/0/path", path);
+    return with_value(minimal(), "/devices/0/containerEdits/deviceNodes/0/path", path);
   };
   CHECK(problem(node("/etc/passwd")).find("must be a clean path under /dev") != std::string::npos);
   CHECK(problem(node("/dev/../etc/shadow")).find("must be a clean path under /dev") !=
         std::string::npos);
   CHECK(problem(node("dev/card1")).find("must be a clean path under /dev") != std::string::npos);
-  CHECK(problem(with(minimal(), "/devices/0/containerEdits/deviceNodes/0/type", "x"))
+  CHECK(problem(with_value(minimal(), "/devices/0/containerEdits/deviceNodes/0/type", "x"))
             .find("is not one of b, c, u, p") != std::string::npos);
-  CHECK(problem(with(minimal(), "/devices/0/containerEdits/deviceNodes/0/permissions", "rwx"))
+  CHECK(problem(with_value(minimal(), "/devices/0/containerEdits/deviceNodes/0/permissions", "rwx"))
             .find("must be made of r, w, m") != std::string::npos);
   const Json hook = Json::parse(R"([{"hookName":"createContainer","path":"bin/hook"}])");
-  CHECK(problem(with(minimal(), "/containerEdits/hooks", hook))
+  CHECK(problem(with_value(minimal(), "/containerEdits/hooks", hook))
             .find("must be a clean absolute path") != std::string::npos);
-  CHECK(problem(with(minimal(), "/containerEdits/hooks",
-                     Json::parse(R"([{"hookName":"onBoot","path":"/bin/h"}])")))
+  CHECK(problem(with_value(minimal(), "/containerEdits/hooks",
+                           Json::parse(R"([{"hookName":"onBoot","path":"/bin/h"}])")))
             .find("is not a hook name") != std::string::npos);
-  CHECK(problem(with(minimal(), "/containerEdits/hooks",
-                     Json::parse(R"([{"hookName":"prestart","path":"/bin/h","env":["NOEQ"]}])")))
+  CHECK(problem(
+            with_value(minimal(), "/containerEdits/hooks",
+                       Json::parse(R"([{"hookName":"prestart","path":"/bin/h","env":["NOEQ"]}])")))
             .find("is not NAME=value") != std::string::npos);
-  CHECK(problem(with(minimal(), "/containerEdits/mounts",
-                     Json::parse(R"([{"hostPath":"/a","containerPath":"relative"}])")))
+  CHECK(problem(with_value(minimal(), "/containerEdits/mounts",
+                           Json::parse(R"([{"hostPath":"/a","containerPath":"relative"}])")))
             .find("must be a clean absolute path") != std::string::npos);
-  CHECK(problem(with(minimal(), "/containerEdits/env", Json{"=x"})).find("is not NAME=value") !=
-        std::string::npos);
-  CHECK(problem(with(with(minimal(), "/cdiVersion", "0.7.0"), "/containerEdits/intelRdt",
-                     Json{{"closID", "../x"}}))
+  CHECK(
+      problem(with_value(minimal(), "/containerEdits/env", Json{"=x"})).find("is not NAME=value") !=
+      std::string::npos);
+  CHECK(problem(with_value(with_value(minimal(), "/cdiVersion", "0.7.0"),
+                           "/containerEdits/intelRdt", Json{{"closID", "../x"}}))
             .find("is not a valid name") != std::string::npos);
   CHECK(
       problem(
-          with(
-              with(minimal(), "/cdiVersion", "1.1.0"), "/containerEdits/netDevices",
+          with_value(
+              with_value(minimal(), "/cdiVersion", "1.1.0"), "/containerEdits/netDevices",
               Json::parse(
                   R"([{"hostInterfaceName":"ib0","name":"n"},{"hostInterfaceName":"ib0","name":"m"}])")))
           .find("must be unique") != std::string::npos);

@@ -13,7 +13,7 @@ gcr::CliCommandLine parsed(const Args& args) {
   return *line;
 }
 
-std::string error_of(const Args& args) {
+std::string cli_error(const Args& args) {
   auto line = gcr::parse_nvidia_cli(args);
   REQUIRE_FALSE(line.ok());
   return line.error().message;
@@ -46,15 +46,15 @@ TEST_CASE("info and list have their own flags") {
   CHECK(parsed({"info", "--csv"}).flags.at(0).name == "csv");
   const auto list = parsed({"list", "--device=1", "--libraries", "-b", "--compat32"});
   CHECK(list.flags.size() == 4);
-  CHECK(error_of({"info", "--device=1"}) == "unknown info flag `--device=1`");
+  CHECK(cli_error({"info", "--device=1"}) == "unknown info flag `--device=1`");
 }
 
 TEST_CASE("unknown flags and commands are named") {
-  CHECK(error_of({"--bogus", "info"}) == "unknown global flag `--bogus`");
-  CHECK(error_of({"frobnicate"}) == "unknown command `frobnicate`");
-  CHECK(error_of({"--load-kmods"}) == "no command (configure, info or list)");
-  CHECK(error_of({"configure", "--compute=yes"}) == "`--compute` takes no value");
-  CHECK(error_of({"configure", "--device"}) == "`--device` needs a value");
+  CHECK(cli_error({"--bogus", "info"}) == "unknown global flag `--bogus`");
+  CHECK(cli_error({"frobnicate"}) == "unknown command `frobnicate`");
+  CHECK(cli_error({"--load-kmods"}) == "no command (configure, info or list)");
+  CHECK(cli_error({"configure", "--compute=yes"}) == "`--compute` takes no value");
+  CHECK(cli_error({"configure", "--device"}) == "`--device` needs a value");
 }
 
 TEST_CASE("containerd's --gpus hook is recognised by its shape, wherever the programs are") {

@@ -19,7 +19,7 @@ gcr::ImportedConfig imported(const std::string& text) {
   return *r;
 }
 
-std::string error_of(const std::string& text) {
+std::string config_error(const std::string& text) {
   auto r = gcr::import_nvidia_config(text, "nvidia.toml");
   REQUIRE_FALSE(r.ok());
   return r.error().message;
@@ -138,20 +138,20 @@ TEST_CASE("cuda-compat-mode: NVIDIA's ways of loading the image's compat libcuda
   CHECK(off.toml.find("cuda-compat-dir = \"\"  # "
                       "nvidia-container-runtime.modes.legacy.cuda-compat-mode\n") !=
         std::string::npos);
-  CHECK(error_of(key + "\"always\"\n") ==
+  CHECK(config_error(key + "\"always\"\n") ==
         "nvidia.toml: nvidia-container-runtime.modes.legacy.cuda-compat-mode must be ldconfig, "
         "hook, mount or disabled");
 }
 
 TEST_CASE("values that cannot be carried over") {
-  CHECK(error_of("[nvidia-container-runtime]\nlog-level = \"info\"\nruntimes = \"runc\"\n") ==
+  CHECK(config_error("[nvidia-container-runtime]\nlog-level = \"info\"\nruntimes = \"runc\"\n") ==
         "nvidia.toml: nvidia-container-runtime.runtimes must be a list of strings");
-  CHECK(error_of("supported-driver-capabilities = \"compute,teleport\"\n") ==
+  CHECK(config_error("supported-driver-capabilities = \"compute,teleport\"\n") ==
         "nvidia.toml: supported-driver-capabilities names an unknown capability `teleport`");
-  CHECK(error_of("[nvidia-container-cli]\nroot = \"run/nvidia\"\n") ==
+  CHECK(config_error("[nvidia-container-cli]\nroot = \"run/nvidia\"\n") ==
         "nvidia.toml: nvidia-container-cli.root must be an absolute path");
-  CHECK(error_of("disable-require = false\n[nvidia-container-cli\nroot = 1\n").find("at line 2") !=
-        std::string::npos);
+  CHECK(config_error("disable-require = false\n[nvidia-container-cli\nroot = 1\n")
+            .find("at line 2") != std::string::npos);
   const auto r = imported(
       "supported-driver-capabilities = \"all\"\n[nvidia-container-cli]\n"
       "ldconfig = \"/sbin/ldconfig\"\n");

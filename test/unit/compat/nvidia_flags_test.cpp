@@ -18,7 +18,7 @@ Args translated(const std::string& command, const Args& args, bool as_nvidia_ctk
   return *out;
 }
 
-std::string error_of(const std::string& command, const Args& args) {
+std::string flags_error(const std::string& command, const Args& args) {
   auto out = gcr::translate_nvidia_flags(command, args, true);
   REQUIRE_FALSE(out.ok());
   return out.error().message;
@@ -53,41 +53,41 @@ TEST_CASE("switches spelled as ours take urfave/cli's =true and =false") {
   CHECK(translated("system create-dev-char-symlinks", {"--create-all=true", "--dry-run=false"}) ==
         Args{"--create-all"});
   CHECK(translated("cdi generate", {"--no-all-device=true"}) == Args{"--no-all-device"});
-  CHECK(error_of("runtime configure", {"--set-as-default=yes"}) ==
+  CHECK(flags_error("runtime configure", {"--set-as-default=yes"}) ==
         "--set-as-default: `yes` is not true or false");
 }
 
 TEST_CASE("our behaviour already: accepted without effect; other values refused with why") {
   CHECK(translated("runtime configure", {"--config-source=file", "--config-mode", "config-file"})
             .empty());
-  CHECK(error_of("runtime configure", {"--config-source=command"}) ==
+  CHECK(flags_error("runtime configure", {"--config-source=command"}) ==
         "--config-source=command is not supported: gpu-ctk reads and writes the engine's files; "
         "name the file with --config");
-  CHECK(error_of("runtime configure", {"--config-mode=oci-hook"}).find("OCI hook files") !=
+  CHECK(flags_error("runtime configure", {"--config-mode=oci-hook"}).find("OCI hook files") !=
         std::string::npos);
   CHECK(translated("cdi generate", {"--device-id", "all"}).empty());
-  CHECK(error_of("cdi generate", {"--mode=csv"}).find("--mode=csv is not supported") == 0);
+  CHECK(flags_error("cdi generate", {"--mode=csv"}).find("--mode=csv is not supported") == 0);
 }
 
 TEST_CASE("NVIDIA's generate modes that gpu-ctk has are ours; the others are refused with why") {
   CHECK(translated("cdi generate", {"--mode=nvml"}) == std::vector<std::string>{"--mode=nvml"});
   CHECK(translated("cdi generate", {"--discovery-mode", "management"}) ==
         std::vector<std::string>{"--mode=management"});
-  CHECK(error_of("cdi generate", {"--mode", "wsl"}) ==
+  CHECK(flags_error("cdi generate", {"--mode", "wsl"}) ==
         "--mode=wsl is not supported: gpu-ctk generates specs from the driver's files and NVML "
         "(auto, nvml), and the management spec (management)");
 }
 
 TEST_CASE("refused flags name themselves") {
-  CHECK(error_of("cdi generate", {"--library-search-path=/opt"})
+  CHECK(flags_error("cdi generate", {"--library-search-path=/opt"})
             .find("--library-search-path is not supported: ") == 0);
-  CHECK(error_of("config", {"--config-file", "/etc/nvidia-container-runtime/config.toml"})
+  CHECK(flags_error("config", {"--config-file", "/etc/nvidia-container-runtime/config.toml"})
             .find("--config-file is not supported") == 0);
   CHECK(translated("config", {"--set", "nvidia-container-cli.no-cgroups", "--in-place"}) ==
         Args{"--nvidia-set=nvidia-container-cli.no-cgroups", "--in-place"});
-  CHECK(error_of("runtime configure", {"--nvidia-runtime-name"}) ==
+  CHECK(flags_error("runtime configure", {"--nvidia-runtime-name"}) ==
         "--nvidia-runtime-name needs a value");
-  CHECK(error_of("runtime configure", {"--cdi.enabled=maybe"}) ==
+  CHECK(flags_error("runtime configure", {"--cdi.enabled=maybe"}) ==
         "--cdi.enabled: `maybe` is not true or false");
 }
 
@@ -116,10 +116,10 @@ TEST_CASE("system create-dev-char-symlinks: --driver-root is our --dev-root; loa
                              "--dev-char-path", "/dev/char"}) ==
         Args{"--dev-root=/run/nvidia/driver", "--create-all", "--dry-run", "--dev-char-path",
              "/dev/char"});
-  CHECK(error_of(command, {"--create-all", "--load-kernel-modules"}) ==
+  CHECK(flags_error(command, {"--create-all", "--load-kernel-modules"}) ==
         "--load-kernel-modules is not supported: gpu-ctk loads no kernel module: load them first "
         "(nvidia-modprobe -u -c=0); the packages' udev rule runs this command when they load");
-  CHECK(error_of(command, {"--create-device-nodes"})
+  CHECK(flags_error(command, {"--create-device-nodes"})
             .find("--create-device-nodes is not supported: gpu-ctk makes no device node") == 0);
 }
 

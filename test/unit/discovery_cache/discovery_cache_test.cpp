@@ -30,6 +30,8 @@ using gcr::test::write_file;
 
 namespace {
 
+using gcr::test::contains;
+
 // A driver root: Debian's layout in small, libcuda.so.1 -> /etc/alternatives/... -> the file.
 struct Tree {
   TempDir t;
@@ -65,10 +67,6 @@ std::vector<std::string> names_in(const std::string& dir) {
   return names;
 }
 
-bool has(const std::vector<std::string>& v, const std::string& x) {
-  return std::find(v.begin(), v.end(), x) != v.end();
-}
-
 // Discovery as if it had started `seconds` from now (the tree was made just before).
 timespec started_in(time_t seconds) {
   timespec now{};
@@ -101,12 +99,12 @@ TEST_CASE("stamps: every directory and file on the way through the symlinks, no 
        {std::string("/"), tree.root, tree.root + "/usr", tree.root + "/usr/lib", tree.lib,
         tree.root + "/etc", tree.root + "/etc/alternatives", tree.lib + "/nvidia",
         tree.lib + "/nvidia/current", tree.real}) {
-    CHECK_MESSAGE(has(paths, p), p);
+    CHECK_MESSAGE(contains(paths, p), p);
   }
   // Links and missing names are covered by their directories' stamps.
-  CHECK_FALSE(has(paths, tree.root + "/lib"));
-  CHECK_FALSE(has(paths, tree.lib + "/libcuda.so.1"));
-  CHECK_FALSE(has(paths, tree.root + "/usr/bin"));
+  CHECK_FALSE(contains(paths, tree.root + "/lib"));
+  CHECK_FALSE(contains(paths, tree.lib + "/libcuda.so.1"));
+  CHECK_FALSE(contains(paths, tree.root + "/usr/bin"));
   CHECK(gcr::changed_path(stamps) == std::nullopt);
   // Names made beside the path in a folder only passed through change nothing found.
   write_file(tree.root + "/usr/lib/unrelated", "x");
@@ -229,7 +227,7 @@ TEST_CASE("stamped file: a full directory loses its older half before another is
   for (int i = 0; i < 64; ++i) {
     REQUIRE(gcr::store_stamped(dir, "key " + std::to_string(i), stamped, started_in(3)).ok());
     for (const auto& name : names_in(dir)) {
-      if (!has(files, name)) files.push_back(name);
+      if (!contains(files, name)) files.push_back(name);
     }
     // Key i written i seconds after the first.
     const timespec times[2] = {{0, UTIME_OMIT}, {1700000000 + i, 0}};
@@ -240,8 +238,8 @@ TEST_CASE("stamped file: a full directory loses its older half before another is
   REQUIRE(gcr::store_stamped(dir, "key 64", stamped, started_in(3)).ok());
   const auto left = names_in(dir);
   CHECK(left.size() == 34);
-  for (int i = 0; i < 64; ++i) CHECK_MESSAGE(has(left, files[i]) == (i >= 32), i);
-  CHECK(has(left, ".files-0.tmp"));
+  for (int i = 0; i < 64; ++i) CHECK_MESSAGE(contains(left, files[i]) == (i >= 32), i);
+  CHECK(contains(left, ".files-0.tmp"));
   CHECK(gcr::load_stamped(dir, "key 64").ok());
   CHECK(gcr::load_stamped(dir, "key 63").ok());
   CHECK(gcr::load_stamped(dir, "key 31").error().message == "nothing kept yet");
@@ -368,7 +366,7 @@ TEST_CASE("stamps: a link's owner counts in a sticky folder, where trust reads i
   ConsultedPaths consulted;
   consulted.in_root(tree.root, "/opt/libcuda.so.1");
   const auto stamps = consulted.stamps();
-  CHECK(has(paths_of(stamps), sticky + "/libcuda.so.1"));
+  CHECK(contains(paths_of(stamps), sticky + "/libcuda.so.1"));
   REQUIRE(::lchown((sticky + "/libcuda.so.1").c_str(), 1000, 1000) == 0);
   CHECK(gcr::changed_path(stamps) == sticky + "/libcuda.so.1");
 }

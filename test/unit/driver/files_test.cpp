@@ -9,14 +9,12 @@ using gcr::CapabilitySet;
 
 namespace {
 
+using gcr::test::contains;
+
 CapabilitySet caps_of(std::initializer_list<Capability> list) {
   CapabilitySet set;
   for (Capability c : list) set.add(c);
   return set;
-}
-
-bool has(const std::vector<std::string>& names, const std::string& name) {
-  return std::find(names.begin(), names.end(), name) != names.end();
 }
 
 }  // namespace
@@ -53,14 +51,14 @@ TEST_CASE("the OpenCL ICD comes with compute, whose library it names, not with g
 TEST_CASE("GBM's allocator serves graphics as well as compute; the Vulkan producer graphics") {
   using C = Capability;
   const auto graphics = gcr::library_prefixes(caps_of({C::kGraphics}));
-  CHECK(has(graphics, "libnvidia-allocator.so"));
-  CHECK(has(graphics, "libnvidia-vulkan-producer.so"));
-  CHECK_FALSE(has(graphics, "libcuda.so"));
+  CHECK(contains(graphics, "libnvidia-allocator.so"));
+  CHECK(contains(graphics, "libnvidia-vulkan-producer.so"));
+  CHECK_FALSE(contains(graphics, "libcuda.so"));
   const auto compute = gcr::library_prefixes(caps_of({C::kCompute}));
-  CHECK(has(compute, "libnvidia-allocator.so"));
-  CHECK_FALSE(has(compute, "libnvidia-vulkan-producer.so"));
+  CHECK(contains(compute, "libnvidia-allocator.so"));
+  CHECK_FALSE(contains(compute, "libnvidia-vulkan-producer.so"));
   // libvdpau opens its driver by path: a module, not a library found by SONAME.
-  CHECK_FALSE(has(gcr::library_prefixes(caps_of({C::kVideo})), "libvdpau_nvidia.so"));
+  CHECK_FALSE(contains(gcr::library_prefixes(caps_of({C::kVideo})), "libvdpau_nvidia.so"));
 }
 
 TEST_CASE("libGLX_indirect.so.0 is linked where the loader finds libGLX_nvidia.so.0") {

@@ -22,7 +22,7 @@ gcr::NodeStatFn fake_host() {
   };
 }
 
-gcr::DeviceNode node(const std::string& path) {
+gcr::DeviceNode device_node(const std::string& path) {
   gcr::DeviceNode n;
   n.path = path;
   return n;
@@ -30,7 +30,7 @@ gcr::DeviceNode node(const std::string& path) {
 
 // A character node with its numbers, as a CDI spec or discovery writes it.
 gcr::DeviceNode char_node(const std::string& path, std::int64_t major, std::int64_t minor) {
-  gcr::DeviceNode n = node(path);
+  gcr::DeviceNode n = device_node(path);
   n.type = "c";
   n.major = major;
   n.minor = minor;
@@ -75,7 +75,7 @@ TEST_CASE("env: replaced in place, new ones appended, the last duplicate wins") 
 
 TEST_CASE("a device node from the host: type, numbers, mode and an rwm cgroup rule") {
   ContainerEdits e;
-  e.device_nodes = {node("/dev/null")};
+  e.device_nodes = {device_node("/dev/null")};
   const Json spec = applied(Json::object(), e);
   CHECK(spec.at("linux").at("devices") ==
         Json::parse(R"([{"path":"/dev/null","type":"c","major":1,"minor":3,"fileMode":438}])"));
@@ -137,10 +137,10 @@ TEST_CASE("a node with its type, numbers and mode (discovery's) is not looked up
 TEST_CASE(
     "device errors: missing host node, not a device, type mismatch; FIFOs get no numbers or rule") {
   ContainerEdits missing;
-  missing.device_nodes = {node("/dev/missing")};
+  missing.device_nodes = {device_node("/dev/missing")};
   CHECK(apply_error(missing).find("cannot stat host device") != std::string::npos);
   ContainerEdits regular;
-  regular.device_nodes = {node("/etc/passwd")};
+  regular.device_nodes = {device_node("/etc/passwd")};
   CHECK(apply_error(regular).find("not a device node") != std::string::npos);
   ContainerEdits mismatch;
   gcr::DeviceNode b;
@@ -149,7 +149,7 @@ TEST_CASE(
   mismatch.device_nodes = {b};
   CHECK(apply_error(mismatch).find("host type mismatch") != std::string::npos);
   ContainerEdits fifo;
-  fifo.device_nodes = {node("/tmp/fifo")};
+  fifo.device_nodes = {device_node("/tmp/fifo")};
   const Json spec = applied(Json::object(), fifo);
   CHECK(spec.at("linux").at("devices").at(0) ==
         Json::parse(R"({"path":"/tmp/fifo","type":"p","fileMode":384})"));
@@ -158,7 +158,7 @@ TEST_CASE(
 
 TEST_CASE("identical cgroup rules are not repeated when edits are applied twice") {
   ContainerEdits e;
-  e.device_nodes = {node("/dev/null")};
+  e.device_nodes = {device_node("/dev/null")};
   Json spec = applied(applied(Json::object(), e), e);
   CHECK(spec.at("linux").at("devices").size() == 1);
   CHECK(spec.at("linux").at("resources").at("devices").size() == 1);

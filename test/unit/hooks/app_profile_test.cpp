@@ -12,7 +12,7 @@ using gcr::Json;
 
 namespace {
 
-Json node(const std::string& path, unsigned minor, const std::string& type = "c") {
+Json node_json(const std::string& path, unsigned minor, const std::string& type = "c") {
   return {{"path", path}, {"type", type}, {"major", 195}, {"minor", minor}};
 }
 
@@ -31,23 +31,23 @@ gcr::RootFs open_root(const std::string& path) {
 }  // namespace
 
 TEST_CASE("the mask has the bit of each GPU node's minor, and only GPU nodes count") {
-  const Json devices = {node("/dev/nvidia3", 3),
-                        node("/dev/nvidia0", 0),
-                        node("/dev/nvidia63", 63),
-                        node("/dev/nvidiactl", 255),
-                        node("/dev/nvidia-uvm", 1),
-                        node("/dev/nvidia-modeset", 254),
-                        node("/dev/nvidia-caps/nvidia-cap1", 1),
-                        node("/dev/nvidia5", 5, "b"),
-                        node("/dev/nvidia64", 64),
-                        node("/dev/nvidia", 7),
-                        node("/dev/nvidia1x", 1),
-                        node("/dev/dri/card1", 1)};
+  const Json devices = {node_json("/dev/nvidia3", 3),
+                        node_json("/dev/nvidia0", 0),
+                        node_json("/dev/nvidia63", 63),
+                        node_json("/dev/nvidiactl", 255),
+                        node_json("/dev/nvidia-uvm", 1),
+                        node_json("/dev/nvidia-modeset", 254),
+                        node_json("/dev/nvidia-caps/nvidia-cap1", 1),
+                        node_json("/dev/nvidia5", 5, "b"),
+                        node_json("/dev/nvidia64", 64),
+                        node_json("/dev/nvidia", 7),
+                        node_json("/dev/nvidia1x", 1),
+                        node_json("/dev/dri/card1", 1)};
   CHECK(gcr::visible_gpu_mask(spec_with(devices)) == 0x8000000000000009u);
 }
 
 TEST_CASE("a minor read as a signed number counts as one read as unsigned") {
-  Json signed_minor = node("/dev/nvidia2", 0);
+  Json signed_minor = node_json("/dev/nvidia2", 0);
   signed_minor["minor"] = std::int64_t{2};
   REQUIRE(signed_minor["minor"].is_number_integer());
   REQUIRE_FALSE(signed_minor["minor"].is_number_unsigned());
@@ -56,8 +56,8 @@ TEST_CASE("a minor read as a signed number counts as one read as unsigned") {
 
 TEST_CASE("the minor is what counts, not the number in the node's name") {
   // The simulated host's GPU 1 is minor 0; a node may be renamed in the container.
-  CHECK(gcr::visible_gpu_mask(spec_with(Json::array({node("/dev/nvidia1", 0)}))) == 0x1);
-  CHECK(gcr::visible_gpu_mask(spec_with(Json::array({node("/dev/nvidia0", 6)}))) == 0x40);
+  CHECK(gcr::visible_gpu_mask(spec_with(Json::array({node_json("/dev/nvidia1", 0)}))) == 0x1);
+  CHECK(gcr::visible_gpu_mask(spec_with(Json::array({node_json("/dev/nvidia0", 6)}))) == 0x40);
 }
 
 TEST_CASE("a spec without GPU nodes, or of another shape, has an empty mask") {

@@ -13,11 +13,12 @@
 #include "base/fs.h"
 #include "hooks/cuda_compat.h"
 #include "ldcache/elf_library.h"
+#include "sim_host.h"
 #include "test_support.h"
 
 namespace {
 
-const std::string kStubs = GCR_STUB_DIR;
+using gcr::test::kStubs;
 const std::string kCompatLib = kStubs + "/compat/libcuda.so.575.57.08";  // with NVIDIA's note
 const std::string kNote =
     R"({"Format": 1, "CUDA Version": "12.9", "Driver": [535, 550, 560, 565, 570, 575], )"

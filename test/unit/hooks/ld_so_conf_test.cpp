@@ -19,7 +19,7 @@ Lines lines_of(std::string_view text) {
   return *lines;
 }
 
-std::string error_of(std::string_view text) {
+std::string conf_error(std::string_view text) {
   gcr::ImageBudget budget;
   auto lines = gcr::parse_ld_so_conf(text, "/etc/ld.so.conf.d/x.conf", budget);
   REQUIRE_FALSE(lines.ok());
@@ -58,12 +58,13 @@ TEST_CASE("ld.so.conf: `include` with nothing after it names a directory, as ldc
 }
 
 TEST_CASE("ld.so.conf: the forms ldconfig gives a meaning this reader does not reproduce") {
-  CHECK(error_of("hwcap 1 tls\n") == "hwcap lines (/etc/ld.so.conf.d/x.conf)");
-  CHECK(error_of("/usr/lib=ELF\n") ==
+  CHECK(conf_error("hwcap 1 tls\n") == "hwcap lines (/etc/ld.so.conf.d/x.conf)");
+  CHECK(conf_error("/usr/lib=ELF\n") ==
         "a line ldconfig splits or types: `/usr/lib=ELF` (/etc/ld.so.conf.d/x.conf)");
-  CHECK(error_of("/lib /usr/lib\n").find("splits or types: `/lib /usr/lib`") != std::string::npos);
-  CHECK(error_of("/lib:/usr/lib\n").find("splits or types") != std::string::npos);
-  CHECK(error_of("/lib,/usr/lib\n").find("splits or types") != std::string::npos);
+  CHECK(conf_error("/lib /usr/lib\n").find("splits or types: `/lib /usr/lib`") !=
+        std::string::npos);
+  CHECK(conf_error("/lib:/usr/lib\n").find("splits or types") != std::string::npos);
+  CHECK(conf_error("/lib,/usr/lib\n").find("splits or types") != std::string::npos);
 }
 
 TEST_CASE("ld.so.conf: an empty or comment-only file names nothing") {

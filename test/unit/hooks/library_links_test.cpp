@@ -11,7 +11,7 @@ using gcr::test::write_file;
 
 namespace {
 
-const std::string kLib = "/usr/lib/x86_64-linux-gnu";
+const std::string kMultiarchDir = "/usr/lib/x86_64-linux-gnu";
 
 std::vector<std::string> paths_from(const std::string& rootfs,
                                     const std::vector<std::string>& dirs) {
@@ -29,30 +29,33 @@ std::vector<std::string> paths_from(const std::string& rootfs,
 TEST_CASE("library links are followed through alternatives, /opt and relative climbs") {
   TempDir t;
   const std::string r = t / "rootfs";
-  write_file(r + kLib + "/blas/libblas.so.3", "elf");
-  make_symlink("/etc/alternatives/libblas.so.3-x86_64-linux-gnu", r + kLib + "/libblas.so.3");
-  make_symlink(kLib + "/blas/libblas.so.3", r + "/etc/alternatives/libblas.so.3-x86_64-linux-gnu");
-  make_symlink("../../../opt/foo/lib/libfoo.so.1", r + kLib + "/libfoo.so.1");
-  make_symlink("/srv/volume/libbar.so.2", r + kLib + "/libbar.so.2");  // dangling until mounted
-  make_symlink("libz.so.1.2.13", r + kLib + "/libz.so.1");
-  write_file(r + kLib + "/libz.so.1.2.13", "elf");
-  make_symlink("/etc/elsewhere", r + kLib + "/README");  // not a name ldconfig looks at
-  make_symlink("libloop-b.so", r + kLib + "/libloop-a.so");
-  make_symlink("libloop-a.so", r + kLib + "/libloop-b.so");
+  write_file(r + kMultiarchDir + "/blas/libblas.so.3", "elf");
+  make_symlink("/etc/alternatives/libblas.so.3-x86_64-linux-gnu",
+               r + kMultiarchDir + "/libblas.so.3");
+  make_symlink(kMultiarchDir + "/blas/libblas.so.3",
+               r + "/etc/alternatives/libblas.so.3-x86_64-linux-gnu");
+  make_symlink("../../../opt/foo/lib/libfoo.so.1", r + kMultiarchDir + "/libfoo.so.1");
+  make_symlink("/srv/volume/libbar.so.2",
+               r + kMultiarchDir + "/libbar.so.2");  // dangling until mounted
+  make_symlink("libz.so.1.2.13", r + kMultiarchDir + "/libz.so.1");
+  write_file(r + kMultiarchDir + "/libz.so.1.2.13", "elf");
+  make_symlink("/etc/elsewhere", r + kMultiarchDir + "/README");  // not a name ldconfig looks at
+  make_symlink("libloop-b.so", r + kMultiarchDir + "/libloop-a.so");
+  make_symlink("libloop-a.so", r + kMultiarchDir + "/libloop-b.so");
   make_dirs(r + "/lib");
   make_symlink("/opt/legacy/libold.so.1", r + "/lib/libold.so.1");
   make_dirs(r + "/opt/legacy");
 
-  const auto paths = paths_from(r, {kLib, "/lib", "/usr/local/lib"});
+  const auto paths = paths_from(r, {kMultiarchDir, "/lib", "/usr/local/lib"});
   const std::vector<std::string> expected{
       "/etc/alternatives/libblas.so.3-x86_64-linux-gnu",
       "/opt/foo/lib/libfoo.so.1",
       "/opt/legacy/libold.so.1",
       "/srv/volume/libbar.so.2",
-      kLib + "/blas/libblas.so.3",
-      kLib + "/libloop-a.so",
-      kLib + "/libloop-b.so",
-      kLib + "/libz.so.1.2.13",
+      kMultiarchDir + "/blas/libblas.so.3",
+      kMultiarchDir + "/libloop-a.so",
+      kMultiarchDir + "/libloop-b.so",
+      kMultiarchDir + "/libz.so.1.2.13",
   };
   CHECK(paths == expected);
 }

@@ -13,7 +13,7 @@ namespace {
 
 using gcr::test::VirtualHost;
 
-const std::string kVersion = "550.54.15";
+const std::string kHostVersion = "550.54.15";
 const std::string kLibDir = "/usr/lib/x86_64-linux-gnu";
 const gcr::Config::Driver kRoots{"/driver", "/devroot"};
 
@@ -27,7 +27,7 @@ std::string gpu_information(const std::string& bus, unsigned minor) {
 // libnvidia-ptxjitcompiler someone other than root owns, nvidia-smi, and gpu-ctk for the hooks.
 void make_gpu_host(VirtualHost& host) {
   host.add_file("/devroot/proc/driver/nvidia/version",
-                "NVRM version: NVIDIA UNIX x86_64 Kernel Module  " + kVersion +
+                "NVRM version: NVIDIA UNIX x86_64 Kernel Module  " + kHostVersion +
                     "  Thu Feb 22 01:44:30 UTC 2024\n");
   host.add_file("/devroot/proc/driver/nvidia/gpus/0000:17:00.0/information",
                 gpu_information("0000:17:00.0", 0));
@@ -41,10 +41,10 @@ void make_gpu_host(VirtualHost& host) {
   host.add_char_device("/devroot/dev/nvidia-uvm", 510, 0);
   host.add_char_device("/devroot/dev/nvidia-uvm-tools", 510, 1);
   const std::string libs = "/driver" + kLibDir + "/";
-  host.add_file(libs + "libcuda.so." + kVersion, gcr::test::elf64_header(), 0755);
-  host.add_file(libs + "libnvidia-ml.so." + kVersion, gcr::test::elf64_header(), 0755);
-  host.add_file(libs + "libnvidia-ptxjitcompiler.so." + kVersion, gcr::test::elf64_header(), 0755,
-                1000);
+  host.add_file(libs + "libcuda.so." + kHostVersion, gcr::test::elf64_header(), 0755);
+  host.add_file(libs + "libnvidia-ml.so." + kHostVersion, gcr::test::elf64_header(), 0755);
+  host.add_file(libs + "libnvidia-ptxjitcompiler.so." + kHostVersion, gcr::test::elf64_header(),
+                0755, 1000);
   host.add_file("/driver/usr/bin/nvidia-smi", gcr::test::elf64_header(), 0755);
   host.add_file("/usr/bin/gpu-ctk", gcr::test::elf64_header(), 0755);
 }
@@ -128,12 +128,12 @@ TEST_CASE("gather_edits: the asked GPU's node, the control nodes, the driver's f
   CHECK(edits.device_nodes.back().major == 195);
   CHECK(edits.device_nodes.back().minor == 1);
   const std::string libs = "/driver" + kLibDir + "/";
-  CHECK(
-      mount_paths(edits) ==
-      std::vector<std::string>{
-          kLibDir + "/libcuda.so." + kVersion + " <- " + libs + "libcuda.so." + kVersion,
-          kLibDir + "/libnvidia-ml.so." + kVersion + " <- " + libs + "libnvidia-ml.so." + kVersion,
-          "/usr/bin/nvidia-smi <- /driver/usr/bin/nvidia-smi"});
+  CHECK(mount_paths(edits) ==
+        std::vector<std::string>{
+            kLibDir + "/libcuda.so." + kHostVersion + " <- " + libs + "libcuda.so." + kHostVersion,
+            kLibDir + "/libnvidia-ml.so." + kHostVersion + " <- " + libs + "libnvidia-ml.so." +
+                kHostVersion,
+            "/usr/bin/nvidia-smi <- /driver/usr/bin/nvidia-smi"});
   CHECK(edits.mounts.front().options ==
         std::vector<std::string>{"ro", "nosuid", "nodev", "rbind", "rprivate"});
   // The links and the loader cache travel as a request, not a hook: the shim does the work at
@@ -229,7 +229,7 @@ TEST_CASE("gather_edits: a library root does not own is refused, said, and not m
   make_gpu_host(fs);
   auto gathered = gather(fs, gpu_one());
   REQUIRE(gathered.edits.ok());
-  const std::string ptxjit = "/driver" + kLibDir + "/libnvidia-ptxjitcompiler.so." + kVersion;
+  const std::string ptxjit = "/driver" + kLibDir + "/libnvidia-ptxjitcompiler.so." + kHostVersion;
   const std::string refusal = "refused " + ptxjit + ": not owned by root (" + ptxjit + ")";
   CHECK(gathered.ptxjit_refusal == refusal);
   CHECK(gathered.log.find(refusal) != std::string::npos);
@@ -302,8 +302,8 @@ TEST_CASE("apply_gathered_edits: the gathered devices, mounts and hooks land in 
   for (const auto& m : spec->at("mounts")) mounts.push_back(m.at("destination"));
   // In the spec, sorted by destination (CDI's order).
   CHECK(mounts == std::vector<std::string>{"/usr/bin/nvidia-smi",
-                                           kLibDir + "/libcuda.so." + kVersion,
-                                           kLibDir + "/libnvidia-ml.so." + kVersion});
+                                           kLibDir + "/libcuda.so." + kHostVersion,
+                                           kLibDir + "/libnvidia-ml.so." + kHostVersion});
   // The device-node hook; the libraries hook waits for the loader-cache step, which writes it
   // where the edits' hooks begin only if the shim cannot do the work.
   CHECK(spec->at("hooks").at("createContainer").size() == 1);

@@ -38,7 +38,7 @@ gcr::NodeLabelFacts node_of(const std::string& fixture_name) {
 }
 
 // A MIG device on an A100-SXM4-40GB, with the SMs and engines NVML gives its profile there.
-gcr::MigDevice mig(unsigned index, unsigned slices, unsigned long long memory_mb) {
+gcr::MigDevice labelled_mig(unsigned index, unsigned slices, unsigned long long memory_mb) {
   gcr::MigDevice m;
   m.index = index;
   m.uuid = "MIG-" + std::to_string(index);
@@ -186,7 +186,7 @@ TEST_CASE("time-slicing: -SHARED on the product, replicas are one GPU's, as GFD 
 
 TEST_CASE("MIG single: the MIG devices are the GPUs; mixed: labels per profile") {
   auto facts = node_of("pcie4");
-  for (auto& g : facts.gpus) g.migs = {mig(0, 1, 4864), mig(1, 1, 4864)};
+  for (auto& g : facts.gpus) g.migs = {labelled_mig(0, 1, 4864), labelled_mig(1, 1, 4864)};
   gcr::Config::DevicePlugin plugin;
   plugin.mig_strategy = "single";
   auto labels = gcr::node_labels(facts, plugin);
@@ -195,7 +195,7 @@ TEST_CASE("MIG single: the MIG devices are the GPUs; mixed: labels per profile")
   CHECK(labels.at("nvidia.com/gpu.count") == "8");
   CHECK(labels.at("nvidia.com/gpu.memory") == "4864");
 
-  facts.gpus[0].migs = {mig(0, 3, 20096)};
+  facts.gpus[0].migs = {labelled_mig(0, 3, 20096)};
   facts.gpus[2].migs.clear();
   facts.gpus[3].migs.clear();
   plugin.mig_strategy = "mixed";
@@ -217,7 +217,7 @@ TEST_CASE("MIG single: the MIG devices are the GPUs; mixed: labels per profile")
   // describes the GPUs (pods asking for a MIG profile select on their product and family),
   // unshared: replicas 0.
   auto every_gpu_mig = facts;
-  for (auto& g : every_gpu_mig.gpus) g.migs = {mig(0, 1, 4864)};
+  for (auto& g : every_gpu_mig.gpus) g.migs = {labelled_mig(0, 1, 4864)};
   const auto all_mig = gcr::node_labels(every_gpu_mig, plugin);
   const Labels whole = {{"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB"},
                         {"nvidia.com/gpu.count", "4"},
@@ -248,7 +248,7 @@ TEST_CASE("MIG single: the MIG devices are the GPUs; mixed: labels per profile")
   gcr::test::check_label_syntax(labels);
   // Every GPU in MIG mode, profiles mixed: no whole GPU shared.
   auto two_profiles = facts;
-  for (auto& g : two_profiles.gpus) g.migs = {mig(0, 1, 4864), mig(1, 3, 19968)};
+  for (auto& g : two_profiles.gpus) g.migs = {labelled_mig(0, 1, 4864), labelled_mig(1, 3, 19968)};
   labels = gcr::node_labels(two_profiles, plugin);
   CHECK(labels.at("nvidia.com/gpu.product") == "NVIDIA-A100-SXM4-40GB-MIG-INVALID");
   CHECK(labels.at("nvidia.com/gpu.sharing-strategy") == "none");
@@ -256,7 +256,7 @@ TEST_CASE("MIG single: the MIG devices are the GPUs; mixed: labels per profile")
 
 TEST_CASE("MIG: GFD's labels of a MIG device's share, under single and per profile under mixed") {
   auto facts = node_of("pcie4");
-  for (auto& g : facts.gpus) g.migs = {mig(0, 3, 20096), mig(1, 3, 20096)};
+  for (auto& g : facts.gpus) g.migs = {labelled_mig(0, 3, 20096), labelled_mig(1, 3, 20096)};
   gcr::Config::DevicePlugin plugin;
   plugin.mig_strategy = "single";
   const auto single = gcr::node_labels(facts, plugin);
@@ -280,7 +280,7 @@ TEST_CASE("MIG: GFD's labels of a MIG device's share, under single and per profi
     CHECK(single.at(name) == label.second);
   }
 
-  facts.gpus[1].migs = {mig(0, 1, 4864)};
+  facts.gpus[1].migs = {labelled_mig(0, 1, 4864)};
   plugin.mig_strategy = "mixed";
   const auto mixed = gcr::node_labels(facts, plugin);
   CHECK(mixed.at("nvidia.com/mig-3g.20gb.multiprocessors") == "42");
@@ -318,7 +318,7 @@ TEST_CASE("replicas by GPU follow the plugin's GPU numbers, also per MIG profile
   gcr::Config::DevicePlugin plugin;
   plugin.replicas_by_gpu = {{"2", 4}};
   CHECK(gcr::node_labels(facts, plugin).at("nvidia.com/gpu.replicas") == "4");
-  for (auto& g : facts.gpus) g.migs = {mig(0, 1, 4864)};
+  for (auto& g : facts.gpus) g.migs = {labelled_mig(0, 1, 4864)};
   plugin.mig_strategy = "mixed";
   CHECK(gcr::node_labels(facts, plugin).at("nvidia.com/mig-1g.5gb.replicas") == "4");
 }
@@ -334,7 +334,7 @@ TEST_CASE("MIG single with no GPU in MIG mode is none; a GPU in MIG mode with no
   CHECK(labels.at("nvidia.com/gpu.memory") == "40960");
 
   // GPU 3 in MIG mode with no MIG device yet: single is not laid out; mixed counts it nowhere.
-  for (auto& g : facts.gpus) g.migs = {mig(0, 1, 4864)};
+  for (auto& g : facts.gpus) g.migs = {labelled_mig(0, 1, 4864)};
   facts.gpus[3].migs.clear();
   facts.gpus[3].mig_mode = true;
   labels = gcr::node_labels(facts, plugin);
@@ -556,7 +556,7 @@ TEST_CASE("a GPU name with no letter or digit: the product is unknown, every lab
   facts = node_of("pcie4");
   for (auto& g : facts.gpus) {
     g.model = "!!!";
-    g.migs = {mig(0, 1, 4864)};
+    g.migs = {labelled_mig(0, 1, 4864)};
   }
   plugin.mig_strategy = "single";
   CHECK(gcr::node_labels(facts, plugin).at("nvidia.com/gpu.product") ==

@@ -10,6 +10,7 @@
 #include "hostile_image.h"
 #include "ldcache/elf_library.h"
 #include "ldcache/ldcache.h"
+#include "sim_host.h"
 #include "test_support.h"
 
 namespace {
@@ -21,8 +22,8 @@ gcr::Result<gcr::ElfLibrary> read(const std::string& path) {
   return gcr::read_elf_library(fd.get(), budget, path);
 }
 
-const std::string kStubs = GCR_STUB_DIR;
-const std::string kVersion = GCR_STUB_DRIVER_VERSION;
+using gcr::test::kStubs;
+using gcr::test::kVersion;
 
 }  // namespace
 

@@ -12,7 +12,7 @@ using gcr::SingleLayout;
 
 namespace {
 
-MigDevice mig(unsigned index, unsigned slices, unsigned long long memory_mb) {
+MigDevice sliced_mig(unsigned index, unsigned slices, unsigned long long memory_mb) {
   MigDevice m;
   m.index = index;
   m.uuid = "MIG-" + std::to_string(index) + "-" + std::to_string(slices);
@@ -22,7 +22,7 @@ MigDevice mig(unsigned index, unsigned slices, unsigned long long memory_mb) {
   return m;
 }
 
-std::vector<gcr::Gpu> gpus(unsigned count) {
+std::vector<gcr::Gpu> gpus_of(unsigned count) {
   std::vector<gcr::Gpu> out;
   for (unsigned i = 0; i < count; ++i) {
     gcr::Gpu gpu;
@@ -51,8 +51,8 @@ gcr::Config strategy(const std::string& name) {
 }  // namespace
 
 TEST_CASE("single_layout: whole GPUs, MIG devices, or why neither") {
-  const std::vector<MigDevice> two_small{mig(0, 1, 4864), mig(1, 1, 4864)};
-  const std::vector<MigDevice> one_big{mig(0, 3, 20096)};
+  const std::vector<MigDevice> two_small{sliced_mig(0, 1, 4864), sliced_mig(1, 1, 4864)};
+  const std::vector<MigDevice> one_big{sliced_mig(0, 3, 20096)};
   const std::vector<MigDevice> none;
   const auto gpu = [](unsigned i, bool mode, const std::vector<MigDevice>* migs) {
     return gcr::MigGpu{i, "GPU-" + std::to_string(i), mode, migs};
@@ -81,19 +81,19 @@ TEST_CASE("single_layout: whole GPUs, MIG devices, or why neither") {
 TEST_CASE("devices_of: single falls back to whole GPUs when no GPU is in MIG mode") {
   // NVIDIA's plugin does so, and a cluster-wide mig-strategy single (the GPU Operator's default)
   // reaches nodes without MIG: each must still advertise its GPUs.
-  const auto whole = gcr::devices_of(gpus(2), {}, strategy("single"));
+  const auto whole = gcr::devices_of(gpus_of(2), {}, strategy("single"));
   REQUIRE(whole.ok());
   CHECK(ids_of(whole) == std::vector<std::string>{"nvidia.com/gpu GPU-0", "nvidia.com/gpu GPU-1"});
 
-  const Migs both{{"GPU-0", {mig(0, 1, 4864)}}, {"GPU-1", {mig(0, 1, 4864)}}};
-  const auto migs = gcr::devices_of(gpus(2), both, strategy("single"));
+  const Migs both{{"GPU-0", {sliced_mig(0, 1, 4864)}}, {"GPU-1", {sliced_mig(0, 1, 4864)}}};
+  const auto migs = gcr::devices_of(gpus_of(2), both, strategy("single"));
   REQUIRE(migs.ok());
   CHECK(ids_of(migs) ==
         std::vector<std::string>{"nvidia.com/gpu MIG-0-1", "nvidia.com/gpu MIG-0-1"});
 
   // GPU 1 in MIG mode with nothing made on it: single advertises nothing, and says why.
-  const Migs one_empty{{"GPU-0", {mig(0, 1, 4864)}}, {"GPU-1", {}}};
-  const auto invalid = gcr::devices_of(gpus(2), one_empty, strategy("single"));
+  const Migs one_empty{{"GPU-0", {sliced_mig(0, 1, 4864)}}, {"GPU-1", {}}};
+  const auto invalid = gcr::devices_of(gpus_of(2), one_empty, strategy("single"));
   REQUIRE_FALSE(invalid.ok());
   CHECK(invalid.error().message ==
         "mig-strategy single: GPU 1 (GPU-1) is in MIG mode with no MIG devices");
@@ -101,20 +101,20 @@ TEST_CASE("devices_of: single falls back to whole GPUs when no GPU is in MIG mod
 
 TEST_CASE("devices_of: mixed advertises nothing of a GPU in MIG mode with no MIG device") {
   // CUDA sees no device on such a GPU: advertised whole, a pod would get a GPU it cannot use.
-  const Migs one_empty{{"GPU-0", {mig(0, 1, 4864)}}, {"GPU-1", {}}};
-  const auto devices = gcr::devices_of(gpus(3), one_empty, strategy("mixed"));
+  const Migs one_empty{{"GPU-0", {sliced_mig(0, 1, 4864)}}, {"GPU-1", {}}};
+  const auto devices = gcr::devices_of(gpus_of(3), one_empty, strategy("mixed"));
   REQUIRE(devices.ok());
   CHECK(ids_of(devices) ==
         std::vector<std::string>{"nvidia.com/mig-1g.5gb MIG-0-1", "nvidia.com/gpu GPU-2"});
   // With none, MIG is not looked at: every GPU whole.
-  CHECK(ids_of(gcr::devices_of(gpus(3), one_empty, strategy("none"))).size() == 3);
+  CHECK(ids_of(gcr::devices_of(gpus_of(3), one_empty, strategy("none"))).size() == 3);
 }
 
 TEST_CASE("MIG profile names as NVIDIA computes them: memory in eighths of the GPU's") {
   constexpr unsigned long long kMiB = 1ULL << 20;
   const auto named = [](unsigned slices, unsigned long long memory_mb, unsigned long long gpu_mib,
                         unsigned compute_slices = 0) {
-    MigDevice m = mig(0, slices, memory_mb);
+    MigDevice m = sliced_mig(0, slices, memory_mb);
     m.gpu_memory_bytes = gpu_mib * kMiB;
     m.attributes.compute_slices = compute_slices == 0 ? slices : compute_slices;
     return m.profile();
@@ -135,7 +135,7 @@ TEST_CASE("MIG profile names as NVIDIA computes them: memory in eighths of the G
   CHECK(named(3, 69120, 143771) == "3g.71gb");
   CHECK(named(7, 141312, 143771) == "7g.141gb");
   // Without the GPU's memory: the device's own, in GiB rounded up.
-  MigDevice unknown = mig(0, 1, 16640);
+  MigDevice unknown = sliced_mig(0, 1, 16640);
   CHECK(unknown.profile() == "1g.17gb");
   // A media-extension profile's suffix, as resource names write it.
   unknown.profile_suffix = ".me";

@@ -42,7 +42,7 @@ std::string root_refusal(const std::string& root) {
   return s.error().message;
 }
 
-std::string refusal(const gcr::MpsPlan& plan) {
+std::string dirs_refusal(const gcr::MpsPlan& plan) {
   auto made = gcr::make_mps_dirs(plan, ::geteuid());
   REQUIRE_FALSE(made.ok());
   return made.error().message;
@@ -60,7 +60,7 @@ TEST_CASE("mps-root: only root can change it, a sticky directory not enough wher
       "`device-plugin.mps-root` refused: writable by group or others (" + dir / "ww" + ")";
   CHECK(root_refusal(dir / "ww/mps") == sticky);
   CHECK(root_refusal(dir / "ww") == sticky);
-  CHECK(refusal(plan_in(dir / "ww/mps")) == sticky);
+  CHECK(dirs_refusal(plan_in(dir / "ww/mps")) == sticky);
   CHECK_FALSE(gcr::test::exists(dir / "ww/mps"));
   // Made there by root before: nobody else can replace it.
   make_dir(dir / "ww/mps", 0755);
@@ -130,14 +130,14 @@ TEST_CASE("driver/bin and driver/lib hold the plan's links and nothing else, eac
     std::filesystem::remove_all(dir);
     make_dir(dir + ".victim", 0700);
     gcr::test::make_symlink(dir + ".victim", dir);
-    CHECK(refusal(plan) == "MPS directory refused: a symlink, never followed (" + dir + ")");
+    CHECK(dirs_refusal(plan) == "MPS directory refused: a symlink, never followed (" + dir + ")");
     CHECK(std::filesystem::is_empty(dir + ".victim"));
     REQUIRE(::unlink(dir.c_str()) == 0);
   }
   std::filesystem::remove_all(plan.dir + "/driver");
   make_dir(dir / "victim", 0700);
   gcr::test::make_symlink(dir / "victim", plan.dir + "/driver");
-  CHECK(refusal(plan) ==
+  CHECK(dirs_refusal(plan) ==
         "MPS directory refused: a symlink, never followed (" + plan.dir + "/driver)");
   CHECK(std::filesystem::is_empty(dir / "victim"));
 }
@@ -150,29 +150,29 @@ TEST_CASE("symlinks planted under mps-root are refused, never followed: their ta
   gcr::test::write_file(dir / "victim/keep", "x");
 
   gcr::test::make_symlink(dir / "victim", plan.shm_dir());
-  CHECK(refusal(plan) ==
+  CHECK(dirs_refusal(plan) ==
         "MPS directory refused: a symlink, never followed (" + plan.shm_dir() + ")");
   CHECK(mode_of(dir / "victim") == 0700);  // not opened to all
 
   REQUIRE(::unlink(plan.shm_dir().c_str()) == 0);
   gcr::test::make_symlink(dir / "victim", plan.pipe_dir());
-  CHECK(refusal(plan) ==
+  CHECK(dirs_refusal(plan) ==
         "MPS directory refused: a symlink, never followed (" + plan.pipe_dir() + ")");
   CHECK(gcr::test::exists(dir / "victim/keep"));  // not emptied
 
   // The resource's directory swapped for a symlink, or one others can write.
   std::filesystem::remove_all(dir / "mps/nvidia.com-gpu");
   gcr::test::make_symlink(dir / "victim", dir / "mps/nvidia.com-gpu");
-  CHECK(refusal(plan) ==
+  CHECK(dirs_refusal(plan) ==
         "MPS directory refused: a symlink, never followed (" + dir / "mps/nvidia.com-gpu" + ")");
   CHECK_FALSE(gcr::test::exists(dir / "victim/1-of-4"));
   REQUIRE(::unlink((dir / "mps/nvidia.com-gpu").c_str()) == 0);
   make_dir(dir / "mps/nvidia.com-gpu", 0777);
-  CHECK(refusal(plan) ==
+  CHECK(dirs_refusal(plan) ==
         "MPS directory refused: writable by group or others (" + dir / "mps/nvidia.com-gpu" + ")");
   CHECK_FALSE(gcr::test::exists(plan.dir));
   // mps-root itself opened to others since it was made.
   REQUIRE(::chmod((dir / "mps").c_str(), 0777) == 0);
-  CHECK(refusal(plan) ==
+  CHECK(dirs_refusal(plan) ==
         "`device-plugin.mps-root` refused: writable by group or others (" + dir / "mps" + ")");
 }

@@ -21,7 +21,7 @@ std::vector<gcr::Gpu> host() {
   return gpus;
 }
 
-gcr::MigDevice mig(unsigned index, const std::string& uuid, unsigned gpu_instance) {
+gcr::MigDevice mig_of(unsigned index, const std::string& uuid, unsigned gpu_instance) {
   gcr::MigDevice m;
   m.index = index;
   m.uuid = uuid;
@@ -32,7 +32,7 @@ gcr::MigDevice mig(unsigned index, const std::string& uuid, unsigned gpu_instanc
 // GPU 1 has two MIG devices (NVML indices 0 and 2: slot 1 is empty).
 std::map<std::string, gcr::GpuFacts> nvml() {
   gcr::GpuFacts facts;
-  facts.migs = {mig(0, "MIG-aaaa", 1), mig(2, "MIG-bbbb", 2)};
+  facts.migs = {mig_of(0, "MIG-aaaa", 1), mig_of(2, "MIG-bbbb", 2)};
   return {{host()[1].uuid, facts}};
 }
 

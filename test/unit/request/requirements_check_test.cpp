@@ -25,7 +25,7 @@ std::vector<gcr::Requirement> reqs(const std::string& text) {
   return {*r};
 }
 
-std::vector<gcr::Gpu> gpus() {
+std::vector<gcr::Gpu> two_gpus() {
   gcr::Gpu a;
   a.uuid = "GPU-a";
   gcr::Gpu b;
@@ -41,15 +41,16 @@ const std::string kCudaImage =
 
 TEST_CASE("a CUDA image on a new enough driver never asks NVML") {
   CountingProbe probe;
-  CHECK(gcr::check_requirements(reqs(kCudaImage), gpus(), std::string("550.54.15"), probe).ok());
+  CHECK(
+      gcr::check_requirements(reqs(kCudaImage), two_gpus(), std::string("550.54.15"), probe).ok());
   CHECK(probe.cuda_calls == 1);
   CHECK(probe.gpu_calls == 0);
 }
 
 TEST_CASE("an impossible requirement fails without asking NVML") {
   CountingProbe probe;
-  auto s = gcr::check_requirements(reqs("cuda>=13.0 brand=tesla,driver>=470,driver<471"), gpus(),
-                                   std::string("550.54.15"), probe);
+  auto s = gcr::check_requirements(reqs("cuda>=13.0 brand=tesla,driver>=470,driver<471"),
+                                   two_gpus(), std::string("550.54.15"), probe);
   REQUIRE_FALSE(s.ok());
   CHECK(s.error().message ==
         "requirement not met: cuda>=13.0 (NVIDIA_REQUIRE_CUDA; this host has cuda 12.4, driver "
@@ -59,10 +60,12 @@ TEST_CASE("an impossible requirement fails without asking NVML") {
 
 TEST_CASE("arch and brand are asked once, and checked for every selected GPU") {
   CountingProbe probe;
-  CHECK(gcr::check_requirements(reqs("arch>=7.0"), gpus(), std::string("550.54.15"), probe).ok());
+  CHECK(
+      gcr::check_requirements(reqs("arch>=7.0"), two_gpus(), std::string("550.54.15"), probe).ok());
   CHECK(probe.gpu_calls == 1);
   CHECK(probe.cuda_calls == 0);
-  auto s = gcr::check_requirements(reqs("brand=tesla"), gpus(), std::string("550.54.15"), probe);
+  auto s =
+      gcr::check_requirements(reqs("brand=tesla"), two_gpus(), std::string("550.54.15"), probe);
   REQUIRE_FALSE(s.ok());
   CHECK(s.error().message ==
         "requirement not met: brand=tesla (NVIDIA_REQUIRE_CUDA; GPU 1 has brand GeForce)");

@@ -9,7 +9,7 @@
 
 namespace {
 
-std::string refusal(const std::string& text) {
+std::string toml_refusal(const std::string& text) {
   auto r = gcr::parse_toml(text, "t.toml");
   REQUIRE_FALSE(r.ok());
   return r.error().message;
@@ -20,15 +20,15 @@ std::string refusal(const std::string& text) {
 TEST_CASE("what toml++ 3.3.0 may not survive is refused before it reads the text") {
   std::string deep = "a = ";
   for (int i = 0; i < 100000; ++i) deep += "[";
-  CHECK(refusal(deep) == "invalid TOML at line 1: nesting deeper than 64 levels");
+  CHECK(toml_refusal(deep) == "invalid TOML at line 1: nesting deeper than 64 levels");
   std::string dotted = "a";
   for (int i = 0; i < 1000; ++i) dotted += ".a";
-  CHECK(refusal(dotted + " = 1\n") == "invalid TOML at line 1: a key of more than 64 parts");
-  CHECK(refusal("\x0c= 1\n") == "invalid TOML at line 1: a control character");
-  CHECK(refusal("[\xe2\x82\xac]\n") ==
+  CHECK(toml_refusal(dotted + " = 1\n") == "invalid TOML at line 1: a key of more than 64 parts");
+  CHECK(toml_refusal("\x0c= 1\n") == "invalid TOML at line 1: a control character");
+  CHECK(toml_refusal("[\xe2\x82\xac]\n") ==
         "invalid TOML at line 1: a non-ASCII character outside a string or comment");
-  CHECK(refusal("a = \"\xff\"\n") == "invalid TOML at line 1: invalid UTF-8");
-  CHECK(refusal("a = 1\nb = \"x\x01y\"\n") == "invalid TOML at line 2: a control character");
+  CHECK(toml_refusal("a = \"\xff\"\n") == "invalid TOML at line 1: invalid UTF-8");
+  CHECK(toml_refusal("a = 1\nb = \"x\x01y\"\n") == "invalid TOML at line 2: a control character");
 }
 
 TEST_CASE("valid documents pass the checks: strings, comments, floats, arrays, tables") {
@@ -72,15 +72,18 @@ TEST_CASE("comments are checked, then not handed to toml++; what is not a commen
   CHECK(gcr::toml_to_json(*r)["c"] == gcr::Json::array({1, 2}));
   CHECK((*r)["t"]["d"].value_or(0) == 1);
   // Still refused in a comment: a control character, invalid UTF-8.
-  CHECK(refusal("a = 1 # x\x01y\n") == "invalid TOML at line 1: a control character");
-  CHECK(refusal("# \xff\n") == "invalid TOML at line 1: invalid UTF-8");
-  CHECK(refusal("# a\rb\n") == "invalid TOML at line 1: a carriage return without a line feed");
-  CHECK(refusal("a = 1 # c\r") == "invalid TOML at line 1: a carriage return without a line feed");
+  CHECK(toml_refusal("a = 1 # x\x01y\n") == "invalid TOML at line 1: a control character");
+  CHECK(toml_refusal("# \xff\n") == "invalid TOML at line 1: invalid UTF-8");
+  CHECK(toml_refusal("# a\rb\n") ==
+        "invalid TOML at line 1: a carriage return without a line feed");
+  CHECK(toml_refusal("a = 1 # c\r") ==
+        "invalid TOML at line 1: a carriage return without a line feed");
   auto crlf = gcr::parse_toml("a = 1 # c\r\nb = 2\r\n", "t.toml");
   REQUIRE(crlf.ok());
   CHECK((*crlf)["b"].value_or(0) == 2);
   // toml++'s messages keep their line numbers past removed comments.
-  CHECK(refusal("# one\n# two\na = 1 # three\nb = = 2\n").starts_with("invalid TOML at line 4: "));
+  CHECK(toml_refusal("# one\n# two\na = 1 # three\nb = = 2\n")
+            .starts_with("invalid TOML at line 4: "));
 }
 
 TEST_CASE("toml_string writes what reads back") {
@@ -96,7 +99,7 @@ TEST_CASE("toml_string writes what reads back") {
 TEST_CASE("toml++'s own assumptions about the input are checks, not undefined behaviour") {
   for (const char* text : {"[.di]\n", "[ .a]\n", "[[.a]]\n"}) {
     CAPTURE(text);
-    CHECK(refusal(text) == "invalid TOML: not a document toml++ can read safely");
+    CHECK(toml_refusal(text) == "invalid TOML: not a document toml++ can read safely");
   }
 }
 
@@ -150,6 +153,6 @@ TEST_CASE("floats read as the nearest double, and the ones no double holds are r
   CHECK((*special)["b"].value_or(0.0) == -std::numeric_limits<double>::infinity());
   CHECK(std::isnan((*special)["c"].value_or(0.0)));
   CHECK(std::signbit((*special)["d"].value_or(1.0)));
-  CHECK(refusal("f = 1e400\n").find("'1e400' is not representable in 64 bits") !=
+  CHECK(toml_refusal("f = 1e400\n").find("'1e400' is not representable in 64 bits") !=
         std::string::npos);
 }
