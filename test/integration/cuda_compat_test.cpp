@@ -21,8 +21,8 @@ using gcr::test::GpuFixture;
 namespace {
 
 constexpr const char* kOldHost = "470.57.02";  // the stub driver root's decoy libcuda
+using gcr::test::kDropIn;
 using gcr::test::kStubs;
-constexpr const char* kDropIn = "/etc/ld.so.conf.d/00-gpu-container-runtime.conf";
 
 std::string real_libcuda() {
   return gcr::test::real_driver_layouts() + "/flat/usr/lib/x86_64-linux-gnu/libcuda.so." +
@@ -83,7 +83,7 @@ std::string cached_libcuda(const GpuFixture& f) {
 }
 
 // gpu-ctk with the fixture's configuration.
-gcr::test::ProcessResult ctk(const GpuFixture& f, std::vector<std::string> args) {
+gcr::test::ProcessResult ctk_of(const GpuFixture& f, std::vector<std::string> args) {
   args.insert(args.begin(), gcr::test::built("gpu-ctk"));
   gcr::test::RunOptions options;
   options.env["GPU_CONTAINER_RUNTIME_CONFIG"] = f.config_path();
@@ -238,7 +238,7 @@ TEST_SUITE("cuda compat") {
     // The stub NVML is not the simulated 470 driver's: without it generate cannot name MIG
     // devices, so this host has none.
     f.host().remove_mig_instances();
-    const auto generated = ctk(f, {"cdi", "generate", "--output", f.path("cdi/nvidia.json")});
+    const auto generated = ctk_of(f, {"cdi", "generate", "--output", f.path("cdi/nvidia.json")});
     REQUIRE_MESSAGE(generated.exit_code == 0, generated.err);
     const Json hooks = Json::parse(gcr::test::read_file(f.path("cdi/nvidia.json")))
                            .at("containerEdits")

@@ -13,7 +13,7 @@
 
 using gcr::Json;
 using gcr::test::GpuFixture;
-using Devices = std::map<std::string, std::string>;
+using NodeNumbers = std::map<std::string, std::string>;
 
 namespace {
 
@@ -32,10 +32,10 @@ TEST_CASE("one GPU by index: its node (index != minor), control nodes, compute+u
   const auto result = f.create({"NVIDIA_VISIBLE_DEVICES=1"});
   REQUIRE(result.err == "");
   REQUIRE(result.exit_code == 0);
-  CHECK(f.devices() == Devices{{"/dev/nvidia0", "195:0"},
-                               {"/dev/nvidiactl", "195:255"},
-                               {"/dev/nvidia-uvm", "508:0"},
-                               {"/dev/nvidia-uvm-tools", "508:1"}});
+  CHECK(f.devices() == NodeNumbers{{"/dev/nvidia0", "195:0"},
+                                   {"/dev/nvidiactl", "195:255"},
+                                   {"/dev/nvidia-uvm", "508:0"},
+                                   {"/dev/nvidia-uvm-tools", "508:1"}});
   const Json rules = f.spec()["linux"]["resources"]["devices"];
   CHECK(rules.at(0) == Json::parse(R"({"allow":false,"access":"rwm"})"));
   CHECK(std::count(
@@ -181,15 +181,15 @@ TEST_CASE("all GPUs, by UUID, by PCI bus id") {
       f.create({"NVIDIA_VISIBLE_DEVICES=all", "NVIDIA_DRIVER_CAPABILITIES=utility"}).exit_code ==
       0);
   // GPU 1 (minor 0) is in MIG mode: `all` brings every MIG instance's access capabilities.
-  CHECK(f.devices() == Devices{{"/dev/nvidia0", "195:0"},
-                               {"/dev/nvidia1", "195:1"},
-                               {"/dev/nvidia3", "195:3"},
-                               {"/dev/nvidia4", "195:4"},
-                               {"/dev/nvidiactl", "195:255"},
-                               {"/dev/nvidia-caps/nvidia-cap12", "509:12"},
-                               {"/dev/nvidia-caps/nvidia-cap13", "509:13"},
-                               {"/dev/nvidia-caps/nvidia-cap21", "509:21"},
-                               {"/dev/nvidia-caps/nvidia-cap22", "509:22"}});
+  CHECK(f.devices() == NodeNumbers{{"/dev/nvidia0", "195:0"},
+                                   {"/dev/nvidia1", "195:1"},
+                                   {"/dev/nvidia3", "195:3"},
+                                   {"/dev/nvidia4", "195:4"},
+                                   {"/dev/nvidiactl", "195:255"},
+                                   {"/dev/nvidia-caps/nvidia-cap12", "509:12"},
+                                   {"/dev/nvidia-caps/nvidia-cap13", "509:13"},
+                                   {"/dev/nvidia-caps/nvidia-cap21", "509:21"},
+                                   {"/dev/nvidia-caps/nvidia-cap22", "509:22"}});
   const auto& gpus = f.host().gpus();
   REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=" + gpus[2].uuid + "," + gpus[3].bus}).exit_code == 0);
   CHECK(f.devices().count("/dev/nvidia4") == 1);
@@ -201,9 +201,9 @@ TEST_CASE("none: driver files and control nodes, no GPU") {
   require_root();
   GpuFixture f;
   REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=none"}).exit_code == 0);
-  CHECK(f.devices() == Devices{{"/dev/nvidiactl", "195:255"},
-                               {"/dev/nvidia-uvm", "508:0"},
-                               {"/dev/nvidia-uvm-tools", "508:1"}});
+  CHECK(f.devices() == NodeNumbers{{"/dev/nvidiactl", "195:255"},
+                                   {"/dev/nvidia-uvm", "508:0"},
+                                   {"/dev/nvidia-uvm-tools", "508:1"}});
   CHECK(contains(f.mount_destinations(), kLib + "libcuda.so." + kVersion));
 }
 
@@ -572,15 +572,15 @@ TEST_CASE("graphics and display: the GPU's DRM nodes and the graphics configurat
   require_root();
   GpuFixture f;
   REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=1", "NVIDIA_DRIVER_CAPABILITIES=graphics"}).err == "");
-  auto dri = [](const Devices& devices) {
-    Devices out;
+  auto dri = [](const NodeNumbers& devices) {
+    NodeNumbers out;
     for (const auto& [path, numbers] : devices) {
       if (path.rfind("/dev/dri/", 0) == 0) out.emplace(path, numbers);
     }
     return out;
   };
   CHECK(dri(f.devices()) ==
-        Devices{{"/dev/dri/card1", "226:1"}, {"/dev/dri/renderD128", "226:128"}});
+        NodeNumbers{{"/dev/dri/card1", "226:1"}, {"/dev/dri/renderD128", "226:128"}});
   CHECK(f.spec()["process"]["user"]["additionalGids"] == Json::array({44}));  // card1: root:video
   const auto mounts = f.mount_destinations();
   CHECK(f.mount_at("/etc/vulkan/icd.d/nvidia_icd.json")["source"] ==
@@ -640,18 +640,18 @@ TEST_CASE(
   REQUIRE(
       f.create({"NVIDIA_VISIBLE_DEVICES=1:1", "NVIDIA_DRIVER_CAPABILITIES=utility"}).exit_code ==
       0);
-  CHECK(f.devices() == Devices{{"/dev/nvidia0", "195:0"},
-                               {"/dev/nvidiactl", "195:255"},
-                               {"/dev/nvidia-caps/nvidia-cap21", "509:21"},
-                               {"/dev/nvidia-caps/nvidia-cap22", "509:22"}});
+  CHECK(f.devices() == NodeNumbers{{"/dev/nvidia0", "195:0"},
+                                   {"/dev/nvidiactl", "195:255"},
+                                   {"/dev/nvidia-caps/nvidia-cap21", "509:21"},
+                                   {"/dev/nvidia-caps/nvidia-cap22", "509:22"}});
   REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=mig-5EED003B-0000-4000-8000-000000000000,3",
                     "NVIDIA_DRIVER_CAPABILITIES=utility"})
               .exit_code == 0);
-  CHECK(f.devices() == Devices{{"/dev/nvidia0", "195:0"},
-                               {"/dev/nvidia1", "195:1"},
-                               {"/dev/nvidiactl", "195:255"},
-                               {"/dev/nvidia-caps/nvidia-cap12", "509:12"},
-                               {"/dev/nvidia-caps/nvidia-cap13", "509:13"}});
+  CHECK(f.devices() == NodeNumbers{{"/dev/nvidia0", "195:0"},
+                                   {"/dev/nvidia1", "195:1"},
+                                   {"/dev/nvidiactl", "195:255"},
+                                   {"/dev/nvidia-caps/nvidia-cap12", "509:12"},
+                                   {"/dev/nvidia-caps/nvidia-cap13", "509:13"}});
   auto r = f.create({"NVIDIA_VISIBLE_DEVICES=2:0"});
   CHECK(r.err.find("unknown MIG device `2:0`: GPU 2 has no MIG device 0") != std::string::npos);
   r = f.create({"NVIDIA_VISIBLE_DEVICES=1:7"});

@@ -35,7 +35,7 @@ std::string spec_with(const std::string& env, const std::string& extra_top) {
 }  // namespace
 
 TEST_CASE("numbers: a spec without a GPU reaches runc byte for byte, with one every number kept") {
-  require_root();
+  require_root("the simulated GPU host needs root (mknod, chown)");
   GpuFixture f;
   const std::string numbers =
       R"(,"org.example":{"n":[1e400,-922331e30872036854775808,-0,0e0,1E2,18446744073709551616,2.50]})";
@@ -68,7 +68,7 @@ TEST_CASE("numbers: a spec without a GPU reaches runc byte for byte, with one ev
 // a spec of more values than the reader's budget is refused, before it is built, when it asks
 // for a GPU; without one nothing is built and runc gets it as it is.
 TEST_CASE("a spec of more than 1,048,576 values: refused in one line with a GPU, runc's without") {
-  require_root();
+  require_root("the simulated GPU host needs root (mknod, chown)");
   GpuFixture f;
   std::string arrays = R"(,"org.example":[)";
   for (std::size_t i = 0; i < gcr::kMaxJsonValues; ++i) arrays += "[],";
@@ -93,7 +93,7 @@ TEST_CASE("a spec of more than 1,048,576 values: refused in one line with a GPU,
 }
 
 TEST_CASE("a number that fits no double in our own config stops nothing from reaching runc") {
-  require_root();
+  require_root("the simulated GPU host needs root (mknod, chown)");
   GpuFixture f;
   gcr::test::write_file(f.path("bad.json"), R"({"runtime":{"log-level":"info"},"x":1e400})");
   const auto r = f.shim({"--gpu-config", f.path("bad.json"), "--root", f.path("r"), "state", "c9"});
@@ -107,7 +107,7 @@ TEST_CASE("a number that fits no double in our own config stops nothing from rea
 }
 
 TEST_CASE("a configuration nested 100,000 tables deep is an error, not a crash") {
-  require_root();
+  require_root("the simulated GPU host needs root (mknod, chown)");
   GpuFixture f;
   std::string deep = "a = ";
   for (int i = 0; i < 100000; ++i) deep += "{a=";
@@ -132,7 +132,7 @@ TEST_CASE("a configuration nested 100,000 tables deep is an error, not a crash")
 }
 
 TEST_CASE("CDI: a JSON spec with 1e400 and a YAML spec with invalid UTF-8 are refused, not fatal") {
-  require_root();
+  require_root("the simulated GPU host needs root (mknod, chown)");
   CdiFixture f;
   gcr::test::write_file(
       f.spec_dir + "/big.json",
@@ -156,7 +156,7 @@ TEST_CASE("CDI: a JSON spec with 1e400 and a YAML spec with invalid UTF-8 are re
 }
 
 TEST_CASE("Go's key folding: `capabilitieſ` and `hooKs` (Kelvin) are runc's, so no GPU") {
-  require_root();
+  require_root("the simulated GPU host needs root (mknod, chown)");
   LoggedFixture f;
   f.configure({{"requests", {{"accept-env-when-unprivileged", false}}}});
   const std::string env = R"("NVIDIA_VISIBLE_DEVICES=all")";
@@ -176,7 +176,7 @@ TEST_CASE("Go's key folding: `capabilitieſ` and `hooKs` (Kelvin) are runc's, so
 }
 
 TEST_CASE("driver root: files others could change, hard links and absurd sizes are refused, said") {
-  require_root();
+  require_root("the simulated GPU host needs root (mknod, chown)");
   LoggedFixture f;
   const std::string root = f.host().driver_root();
   // A hard link to a file outside the driver's set, at a library's name.
@@ -208,7 +208,7 @@ TEST_CASE("driver root: files others could change, hard links and absurd sizes a
 }
 
 TEST_CASE("driver root: a missing libcuda and a /proc/devices without nvidia-uvm are said") {
-  require_root();
+  require_root("the simulated GPU host needs root (mknod, chown)");
   LoggedFixture f;
   const std::string root = f.host().driver_root();
   ::unlink((root + kLib + "libcuda.so." + kVersion).c_str());
@@ -221,7 +221,7 @@ TEST_CASE("driver root: a missing libcuda and a /proc/devices without nvidia-uvm
 }
 
 TEST_CASE("driver root: an ld.so.cache entry outside the library directories is refused") {
-  require_root();
+  require_root("the simulated GPU host needs root (mknod, chown)");
   gcr::test::SimHostOptions options;
   options.layout = gcr::test::LibLayout::kLib64Cache;
   LoggedFixture f(options);
@@ -245,7 +245,7 @@ TEST_CASE("driver root: an ld.so.cache entry outside the library directories is 
 }
 
 TEST_CASE("supported-capabilities holds for CDI names as it does for IDs") {
-  require_root();
+  require_root("the simulated GPU host needs root (mknod, chown)");
   CdiFixture f(Json{{"requests", {{"supported-capabilities", {"utility", "compute"}}}}});
   const std::string all = "NVIDIA_DRIVER_CAPABILITIES=compute,utility";
   REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=0", all}).exit_code == 0);
@@ -282,7 +282,7 @@ TEST_CASE("supported-capabilities holds for CDI names as it does for IDs") {
 
 TEST_CASE(
     "programs we run as root: hooks, ctk-path and runtimes others could replace are refused") {
-  require_root();
+  require_root("the simulated GPU host needs root (mknod, chown)");
   CdiFixture f;
   // A CDI hook in a directory anyone can write.
   gcr::test::make_dirs(f.path("open"));
@@ -360,7 +360,7 @@ TEST_CASE(
 }
 
 TEST_CASE("destinations: the container's own mount wins over the driver's file") {
-  require_root();
+  require_root("the simulated GPU host needs root (mknod, chown)");
   LoggedFixture f;
   gcr::test::write_file(f.path("my-smi"), "#!/bin/sh\n", 0755);
   const Json mounts = {{"mounts",
@@ -374,7 +374,7 @@ TEST_CASE("destinations: the container's own mount wins over the driver's file")
 }
 
 TEST_CASE("a killed writer's temporary file is cleaned up; a live one's is left alone") {
-  require_root();
+  require_root("the simulated GPU host needs root (mknod, chown)");
   GpuFixture f;
   const std::string stale = f.bundle() + "/.config.json.0123456789abcdef.tmp";
   const std::string fresh = f.bundle() + "/.config.json.fedcba9876543210.tmp";

@@ -127,7 +127,7 @@ Labels expected_labels(unsigned gpus, const std::string& largest, const std::str
   };
 }
 
-gcr::test::RunOptions ctk_env(const PluginFixture& f) {
+gcr::test::RunOptions labels_ctk_env(const PluginFixture& f) {
   auto env = f.plugin_env;
   env.env["GPU_CONTAINER_RUNTIME_CONFIG"] = f.dir / "config.json";
   return env;
@@ -158,11 +158,12 @@ TEST_CASE("each topology's exact labels, in the file and from gpu-ctk labels") {
     const std::string text = labels_text(f);
     CHECK(text == gcr::labels_text(expected));
 
-    const auto printed = gcr::test::run({gcr::test::built("gpu-ctk"), "labels"}, ctk_env(f));
+    const auto printed = gcr::test::run({gcr::test::built("gpu-ctk"), "labels"}, labels_ctk_env(f));
     CHECK(printed.exit_code == 0);
     CHECK(printed.out == text);
-    const auto written = gcr::test::run(
-        {gcr::test::built("gpu-ctk"), "labels", "--output", f.dir / "nfd/labels"}, ctk_env(f));
+    const auto written =
+        gcr::test::run({gcr::test::built("gpu-ctk"), "labels", "--output", f.dir / "nfd/labels"},
+                       labels_ctk_env(f));
     CHECK(written.exit_code == 0);
     CHECK(gcr::test::read_file(f.dir / "nfd/labels") == text);
   }
@@ -241,7 +242,7 @@ TEST_CASE("GPUs in a multi-node NVLink fabric: nvidia.com/gpu.clique once regist
     return out;
   };
   const auto printed_clique = [&] {
-    const auto printed = gcr::test::run({gcr::test::built("gpu-ctk"), "labels"}, ctk_env(f));
+    const auto printed = gcr::test::run({gcr::test::built("gpu-ctk"), "labels"}, labels_ctk_env(f));
     CHECK(printed.exit_code == 0);
     const auto labels = parse_labels(printed.out);
     const auto it = labels.find("nvidia.com/gpu.clique");
@@ -257,7 +258,7 @@ TEST_CASE("GPUs in a multi-node NVLink fabric: nvidia.com/gpu.clique once regist
   CHECK(changed(registering, registered) ==
         std::map<std::string, std::pair<std::string, std::string>>{
             {"nvidia.com/gpu.clique", {"", uuid + ".32766"}}});
-  const auto printed = gcr::test::run({gcr::test::built("gpu-ctk"), "labels"}, ctk_env(f));
+  const auto printed = gcr::test::run({gcr::test::built("gpu-ctk"), "labels"}, labels_ctk_env(f));
   CHECK(printed.exit_code == 0);
   CHECK(printed.out == labels_text(f));
   // NVML's rules for the last GPU, in another clique: not attached when its registration
@@ -280,7 +281,7 @@ TEST_CASE("GPUs in a multi-node NVLink fabric: nvidia.com/gpu.clique once regist
   CHECK(changed(registered, taken_back) ==
         std::map<std::string, std::pair<std::string, std::string>>{
             {"nvidia.com/gpu.clique", {uuid + ".32766", ""}}});
-  const auto split = gcr::test::run({gcr::test::built("gpu-ctk"), "labels"}, ctk_env(f));
+  const auto split = gcr::test::run({gcr::test::built("gpu-ctk"), "labels"}, labels_ctk_env(f));
   CHECK(split.exit_code == 0);
   CHECK(split.out.find("nvidia.com/gpu.clique") == std::string::npos);
   CHECK(split.err.find("label nvidia.com/gpu.clique left out: the GPUs are in 2 fabric cliques (" +
@@ -293,7 +294,7 @@ TEST_CASE("a vGPU: nvidia.com/vgpu.present and the host's vGPU manager driver") 
   require_root();
   PluginFixture f(Json::object());
   const auto labels = [&] {
-    const auto printed = gcr::test::run({gcr::test::built("gpu-ctk"), "labels"}, ctk_env(f));
+    const auto printed = gcr::test::run({gcr::test::built("gpu-ctk"), "labels"}, labels_ctk_env(f));
     CHECK(printed.exit_code == 0);
     return parse_labels(printed.out);
   };
@@ -427,7 +428,7 @@ TEST_CASE("labels-file = \"\" writes nothing; gpu-ctk labels without a driver fa
   std::this_thread::sleep_for(600ms);
   CHECK_FALSE(gcr::test::exists(f.labels_file()));
 
-  auto env = ctk_env(f);
+  auto env = labels_ctk_env(f);
   env.env["GPU_CONTAINER_RUNTIME_CONFIG"] = f.dir / "broken.json";
   gcr::test::write_file(
       f.dir / "broken.json",
@@ -454,7 +455,7 @@ TEST_CASE("a GPU named with no letter or digit: nvidia.com/gpu.product=unknown-S
   const auto labels = wait_for_label(f, "nvidia.com/gpu.product", "unknown-SHARED");
   CHECK(labels.at("nvidia.com/gpu.product") == "unknown-SHARED");
   gcr::test::check_label_syntax(labels);
-  const auto printed = gcr::test::run({gcr::test::built("gpu-ctk"), "labels"}, ctk_env(f));
+  const auto printed = gcr::test::run({gcr::test::built("gpu-ctk"), "labels"}, labels_ctk_env(f));
   CHECK(printed.exit_code == 0);
   CHECK(printed.out.find("nvidia.com/gpu.product=unknown-SHARED\n") != std::string::npos);
   CHECK(printed.err.find("left out") == std::string::npos);

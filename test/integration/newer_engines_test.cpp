@@ -61,7 +61,7 @@ std::string gpu_nodes(const GpuFixture& f, const std::vector<unsigned>& gpus) {
 }
 
 // `file` configured by gpu-ctk for the shim, with `flags`.
-void configure_containerd(const std::string& file, const std::vector<std::string>& flags) {
+void configure_newer_containerd(const std::string& file, const std::vector<std::string>& flags) {
   std::vector<std::string> args = {"runtime",
                                    "configure",
                                    "--runtime=containerd",
@@ -77,7 +77,7 @@ void configure_containerd(const std::string& file, const std::vector<std::string
 // `file` configured for the shim (with `flags`), as the containerd in `bin` reads it back.
 toml::table configured_and_dumped(const std::string& bin, const std::string& file,
                                   const std::vector<std::string>& flags) {
-  configure_containerd(file, flags);
+  configure_newer_containerd(file, flags);
   const auto dump = gcr::test::run({bin + "/containerd", "--config", file, "config", "dump"});
   REQUIRE_MESSAGE(dump.exit_code == 0, dump.err);
   auto loaded = gcr::parse_toml(dump.out, "config dump");
@@ -315,9 +315,9 @@ TEST_SUITE("newer engines") {
       REQUIRE(stock.exit_code == 0);
       const std::string file = dir + "/config.toml";
       gcr::test::write_file(file, gcr::test::Containerd::private_config(stock.out, dir));
-      configure_containerd(file, release.suite == std::string("trixie")
-                                     ? std::vector<std::string>{"--cdi"}
-                                     : std::vector<std::string>{});
+      configure_newer_containerd(file, release.suite == std::string("trixie")
+                                           ? std::vector<std::string>{"--cdi"}
+                                           : std::vector<std::string>{});
       generate_spec(f, dir + "/cdi");
       const auto dump = gcr::test::run({bin + "/containerd", "--config", file, "config", "dump"});
       REQUIRE_MESSAGE(dump.exit_code == 0, dump.err);

@@ -22,7 +22,7 @@ std::vector<PluginDevice> devices(const Config& config, unsigned count) {
   return *devices;
 }
 
-Config config_with(std::vector<std::string> strategies, const std::string& ids = "uuid") {
+Config allocation_config(std::vector<std::string> strategies, const std::string& ids = "uuid") {
   Config c;
   c.device_plugin.device_list = std::move(strategies);
   c.device_plugin.device_ids = ids;
@@ -32,20 +32,20 @@ Config config_with(std::vector<std::string> strategies, const std::string& ids =
 }  // namespace
 
 TEST_CASE("each strategy in the form the runtime reads") {
-  const Config env = config_with({"envvar"});
+  const Config env = allocation_config({"envvar"});
   auto a = gcr::allocate_container({"GPU-2", "GPU-0"}, devices(env, 4), env);
   REQUIRE(a.ok());
   CHECK(a->envs == std::map<std::string, std::string>{{"NVIDIA_VISIBLE_DEVICES", "GPU-2,GPU-0"}});
   CHECK(a->mounts.empty());
 
-  const Config mounts = config_with({"volume-mounts"}, "index");
+  const Config mounts = allocation_config({"volume-mounts"}, "index");
   a = gcr::allocate_container({"1"}, devices(mounts, 4), mounts);
   REQUIRE(a.ok());
   CHECK(a->envs.at("NVIDIA_VISIBLE_DEVICES") == "/var/run/nvidia-container-devices");
   CHECK(a->mounts == std::vector<gcr::AllocatedMount>{
                          {"/dev/null", "/var/run/nvidia-container-devices/1", false}});
 
-  const Config cdi = config_with({"cdi-annotations", "cdi-cri"});
+  const Config cdi = allocation_config({"cdi-annotations", "cdi-cri"});
   a = gcr::allocate_container({"GPU-3"}, devices(cdi, 4), cdi);
   REQUIRE(a.ok());
   CHECK(a->envs.empty());
@@ -57,7 +57,7 @@ TEST_CASE("each strategy in the form the runtime reads") {
 
 // The kubelet merges the answers for a container's resources, keeping the first of equal keys.
 TEST_CASE("cdi-annotations: a key per resource (a GPU and a MIG profile in one container)") {
-  const Config cdi = config_with({"cdi-annotations"});
+  const Config cdi = allocation_config({"cdi-annotations"});
   auto list = devices(cdi, 2);
   list[1].resource = "nvidia.com/mig-1g.10gb";
   const auto gpu = gcr::allocate_container({"GPU-0"}, list, cdi);
@@ -73,7 +73,7 @@ TEST_CASE("cdi-annotations: a key per resource (a GPU and a MIG profile in one c
 }
 
 TEST_CASE("unknown and unhealthy IDs are refused by name; replicas name their GPU once") {
-  const Config config = config_with({"envvar"});
+  const Config config = allocation_config({"envvar"});
   auto list = devices(config, 2);
   auto unknown = gcr::allocate_container({"GPU-0", "GPU-9"}, list, config);
   REQUIRE_FALSE(unknown.ok());
@@ -85,7 +85,7 @@ TEST_CASE("unknown and unhealthy IDs are refused by name; replicas name their GP
   CHECK(sick.error().message ==
         "device `GPU-1` is unhealthy: its device node is gone (/dev/nvidia1)");
 
-  Config shared = config_with({"envvar", "cdi-cri"});
+  Config shared = allocation_config({"envvar", "cdi-cri"});
   shared.device_plugin.replicas = 3;
   const auto replicas = devices(shared, 2);
   REQUIRE(replicas.size() == 6);
@@ -106,7 +106,7 @@ TEST_CASE("unknown and unhealthy IDs are refused by name; replicas name their GP
 }
 
 TEST_CASE("mps: k shares of one GPU, the limits, pipe and shared memory of k; two GPUs refused") {
-  Config mps = config_with({"envvar"});
+  Config mps = allocation_config({"envvar"});
   mps.device_plugin.sharing = "mps";
   mps.device_plugin.replicas = 8;
   mps.device_plugin.replicas_by_gpu = {{"1", 2}};
@@ -195,7 +195,7 @@ TEST_CASE("mps: k shares of one GPU, the limits, pipe and shared memory of k; tw
 }
 
 TEST_CASE("replicas-by-gpu: a GPU's index wins over its model, the model over replicas") {
-  Config c = config_with({"envvar"});
+  Config c = allocation_config({"envvar"});
   c.device_plugin.replicas = 4;
   c.device_plugin.replicas_by_gpu = {{"Tesla T4", 2}, {"2", 1}};
   CHECK(c.replicas_for(0, "NVIDIA A100-SXM4-40GB") == 4);

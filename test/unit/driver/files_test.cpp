@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "driver/files.h"
+#include "test_support.h"
 
 using gcr::Capability;
 using gcr::CapabilitySet;

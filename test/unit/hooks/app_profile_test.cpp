@@ -16,7 +16,7 @@ Json node_json(const std::string& path, unsigned minor, const std::string& type 
   return {{"path", path}, {"type", type}, {"major", 195}, {"minor", minor}};
 }
 
-Json spec_with(const Json& devices) {
+Json spec_with_devices(const Json& devices) {
   return {{"linux", {{"devices", devices}}}};
 }
 
@@ -43,7 +43,7 @@ TEST_CASE("the mask has the bit of each GPU node's minor, and only GPU nodes cou
                         node_json("/dev/nvidia", 7),
                         node_json("/dev/nvidia1x", 1),
                         node_json("/dev/dri/card1", 1)};
-  CHECK(gcr::visible_gpu_mask(spec_with(devices)) == 0x8000000000000009u);
+  CHECK(gcr::visible_gpu_mask(spec_with_devices(devices)) == 0x8000000000000009u);
 }
 
 TEST_CASE("a minor read as a signed number counts as one read as unsigned") {
@@ -51,26 +51,29 @@ TEST_CASE("a minor read as a signed number counts as one read as unsigned") {
   signed_minor["minor"] = std::int64_t{2};
   REQUIRE(signed_minor["minor"].is_number_integer());
   REQUIRE_FALSE(signed_minor["minor"].is_number_unsigned());
-  CHECK(gcr::visible_gpu_mask(spec_with(Json::array({signed_minor}))) == 0x4);
+  CHECK(gcr::visible_gpu_mask(spec_with_devices(Json::array({signed_minor}))) == 0x4);
 }
 
 TEST_CASE("the minor is what counts, not the number in the node's name") {
   // The simulated host's GPU 1 is minor 0; a node may be renamed in the container.
-  CHECK(gcr::visible_gpu_mask(spec_with(Json::array({node_json("/dev/nvidia1", 0)}))) == 0x1);
-  CHECK(gcr::visible_gpu_mask(spec_with(Json::array({node_json("/dev/nvidia0", 6)}))) == 0x40);
+  CHECK(gcr::visible_gpu_mask(spec_with_devices(Json::array({node_json("/dev/nvidia1", 0)}))) ==
+        0x1);
+  CHECK(gcr::visible_gpu_mask(spec_with_devices(Json::array({node_json("/dev/nvidia0", 6)}))) ==
+        0x40);
 }
 
 TEST_CASE("a spec without GPU nodes, or of another shape, has an empty mask") {
   CHECK(gcr::visible_gpu_mask(Json::object()) == 0);
   CHECK(gcr::visible_gpu_mask(Json::array()) == 0);
   CHECK(gcr::visible_gpu_mask({{"linux", {{"devices", "x"}}}}) == 0);
-  CHECK(gcr::visible_gpu_mask(spec_with({1,
-                                         "x",
-                                         Json::object(),
-                                         {{"path", "/dev/nvidia0"}, {"type", "c"}},
-                                         {{"path", "/dev/nvidia0"}, {"minor", 0}},
-                                         {{"path", "/dev/nvidia0"}, {"type", "c"}, {"minor", -1}},
-                                         {{"path", 0}, {"type", "c"}, {"minor", 0}}})) == 0);
+  CHECK(gcr::visible_gpu_mask(
+            spec_with_devices({1,
+                               "x",
+                               Json::object(),
+                               {{"path", "/dev/nvidia0"}, {"type", "c"}},
+                               {{"path", "/dev/nvidia0"}, {"minor", 0}},
+                               {{"path", "/dev/nvidia0"}, {"type", "c"}, {"minor", -1}},
+                               {{"path", 0}, {"type", "c"}, {"minor", 0}}})) == 0);
 }
 
 TEST_CASE("the profile is NVIDIA's: EGLVisibleDGPUDevices for every application") {

@@ -15,7 +15,7 @@ using gcr::test::VirtualHost;
 
 const std::string kHostVersion = "550.54.15";
 const std::string kLibDir = "/usr/lib/x86_64-linux-gnu";
-const gcr::Config::Driver kRoots{"/driver", "/devroot"};
+const gcr::Config::Driver kHostRoots{"/driver", "/devroot"};
 
 std::string gpu_information(const std::string& bus, unsigned minor) {
   return "Model: \t\t NVIDIA A100\nGPU UUID: \t GPU-0000000" + std::to_string(minor) +
@@ -84,7 +84,7 @@ Gathered gather(VirtualHost& fs, const gcr::GpuRequest& request,
   gcr::test::TempDir dir;
   gcr::Logger logger("test");
   logger.set_log_file(dir / "log");
-  gcr::DriverHost host(kRoots, fs.node_stat(), fs, fs);
+  gcr::DriverHost host(kHostRoots, fs.node_stat(), fs, fs);
   Fakes fakes;
   fakes.cdi_edits = cdi_edits;
   const gcr::NodeStatFn stat = fs.node_stat();
@@ -265,7 +265,7 @@ namespace {
 
 gcr::Result<gcr::EditedSpec> apply_to_bundle_spec(VirtualHost& fs,
                                                   const gcr::GatheredEdits& edits) {
-  gcr::DriverHost host(kRoots, fs.node_stat(), fs, fs);
+  gcr::DriverHost host(kHostRoots, fs.node_stat(), fs, fs);
   Fakes fakes;
   const gcr::NodeStatFn stat = fs.node_stat();
   const gcr::Config config;

@@ -22,7 +22,7 @@ MigDevice sliced_mig(unsigned index, unsigned slices, unsigned long long memory_
   return m;
 }
 
-std::vector<gcr::Gpu> gpus_of(unsigned count) {
+std::vector<gcr::Gpu> gpus_counted(unsigned count) {
   std::vector<gcr::Gpu> out;
   for (unsigned i = 0; i < count; ++i) {
     gcr::Gpu gpu;
@@ -81,19 +81,19 @@ TEST_CASE("single_layout: whole GPUs, MIG devices, or why neither") {
 TEST_CASE("devices_of: single falls back to whole GPUs when no GPU is in MIG mode") {
   // NVIDIA's plugin does so, and a cluster-wide mig-strategy single (the GPU Operator's default)
   // reaches nodes without MIG: each must still advertise its GPUs.
-  const auto whole = gcr::devices_of(gpus_of(2), {}, strategy("single"));
+  const auto whole = gcr::devices_of(gpus_counted(2), {}, strategy("single"));
   REQUIRE(whole.ok());
   CHECK(ids_of(whole) == std::vector<std::string>{"nvidia.com/gpu GPU-0", "nvidia.com/gpu GPU-1"});
 
   const Migs both{{"GPU-0", {sliced_mig(0, 1, 4864)}}, {"GPU-1", {sliced_mig(0, 1, 4864)}}};
-  const auto migs = gcr::devices_of(gpus_of(2), both, strategy("single"));
+  const auto migs = gcr::devices_of(gpus_counted(2), both, strategy("single"));
   REQUIRE(migs.ok());
   CHECK(ids_of(migs) ==
         std::vector<std::string>{"nvidia.com/gpu MIG-0-1", "nvidia.com/gpu MIG-0-1"});
 
   // GPU 1 in MIG mode with nothing made on it: single advertises nothing, and says why.
   const Migs one_empty{{"GPU-0", {sliced_mig(0, 1, 4864)}}, {"GPU-1", {}}};
-  const auto invalid = gcr::devices_of(gpus_of(2), one_empty, strategy("single"));
+  const auto invalid = gcr::devices_of(gpus_counted(2), one_empty, strategy("single"));
   REQUIRE_FALSE(invalid.ok());
   CHECK(invalid.error().message ==
         "mig-strategy single: GPU 1 (GPU-1) is in MIG mode with no MIG devices");
@@ -102,12 +102,12 @@ TEST_CASE("devices_of: single falls back to whole GPUs when no GPU is in MIG mod
 TEST_CASE("devices_of: mixed advertises nothing of a GPU in MIG mode with no MIG device") {
   // CUDA sees no device on such a GPU: advertised whole, a pod would get a GPU it cannot use.
   const Migs one_empty{{"GPU-0", {sliced_mig(0, 1, 4864)}}, {"GPU-1", {}}};
-  const auto devices = gcr::devices_of(gpus_of(3), one_empty, strategy("mixed"));
+  const auto devices = gcr::devices_of(gpus_counted(3), one_empty, strategy("mixed"));
   REQUIRE(devices.ok());
   CHECK(ids_of(devices) ==
         std::vector<std::string>{"nvidia.com/mig-1g.5gb MIG-0-1", "nvidia.com/gpu GPU-2"});
   // With none, MIG is not looked at: every GPU whole.
-  CHECK(ids_of(gcr::devices_of(gpus_of(3), one_empty, strategy("none"))).size() == 3);
+  CHECK(ids_of(gcr::devices_of(gpus_counted(3), one_empty, strategy("none"))).size() == 3);
 }
 
 TEST_CASE("MIG profile names as NVIDIA computes them: memory in eighths of the GPU's") {
