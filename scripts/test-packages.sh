@@ -49,12 +49,7 @@ grep -q 'scripts/package.sh' "$WORK/block.sh" ||
 # effect here (scripts/test.sh's, or when run alone the caller's) and where it logs its answers,
 # base directory /tmp (the clone and package.sh's trees).
 mkdir -p "$WORK/home"
-if command -v ccache >/dev/null; then
-  mkdir -p "$WORK/home/.config/ccache"
-  printf 'cache_dir = %s\nbase_dir = /tmp\nhash_dir = false\nmax_size = %s\nstats_log = %s\n' \
-    "$(ccache -k cache_dir)" "$(ccache -k max_size)" "$(ccache -k stats_log)" \
-    >"$WORK/home/.config/ccache/ccache.conf"
-fi
+scripts/ccache-home.sh "$WORK/home"
 dpkg -P gpu-container-runtime >/dev/null 2>&1 || true  # what an aborted earlier run left
 if ! (cd "$CLONE" && env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
   HOME="$WORK/home" LANG=C.UTF-8 LOGS="$WORK/logs" \

@@ -58,12 +58,8 @@ packages() {
   trap 'rm -rf "$work"' EXIT
   trap 'exit 143' HUP INT TERM
   git clone -q "$(pwd)" "$work/gpu-container-runtime"
-  mkdir -p "$work/home/.config/ccache"
-  if command -v ccache >/dev/null; then
-    printf 'cache_dir = %s\nbase_dir = /tmp\nhash_dir = false\nmax_size = %s\nstats_log = %s\n' \
-      "$(ccache -k cache_dir)" "$(ccache -k max_size)" "$CCACHE_STATSLOG" \
-      >"$work/home/.config/ccache/ccache.conf"
-  fi
+  mkdir -p "$work/home"
+  scripts/ccache-home.sh "$work/home"
   (cd "$work/gpu-container-runtime" &&
     env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
       HOME="$work/home" LANG=C.UTF-8 OUT="$work/packages" sh -eu scripts/package.sh </dev/null)

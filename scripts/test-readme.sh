@@ -30,12 +30,10 @@ README=$SRC/README.md  # the blocks of the clone they run in
 mkdir -p "$WORK/blocks" "$WORK/home"
 # A user who built before has a warm compiler cache: where scripts/test.sh keeps one
 # (CCACHE_DIR), the blocks' HOME gets a ccache.conf naming it and where it logs its answers, so
-# README's builds take what the suite compiled with the same flags, and the suite counts them. Its base directory, /tmp, holds this clone and the trees
-# scripts/package.sh builds in.
+# README's builds take what the suite compiled with the same flags, and the suite counts them.
+# Its base directory, /tmp, holds this clone and the trees scripts/package.sh builds in.
 if [ -n "${CCACHE_DIR:-}" ]; then
-  mkdir -p "$WORK/home/.config/ccache"
-  printf 'cache_dir = %s\nbase_dir = /tmp\nhash_dir = false\nmax_size = %s\nstats_log = %s\n' \
-    "$CCACHE_DIR" "${CCACHE_MAXSIZE:-6G}" "${CCACHE_STATSLOG:-}" >"$WORK/home/.config/ccache/ccache.conf"
+  scripts/ccache-home.sh "$WORK/home"
 fi
 
 # One file per block, named by its document's place (README.md first, then docs/*.md by name;
