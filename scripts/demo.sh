@@ -6,11 +6,12 @@
 set -eu
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh >/dev/null
-# Configured as scripts/build.sh configures (the same tree and flags, so the compiler cache
-# answers with what a development build compiled), but only the demo's programs are built: the
-# shim, gpu-ctk, the fixture tool, the stub driver libraries and the probe the container runs.
+# Configured as scripts/build.sh configures (scripts/configure.sh: the same tree and flags, so
+# the compiler cache answers with what a development build compiled), but only the demo's
+# programs are built: the shim, gpu-ctk, the fixture tool, the stub driver libraries and the
+# probe the container runs.
 BUILD_DIR=${BUILD_DIR:-build}
-cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGCR_WERROR=ON >/dev/null
+scripts/configure.sh "$BUILD_DIR" >/dev/null
 cmake --build "$BUILD_DIR" --target gpu-container-runtime gpu-ctk gcr-fixture gcr-stubs \
   dlopen-probe >/dev/null
 B=$(pwd)/$BUILD_DIR
