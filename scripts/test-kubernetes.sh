@@ -9,15 +9,23 @@
 # the RuntimeClass, a kubelet restart, a GPU lost and found again, the shipped DaemonSet, and
 # MPS sharing from it (the shipped patch, NVIDIA's real control daemon in the plugin's pod).
 #   scripts/test-kubernetes.sh [BUILD_DIR]     (needs root; default build)
+#   scripts/test-kubernetes.sh --download      only what the build needs, fetched into the cache
+#   scripts/test-kubernetes.sh --binaries      only the binaries, fetched and built into the cache
 #
 # Downloads (Debian's archive, through a private sources list: the machine's apt configuration
 # is neither used nor changed) and the built binaries are cached in $GCR_TEST_CACHE (default
 # /var/cache/gpu-container-runtime-tests)/kubernetes, with Go's build cache; the output says
-# whether the cache was used. Every process is started here and stopped by pid; the teardown
-# checks that no process, mount or file is left.
+# whether the cache was used. scripts/test.sh downloads during its first build and builds the
+# binaries at the lowest CPU priority beside the sanitized tests. Every process is started here
+# and stopped by pid; the teardown checks that no process, mount or file is left.
 set -eu
 cd "$(dirname "$0")/.."
-B=$(cd "${1:-build}" && pwd)
+MODE=node
+case ${1:-} in
+  --download) MODE=download ;;
+  --binaries) MODE=binaries ;;
+  *) B=$(cd "${1:-build}" && pwd) ;;
+esac
 CACHE=${GCR_TEST_CACHE:-/var/cache/gpu-container-runtime-tests}/kubernetes
 ARCHIVE=${GCR_DEBIAN_ARCHIVE:-http://deb.debian.org/debian}
 SECURITY=${GCR_DEBIAN_SECURITY:-http://deb.debian.org/debian-security}
@@ -83,19 +91,32 @@ mkdir -p "$CACHE"
 exec 9>"$CACHE/.lock"
 flock 9
 KEY="revision $BUILD_REVISION; $TARGETS"
+# What was downloaded stays after a build (the .debs and the source package): a build of another
+# revision, or one that failed, starts from it.
+DOWNLOADED="$ARCHIVE $SECURITY"
 started=$(date +%s)
 if [ -f "$CACHE/ready" ] && [ "$(cat "$CACHE/ready")" = "$KEY" ]; then
   say "cache used: Kubernetes $("$CACHE/bin/kubelet" --version | cut -d' ' -f2), etcd and kubectl in $CACHE/bin (nothing downloaded or built)"
 else
-  say "cache not used ($CACHE has no binaries of this revision): downloading from $ARCHIVE and building"
   rm -f "$CACHE/ready"
-  fetch
-  say "downloaded in $(($(date +%s) - started)) s: $(find "$CACHE/src" "$CACHE/debs" -name '*.deb' -o -name '*.gz' | wc -l) files ($(du -sh "$CACHE/src" "$CACHE/debs" | cut -f1 | tr '\n' ' '))"
-  build
-  echo "$KEY" >"$CACHE/ready"
-  say "built $TARGETS in $(($(date +%s) - started)) s (Go's build cache: $(du -sh "$CACHE/gocache" | cut -f1))"
+  if [ -f "$CACHE/downloaded" ] && [ "$(cat "$CACHE/downloaded")" = "$DOWNLOADED" ]; then
+    say "cache used for the downloads ($CACHE/debs, $CACHE/src); no binaries of this revision yet"
+  else
+    say "cache not used ($CACHE has no binaries of this revision): downloading from $ARCHIVE"
+    rm -f "$CACHE/downloaded"
+    fetch
+    echo "$DOWNLOADED" >"$CACHE/downloaded"
+    say "downloaded in $(($(date +%s) - started)) s: $(find "$CACHE/src" "$CACHE/debs" -name '*.deb' -o -name '*.gz' | wc -l) files ($(du -sh "$CACHE/src" "$CACHE/debs" | cut -f1 | tr '\n' ' '))"
+  fi
+  if [ "$MODE" != download ]; then
+    started=$(date +%s)
+    build
+    echo "$KEY" >"$CACHE/ready"
+    say "built $TARGETS in $(($(date +%s) - started)) s (Go's build cache: $(du -sh "$CACHE/gocache" | cut -f1))"
+  fi
 fi
 exec 9>&-
+[ "$MODE" = node ] || exit 0
 KBIN=$CACHE/bin
 
 # --- The node: a simulated GPU host, containerd, a control plane, a kubelet. ---------------------

@@ -2,12 +2,13 @@
 # Compiles ahead, for scripts/test.sh, what its later stages build, while its earlier stages'
 # tests wait on containers, engines and daemons (scripts/test.sh runs this at the lowest CPU
 # priority, so the tests keep the CPUs they use):
-#   sanitized  the sanitized tree (scripts/configure-sanitized.sh into build-asan; a clean tree
-#              but for the fuzz stage's corpora and findings), which the sanitized stage runs;
-#   packages   scripts/package.sh in a fresh clone under /tmp, run as README's package block runs
-#              it (env -i, a HOME whose ccache.conf names the compiler cache in effect, base
-#              directory /tmp): the packages stage then builds the block's packages from the
-#              compiler cache. The packages built here are thrown away.
+#   sanitized   the sanitized tree (scripts/configure-sanitized.sh into build-asan; a clean tree
+#               but for the fuzz stage's corpora and findings), which the sanitized stage runs;
+#   kubernetes  the Kubernetes binaries (scripts/test-kubernetes.sh --binaries: built from the
+#               sources scripts/test.sh downloaded during its first build, unless its cache
+#               holds them), which the Kubernetes stage runs.
+# (The packages' objects need nothing here: the development build compiles them, with the same
+# flags, scripts/configure.sh.)
 # For each step, in order, DIR gets <step>.log (what it printed), <step>.stats (the compiler
 # cache's answer for each compilation: ccache's stats_log) and, once it ended, <step>.done: its
 # exit status and seconds. A step that fails ends the run. Run in a process group of its own
@@ -51,19 +52,5 @@ sanitized() {
   cmake --build build-asan
 }
 
-# As scripts/test-packages.sh runs README's package block, with the same compiler flags and
-# paths relative to /tmp: the objects are the ones that block's build looks up.
-packages() {
-  work=$(mktemp -d /tmp/gcr-prebuild-XXXXXX)
-  trap 'rm -rf "$work"' EXIT
-  trap 'exit 143' HUP INT TERM
-  git clone -q "$(pwd)" "$work/gpu-container-runtime"
-  mkdir -p "$work/home"
-  scripts/ccache-home.sh "$work/home"
-  (cd "$work/gpu-container-runtime" &&
-    env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-      HOME="$work/home" LANG=C.UTF-8 OUT="$work/packages" sh -eu scripts/package.sh </dev/null)
-}
-
 step sanitized sanitized
-step packages packages
+step kubernetes scripts/test-kubernetes.sh --binaries

@@ -1,33 +1,37 @@
 #!/bin/sh
 # The whole test suite from a clean build, as root (real containers and engines run):
-#   1. install dependencies, fetch NVIDIA's real userspace driver from Debian's non-free archive
-#      (test/real-driver.sh) and the containerd and Docker of Debian 13 and sid
-#      (test/newer-engines.sh: both cached outside the checkout, say whether the cache was used;
-#      fail when neither cache nor archive is there), build, run the unit and integration tests;
-#   2. a real single-node Kubernetes cluster from Debian's kubernetes source, containerd and our
-#      plugin (scripts/test-kubernetes.sh: the build is cached outside the checkout, and says
-#      whether the cache was used);
+#   1. install dependencies; while the first build compiles, fetch NVIDIA's real userspace driver
+#      from Debian's non-free archive (test/real-driver.sh), the containerd and Docker of Debian
+#      13 and sid (test/newer-engines.sh) and what Kubernetes' build needs
+#      (scripts/test-kubernetes.sh --download): all cached outside the checkout, each saying
+#      whether its cache was used, failing when neither cache nor archive is there;
+#   2. build (scripts/build.sh: the .deb's compiler flags, warnings are errors), run the unit and
+#      integration tests;
 #   3. the same tests built with AddressSanitizer and UBSan (clang), but for those that start
 #      containers through an engine (dockerd, containerd's ctr): inside the engine's shim the
 #      sanitizer runtime of our hooks sometimes cannot map its memory (ENOMEM); the first stage
 #      runs them. The tree is scripts/configure-sanitized.sh's, which also builds the fuzz
 #      targets: their libraries are these;
-#   4. every libFuzzer target for FUZZ_SECONDS (default 20) from its seed corpus, one per CPU
+#   4. a real single-node Kubernetes cluster from Debian's kubernetes source, containerd and our
+#      plugin (scripts/test-kubernetes.sh: the build is cached outside the checkout, and says
+#      whether the cache was used);
+#   5. every libFuzzer target for FUZZ_SECONDS (default 20) from its seed corpus, one per CPU
 #      at a time, from the sanitized tree (nothing more is compiled);
-#   5. README's package block as a user types it, in a fresh clone (scripts/package.sh: the
+#   6. README's package block as a user types it, in a fresh clone (scripts/package.sh: the
 #      product compiled once, the .deb with Debian's flags, the .rpm from that build's tree;
 #      apt installs the .deb), fail on a compiler warning in their logs, and exercise the
 #      packages (scripts/test-packages.sh: the .rpm in a throw-away root; the .deb upgraded,
-#      removed and purged on this machine);
-#   6. every other `sh` block of README.md as a user types it, in a fresh clone, with nothing of
+#      removed and purged on this machine). The first build compiled the product with the same
+#      flags, and -Werror is left out of the compiler cache's hash: the block compiles nothing;
+#   7. every other `sh` block of README.md as a user types it, in a fresh clone, with nothing of
 #      ours in the environment (scripts/test-readme.sh; blocks README marks are listed as
 #      skipped, the package block among them).
-# The tests of stages 1 and 2 spend most of their time waiting on containers, engines and
-# daemons: once the first build is done, scripts/test-prebuild.sh compiles, at the lowest CPU
-# priority, the sanitized tree of stage 3 and then the packages' objects of stage 5 (as README's
-# block compiles them), and those stages start from what it built. Each stage says when it
-# started, how long it took and how many of its compilations the compiler cache gave (what was
-# compiled ahead is counted apart, with its own seconds); the last line gives the total.
+# The tests of stages 2 and 3 spend most of their time waiting on containers, engines and
+# daemons: once the first build is done, scripts/test-prebuild.sh builds, at the lowest CPU
+# priority, the sanitized tree of stage 3 and then the Kubernetes binaries of stage 4, and
+# those stages start from what it built. Each stage says when it started, how long it took and
+# how many of its compilations the compiler cache gave (what was compiled ahead is counted apart,
+# with its own seconds); the last line gives the total.
 #
 # Every build compiles through ccache (CMakeLists.txt) into one cache outside the checkout,
 # $GCR_TEST_CACHE/ccache, kept for later runs. The paths of a build's own tree are hashed
@@ -44,11 +48,20 @@ STARTED=$(date +%s)
 export CCACHE_DIR="${GCR_TEST_CACHE:-/var/cache/gpu-container-runtime-tests}/ccache"
 CCACHE_BASEDIR=$(pwd)
 export CCACHE_BASEDIR CCACHE_NOHASHDIR=true CCACHE_MAXSIZE=6G
+# -Werror out of the hash: the package build (Debian's flags, as the development build's,
+# scripts/configure.sh, but without -Werror) takes the first build's objects. A warning the cache
+# replays still fails every build here: scripts/build.sh, the sanitized stage, the packages' and
+# README's stages read what their builds printed.
+export CCACHE_IGNOREOPTIONS=-Werror
 # Each stage's compilations, and each step compiled ahead, are logged apart (ccache's stats_log:
 # one answer per compilation), so that what runs at once is counted where it belongs.
 LOGS=$(mktemp -d /tmp/gcr-test-XXXXXX)
 PREBUILD=""
+FETCHES=""
 cleanup() {
+  for fetch in $FETCHES; do
+    kill -- "-${fetch#*:}" 2>/dev/null || true
+  done
   if [ -n "$PREBUILD" ]; then
     kill -- "-$PREBUILD" 2>/dev/null || true
     wait "$PREBUILD" 2>/dev/null || true
@@ -117,7 +130,10 @@ compiled_ahead() {
     exit 1
   fi
   echo "test.sh: $2: compiled ahead in $seconds s, meanwhile"
-  compiler_cache "$LOGS/prebuild/$1.stats"
+  case $1 in
+    kubernetes) cat "$LOGS/prebuild/$1.log" ;;
+    *) compiler_cache "$LOGS/prebuild/$1.stats" ;;
+  esac
 }
 scripts/install-deps.sh
 if [ -d "$CCACHE_DIR" ]; then
@@ -126,14 +142,39 @@ else
   echo "test.sh: compiler cache empty: every compilation fills $CCACHE_DIR"
 fi
 CLEANUPS=$(ccache --print-stats 2>/dev/null | awk '$1 == "cleanups_performed" { print $2 }')
-stage "NVIDIA's real driver files, and the engines of Debian 13 and sid"
-GCR_REAL_DRIVER=$(test/real-driver.sh)
-GCR_NEWER_ENGINES=$(test/newer-engines.sh)
-export GCR_REAL_DRIVER GCR_NEWER_ENGINES
-stage "build"
-BUILD_DIR=${BUILD_DIR:-build} scripts/build.sh --clean
+# Downloads, over the network, go on while the first build keeps the CPUs: NVIDIA's driver files
+# and the newer engines (each script prints the directory it filled), and what Kubernetes' build
+# needs (the binaries are built ahead, below). Each writes DIR/<name> (its output), <name>.log.
+mkdir "$LOGS/fetch"
+fetch() {
+  name=$1
+  shift
+  setsid "$@" >"$LOGS/fetch/$name" 2>"$LOGS/fetch/$name.log" </dev/null &
+  FETCHES="$FETCHES $name:$!"
+}
+fetch driver test/real-driver.sh
+fetch engines test/newer-engines.sh
+fetch kubernetes scripts/test-kubernetes.sh --download
+# Waits for every download; prints what each said (whether its cache was used); fails on one that
+# failed.
+fetched() {
+  for fetch in $FETCHES; do
+    status=0
+    wait "${fetch#*:}" || status=$?
+    cat "$LOGS/fetch/${fetch%%:*}.log" >&2
+    [ "$status" = 0 ] || { echo "test.sh: failed: downloading (${fetch%%:*})" >&2; exit 1; }
+  done
+  FETCHES=""
+}
 
-# From here the sanitized tree, then the packages' objects, compile at the lowest priority.
+stage "build (NVIDIA's real driver files, the engines of Debian 13 and sid and Kubernetes' sources downloaded meanwhile)"
+BUILD_DIR=${BUILD_DIR:-build} scripts/build.sh --clean
+fetched
+GCR_REAL_DRIVER=$(cat "$LOGS/fetch/driver")
+GCR_NEWER_ENGINES=$(cat "$LOGS/fetch/engines")
+export GCR_REAL_DRIVER GCR_NEWER_ENGINES
+
+# From here the sanitized tree, then the Kubernetes binaries, build at the lowest priority.
 mkdir "$LOGS/prebuild"
 setsid nice -n 19 scripts/test-prebuild.sh "$LOGS/prebuild" </dev/null >"$LOGS/prebuild.log" 2>&1 &
 PREBUILD=$!
@@ -142,20 +183,24 @@ PREBUILD_STARTED=$(started_at "$PREBUILD")
 stage "unit and integration tests"
 ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure
 
-stage "a real Kubernetes node (Debian's kubernetes 1.20, containerd, the plugin)"
-scripts/test-kubernetes.sh "${BUILD_DIR:-build}"
-
 stage "the suite under AddressSanitizer and UBSan (clang; the fuzz targets built too)"
 compiled_ahead sanitized "the sanitized tree (scripts/configure-sanitized.sh)"
+if scripts/compiler-warnings.sh "$LOGS/prebuild/sanitized.log"; then
+  echo "test.sh: failed: the sanitized tree's compiler warns (above)" >&2
+  exit 1
+fi
 build-asan/test/unit-tests
 build-asan/test/integration-tests \
   -tce="dockerd*,containerd: *,ctr run --gpus*,end to end*,the image built offline*,containerd 1.7 and 2.1*,Docker 26 and 28*"
+
+stage "a real Kubernetes node (Debian's kubernetes 1.20, containerd, the plugin)"
+compiled_ahead kubernetes "the Kubernetes binaries (scripts/test-kubernetes.sh --binaries)"
+scripts/test-kubernetes.sh "${BUILD_DIR:-build}"
 
 stage "every parser fuzzed for a short while (libFuzzer, the sanitized tree's targets)"
 GCR_FUZZ_DIR=build-asan scripts/fuzz.sh "${FUZZ_SECONDS:-20}"
 
 stage "the packages, built by README's package block"
-compiled_ahead packages "the packages' objects (scripts/package.sh in a fresh clone)"
 scripts/test-packages.sh
 
 stage "README's commands as a user types them"
