@@ -6,14 +6,11 @@
 set -eu
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh >/dev/null
-# Configured as scripts/build.sh configures (scripts/configure.sh: the same tree and flags, so
-# the compiler cache answers with what a development build compiled), but only the demo's
-# programs are built: the shim, gpu-ctk, the fixture tool, the stub driver libraries and the
-# probe the container runs.
+# Built as scripts/build.sh builds (the same tree and flags, so the compiler cache answers with
+# what a development build compiled; a compiler warning fails), but only the demo's programs:
+# the shim, gpu-ctk, the fixture tool, the stub driver libraries and the probe the container runs.
 BUILD_DIR=${BUILD_DIR:-build}
-scripts/configure.sh "$BUILD_DIR" >/dev/null
-cmake --build "$BUILD_DIR" --target gpu-container-runtime gpu-ctk gcr-fixture gcr-stubs \
-  dlopen-probe >/dev/null
+scripts/build.sh gpu-container-runtime gpu-ctk gcr-fixture gcr-stubs dlopen-probe >/dev/null
 B=$(pwd)/$BUILD_DIR
 WORK=$(mktemp -d /tmp/gcr-demo-XXXXXX)
 trap 'rm -rf "$WORK"' EXIT

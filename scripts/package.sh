@@ -26,15 +26,16 @@ else
 fi
 
 # debhelper builds the .deb with a HOME of its own, where no ccache.conf is: the compiler cache
-# in effect here, how it hashes paths, its size limit and the options it leaves out of the hash
-# go to both builds in the environment instead (with CCACHE_DIR set, ccache reads no other
+# in effect here, how it hashes paths, its size limit, the options it leaves out of the hash and
+# its sloppiness go to both builds in the environment instead (with CCACHE_DIR set, ccache reads no other
 # ccache.conf than the cache's own). So does the file it logs its answers to, if it has one.
 if command -v ccache >/dev/null; then
   CCACHE_DIR=$(ccache -k cache_dir) CCACHE_BASEDIR=$(ccache -k base_dir)
   CCACHE_MAXSIZE=$(ccache -k max_size) CCACHE_IGNOREOPTIONS=$(ccache -k ignore_options)
+  CCACHE_SLOPPINESS=$(ccache -k sloppiness)
   NOHASHDIR=$(ccache -k hash_dir) STATSLOG=$(ccache -k stats_log)
   # Read before CCACHE_DIR is exported: from then on ccache reads no other ccache.conf.
-  export CCACHE_DIR CCACHE_BASEDIR CCACHE_MAXSIZE CCACHE_IGNOREOPTIONS
+  export CCACHE_DIR CCACHE_BASEDIR CCACHE_MAXSIZE CCACHE_IGNOREOPTIONS CCACHE_SLOPPINESS
   if [ "$NOHASHDIR" = false ]; then export CCACHE_NOHASHDIR=1; fi
   if [ -n "$STATSLOG" ]; then export CCACHE_STATSLOG="$STATSLOG"; fi
 fi

@@ -30,6 +30,8 @@ CACHE=${GCR_TEST_CACHE:-/var/cache/gpu-container-runtime-tests}/kubernetes
 ARCHIVE=${GCR_DEBIAN_ARCHIVE:-http://deb.debian.org/debian}
 SECURITY=${GCR_DEBIAN_SECURITY:-http://deb.debian.org/debian-security}
 TARGETS="kubelet kube-apiserver kube-scheduler kube-controller-manager"
+# Go, etcd and kubectl, besides the kubernetes source package.
+PACKAGES="golang-1.19-go golang-1.19-src etcd-server kubernetes-client"
 # Bump when the build below changes: binaries built by another revision are rebuilt.
 BUILD_REVISION=1
 
@@ -56,12 +58,18 @@ fetch() {
   apt-get $APT -q update >"$CACHE/apt/update.log" 2>&1 ||
     die "cannot reach Debian's archive ($ARCHIVE): $(tail -n 3 "$CACHE/apt/update.log" | tr '\n' ' ')"
   # shellcheck disable=SC2086
-  (cd "$CACHE/debs" && apt-get $APT -q download golang-1.19-go golang-1.19-src etcd-server \
-    kubernetes-client >"$CACHE/apt/download.log" 2>&1) ||
+  (cd "$CACHE/debs" && apt-get $APT -q download $PACKAGES >"$CACHE/apt/download.log" 2>&1) ||
     die "cannot download Go, etcd and kubectl: $(tail -n 3 "$CACHE/apt/download.log" | tr '\n' ' ')"
   # shellcheck disable=SC2086
   (cd "$CACHE/src" && apt-get $APT -q source --download-only kubernetes >"$CACHE/apt/source.log" 2>&1) ||
     die "cannot download the kubernetes source: $(tail -n 3 "$CACHE/apt/source.log" | tr '\n' ' ')"
+}
+
+keep_gocache() {
+  if [ -d "$CACHE/src/k8s/_output/local/go/cache" ]; then
+    rm -rf "$CACHE/gocache"
+    mv "$CACHE/src/k8s/_output/local/go/cache" "$CACHE/gocache"
+  fi
 }
 
 build() {
@@ -72,7 +80,13 @@ build() {
   GO=$CACHE/root/usr/lib/go-1.19
   # Kubernetes 1.20's own build (hack/make-rules): its code generators, then the commands, in
   # GOPATH mode from vendor/ (Go's module mode refuses this tree). No cgo, as Debian builds it.
-  # Go's build cache, kept from the last build (Kubernetes' scripts keep it in _output).
+  # Go's build cache, kept from the last build (Kubernetes' scripts keep it in _output), is put
+  # back however the build ends (a failure, or scripts/test.sh stopping what it built ahead):
+  # what Go compiled so far serves the next build.
+  trap keep_gocache EXIT
+  trap 'exit 143' TERM
+  trap 'exit 130' INT
+  trap 'exit 129' HUP
   if [ -d "$CACHE/gocache" ]; then
     mkdir -p "$CACHE/src/k8s/_output/local/go"
     mv "$CACHE/gocache" "$CACHE/src/k8s/_output/local/go/cache"
@@ -82,7 +96,8 @@ build() {
     make WHAT="$(for t in $TARGETS; do printf 'cmd/%s ' "$t"; done)" >"$CACHE/build.log" 2>&1) ||
     die "cannot build Kubernetes: $(tail -n 5 "$CACHE/build.log" | tr '\n' ' ') (see $CACHE/build.log)"
   for t in $TARGETS; do cp "$CACHE/src/k8s/_output/bin/$t" "$CACHE/bin/"; done
-  mv "$CACHE/src/k8s/_output/local/go/cache" "$CACHE/gocache"
+  keep_gocache
+  trap - EXIT TERM INT HUP
   cp "$CACHE/root/usr/bin/etcd" "$CACHE/root/usr/bin/kubectl" "$CACHE/bin/"
   (cd "$CACHE" && rm -rf src/k8s home)
 }
@@ -93,7 +108,7 @@ flock 9
 KEY="revision $BUILD_REVISION; $TARGETS"
 # What was downloaded stays after a build (the .debs and the source package): a build of another
 # revision, or one that failed, starts from it.
-DOWNLOADED="$ARCHIVE $SECURITY"
+DOWNLOADED="$ARCHIVE $SECURITY; $PACKAGES; source kubernetes"
 started=$(date +%s)
 if [ -f "$CACHE/ready" ] && [ "$(cat "$CACHE/ready")" = "$KEY" ]; then
   say "cache used: Kubernetes $("$CACHE/bin/kubelet" --version | cut -d' ' -f2), etcd and kubectl in $CACHE/bin (nothing downloaded or built)"

@@ -12,8 +12,7 @@
 # For each step, in order, DIR gets <step>.log (what it printed), <step>.stats (the compiler
 # cache's answer for each compilation: ccache's stats_log) and, once it ended, <step>.done: its
 # exit status and seconds. A step that fails ends the run. Run in a process group of its own
-# (setsid), it stops when its parent does (a signal to the group: every step's programs end, and
-# their temporary trees are removed).
+# (setsid), it stops when its parent does (a signal to the group: every step's programs end).
 #
 #   scripts/test-prebuild.sh DIR
 set -eu
