@@ -16,7 +16,8 @@
 #      plugin (scripts/test-kubernetes.sh: the build is cached outside the checkout, and says
 #      whether the cache was used);
 #   5. every libFuzzer target for FUZZ_SECONDS (default 20) from its seed corpus, one per CPU
-#      at a time, from the sanitized tree (nothing more is compiled);
+#      at a time, from the sanitized tree (nothing more is compiled), beside stage 4's checks at
+#      the lowest CPU priority: this stage waits for them and prints what they said;
 #   6. README's package block as a user types it, in a fresh clone (scripts/package.sh: the
 #      product compiled once, the .deb with Debian's flags, the .rpm from that build's tree;
 #      apt installs the .deb), fail on a compiler warning in their logs, and exercise the
@@ -58,8 +59,9 @@ export CCACHE_IGNOREOPTIONS=-Werror CCACHE_SLOPPINESS=locale
 # one answer per compilation), so that what runs at once is counted where it belongs.
 LOGS=$(mktemp -d /tmp/gcr-test-XXXXXX)
 PREBUILD=""
-FETCHES=""
+FETCHES="" FUZZ=""
 cleanup() {
+  if [ -n "$FUZZ" ]; then kill -- "-$FUZZ" 2>/dev/null || true; fi
   for fetch in $FETCHES; do
     kill -- "-${fetch#*:}" 2>/dev/null || true
   done
@@ -200,12 +202,21 @@ build-asan/test/unit-tests
 build-asan/test/integration-tests \
   -tce="dockerd*,containerd: *,ctr run --gpus*,end to end*,the image built offline*,containerd 1.7 and 2.1*,Docker 26 and 28*"
 
-stage "a real Kubernetes node (Debian's kubernetes 1.20, containerd, the plugin)"
+stage "a real Kubernetes node (Debian's kubernetes 1.20, containerd, the plugin), every parser fuzzed meanwhile"
 compiled_ahead kubernetes "the Kubernetes binaries (scripts/test-kubernetes.sh --binaries)"
+# The fuzzers take the CPUs for a fixed time; the node's checks mostly wait on pods and daemons.
+# So the fuzzers run beside them, at the lowest priority (each says how many inputs it ran).
+setsid nice -n 19 env GCR_FUZZ_DIR=build-asan scripts/fuzz.sh "${FUZZ_SECONDS:-20}" \
+  </dev/null >"$LOGS/fuzz.log" 2>&1 &
+FUZZ=$!
 scripts/test-kubernetes.sh "${BUILD_DIR:-build}"
 
-stage "every parser fuzzed for a short while (libFuzzer, the sanitized tree's targets)"
-GCR_FUZZ_DIR=build-asan scripts/fuzz.sh "${FUZZ_SECONDS:-20}"
+stage "every parser fuzzed for a short while (libFuzzer, the sanitized tree's targets, beside the node)"
+status=0
+wait "$FUZZ" || status=$?
+FUZZ=""
+cat "$LOGS/fuzz.log"
+[ "$status" = 0 ] || { echo "test.sh: failed: fuzzing (above)" >&2; exit 1; }
 
 stage "the packages, built by README's package block"
 scripts/test-packages.sh
