@@ -23,14 +23,15 @@
 #      apt installs the .deb), fail on a compiler warning in their logs, and exercise the
 #      packages (scripts/test-packages.sh: the .rpm in a throw-away root; the .deb upgraded,
 #      removed and purged on this machine). The first build compiled the product with the same
-#      flags, and -Werror is left out of the compiler cache's hash: the block compiles nothing;
+#      flags, and -Werror and the locale are left out of the compiler cache's hash: the block
+#      compiles nothing;
 #   7. every other `sh` block of README.md as a user types it, in a fresh clone, with nothing of
 #      ours in the environment (scripts/test-readme.sh; blocks README marks are listed as
 #      skipped, the package block among them).
-# The tests of stages 2 and 3 spend most of their time waiting on containers, engines and
-# daemons: once the first build is done, scripts/test-prebuild.sh builds, at the lowest CPU
-# priority, the sanitized tree of stage 3 and then the Kubernetes binaries of stage 4, and
-# those stages start from what it built. Each stage says when it started, how long it took and
+# The tests of stage 2 spend most of their time waiting on containers, engines and daemons, those
+# of stage 3 less: once the first build is done, scripts/test-prebuild.sh builds, at the lowest
+# CPU priority, the sanitized tree of stage 3 and then (beside stage 3's tests) the Kubernetes
+# binaries of stage 4, and those stages start from what it built. Each stage says when it started, how long it took and
 # how many of its compilations the compiler cache gave (what was compiled ahead is counted apart,
 # with its own seconds); the last line gives the total.
 #
@@ -38,9 +39,10 @@
 # $GCR_TEST_CACHE/ccache, kept for later runs. The paths of a build's own tree are hashed
 # relative to its build directory (the base directory: the checkout here, /tmp for the packages'
 # and README's trees), so a build elsewhere takes what an earlier build of the same flags
-# compiled; a compiler, flag or header that changed misses. The suite's builds run in the locale README's blocks
-# get (env -i LANG=C.UTF-8: it translates the compiler's messages), which debhelper's builds
-# have too (LC_ALL=C.UTF-8); the locale is left out of the cache's hash (below).
+# compiled; a compiler, flag or header that changed misses. The suite's builds run in the locale
+# README's blocks get (env -i LANG=C.UTF-8: it translates the compiler's messages), which
+# debhelper's builds have too (LC_ALL=C.UTF-8); the locale is left out of the cache's hash
+# (below).
 set -eu
 cd "$(dirname "$0")/.."
 export LANG=C.UTF-8
