@@ -433,9 +433,23 @@ Status read_hook_extras(const CliHookRequest& hook, const Config& config, const 
   return {};
 }
 
-// The same from the environment (and volume markers for IMEX channels).
-Status read_env_extras(const SpecView& spec, const Config& config, const Logger& logger,
-                       GpuRequest& request) {
+// A request of CDI devices only takes what their specs say: the capabilities and MIG access of
+// the environment apply to live GPUs, so they are not read (an image's unknown capability or
+// its MIG variable in an unprivileged pod does not fail it), as in NVIDIA's CDI modes.
+void note_unused_live_variables(const SpecView& spec, const Logger& logger) {
+  std::vector<std::string> unused;
+  for (const char* variable :
+       {kCapabilitiesVar, "NVIDIA_MIG_CONFIG_DEVICES", "NVIDIA_MIG_MONITOR_DEVICES"}) {
+    if (!comma_list(env_value(spec, variable).value_or("")).empty()) unused.emplace_back(variable);
+  }
+  if (!unused.empty()) {
+    logger.debug(join(unused, ", ") +
+                 " not used: only CDI devices are asked for, whose specs say what they give");
+  }
+}
+
+// The capabilities and MIG access the environment asks for the live GPUs.
+Status read_live_env_extras(const SpecView& spec, const Config& config, GpuRequest& request) {
   auto caps = read_capabilities(spec, config);
   if (!caps) return caps.error();
   request.capabilities = *caps;
@@ -445,6 +459,18 @@ Status read_env_extras(const SpecView& spec, const Config& config, const Logger&
   if (!mig_monitor) return mig_monitor.error();
   request.mig_config = *mig_config;
   request.mig_monitor = *mig_monitor;
+  return {};
+}
+
+// What the environment asks beside the devices: capabilities and MIG access for live GPUs,
+// IMEX channels (or their volume markers) for any request.
+Status read_env_extras(const SpecView& spec, const Config& config, const Logger& logger,
+                       GpuRequest& request) {
+  if (request.live()) {
+    if (auto s = read_live_env_extras(spec, config, request); !s) return s;
+  } else {
+    note_unused_live_variables(spec, logger);
+  }
   auto channels = read_imex_channels(spec, config, logger);
   if (!channels) return channels.error();
   request.imex_channels = std::move(*channels);

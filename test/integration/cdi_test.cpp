@@ -394,6 +394,29 @@ TEST_CASE("the shim's log line names the CDI devices asked for, not capabilities
   CHECK(log.find("GPU request (compute,utility): ") == std::string::npos);
 }
 
+TEST_CASE("CDI devices only: the image's capabilities and MIG variables are not read") {
+  require_root();
+  CdiFixture f;
+  f.configure({{"cdi", {{"spec-dirs", {f.spec_dir}}}},
+               {"runtime", {{"log-file", f.path("shim.log")}, {"log-level", "debug"}}}});
+  // An unknown capability and MIG monitoring in an unprivileged pod: not this request's to use.
+  const std::vector<std::string> image{"NVIDIA_DRIVER_CAPABILITIES=compute,utility,optix",
+                                       "NVIDIA_MIG_MONITOR_DEVICES=all"};
+  const auto r = f.create(image, {{"annotations", {{"cdi.k8s.io/gpu", "nvidia.com/gpu=1"}}}});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(f.devices().count("/dev/nvidia0") == 1);
+  CHECK(f.devices().count("/dev/nvidia-caps/nvidia-cap2") == 0);
+  CHECK(gcr::test::read_file(f.path("shim.log"))
+            .find("NVIDIA_DRIVER_CAPABILITIES, NVIDIA_MIG_MONITOR_DEVICES not used: only CDI "
+                  "devices are asked for") != std::string::npos);
+  // With a live GPU beside them, the variables are that GPU's, and read as before.
+  auto live = image;
+  live.emplace_back("NVIDIA_VISIBLE_DEVICES=nvidia.com/gpu=1,2");
+  const auto refused = f.create(live);
+  CHECK(refused.exit_code != 0);
+  CHECK(refused.err.find("unknown driver capability `optix`") != std::string::npos);
+}
+
 TEST_CASE(
     "unresolvable names and hostile specs fail create with the reason; the bundle is intact") {
   require_root();

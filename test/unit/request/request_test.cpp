@@ -241,6 +241,29 @@ TEST_CASE("MIG config and monitor need a privileged container and `all`") {
                   .mig_config);
 }
 
+TEST_CASE(
+    "a request of CDI devices only does not read the live GPUs' capabilities and MIG access") {
+  // The device plugin's CDI strategies on an image with its own variables, as NVIDIA's CDI modes.
+  const std::vector<std::string> image{"NVIDIA_DRIVER_CAPABILITIES=compute,utility,../x",
+                                       "NVIDIA_MIG_MONITOR_DEVICES=all",
+                                       "NVIDIA_MIG_CONFIG_DEVICES=0"};
+  auto annotated = must_request(
+      spec_with(image, {{"annotations", {{"cdi.k8s.io/gpu", "nvidia.com/gpu=GPU-4b3b6e22"}}}}));
+  CHECK(annotated.cdi_names == std::vector<std::string>{"nvidia.com/gpu=GPU-4b3b6e22"});
+  CHECK_FALSE(annotated.live());
+  CHECK_FALSE(annotated.mig_monitor);
+  CHECK_FALSE(annotated.mig_config);
+  auto env = image;
+  env.emplace_back("NVIDIA_VISIBLE_DEVICES=nvidia.com/gpu=0");
+  env.emplace_back("NVIDIA_IMEX_CHANNELS=3");
+  auto named = must_request(spec_with(env));
+  CHECK_FALSE(named.live());
+  CHECK(named.imex_channels == std::vector<unsigned>{3});
+  // A live GPU beside the names: the variables are its, and read as before.
+  env.back() = "NVIDIA_VISIBLE_DEVICES=nvidia.com/gpu=0,1";
+  CHECK(error_of(spec_with(env)) == "NVIDIA_DRIVER_CAPABILITIES: unknown driver capability `../x`");
+}
+
 TEST_CASE("the request says whether the container is privileged, for what only it may get") {
   const std::vector<std::string> env{"NVIDIA_VISIBLE_DEVICES=management.nvidia.com/gpu=all"};
   CHECK_FALSE(must_request(spec_with(env)).privileged);
