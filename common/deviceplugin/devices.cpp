@@ -74,6 +74,7 @@ Result<std::vector<PluginDevice>> devices_of(
       continue;
     }
     for (const auto& mig : *modes[i].migs) {
+      if (strategy == "mixed" && !mig.whole_gpu_instance()) continue;
       const std::string resource = strategy == "single"
                                        ? config.device_plugin.resource_name
                                        : mig_resource(config.device_plugin.resource_name, mig);

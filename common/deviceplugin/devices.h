@@ -35,7 +35,8 @@ struct PluginDevice {
 // empty when it has no MIG device yet) as [device-plugin] advertises them, all healthy.
 // mig-strategy none: whole GPUs; single: every GPU's MIG devices under resource-name (whole GPUs
 // when none is in MIG mode; an error unless all are, with one profile: single_layout); mixed:
-// MIG devices under <domain>/mig-<profile>, GPUs not in MIG mode under resource-name.
+// MIG devices under <domain>/mig-<profile> (not those whose compute instance is smaller than
+// their GPU instance: whole_gpu_instance), GPUs not in MIG mode under resource-name.
 [[nodiscard]] Result<std::vector<PluginDevice>> devices_of(
     const std::vector<Gpu>& gpus, const std::map<std::string, std::vector<MigDevice>>& migs,
     const Config& config);

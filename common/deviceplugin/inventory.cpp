@@ -117,9 +117,17 @@ void Inventory::read_mig_layout(DeviceNodes& nodes, Nvml* nvml, InventoryChange&
   if (config_.device_plugin.mig_strategy != "mixed") return;
   for (const auto& gpu : known_) {
     const auto it = migs_.find(gpu.uuid);
-    if (it != migs_.end() && it->second.empty())
-      change.lines.push_back("GPU " + std::to_string(gpu.index) + " (" + gpu.uuid +
-                             ") is in MIG mode with no MIG devices: none of it is advertised");
+    if (it == migs_.end()) continue;
+    const std::string named = "GPU " + std::to_string(gpu.index) + " (" + gpu.uuid + ")";
+    if (it->second.empty())
+      change.lines.push_back(named +
+                             " is in MIG mode with no MIG devices: none of it is advertised");
+    for (const auto& mig : it->second) {
+      if (mig.whole_gpu_instance()) continue;
+      change.lines.push_back(named + ": MIG device " + mig.uuid + " (" + mig.profile() +
+                             ") is not advertised: its compute instance is smaller than its GPU "
+                             "instance, which mig-strategy mixed does not offer");
+    }
   }
 }
 

@@ -39,6 +39,11 @@ struct MigDevice {
   // 143771 MiB); without the GPU's memory, its own in GiB rounded up. Then the suffix of a
   // media-extension or graphics profile, '+' written '.' as in resource names: "1g.5gb.me".
   [[nodiscard]] std::string profile() const;
+  // Its compute instance has all its GPU instance's slices (or NVML did not say): only such
+  // devices are resources under mig-strategy mixed, as in NVIDIA's plugin.
+  [[nodiscard]] bool whole_gpu_instance() const {
+    return attributes.compute_slices == 0 || attributes.compute_slices == gpu_slices;
+  }
 };
 
 struct GpuFacts {

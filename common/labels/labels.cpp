@@ -277,6 +277,7 @@ void add_mig_resource_labels(Labels& out, const NodeLabelFacts& facts,
   std::map<std::string, unsigned long long> count;
   for (const auto& gpu : facts.gpus) {
     for (const auto& mig : gpu.migs) {
+      if (!mig.whole_gpu_instance()) continue;  // not a resource, as devices_of says
       first_of.emplace(mig.profile(), std::pair{&gpu, &mig});
       ++count[mig.profile()];
     }

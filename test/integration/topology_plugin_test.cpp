@@ -319,6 +319,23 @@ TEST_CASE("MIG mixed: a media-extension profile is its own resource, as NVIDIA n
   CHECK(f.kubelet->devices("nvidia.com/mig-1g.5gb.me").size() == 1);
 }
 
+// NVIDIA's plugin offers under mixed only MIG devices whose compute instance is their whole GPU
+// instance; a 1c.3g.20gb device is skipped with a line.
+TEST_CASE("MIG mixed: a compute instance smaller than its GPU instance is not advertised") {
+  require_root();
+  PluginFixture f(Json{{"mig-strategy", "mixed"}});
+  f.describe_nvml("mig 3b 1 0 3 20096\nmig 3b 2 0 3 20096\ncislices 3b 2 1\n");
+  f.start();
+  REQUIRE_MESSAGE(f.kubelet->wait_for_registrations(2, kTopologyWait), f.log());
+  CHECK(f.kubelet->wait_for_devices([](const Devices& d) { return d.size() == 1; }, kTopologyWait,
+                                    "nvidia.com/mig-3g.20gb"));
+  CHECK(f.kubelet->devices("nvidia.com/mig-1c.3g.20gb").empty());
+  CHECK_MESSAGE(f.logged("(1c.3g.20gb) is not advertised: its compute instance is smaller than "
+                         "its GPU instance, which mig-strategy mixed does not offer"),
+                f.log());
+  CHECK_FALSE(f.kubelet->wait_for_registrations(3, 1500ms));
+}
+
 TEST_CASE("MIG through Allocate and then the shim: the container gets exactly that MIG device") {
   require_root();
   REQUIRE_MESSAGE(gcr::test::exists("/usr/bin/containerd"), "containerd is not installed");

@@ -17,6 +17,8 @@
  *                             SMs and one copy engine); any mig line replaces the built-in ones
  *   migmode A 0|1             A's MIG mode, whatever MIG devices are listed for it (1 with none:
  *                             in MIG mode, no instance made yet)
+ *   cislices A GI N           the compute instance of GPU instance GI on A has N slices (fewer
+ *                             than its GPU instance's: NVIDIA's 1c.3g.20gb); else all of them
  *   giprofile A GI P          the GPU instance GI on A has NVML's instance profile P
  *                             (NVML_GPU_INSTANCE_PROFILE_*: 7 is 1_SLICE_REV1, a "+me" profile);
  *                             else the plain profile of its slices
@@ -46,7 +48,7 @@
 typedef struct gcr_stub_device {
   unsigned bus;
   int mig_index; /* -1 for a GPU, else the MIG device's index on its GPU */
-  unsigned gi, ci, slices;
+  unsigned gi, ci, slices, compute_slices;
   unsigned long long memory_mb;
   unsigned sms, copy_engines, decoders, encoders, jpegs, ofas;
   unsigned profile; /* NVML_GPU_INSTANCE_PROFILE_* of its GPU instance */
@@ -125,6 +127,7 @@ static void add_mig(unsigned bus, unsigned gi, unsigned ci, unsigned slices, uns
   m->gi = gi;
   m->ci = ci;
   m->slices = slices;
+  m->compute_slices = slices;
   m->memory_mb = mb;
   m->sms = engines[0];
   m->copy_engines = engines[1];
@@ -138,6 +141,11 @@ static void add_mig(unsigned bus, unsigned gi, unsigned ci, unsigned slices, uns
 static void set_profile(unsigned bus, unsigned gi, unsigned profile) {
   for (int i = 0; bus < 256 && i < mig_count[bus]; ++i)
     if (migs[bus][i].gi == gi) migs[bus][i].profile = profile;
+}
+
+static void set_compute_slices(unsigned bus, unsigned gi, unsigned slices) {
+  for (int i = 0; bus < 256 && i < mig_count[bus]; ++i)
+    if (migs[bus][i].gi == gi) migs[bus][i].compute_slices = slices;
 }
 
 static int in_mig_mode(unsigned bus) {
@@ -184,6 +192,8 @@ static void load_description(void) {
       own_memory_mb[a] = mb;
     } else if (sscanf(line, "giprofile %x %u %u", &a, &gi, &n) == 3) {
       set_profile(a, gi, n);
+    } else if (sscanf(line, "cislices %x %u %u", &a, &gi, &n) == 3) {
+      set_compute_slices(a, gi, n);
     } else if (sscanf(line, "migmode %x %u", &a, &n) == 2 && a < 256) {
       mig_mode[a] = n != 0;
     } else if (sscanf(line, "mig %x %u %u %u %llu", &a, &gi, &ci, &slices, &mb) == 5) {
@@ -367,7 +377,7 @@ int nvmlDeviceGetAttributes_v2(gcr_stub_device* device, gcr_stub_attributes* att
   attributes->sharedJpegCount = device->jpegs;
   attributes->sharedOfaCount = device->ofas;
   attributes->gpuInstanceSliceCount = device->slices;
-  attributes->computeInstanceSliceCount = device->slices;
+  attributes->computeInstanceSliceCount = device->compute_slices;
   attributes->memorySizeMB = device->memory_mb;
   return 0;
 }

@@ -292,6 +292,15 @@ TEST_CASE("MIG: GFD's labels of a MIG device's share, under single and per profi
   CHECK(mixed.at("nvidia.com/mig-1g.5gb.engines.ofa") == "0");
   CHECK(mixed.count("nvidia.com/gpu.multiprocessors") == 0);
   gcr::test::check_label_syntax(mixed);
+
+  // A compute instance smaller than its GPU instance is no resource under mixed (NVIDIA's
+  // plugin skips it), so GFD's labels do not count or describe it either.
+  auto small_compute = labelled_mig(2, 3, 20096);
+  small_compute.attributes.compute_slices = 1;
+  facts.gpus[2].migs.push_back(small_compute);
+  const auto skipped = gcr::node_labels(facts, plugin);
+  CHECK(skipped.at("nvidia.com/mig-3g.20gb.count") == "6");
+  for (const auto& label : skipped) CHECK(label.first.find("1c.3g") == std::string::npos);
 }
 
 TEST_CASE("MIG single while the GPUs' MIG modes are not known: nvidia.com/gpu not described") {

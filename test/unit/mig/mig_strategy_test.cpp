@@ -110,6 +110,20 @@ TEST_CASE("devices_of: mixed advertises nothing of a GPU in MIG mode with no MIG
   CHECK(ids_of(gcr::devices_of(gpus_counted(3), one_empty, strategy("none"))).size() == 3);
 }
 
+TEST_CASE("devices_of: mixed skips a MIG device whose compute instance is smaller; single not") {
+  auto small_compute = sliced_mig(1, 3, 20096);
+  small_compute.attributes.compute_slices = 1;
+  auto whole = sliced_mig(0, 3, 20096);
+  whole.attributes.compute_slices = 3;
+  const Migs migs{{"GPU-0", {whole, small_compute}}};
+  CHECK(ids_of(gcr::devices_of(gpus_counted(1), migs, strategy("mixed"))) ==
+        std::vector<std::string>{"nvidia.com/mig-3g.20gb MIG-0-3"});
+  // NVIDIA's single takes any one profile, 1c.3g.20gb too.
+  const Migs uniform{{"GPU-0", {small_compute}}};
+  CHECK(ids_of(gcr::devices_of(gpus_counted(1), uniform, strategy("single"))) ==
+        std::vector<std::string>{"nvidia.com/gpu MIG-1-3"});
+}
+
 TEST_CASE("MIG profile names as NVIDIA computes them: memory in eighths of the GPU's") {
   constexpr unsigned long long kMiB = 1ULL << 20;
   const auto named = [](unsigned slices, unsigned long long memory_mb, unsigned long long gpu_mib,
