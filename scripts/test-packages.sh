@@ -70,13 +70,8 @@ if grep -q '^apt install ' "$WORK/block.sh"; then
     fail "README's package block did not install the .deb ($VERSION)"
   dpkg -P gpu-container-runtime >/dev/null || fail "dpkg -P of the .deb README's block installed"
 fi
-warned=0
-scripts/compiler-warnings.sh "$WORK/logs/deb.log" "$WORK/logs/rpm.log" "$WORK/out" >&2 || warned=$?
-case $warned in
-  0) fail "the package builds warn (above)" ;;
-  1) ;;
-  *) fail "the package builds' logs cannot be read" ;;
-esac
+scripts/compiler-warnings.sh "$WORK/logs/deb.log" "$WORK/logs/rpm.log" "$WORK/out" >&2 ||
+  fail "the package builds' logs (above)"
 pass "README's package block ran as typed in a fresh clone: $DEB and $RPM built with no compiler warning$installed"
 
 # One compile for both: the .rpm's build packaged the .deb's tree, compiling and linking nothing

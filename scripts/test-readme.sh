@@ -80,9 +80,7 @@ for block in "$WORK"/blocks/*.sh; do
     exit 1
   fi
   # What a user's build prints must be clean: a compiler warning fails as -Werror would.
-  warned=0
-  scripts/compiler-warnings.sh "$WORK/out" >&2 || warned=$?
-  if [ "$warned" -ne 1 ]; then
+  if ! scripts/compiler-warnings.sh "$WORK/out" >&2; then
     echo "test-readme: FAIL: $where: the compiler warns (above):" >&2
     sed 's/^/  /' "$block" >&2
     exit 1
