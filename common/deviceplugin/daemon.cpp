@@ -311,11 +311,18 @@ class ResourcePlugin {
   std::chrono::seconds serve_backoff_ = kFirstRetry;
 };
 
+// The configuration from --config's FILE, else where $GPU_CONTAINER_RUNTIME_CONFIG or the
+// default location says.
+Result<Config> read_config(const std::optional<std::string>& path) {
+  return load_config(path ? path : config_path_from_env());
+}
+
 // The daemon: the inventory, NVML and its Xid watch, and one ResourcePlugin per resource.
 class Plugin {
  public:
-  Plugin(const Config& config, Logger& logger)
+  Plugin(const Config& config, std::optional<std::string> config_path, Logger& logger)
       : config_(config),
+        config_path_(std::move(config_path)),
         logger_(logger),
         health_(config.driver),
         inventory_(config, health_),
@@ -338,6 +345,10 @@ class Plugin {
     logger_.info("stopped; removed our sockets from " + dir_);
     return 0;
   }
+
+  // The configuration SIGHUP found changed, to start again with; nullopt when it stopped for
+  // good.
+  [[nodiscard]] std::optional<Config> take_changed_config() { return std::move(changed_config_); }
 
  private:
   int fail(const Error& e) {
@@ -648,14 +659,30 @@ class Plugin {
     signalfd_siginfo info{};
     while (::read(signals, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
       if (info.ssi_signo == SIGHUP) {
-        logger_.info("SIGHUP: serving and registering again");
-        for (auto& [resource, plugin] : plugins_) plugin->restart();
+        on_hangup();
         continue;
       }
       logger_.info(std::string("stopping on ") +
                    (info.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT"));
       stopping_ = true;
     }
+  }
+
+  // SIGHUP, as NVIDIA's plugin: the configuration read again. Changed, the plugin stops (its
+  // sockets and MPS daemons) and starts again with it; the same, or unreadable (the running one
+  // kept), it serves and registers again.
+  void on_hangup() {
+    auto fresh = read_config(config_path_);
+    if (fresh && !(*fresh == config_)) {
+      logger_.info("SIGHUP: the configuration changed: stopping, then starting with it");
+      changed_config_ = std::move(*fresh);
+      stopping_ = true;
+      return;
+    }
+    if (!fresh)
+      logger_.error("SIGHUP: " + fresh.error().message + "; keeping the configuration in use");
+    logger_.info("SIGHUP: serving and registering again");
+    for (auto& [resource, plugin] : plugins_) plugin->restart();
   }
 
   void on_directory_events() {
@@ -713,6 +740,8 @@ class Plugin {
   }
 
   const Config& config_;
+  std::optional<std::string> config_path_;
+  std::optional<Config> changed_config_;
   Logger& logger_;
   NodeHealth health_;
   Inventory inventory_;
@@ -742,7 +771,7 @@ std::optional<Config> load_config_patiently(const std::optional<std::string>& pa
                                             Logger& logger) {
   std::string last_error;
   while (true) {
-    auto config = load_config(path ? path : config_path_from_env());
+    auto config = read_config(path);
     if (config) {
       logger.info(std::string(kProgram) + " " + kVersion + ": configuration " +
                   (config->source.empty() ? "built-in defaults" : config->source));
@@ -782,16 +811,25 @@ int run_device_plugin(const std::vector<std::string>& args) {
     logger.error(signals.error().message);
     return 1;
   }
-  const auto config = load_config_patiently(options->config_path, signals->get(), logger);
-  if (!config) return 0;
-  logger.set_level(config->runtime.log_level);
-  const std::string source = config->source.empty()
-                                 ? std::string(kDefaultConfigDir) + "/config.toml (none now)"
-                                 : config->source;
-  for (const auto& line : nvidia_plugin_env_warnings(environment_variable, source))
-    logger.warning(line);
-  Plugin plugin(*config, logger);
-  return plugin.run(signals->get());
+  auto config = load_config_patiently(options->config_path, signals->get(), logger);
+  while (config) {
+    logger.set_level(config->runtime.log_level);
+    const std::string source = config->source.empty()
+                                   ? std::string(kDefaultConfigDir) + "/config.toml (none now)"
+                                   : config->source;
+    for (const auto& line : nvidia_plugin_env_warnings(environment_variable, source))
+      logger.warning(line);
+    std::optional<Config> changed;
+    int status = 0;
+    {
+      Plugin plugin(*config, options->config_path, logger);
+      status = plugin.run(signals->get());
+      changed = plugin.take_changed_config();
+    }
+    if (!changed) return status;
+    config = std::move(changed);
+  }
+  return 0;
 }
 
 }  // namespace gcr

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -354,6 +355,37 @@ TEST_CASE("SIGTERM: the socket is removed and the plugin exits 0") {
   CHECK(f.plugin->stop() == 0);
   CHECK_FALSE(gcr::test::exists(f.kubelet_dir + "/" + kSocket));
   CHECK(f.logged("stopping on SIGTERM"));
+}
+
+// As NVIDIA's plugin: SIGHUP reads the configuration again and, when it changed, starts again
+// with it; unchanged it registers again, and a broken file keeps the running configuration.
+TEST_CASE("SIGHUP: a changed configuration is taken, an unchanged or broken one is not") {
+  require_root();
+  PluginFixture f;
+  f.start();
+  REQUIRE(f.kubelet->wait_for_devices([](const Devices& d) { return d.size() == 4; }, 10s));
+  REQUIRE(::kill(f.plugin->pid(), SIGHUP) == 0);
+  CHECK_MESSAGE(f.logged("SIGHUP: serving and registering again"), f.log());
+  REQUIRE(f.kubelet->wait_for_registrations(2, 10s));
+
+  Json config = Json::parse(gcr::test::read_file(f.dir / "config.json"));
+  config["device-plugin"]["replicas"] = 2;
+  gcr::test::write_file(f.dir / "config.json", config.dump(2));
+  REQUIRE(::kill(f.plugin->pid(), SIGHUP) == 0);
+  CHECK_MESSAGE(f.logged("SIGHUP: the configuration changed: stopping, then starting with it"),
+                f.log());
+  CHECK_MESSAGE(f.kubelet->wait_for_devices([](const Devices& d) { return d.size() == 8; }, 10s),
+                f.log());
+  CHECK(f.kubelet->wait_for_registrations(3, 10s));
+
+  gcr::test::write_file(f.dir / "config.json", R"({"device-plugin":{"replicas":0}})");
+  REQUIRE(::kill(f.plugin->pid(), SIGHUP) == 0);
+  CHECK_MESSAGE(f.logged("keeping the configuration in use"), f.log());
+  CHECK(f.logged("SIGHUP: config: `device-plugin.replicas` must be from 1 to 1024"));
+  CHECK(f.kubelet->wait_for_registrations(4, 10s));
+  CHECK(f.kubelet->devices().size() == 8);
+  CHECK(f.plugin->running());
+  CHECK(f.plugin->stop() == 0);
 }
 
 TEST_CASE("no driver at start: zero devices and one line; the GPUs come when the driver does") {
