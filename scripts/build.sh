@@ -31,6 +31,6 @@ trap 'exit 143' TERM
 [ "$(cat "$LOGS/status")" = 0 ] || exit 1
 if ! scripts/compiler-warnings.sh "$LOGS/build.log" >&2; then
   cmake --build "$BUILD_DIR" --target clean >/dev/null
-  echo "build.sh: failed: the build printed warnings (above); $BUILD_DIR cleaned" >&2
+  echo "build.sh: failed: its output has warnings or cannot be read (above); $BUILD_DIR cleaned" >&2
   exit 1
 fi

@@ -19,7 +19,6 @@ struct Config {
     std::string log_file;
     LogLevel log_level = LogLevel::kInfo;
     std::string state_dir = "/run/gpu-container-runtime";  // small caches (the CUDA version)
-    bool operator==(const Runtime&) const = default;
   } runtime;
   struct Driver {
     std::string root = "/";
@@ -38,17 +37,14 @@ struct Config {
     // The image's CUDA forward-compatibility folder, loaded first when its libcuda is newer
     // than the host's driver; "" = off.
     std::string cuda_compat_dir = "/usr/local/cuda/compat";
-    bool operator==(const Requests&) const = default;
   } requests;
   struct Cdi {
     std::vector<std::string> spec_dirs{"/etc/cdi", "/var/run/cdi"};
     std::string default_kind = "nvidia.com/gpu";
-    bool operator==(const Cdi&) const = default;
   } cdi;
   struct Hooks {
     std::string ctk_path = "/usr/bin/gpu-ctk";
     std::string ldconfig = "@/sbin/ldconfig";
-    bool operator==(const Hooks&) const = default;
   } hooks;
 
   struct DevicePlugin {
@@ -82,9 +78,6 @@ struct Config {
   } device_plugin;
 
   std::string source;  // the file it was read from; "" for built-in defaults
-
-  // Every key the same, and read from the same file.
-  bool operator==(const Config&) const = default;
 
   // Whether GPUs are shared through NVIDIA's MPS ([device-plugin] sharing = "mps").
   [[nodiscard]] bool mps() const { return device_plugin.sharing == "mps"; }

@@ -33,6 +33,7 @@
 #include "deviceplugin/xid_watch.h"
 #include "driver/host_facts.h"
 #include "driver/nvml.h"
+#include "labels/labels_file.h"
 #include "labels/labels_keeper.h"
 #include "log/log.h"
 
@@ -317,6 +318,34 @@ Result<Config> read_config(const std::optional<std::string>& path) {
   return load_config(path ? path : config_path_from_env());
 }
 
+// What the plugin is made from: the shim's keys and the log level (set in place) are not.
+bool same_for_plugin(const Config& a, const Config& b) {
+  return a.driver == b.driver && a.device_plugin == b.device_plugin &&
+         a.cdi.default_kind == b.cdi.default_kind;
+}
+
+// A SIGTERM or SIGINT waiting on `signals`, taken; a SIGHUP there is taken too (what it would
+// read is read next anyway).
+bool termination_pending(int signals) {
+  signalfd_siginfo info{};
+  bool terminate = false;
+  while (::read(signals, &info, sizeof info) == static_cast<ssize_t>(sizeof info))
+    terminate = terminate || info.ssi_signo != SIGHUP;
+  return terminate;
+}
+
+// The labels file of the configuration SIGHUP replaced, when the new one names another: NFD
+// would read both.
+void remove_labels_file(const std::string& path, Logger& logger) {
+  if (path.empty()) return;
+  const auto removed = LabelsFile(path).remove();
+  if (!removed) {
+    logger.warning(removed.error().message);
+  } else if (*removed) {
+    logger.info("labels file " + path + " removed: the configuration names another");
+  }
+}
+
 // The daemon: the inventory, NVML and its Xid watch, and one ResourcePlugin per resource.
 class Plugin {
  public:
@@ -338,7 +367,7 @@ class Plugin {
       return fail(Error{"eventfd: " + errno_text(errno)});
     if (auto s = watch_directory(); !s) return fail(s.error());
     refresh();
-    while (!stopping_) wait_and_handle(signals, ticks->get());
+    while (!stopping_ && !changed_config_) wait_and_handle(signals, ticks->get());
     xids_.reset();
     for (auto& [resource, plugin] : plugins_) plugin->stop();
     if (mps_) mps_->stop();
@@ -665,22 +694,27 @@ class Plugin {
       logger_.info(std::string("stopping on ") +
                    (info.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT"));
       stopping_ = true;
+      changed_config_.reset();
     }
   }
 
-  // SIGHUP, as NVIDIA's plugin: the configuration read again. Changed, the plugin stops (its
-  // sockets and MPS daemons) and starts again with it; the same, or unreadable (the running one
-  // kept), it serves and registers again.
+  // SIGHUP, as NVIDIA's plugin: the configuration read again. Changed where the plugin reads
+  // it, the plugin stops (its sockets and MPS daemons) and starts again with it; else, or
+  // unreadable (the running one kept), it serves and registers again. Not once stopping.
   void on_hangup() {
+    if (stopping_) return;
     auto fresh = read_config(config_path_);
-    if (fresh && !(*fresh == config_)) {
-      logger_.info("SIGHUP: the configuration changed: stopping, then starting with it");
-      changed_config_ = std::move(*fresh);
-      stopping_ = true;
-      return;
-    }
-    if (!fresh)
+    if (!fresh) {
       logger_.error("SIGHUP: " + fresh.error().message + "; keeping the configuration in use");
+    } else {
+      logger_.set_level(fresh->runtime.log_level);
+      if (!same_for_plugin(*fresh, config_)) {
+        logger_.info("SIGHUP: the configuration changed: stopping, then starting with it");
+        changed_config_ = std::move(*fresh);
+        return;
+      }
+    }
+    changed_config_.reset();  // a file changed and changed back in one batch of signals
     logger_.info("SIGHUP: serving and registering again");
     for (auto& [resource, plugin] : plugins_) plugin->restart();
   }
@@ -826,7 +860,9 @@ int run_device_plugin(const std::vector<std::string>& args) {
       status = plugin.run(signals->get());
       changed = plugin.take_changed_config();
     }
-    if (!changed) return status;
+    if (!changed || termination_pending(signals->get())) return status;
+    if (changed->device_plugin.labels_file != config->device_plugin.labels_file)
+      remove_labels_file(config->device_plugin.labels_file, logger);
     config = std::move(changed);
   }
   return 0;

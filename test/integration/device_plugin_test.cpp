@@ -368,24 +368,44 @@ TEST_CASE("SIGHUP: a changed configuration is taken, an unchanged or broken one 
   CHECK_MESSAGE(f.logged("SIGHUP: serving and registering again"), f.log());
   REQUIRE(f.kubelet->wait_for_registrations(2, 10s));
 
+  // A key only the shim reads changes nothing here.
   Json config = Json::parse(gcr::test::read_file(f.dir / "config.json"));
+  config["requests"] = {{"disable-require", true}};
+  gcr::test::write_file(f.dir / "config.json", config.dump(2));
+  REQUIRE(::kill(f.plugin->pid(), SIGHUP) == 0);
+  REQUIRE(f.kubelet->wait_for_registrations(3, 10s));
+  CHECK_FALSE(f.logged("the configuration changed"));
+
+  // The plugin's own keys: it starts again with them, and the labels file moves.
+  REQUIRE(gcr::test::exists(f.labels_file()));
+  const std::string moved = f.dir / "features.d/moved";
   config["device-plugin"]["replicas"] = 2;
+  config["device-plugin"]["labels-file"] = moved;
   gcr::test::write_file(f.dir / "config.json", config.dump(2));
   REQUIRE(::kill(f.plugin->pid(), SIGHUP) == 0);
   CHECK_MESSAGE(f.logged("SIGHUP: the configuration changed: stopping, then starting with it"),
                 f.log());
   CHECK_MESSAGE(f.kubelet->wait_for_devices([](const Devices& d) { return d.size() == 8; }, 10s),
                 f.log());
-  CHECK(f.kubelet->wait_for_registrations(3, 10s));
+  CHECK(f.kubelet->wait_for_registrations(4, 10s));
+  CHECK(f.logged("labels file " + f.labels_file() + " removed: the configuration names another"));
+  CHECK_FALSE(gcr::test::exists(f.labels_file()));
+  CHECK(f.logged("labels written to " + moved));
 
   gcr::test::write_file(f.dir / "config.json", R"({"device-plugin":{"replicas":0}})");
   REQUIRE(::kill(f.plugin->pid(), SIGHUP) == 0);
   CHECK_MESSAGE(f.logged("keeping the configuration in use"), f.log());
   CHECK(f.logged("SIGHUP: config: `device-plugin.replicas` must be from 1 to 1024"));
-  CHECK(f.kubelet->wait_for_registrations(4, 10s));
+  CHECK(f.kubelet->wait_for_registrations(5, 10s));
   CHECK(f.kubelet->devices().size() == 8);
   CHECK(f.plugin->running());
+
+  // A SIGTERM right behind a SIGHUP that changes the configuration stops the plugin.
+  config["device-plugin"]["replicas"] = 3;
+  gcr::test::write_file(f.dir / "config.json", config.dump(2));
+  REQUIRE(::kill(f.plugin->pid(), SIGHUP) == 0);
   CHECK(f.plugin->stop() == 0);
+  CHECK_FALSE(gcr::test::exists(f.kubelet_dir + "/" + kSocket));
 }
 
 TEST_CASE("no driver at start: zero devices and one line; the GPUs come when the driver does") {
