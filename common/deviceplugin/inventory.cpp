@@ -63,6 +63,16 @@ void Inventory::discover(DeviceNodes& nodes, Nvml* nvml, InventoryChange& change
   if (driver_missing_) change.lines.push_back("NVIDIA driver found");
   driver_missing_.reset();
   for (const auto& gpu : *found) {
+    if (!gpu.uuid_known()) {
+      // Known by UUID everywhere: advertised once the driver gives it one (NVML, loaded by
+      // the plugin, initialises the GPU), never under the placeholder several GPUs share.
+      if (without_uuid_.insert(gpu.bus.to_string()).second)
+        change.lines.push_back("GPU at " + gpu.bus.to_string() +
+                               ": the driver gives no UUID for it yet (not initialised): "
+                               "advertised once it does");
+      continue;
+    }
+    without_uuid_.erase(gpu.bus.to_string());
     const bool known =
         std::any_of(known_.begin(), known_.end(), [&](const Gpu& k) { return k.uuid == gpu.uuid; });
     if (known) continue;

@@ -87,6 +87,7 @@ class Inventory {
   std::map<std::string, XidFailures> xid_failing_;   // uuid -> the Xids that took it
   std::optional<std::string> xid_wait_failing_;      // why NVML's event wait fails
   std::optional<std::string> driver_missing_;        // why, while there is no driver
+  std::set<std::string> without_uuid_;  // buses of GPUs the driver gives no UUID for yet, said
   std::vector<PluginDevice> devices_;
 };
 

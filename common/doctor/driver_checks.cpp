@@ -37,7 +37,15 @@ void check_gpu_nodes(DriverHost& host, const std::vector<Gpu>& gpus, Findings& f
   for (const auto& gpu : gpus) {
     const std::string name = "GPU " + std::to_string(gpu.index);
     auto node = host.devices().gpu_node(gpu);
-    if (node) {
+    if (node && !gpu.uuid_known()) {
+      findings.warn(kArea,
+                    name + " at " + gpu.bus.to_string() +
+                        ": the driver gives no UUID for it yet (not initialised): containers "
+                        "naming it by UUID fail, and the device plugin waits to advertise it",
+                    host.devices().dev_path("/proc/driver/nvidia/gpus/" + gpu.bus.to_string() +
+                                            "/information"),
+                    "systemctl enable --now nvidia-persistenced");
+    } else if (node) {
       findings.ok(kArea, name + " " + gpu.uuid + " at " + gpu.bus.to_string(),
                   host.devices().dev_path(node->path));
     } else {

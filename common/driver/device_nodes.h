@@ -25,6 +25,10 @@ struct Gpu {
   std::string uuid;
   PciAddress bus;
   unsigned minor = 0;
+
+  // The driver writes `GPU-????????-????-????-????-????????????` for a GPU it has not
+  // initialised yet (no client since it loaded, no nvidia-persistenced): no UUID to match.
+  [[nodiscard]] bool uuid_known() const { return uuid.find('?') == std::string::npos; }
 };
 
 // A MIG instance (GPU instance, compute instance) that exists on a GPU.

@@ -18,6 +18,18 @@ std::string describe_host(const std::vector<Gpu>& gpus) {
   return describe_host(gpus.size());
 }
 
+// Why a UUID may match none of `gpus`: some have none yet (Gpu::uuid_known).
+std::string uuids_not_given(const std::vector<Gpu>& gpus) {
+  std::vector<std::string> indices;
+  for (const auto& gpu : gpus) {
+    if (!gpu.uuid_known()) indices.push_back(std::to_string(gpu.index));
+  }
+  if (indices.empty()) return "";
+  return "; the driver gives no UUID for GPU " + join(indices, ", ") +
+         " until it initialises it (nvidia-persistenced does at boot), so name it by index or PCI "
+         "bus id";
+}
+
 Error unknown(const std::string& id, const std::string& why) {
   return Error{"unknown " + std::string(is_mig_id(id) ? "MIG device" : "GPU") + " `" +
                printable(id, 128) + "`: " + why};
@@ -42,9 +54,10 @@ Result<unsigned> match_gpu(const std::string& id, GpuSource& gpus) {
   if (id.size() > 4 && iequals(id.substr(0, 4), "GPU-")) {
     auto all = gpus.all();
     if (!all) return all.error();
-    const auto it =
-        std::find_if(all->begin(), all->end(), [&](const Gpu& g) { return iequals(g.uuid, id); });
-    if (it == all->end()) return unknown(id, describe_host(*all));
+    const auto it = std::find_if(all->begin(), all->end(), [&](const Gpu& g) {
+      return g.uuid_known() && iequals(g.uuid, id);
+    });
+    if (it == all->end()) return unknown(id, describe_host(*all) + uuids_not_given(*all));
     return it->index;
   }
   if (const auto bus = requested_pci_address(id)) {

@@ -357,6 +357,28 @@ TEST_CASE("SIGTERM: the socket is removed and the plugin exits 0") {
   CHECK(f.logged("stopping on SIGTERM"));
 }
 
+// A node without nvidia-persistenced: the driver gives a GPU's UUID once something initialises
+// it. Until then it is not advertised, where the placeholder all such GPUs share would be one
+// device for ever.
+TEST_CASE("a GPU the driver gives no UUID for yet is advertised once it does") {
+  require_root();
+  PluginFixture f;
+  f.host.set_initialised(1, false);
+  f.host.set_initialised(3, false);
+  f.start();
+  CHECK_MESSAGE(f.kubelet->wait_for_devices([](const Devices& d) { return d.size() == 2; }, 10s),
+                f.log());
+  CHECK(f.logged("GPU at " + f.host.gpus()[3].bus +
+                 ": the driver gives no UUID for it yet (not initialised): advertised once it "
+                 "does"));
+  for (const auto& device : f.kubelet->devices()) CHECK(device.id().find('?') == std::string::npos);
+  f.host.set_initialised(1, true);
+  f.host.set_initialised(3, true);
+  CHECK_MESSAGE(f.kubelet->wait_for_devices([](const Devices& d) { return d.size() == 4; }, 10s),
+                f.log());
+  CHECK(f.plugin->stop() == 0);
+}
+
 // As NVIDIA's plugin: SIGHUP reads the configuration again and, when it changed, starts again
 // with it; unchanged it registers again, and a broken file keeps the running configuration.
 TEST_CASE("SIGHUP: a changed configuration is taken, an unchanged or broken one is not") {

@@ -240,6 +240,13 @@ TEST_CASE("doctor: a missing GPU node, a node of the wrong major, no nvidia-uvm,
   CHECK(line_starting(r.out, "FAIL  driver: no libnvidia-ml.so." + v + " in the driver root") !=
         "");
   CHECK(line_starting(r.out, "ok    driver: GPU 2 ") != "");
+
+  // A GPU the driver has not initialised (no nvidia-persistenced) gives no UUID yet.
+  node.f.host().set_initialised(2, false);
+  const std::string uninitialised = line_starting(node.doctor().out, "warn  driver: GPU 2 at ");
+  CHECK(uninitialised.find("the driver gives no UUID for it yet (not initialised)") !=
+        std::string::npos);
+  CHECK(uninitialised.find("fix: systemctl enable --now nvidia-persistenced") != std::string::npos);
 }
 
 // The module not loaded: why, as the host tells it (nouveau, no module for this kernel, Secure

@@ -155,6 +155,19 @@ void SimHost::remove_mig_instances() const {
   boost::filesystem::remove_all(dev_root_ + "/proc/driver/nvidia/capabilities/gpu0/mig");
 }
 
+void SimHost::set_initialised(std::size_t index, bool initialised) const {
+  const SimGpu& gpu = gpus_.at(index);
+  std::string text = gpu_information(gpu);
+  if (!initialised) {
+    const auto replace = [&](const std::string& from, const std::string& to) {
+      text.replace(text.find(from), from.size(), to);
+    };
+    replace(gpu.uuid, kUninitialisedUuid);
+    replace("88.00.41.00.01", "??.??.??.??.??");
+  }
+  write_file(dev_root_ + "/proc/driver/nvidia/gpus/" + gpu.bus + "/information", text);
+}
+
 void SimHost::write_proc_files() const {
   const std::string proc = dev_root_ + "/proc";
   write_file(

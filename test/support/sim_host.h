@@ -69,6 +69,9 @@ class SimHost {
   // The driver lists no MIG instance any more (their /proc/driver/nvidia/capabilities files
   // go), as on a host without MIG; the NVML stub still answers as before.
   void remove_mig_instances() const;
+  // GPU `index`'s information file as the driver writes it before it initialises the GPU (no
+  // UUID: `GPU-????????-...`, no video BIOS), or as after (`initialised`).
+  void set_initialised(std::size_t index, bool initialised) const;
 
  private:
   void write_proc_files() const;

@@ -20,6 +20,12 @@ inline constexpr bool kSanitized = __has_feature(address_sanitizer);
 inline constexpr bool kSanitized = false;
 #endif
 
+// The UUID the driver's information file gives a GPU it has not initialised yet (spelt so that
+// no `??-` trigraph sequence is in the source).
+inline const std::string kUninitialisedUuid =
+    "GPU-" + std::string(8, '?') + "-" + std::string(4, '?') + "-" + std::string(4, '?') + "-" +
+    std::string(4, '?') + "-" + std::string(12, '?');
+
 // A directory under $TMPDIR (or /tmp) removed with its contents when the object dies.
 class TempDir {
  public:

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "request/gpu_select.h"
+#include "test_support.h"
 
 namespace {
 
@@ -90,6 +91,25 @@ TEST_CASE("IDs that match nothing fail closed and name the ID") {
     REQUIRE_FALSE(r.ok());
     CHECK(r.error().message.find(expected) != std::string::npos);
   }
+}
+
+TEST_CASE("a GPU the driver has not initialised has no UUID: the error says so and what to do") {
+  auto gpus = host();
+  gpus[2].uuid = gcr::test::kUninitialisedUuid;
+  gcr::GpuRequest r;
+  r.device_ids = {"GPU-00000002-aaaa-bbbb-cccc-dddddddddddd"};
+  const auto by_uuid = gcr::select_gpus(r, gpus, nullptr);
+  REQUIRE_FALSE(by_uuid.ok());
+  CHECK(by_uuid.error().message ==
+        "unknown GPU `GPU-00000002-aaaa-bbbb-cccc-dddddddddddd`: this host has GPUs 0-3; the "
+        "driver gives no UUID for GPU 2 until it initialises it (nvidia-persistenced does at "
+        "boot), so name it by index or PCI bus id");
+  CHECK_FALSE(gpus[2].uuid_known());
+  // The placeholder itself names no GPU, and the others' UUIDs still match.
+  r.device_ids = {gpus[2].uuid};
+  CHECK_FALSE(gcr::select_gpus(r, gpus, nullptr).ok());
+  r.device_ids = {"2", gpus[3].uuid};
+  CHECK(indices(gcr::select_gpus(r, gpus, nullptr)) == std::vector<unsigned>{2, 3});
 }
 
 TEST_CASE("IDs next to `all` are still checked") {
