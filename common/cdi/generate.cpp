@@ -104,10 +104,20 @@ Status add_devices(CdiSpec& spec, const std::string& id, const std::vector<std::
   return {};
 }
 
-// A GPU's devices, then its MIG devices', one per naming strategy.
+// A GPU's devices, then its MIG devices', one per naming strategy. A GPU the driver gives no
+// UUID yet has no name by UUID (a note says so).
 Status add_gpu(CdiSpec& spec, const Gpu& gpu, const CdiNaming& naming, const Discovered& found) {
   std::vector<std::string> names;
-  for (const auto& strategy : naming.strategies) names.push_back(gpu_name(gpu, strategy));
+  for (const auto& strategy : naming.strategies) {
+    if (strategy == "uuid" && !gpu.uuid_known()) {
+      found.host.notes().add("GPU " + std::to_string(gpu.index) + " (" + gpu.bus.to_string() +
+                             ") has no device named by UUID: the driver gives none until it "
+                             "initialises the GPU (nvidia-persistenced does at boot); generate "
+                             "the spec again then");
+      continue;
+    }
+    names.push_back(gpu_name(gpu, strategy));
+  }
   if (auto s = add_devices(spec, std::to_string(gpu.index), names, found); !s) return s;
   for (const auto& mig : mig_devices_of(gpu, found.facts)) {
     names.clear();

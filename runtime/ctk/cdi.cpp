@@ -179,6 +179,8 @@ int generate(const std::vector<std::string>& args, Config config) {
   if (!naming) return fail(naming.error().message);
   DriverHost host(config.driver, lstat_node);
   auto spec = spec_of_mode(mode, host, config, vendor, device_class, *naming);
+  for (const auto& note : host.notes().take())
+    std::fprintf(stderr, "gpu-ctk cdi generate: warning: %s\n", note.c_str());
   if (!spec) return fail(spec.error().message);
   return put_spec(*spec, output, format);
 }

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <map>
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -99,6 +100,23 @@ TEST_CASE("gpu-ctk cdi generate: a valid spec naming every GPU by index and UUID
   CHECK_FALSE(gcr::test::exists(out + "/nvidia.yml.json"));
   // An engine applying the spec and then running the shim: the image's request is void.
   CHECK(doc["containerEdits"]["env"] == Json::array({"NVIDIA_VISIBLE_DEVICES=void"}));
+
+  // GPUs the driver has not initialised (no UUID yet): named by index only, said once each; the
+  // spec stays valid, where `GPU-????...` names would make it invalid.
+  f.host().set_initialised(1, false);
+  f.host().set_initialised(2, false);
+  const auto partial = f.ctk({"cdi", "generate", "--format", "json"});
+  REQUIRE_MESSAGE(partial.exit_code == 0, partial.err);
+  CHECK(partial.err.find("gpu-ctk cdi generate: warning: GPU 2 (" + f.host().gpus()[2].bus +
+                         ") has no device named by UUID: the driver gives none until it "
+                         "initialises the GPU") != std::string::npos);
+  const Json partial_doc = Json::parse(partial.out);
+  std::set<std::string> names;
+  for (const auto& device : partial_doc["devices"]) names.insert(device["name"]);
+  CHECK(names.count("2") == 1);
+  CHECK(names.count(f.host().gpus()[0].uuid) == 1);
+  CHECK(std::none_of(names.begin(), names.end(),
+                     [](const std::string& n) { return n.find('?') != std::string::npos; }));
 }
 
 TEST_CASE(
