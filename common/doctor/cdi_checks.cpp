@@ -82,9 +82,10 @@ void check_plugin_names(const Config& config, const CdiRegistry& registry, Findi
   if (!gpus || gpus->empty()) return;  // the driver's checks say why
   std::vector<std::string> missing;
   for (const auto& gpu : *gpus) {
+    const bool by_index = config.device_plugin.device_ids == "index";
+    if (!by_index && !gpu.uuid_known()) continue;  // not handed out yet: the driver's check says
     const std::string name =
-        config.cdi.default_kind + "=" +
-        (config.device_plugin.device_ids == "index" ? std::to_string(gpu.index) : gpu.uuid);
+        config.cdi.default_kind + "=" + (by_index ? std::to_string(gpu.index) : gpu.uuid);
     if (registry.devices.count(name) == 0) missing.push_back(name);
   }
   const std::string evidence = "[device-plugin] device-ids = " + config.device_plugin.device_ids +
