@@ -324,14 +324,23 @@ bool same_for_plugin(const Config& a, const Config& b) {
          a.cdi.default_kind == b.cdi.default_kind;
 }
 
-// A SIGTERM or SIGINT waiting on `signals`, taken; a SIGHUP there is taken too (what it would
-// read is read next anyway).
-bool termination_pending(int signals) {
+// The signals that came while a plugin stopped to start again, taken from `signals`.
+struct PendingSignals {
+  std::optional<int> terminate;  // SIGTERM or SIGINT
+  bool hangup = false;
+};
+
+PendingSignals pending_signals(int signals) {
+  PendingSignals out;
   signalfd_siginfo info{};
-  bool terminate = false;
-  while (::read(signals, &info, sizeof info) == static_cast<ssize_t>(sizeof info))
-    terminate = terminate || info.ssi_signo != SIGHUP;
-  return terminate;
+  while (::read(signals, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
+    if (info.ssi_signo == SIGHUP) {
+      out.hangup = true;
+    } else if (!out.terminate) {
+      out.terminate = static_cast<int>(info.ssi_signo);
+    }
+  }
+  return out;
 }
 
 // The labels file of the configuration SIGHUP replaced, when the new one names another: NFD
@@ -400,7 +409,7 @@ class Plugin {
   // NVML from the driver root, once the driver is there; without it: sysfs topology, no MIG
   // devices and no Xid events, said once, and NVML tried again every 5 s.
   void open_nvml() {
-    if (nvml_ || inventory_.gpus().empty()) return;
+    if (nvml_ || (inventory_.gpus().empty() && !inventory_.awaiting_uuid())) return;
     nvml_retry_at_ = Clock::now() + kNvmlRetry;
     DriverHost host(config_.driver, lstat_node);
     std::string why = "no libnvidia-ml in the driver root";
@@ -822,6 +831,29 @@ std::optional<Config> load_config_patiently(const std::optional<std::string>& pa
   }
 }
 
+// After a plugin stopped for the configuration SIGHUP found `changed`: what to start again
+// with, or nullopt when a SIGTERM came meanwhile. A SIGHUP that came meanwhile reads the file
+// again, so the newest edit is taken. The labels file `before` named goes if it is not kept.
+std::optional<Config> config_to_restart_with(Config changed, const Config& before,
+                                             const std::optional<std::string>& path, int signals,
+                                             Logger& logger) {
+  const auto pending = pending_signals(signals);
+  if (pending.terminate) {
+    logger.info(std::string("stopping on ") +
+                (*pending.terminate == SIGTERM ? "SIGTERM" : "SIGINT") + ", not starting again");
+    return std::nullopt;
+  }
+  if (pending.hangup) {
+    auto again = read_config(path);
+    if (again) changed = std::move(*again);
+    if (!again)
+      logger.error("SIGHUP: " + again.error().message + "; starting with the one read before");
+  }
+  if (changed.device_plugin.labels_file != before.device_plugin.labels_file)
+    remove_labels_file(before.device_plugin.labels_file, logger);
+  return changed;
+}
+
 }  // namespace
 
 int run_device_plugin(const std::vector<std::string>& args) {
@@ -860,10 +892,9 @@ int run_device_plugin(const std::vector<std::string>& args) {
       status = plugin.run(signals->get());
       changed = plugin.take_changed_config();
     }
-    if (!changed || termination_pending(signals->get())) return status;
-    if (changed->device_plugin.labels_file != config->device_plugin.labels_file)
-      remove_labels_file(config->device_plugin.labels_file, logger);
-    config = std::move(changed);
+    if (!changed) return status;
+    config = config_to_restart_with(std::move(*changed), *config, options->config_path,
+                                    signals->get(), logger);
   }
   return 0;
 }

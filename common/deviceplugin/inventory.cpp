@@ -65,8 +65,11 @@ void Inventory::discover(DeviceNodes& nodes, Nvml* nvml, InventoryChange& change
   for (const auto& gpu : *found) {
     if (!gpu.uuid_known()) {
       // Known by UUID everywhere: advertised once the driver gives it one (NVML, loaded by
-      // the plugin, initialises the GPU), never under the placeholder several GPUs share.
-      if (without_uuid_.insert(gpu.bus.to_string()).second)
+      // the plugin, initialises the GPU), never under the placeholder several GPUs share. One
+      // known already keeps its UUID.
+      const bool known =
+          std::any_of(known_.begin(), known_.end(), [&](const Gpu& k) { return k.bus == gpu.bus; });
+      if (!known && without_uuid_.insert(gpu.bus.to_string()).second)
         change.lines.push_back("GPU at " + gpu.bus.to_string() +
                                ": the driver gives no UUID for it yet (not initialised): "
                                "advertised once it does");

@@ -48,6 +48,8 @@ class Inventory {
 
   [[nodiscard]] const std::vector<PluginDevice>& devices() const { return devices_; }
   [[nodiscard]] const std::vector<Gpu>& gpus() const { return known_; }
+  // Whether the driver lists GPUs with no UUID yet (left out of gpus() until they have one).
+  [[nodiscard]] bool awaiting_uuid() const { return !without_uuid_.empty(); }
   [[nodiscard]] const Topology& topology() const { return topology_; }
   // MIG devices by GPU UUID, as NVML listed them (with a MIG strategy): an entry, maybe empty,
   // for each GPU in MIG mode.

@@ -195,8 +195,9 @@ void check_gpu_modes(DriverHost& host, const std::vector<Gpu>& gpus, Findings& f
   auto nvml = Nvml::open(*path);
   if (!nvml) return;
   for (const auto& gpu : gpus) {
-    const std::string name = "GPU " + std::to_string(gpu.index) + " (" + gpu.uuid + ")";
-    const std::string reset = "nvidia-smi -i " + gpu.uuid + " -c DEFAULT";
+    const std::string id = gpu.uuid_known() ? gpu.uuid : gpu.bus.to_string();
+    const std::string name = "GPU " + std::to_string(gpu.index) + " (" + id + ")";
+    const std::string reset = "nvidia-smi -i " + id + " -c DEFAULT";
     const auto mode = (*nvml)->compute_mode(gpu.bus);
     if (mode == 2u) {
       findings.fail(kArea,
@@ -221,7 +222,7 @@ void check_gpu_modes(DriverHost& host, const std::vector<Gpu>& gpus, Findings& f
                     *path,
                     "create MIG devices (nvidia-smi mig -cgi <profiles> -C), or turn MIG off "
                     "(nvidia-smi -i " +
-                        gpu.uuid + " -mig 0)");
+                        id + " -mig 0)");
     }
   }
 }

@@ -60,6 +60,7 @@ Result<std::map<std::string, GpuFacts>> nvml_gpu_facts(const std::string& nvml_p
   if (!nvml) return nvml.error();
   std::map<std::string, GpuFacts> out;
   for (const auto& gpu : gpus) {
+    if (!gpu.uuid_known()) continue;  // its facts unknown, not another such GPU's
     GpuFacts& facts = out[gpu.uuid];
     facts.arch = (*nvml)->arch(gpu.bus);
     facts.brand = (*nvml)->brand(gpu.bus);

@@ -6,6 +6,7 @@
 // renaming is followed.
 #pragma once
 
+#include <atomic>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -48,7 +49,7 @@ class Logger {
   void log(LogLevel level, std::string_view msg) const;
 
   std::string program_;
-  LogLevel level_ = LogLevel::kInfo;
+  std::atomic<LogLevel> level_{LogLevel::kInfo};  // a daemon sets it while its threads log
   std::optional<std::string> runc_log_;
   bool runc_log_json_ = false;
   bool runc_log_debug_ = false;

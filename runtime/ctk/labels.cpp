@@ -67,6 +67,15 @@ Result<Labels> discover_labels(const Config& config) {
   if (auto version = host.devices().version(); !version) return version.error();
   auto gpus = host.devices().gpus();
   if (!gpus) return gpus.error();
+  // As the plugin: a GPU the driver gives no UUID yet is not advertised, so not labelled.
+  std::erase_if(*gpus, [](const Gpu& gpu) {
+    if (gpu.uuid_known()) return false;
+    std::fprintf(stderr,
+                 "gpu-ctk labels: warning: GPU %u (%s) left out: the driver gives no UUID for it "
+                 "until it initialises it\n",
+                 gpu.index, gpu.bus.to_string().c_str());
+    return true;
+  });
   if (gpus->empty()) return Error{"the driver lists no GPU: no labels"};
   const auto nvml = open_nvml(host);
   const auto migs = mig_devices(*gpus, nvml.get(), config);

@@ -363,9 +363,12 @@ TEST_CASE("SIGTERM: the socket is removed and the plugin exits 0") {
 TEST_CASE("a GPU the driver gives no UUID for yet is advertised once it does") {
   require_root();
   PluginFixture f;
-  f.host.set_initialised(1, false);
-  f.host.set_initialised(3, false);
+  for (std::size_t i = 0; i < 4; ++i) f.host.set_initialised(i, false);
   f.start();
+  // No GPU to advertise yet, but NVML is loaded: on a real node that initialises them.
+  CHECK_MESSAGE(f.logged("NVML loaded from"), f.log());
+  f.host.set_initialised(0, true);
+  f.host.set_initialised(2, true);
   CHECK_MESSAGE(f.kubelet->wait_for_devices([](const Devices& d) { return d.size() == 2; }, 10s),
                 f.log());
   CHECK(f.logged("GPU at " + f.host.gpus()[3].bus +

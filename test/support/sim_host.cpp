@@ -165,7 +165,11 @@ void SimHost::set_initialised(std::size_t index, bool initialised) const {
     replace(gpu.uuid, kUninitialisedUuid);
     replace("88.00.41.00.01", "??.??.??.??.??");
   }
-  write_file(dev_root_ + "/proc/driver/nvidia/gpus/" + gpu.bus + "/information", text);
+  // Replaced whole, as the driver's file reads: a daemon reading it meanwhile sees one or the
+  // other.
+  const std::string path = dev_root_ + "/proc/driver/nvidia/gpus/" + gpu.bus + "/information";
+  write_file(path + ".new", text);
+  boost::filesystem::rename(path + ".new", path);
 }
 
 void SimHost::write_proc_files() const {
