@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <climits>
+#include <optional>
 
 #include "base/child_process.h"
 #include "base/fs.h"
@@ -51,7 +53,18 @@ std::vector<std::string> dangling_runtimes(const EngineFacts& facts) {
   return names;
 }
 
-// The shared verdict: registered (FAIL if not), the default (FAIL or warn when not).
+// Why the program an engine runs as `path` (absolute, or a name searched in PATH) cannot be
+// run, as the engine would meet it; nullopt when it can.
+std::optional<std::string> why_not_runnable(const std::string& path) {
+  const auto found =
+      path.find('/') == std::string::npos ? program_in_path(path) : Result<std::string>(path);
+  if (!found) return found.error().message;
+  if (::access(found->c_str(), X_OK) != 0) return errno_text(errno) + " (" + *found + ")";
+  return std::nullopt;
+}
+
+// The shared verdict: registered (FAIL if not), the default (FAIL or warn when not), and its
+// program runnable (FAIL if not: every container through it would fail to start).
 // Returns the name of our runtime, "" when none.
 std::string registration(const char* area, const EngineFacts& facts, const std::string& evidence,
                          const std::string& fix, const std::string& shim_path,
@@ -69,8 +82,18 @@ std::string registration(const char* area, const EngineFacts& facts, const std::
   }
   const auto is_default = std::find(ours.begin(), ours.end(), facts.default_runtime);
   const std::string name = is_default != ours.end() ? *is_default : ours.front();
-  findings.ok(area, "runtime `" + name + "` is gpu-container-runtime",
-              evidence + ": " + facts.runtimes.at(name).path);
+  const std::string& program = facts.runtimes.at(name).path;
+  if (const auto why = why_not_runnable(program)) {
+    findings.fail(area,
+                  "runtime `" + name +
+                      "` is gpu-container-runtime, but its program cannot be "
+                      "run: " +
+                      *why + ": every container through it fails to start",
+                  evidence + ": " + program,
+                  "chmod 755 the file (or apt install --reinstall gpu-container-runtime)");
+  } else {
+    findings.ok(area, "runtime `" + name + "` is gpu-container-runtime", evidence + ": " + program);
+  }
   if (is_default != ours.end()) {
     findings.ok(area, "`" + name + "` is the default runtime", evidence);
   } else if (not_default == CheckLevel::kFail) {

@@ -448,6 +448,21 @@ TEST_CASE("doctor: docker not defaulting to us warns; containerd still on runc f
                 cri_off.out);
   CHECK(line_starting(cri_off.out, "FAIL  containerd: the default runtime") == "");
 
+  // Registered, but its program cannot be run (an install that lost its mode): every
+  // container would fail to start.
+  const std::string copy = node.f.path("broken/gpu-container-runtime");
+  gcr::test::make_dirs(node.f.path("broken"));
+  gcr::test::write_file(copy, gcr::test::read_file(gcr::test::built("gpu-container-runtime")));
+  REQUIRE(::chmod(copy.c_str(), 0644) == 0);
+  gcr::test::write_file(node.docker_json(),
+                        "{\"runtimes\": {\"nvidia\": {\"path\": \"" + copy + "\"}}}\n");
+  const std::string unrunnable =
+      line_starting(node.doctor().out,
+                    "FAIL  docker: runtime `nvidia` is gpu-container-runtime, "
+                    "but its program cannot be run: ");
+  CHECK(unrunnable.find("Permission denied (" + copy + ")") != std::string::npos);
+  CHECK(unrunnable.find("fix: chmod 755 the file") != std::string::npos);
+
   // Nothing registered at all.
   gcr::test::write_file(node.docker_json(), "{}\n");
   const auto none = node.doctor({"--engine", "podman"});
