@@ -2,10 +2,10 @@
 
 #include <dirent.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <climits>
 #include <optional>
 
@@ -53,13 +53,25 @@ std::vector<std::string> dangling_runtimes(const EngineFacts& facts) {
   return names;
 }
 
-// Why the program an engine runs as `path` (absolute, or a name searched in PATH) cannot be
-// run, as the engine would meet it; nullopt when it can.
-std::optional<std::string> why_not_runnable(const std::string& path) {
-  const auto found =
-      path.find('/') == std::string::npos ? program_in_path(path) : Result<std::string>(path);
-  if (!found) return found.error().message;
-  if (::access(found->c_str(), X_OK) != 0) return errno_text(errno) + " (" + *found + ")";
+// Why the program an engine (root) runs at `path` cannot be run, with the fix; nullopt when it
+// can. A name searched in PATH was found executable already (program_in_path).
+struct NotRunnable {
+  std::string why;
+  std::string fix;
+};
+
+std::optional<NotRunnable> why_not_runnable(const std::string& path) {
+  if (path.find('/') == std::string::npos) return std::nullopt;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return NotRunnable{errno_text(errno) + " (" + path + ")", ""};
+  if (!S_ISREG(st.st_mode))
+    return NotRunnable{"not a regular file (" + path + ")", "reinstall gpu-container-runtime"};
+  if ((st.st_mode & 0111) == 0)
+    return NotRunnable{"no execute permission (" + path + ")", "chmod 755 " + path};
+  struct statvfs fs {};
+  if (::statvfs(path.c_str(), &fs) == 0 && (fs.f_flag & ST_NOEXEC) != 0)
+    return NotRunnable{"its file system is mounted noexec (" + path + ")",
+                       "remount it without noexec, or install gpu-container-runtime elsewhere"};
   return std::nullopt;
 }
 
@@ -83,14 +95,12 @@ std::string registration(const char* area, const EngineFacts& facts, const std::
   const auto is_default = std::find(ours.begin(), ours.end(), facts.default_runtime);
   const std::string name = is_default != ours.end() ? *is_default : ours.front();
   const std::string& program = facts.runtimes.at(name).path;
-  if (const auto why = why_not_runnable(program)) {
+  if (const auto broken = why_not_runnable(program)) {
     findings.fail(area,
                   "runtime `" + name +
-                      "` is gpu-container-runtime, but its program cannot be "
-                      "run: " +
-                      *why + ": every container through it fails to start",
-                  evidence + ": " + program,
-                  "chmod 755 the file (or apt install --reinstall gpu-container-runtime)");
+                      "` is gpu-container-runtime, but its program cannot be run: " + broken->why +
+                      ": every container through it fails to start",
+                  evidence + ": " + program, broken->fix);
   } else {
     findings.ok(area, "runtime `" + name + "` is gpu-container-runtime", evidence + ": " + program);
   }

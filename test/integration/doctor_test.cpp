@@ -448,27 +448,39 @@ TEST_CASE("doctor: docker not defaulting to us warns; containerd still on runc f
                 cri_off.out);
   CHECK(line_starting(cri_off.out, "FAIL  containerd: the default runtime") == "");
 
-  // Registered, but its program cannot be run (an install that lost its mode): every
-  // container would fail to start.
-  const std::string copy = node.f.path("broken/gpu-container-runtime");
-  gcr::test::make_dirs(node.f.path("broken"));
-  gcr::test::write_file(copy, gcr::test::read_file(gcr::test::built("gpu-container-runtime")));
-  REQUIRE(::chmod(copy.c_str(), 0644) == 0);
-  gcr::test::write_file(node.docker_json(),
-                        "{\"runtimes\": {\"nvidia\": {\"path\": \"" + copy + "\"}}}\n");
-  const std::string unrunnable =
-      line_starting(node.doctor().out,
-                    "FAIL  docker: runtime `nvidia` is gpu-container-runtime, "
-                    "but its program cannot be run: ");
-  CHECK(unrunnable.find("Permission denied (" + copy + ")") != std::string::npos);
-  CHECK(unrunnable.find("fix: chmod 755 the file") != std::string::npos);
-
   // Nothing registered at all.
   gcr::test::write_file(node.docker_json(), "{}\n");
   const auto none = node.doctor({"--engine", "podman"});
   CHECK(line_starting(none.out, "FAIL  docker: gpu-container-runtime is not registered (" +
                                     node.docker_json() + ")") != "");
   CHECK(line_starting(none.out, "ok    podman: 13 CDI devices nvidia.com/gpu=*") != "");
+}
+
+TEST_CASE("doctor: our registered runtime whose program cannot be run fails, with the fix") {
+  REQUIRE(gcr::test::is_root());
+  DoctorNode node;
+  node.make_healthy();
+  // An install that lost its mode: every container through it would fail to start.
+  const std::string copy = node.f.path("broken/gpu-container-runtime");
+  gcr::test::make_dirs(node.f.path("broken"));
+  gcr::test::write_file(copy, gcr::test::read_file(gcr::test::built("gpu-container-runtime")));
+  REQUIRE(::chmod(copy.c_str(), 0644) == 0);
+  gcr::test::write_file(node.docker_json(),
+                        "{\"default-runtime\": \"nvidia\", \"runtimes\": {\"nvidia\": "
+                        "{\"path\": \"" +
+                            copy + "\"}}}\n");
+  const auto r = node.doctor();
+  CHECK(r.exit_code == 1);
+  const std::string line =
+      line_starting(r.out,
+                    "FAIL  docker: runtime `nvidia` is gpu-container-runtime, but its "
+                    "program cannot be run: no execute permission (" +
+                        copy + "): every container through it fails to start");
+  CHECK_MESSAGE(line.find("fix: chmod 755 " + copy) != std::string::npos, r.out);
+  CHECK(line_starting(r.out, "ok    docker: runtime `nvidia`") == "");
+  REQUIRE(::chmod(copy.c_str(), 0755) == 0);
+  CHECK(line_starting(node.doctor().out,
+                      "ok    docker: runtime `nvidia` is gpu-container-runtime") != "");
 }
 
 TEST_CASE("doctor: CRI-O's drop-ins, and podman without a CDI spec") {
