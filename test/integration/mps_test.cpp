@@ -777,6 +777,10 @@ TEST_SUITE("mps") {
     CHECK(log.find("Cmd:set_device_pinned_mem_limit " + server + " 0 10240M") != std::string::npos);
     CHECK(log.find("Cmd:set_device_pinned_mem_limit " + server + " 3 4040M") != std::string::npos);
     CHECK(node.daemon_pid(1) == running.daemon);
+    // Its server gone, the plugin's SIGTERM stops every daemon within the fixture's wait: one
+    // left serving held the stop past it, and the daemons outlived the test.
+    ::kill(running.server, SIGKILL);
+    CHECK(node.f.plugin->stop() == 0);
   }
 
   TEST_CASE("a GPU left in Exclusive_Process: said, with the command that sets it back") {
