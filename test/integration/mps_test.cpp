@@ -82,14 +82,19 @@ struct MpsNode {
   }
 
   // One command to a daemon through NVIDIA's own client, as an operator would; asked again while
-  // the daemon is busy with another client (the plugin's), as an operator would.
+  // the daemon is busy with another client (the plugin's), as an operator would: the client
+  // then says it cannot send, or (seen on a loaded machine) ends without the answer a get_*
+  // command always has.
   [[nodiscard]] std::string ask(const std::string& command, int replicas = 4,
                                 int shares = 1) const {
     for (int attempt = 0;; ++attempt) {
       auto r = gcr::run_child_with_input({program},
                                          {"CUDA_MPS_PIPE_DIRECTORY=" + pipe(replicas, shares)},
                                          command + "\n", 5, 65536);
-      const bool busy = r && (r->out + r->err).find("Cannot send command") != std::string::npos;
+      const bool no_answer = command.rfind("get_", 0) == 0 && r && r->exit_code == 0 &&
+                             r->out.empty() && r->err.empty();
+      const bool busy =
+          no_answer || (r && (r->out + r->err).find("Cannot send command") != std::string::npos);
       if (busy && attempt < 20) {
         std::this_thread::sleep_for(50ms);
         continue;
