@@ -137,6 +137,19 @@ std::string host_ldconfig(const std::string& path) {
   return ::stat(real.c_str(), &st) == 0 && S_ISREG(st.st_mode) ? real : path;
 }
 
+// The links of `specs` ("<target>::<link>") that lead to nothing in the root, as specs.
+std::vector<std::string> links_leading_nowhere(const RootFs& root,
+                                               const std::vector<std::string>& specs) {
+  std::vector<std::string> out;
+  for (const auto& spec : specs) {
+    const auto parsed = parse_link_spec(spec);
+    if (!parsed) continue;
+    const auto found = root.open_if_exists(parsed->link, O_PATH);
+    if (found && !*found) out.push_back(spec);
+  }
+  return out;
+}
+
 }  // namespace
 
 bool is_clean_absolute(const std::string& path) {
@@ -225,7 +238,13 @@ Status update_ldcache(const RootFs& root, const std::vector<std::string>& reques
                                                     nullptr, link_paths(links_made));
   if (auto s = write_loader_configuration(root, conf, declared); !s) return s;
   if (plan && apply_ldcache_plan(root, *plan)) return {};
-  return run_ldconfig_in_rootfs(LdconfigJob{*ldconfig, root.path(), folders});
+  const auto led_nowhere = links_leading_nowhere(root, links_made);
+  const LdconfigJob job{*ldconfig, root.path(), folders};
+  if (auto s = run_ldconfig_in_rootfs(job); !s) return s;
+  // ldconfig makes the soname links after reading the folders: a link made to one of them
+  // (libcuda.so -> libcuda.so.1) is indexed by a second run, as the in-process plan indexes it.
+  if (led_nowhere.empty() || links_leading_nowhere(root, led_nowhere) == led_nowhere) return {};
+  return run_ldconfig_in_rootfs(job);
 }
 
 Status create_symlinks(const RootFs& root, const std::vector<std::string>& links, bool* wrote) {

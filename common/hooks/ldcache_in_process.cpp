@@ -411,10 +411,60 @@ class Planner {
       if (looks_like_library(name) && !accounted.count(name)) names.push_back(name);
     }
     if (names.size() > kMaxLibrariesToIndex) return Error{folder + ": too many libraries to index"};
+    std::vector<std::string> dangling;
     for (const auto& name : names) {
-      if (auto s = index_one(folder, name, entries, indexed, links); !s) return s;
+      if (auto s = index_one(folder, name, entries, indexed, links, dangling); !s) return s;
+    }
+    for (const auto& name : dangling) {
+      if (auto s = index_through_soname_link(folder, name, entries, indexed, links); !s) return s;
     }
     return {};
+  }
+
+  // A link that led nowhere when the folder was read and leads to a soname link the plan makes
+  // (libcuda.so -> libcuda.so.1, made beside libcuda.so.<version>): ldconfig makes its soname
+  // links after reading the folder, so its first run passes such a link by and its second
+  // indexes it, and the hook runs it again when a link it made dangled. The cache written is
+  // the second run's: libcuda.so is in it from a container's first start, as in a restarted
+  // one's. A link it would take for another library of that soname is left to ldconfig.
+  Status index_through_soname_link(const std::string& folder, const std::string& name,
+                                   std::vector<LdCacheRef>& entries, Indexed& indexed,
+                                   const std::vector<std::string>& links) {
+    const std::string path = folder + "/" + name;
+    const auto& target = link_target(path);
+    if (!target || target->empty()) return {};
+    const std::string to = clean_path(target->front() == '/' ? *target : folder + "/" + *target);
+    if (dirname_of(to) != folder) return {};
+    const auto file = soname_link_made_at(links, to);
+    if (!file) return {};
+    if (!may_add(folder, name))
+      return Error{folder + " changed after /etc/ld.so.cache (" + name + ")"};
+    auto dir = directory(folder);
+    if (!dir) return dir.error();
+    if (!*dir) return Error{"cannot open " + folder};
+    bool file_is_link = false;
+    auto read = library_at((*dir)->get(), folder, *file, file_is_link);
+    if (!read) return read.error();
+    if (!*read) return {};
+    const auto& lib = *read;
+    const std::string soname = lib->soname ? *lib->soname : *file;
+    if (!indexed_under_own_name(name, soname) || !loader_orders(name))
+      return Error{path + " leads to " + folder + "/" + soname + ", which ldconfig makes"};
+    const std::string_view key = own(name);
+    if (!indexed.insert({key, lib->flags}).second) return Error{path + ": another " + name};
+    entries.push_back(LdCacheRef{key, own(path), ld_cache_arch(lib->flags), lib->flags, 0});
+    return {};
+  }
+
+  // The file the soname link the plan makes at `path` names: links hold "<file>::<path>".
+  static std::optional<std::string> soname_link_made_at(const std::vector<std::string>& links,
+                                                        const std::string& path) {
+    for (const auto& link : links) {
+      const std::size_t sep = link.find("::");
+      if (sep != std::string::npos && link.compare(sep + 2, std::string::npos, path) == 0)
+        return link.substr(0, sep);
+    }
+    return std::nullopt;
   }
 
   // A folder as its cached entries are checked: its listing, the names of the files to be
@@ -506,9 +556,11 @@ class Planner {
     return {};
   }
 
+  // A link that leads to no library (it may dangle) is passed by, as ldconfig does, and noted
+  // in `dangling`.
   Status index_one(const std::string& folder, const std::string& name,
                    std::vector<LdCacheRef>& entries, Indexed& indexed,
-                   std::vector<std::string>& links) {
+                   std::vector<std::string>& links, std::vector<std::string>& dangling) {
     const std::string path = folder + "/" + name;
     auto dir = directory(folder);
     if (!dir) return dir.error();
@@ -516,7 +568,10 @@ class Planner {
     bool is_link = false;
     auto read = library_at((*dir)->get(), folder, name, is_link);
     if (!read) return read.error();
-    if (!*read) return {};  // not a file, a dangling link, not ELF: ldconfig passes it by
+    if (!*read) {  // not a file, a dangling link, not ELF: ldconfig passes it by
+      if (is_link) dangling.push_back(name);
+      return {};
+    }
     const auto& lib = *read;
     // A library without a soname ldconfig indexes under the name it found it by.
     const std::string soname = lib->soname ? *lib->soname : name;

@@ -159,7 +159,8 @@ std::vector<std::string> hook_args(const std::string& name, const std::vector<st
 using gcr::test::kDropIn;
 
 // The old way on `b`: the links, the drop-in (if any) and ld.so.conf `a` got, then ldconfig in
-// the root.
+// the root, twice: a link made to a soname link ldconfig makes (libcuda.so -> libcuda.so.1) is
+// indexed by its second run, and the hook runs it again when such a link led nowhere.
 void the_ldconfig_way(const Image& a, const Image& b, const std::vector<std::string>& folders,
                       const std::vector<std::string>& links) {
   REQUIRE(b.hook(hook_args("create-symlinks", {}, links)).exit_code == 0);
@@ -170,6 +171,7 @@ void the_ldconfig_way(const Image& a, const Image& b, const std::vector<std::str
     gcr::test::write_file(b.rootfs + kDropIn, gcr::test::read_file(a.rootfs + kDropIn));
   std::vector<std::string> argv{"/sbin/ldconfig", "-r", b.rootfs};
   argv.insert(argv.end(), folders.begin(), folders.end());
+  REQUIRE(gcr::test::run(argv).exit_code == 0);
   REQUIRE(gcr::test::run(argv).exit_code == 0);
 }
 
@@ -453,6 +455,36 @@ TEST_CASE("in-process cache = ldconfig's: a CUDA image's own nvidia.conf names t
                {"libcuda.so.1::" + kNvidiaLib64 + "/libcuda.so",
                 "libGLX_nvidia.so." + kVersion + "::" + kNvidiaLib64 + "/libGLX_indirect.so.0"},
                true, 2);
+}
+
+// ldconfig makes the soname links after it reads a folder: its first run passes by the link
+// libcuda.so -> libcuda.so.1 a container's first start makes, and a restarted container's cache
+// had it where the first start's had not. Programs that open libcuda.so by that name failed on
+// every first start.
+TEST_CASE("a first start's loader cache indexes libcuda.so, as a restarted container's does") {
+  REQUIRE_MESSAGE(gcr::test::is_root(), "ldconfig -r needs root");
+  const std::vector<std::string> links{"libcuda.so.1::" + kMultiarch + "/libcuda.so"};
+  const auto indexes_dev_link = [](const Image& image) {
+    const auto entries = image.cache();
+    return std::any_of(entries.begin(), entries.end(), [](const gcr::LdCacheEntry& e) {
+      return e.soname == "libcuda.so" && e.path == kMultiarch + "/libcuda.so";
+    });
+  };
+  SUBCASE("at create, in process") {
+    Image image;
+    image.age();
+    REQUIRE(image.at_create(multiarch_libs(), {kMultiarch, kMultiarch32}, links, {}, true).ok());
+    CHECK(indexes_dev_link(image));
+  }
+  SUBCASE("by the hook's ldconfig (the image has no cache), run again for the link") {
+    Image image;
+    ::unlink((image.rootfs + "/etc/ld.so.cache").c_str());
+    image.inject(multiarch_libs());
+    const auto r = image.hook(hook_args("update-libraries", {kMultiarch}, links));
+    REQUIRE(r.exit_code == 0);
+    CHECK(image.written_by_ldconfig());
+    CHECK(indexes_dev_link(image));
+  }
 }
 
 TEST_CASE("ldconfig does what the in-process update cannot do exactly") {

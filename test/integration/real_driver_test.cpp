@@ -74,7 +74,7 @@ done
   /probe "$n" | sed "s|^|named |"
 done
 for l in /usr/lib/x86_64-linux-gnu /usr/lib/x86_64-linux-gnu/nvidia/current /usr/local/nvidia/lib64; do
-  [ -e "$l/libcuda.so.1" ] && { /probe --cuinit; break; }
+  [ -e "$l/libcuda.so.1" ] && { /probe --cuinit; /probe libcuda.so | sed "s|^|named |"; break; }
 done
 command -v nvidia-smi >/dev/null && nvidia-smi 2>&1 | head -n 1
 p=/etc/nvidia/nvidia-application-profiles-rc.d/10-container.conf
@@ -224,6 +224,9 @@ TEST_SUITE("real driver") {
         return l.find("couldn't communicate with the NVIDIA driver") != std::string::npos;
       }));
       CHECK(in.has("named libnvidia-opencl.so.1: ok"));  // item 6: the ICD with its library
+      // The link libcuda.so -> libcuda.so.1 is in the loader cache of a first start (the
+      // container's rootfs is fresh), as NVIDIA's CDI mode has it.
+      CHECK(in.has("named libcuda.so: ok"));
       CHECK(!mounts_file(in, "libGLX_nvidia.so." + driver_version()));
       CHECK_FALSE(in.library_hook);            // the loader cache written at create
       CHECK_FALSE(in.has_prefix("profile "));  // no EGL, no application profile
