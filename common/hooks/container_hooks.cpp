@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <optional>
 #include <set>
@@ -137,17 +138,16 @@ std::string host_ldconfig(const std::string& path) {
   return ::stat(real.c_str(), &st) == 0 && S_ISREG(st.st_mode) ? real : path;
 }
 
-// The links of `specs` ("<target>::<link>") that lead to nothing in the root, as specs.
-std::vector<std::string> links_leading_nowhere(const RootFs& root,
-                                               const std::vector<std::string>& specs) {
-  std::vector<std::string> out;
-  for (const auto& spec : specs) {
-    const auto parsed = parse_link_spec(spec);
-    if (!parsed) continue;
-    const auto found = root.open_if_exists(parsed->link, O_PATH);
-    if (found && !*found) out.push_back(spec);
-  }
-  return out;
+// Where the link `spec` ("<target>::<link>") leads in the root: unknown where it cannot be
+// followed (into another mount: a volume, or inside runc the libraries' bind mounts).
+enum class LinkEnd { kSomewhere, kNowhere, kUnknown };
+
+LinkEnd link_end(const RootFs& root, const std::string& spec) {
+  const auto parsed = parse_link_spec(spec);
+  if (!parsed) return LinkEnd::kUnknown;
+  const auto found = root.open_if_exists(parsed->link, O_PATH);
+  if (!found) return LinkEnd::kUnknown;
+  return *found ? LinkEnd::kSomewhere : LinkEnd::kNowhere;
 }
 
 }  // namespace
@@ -238,12 +238,19 @@ Status update_ldcache(const RootFs& root, const std::vector<std::string>& reques
                                                     nullptr, link_paths(links_made));
   if (auto s = write_loader_configuration(root, conf, declared); !s) return s;
   if (plan && apply_ldcache_plan(root, *plan)) return {};
-  const auto led_nowhere = links_leading_nowhere(root, links_made);
+  std::vector<std::string> unresolved;
+  for (const auto& spec : links_made) {
+    if (link_end(root, spec) != LinkEnd::kSomewhere) unresolved.push_back(spec);
+  }
   const LdconfigJob job{*ldconfig, root.path(), folders};
   if (auto s = run_ldconfig_in_rootfs(job); !s) return s;
   // ldconfig makes the soname links after reading the folders: a link made to one of them
   // (libcuda.so -> libcuda.so.1) is indexed by a second run, as the in-process plan indexes it.
-  if (led_nowhere.empty() || links_leading_nowhere(root, led_nowhere) == led_nowhere) return {};
+  // It runs again unless every link it may have passed by still leads nowhere.
+  if (std::all_of(unresolved.begin(), unresolved.end(), [&](const std::string& spec) {
+        return link_end(root, spec) == LinkEnd::kNowhere;
+      }))
+    return {};
   return run_ldconfig_in_rootfs(job);
 }
 

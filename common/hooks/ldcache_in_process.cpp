@@ -139,12 +139,24 @@ class Planner {
     std::vector<LdCacheRef> others;
     if (auto s = split_entries(known, per_folder, others); !s) return s.error();
     LdcachePlan plan;
-    std::vector<LdCacheRef> merged;
     for (std::size_t i = 0; i < folders_.size(); ++i) {
       if (auto s = scan_folder(folders_[i], per_folder[i], plan.links); !s) return s.error();
-      merged.insert(merged.end(), per_folder[i].begin(), per_folder[i].end());
     }
+    const auto in_folders = std::move(dangling_);
+    dangling_.clear();
     if (auto s = check_changed(others, plan.links); !s) return s.error();
+    const auto again = second_run_indexes(in_folders, plan.links);
+    if (!again) return again.error();
+    if (*again) {
+      if (!dangling_.empty())
+        return Error{dangling_.front().first + "/" + dangling_.front().second +
+                     ": a link ldconfig's second run may index"};
+      if (auto s = index_through_soname_links(in_folders, per_folder, plan.links); !s)
+        return s.error();
+    }
+    std::vector<LdCacheRef> merged;
+    for (const auto& entries : per_folder)
+      merged.insert(merged.end(), entries.begin(), entries.end());
     merged.insert(merged.end(), others.begin(), others.end());
     sort_ld_cache(merged);
     plan.cache = write_ld_cache(merged);
@@ -411,34 +423,58 @@ class Planner {
       if (looks_like_library(name) && !accounted.count(name)) names.push_back(name);
     }
     if (names.size() > kMaxLibrariesToIndex) return Error{folder + ": too many libraries to index"};
-    std::vector<std::string> dangling;
     for (const auto& name : names) {
-      if (auto s = index_one(folder, name, entries, indexed, links, dangling); !s) return s;
-    }
-    for (const auto& name : dangling) {
-      if (auto s = index_through_soname_link(folder, name, entries, indexed, links); !s) return s;
+      if (auto s = index_one(folder, name, entries, indexed, links); !s) return s;
     }
     return {};
   }
 
-  // A link that led nowhere when the folder was read and leads to a soname link the plan makes
-  // (libcuda.so -> libcuda.so.1, made beside libcuda.so.<version>): ldconfig makes its soname
-  // links after reading the folder, so its first run passes such a link by and its second
-  // indexes it, and the hook runs it again when a link it made dangled. The cache written is
-  // the second run's: libcuda.so is in it from a container's first start, as in a restarted
-  // one's. A link it would take for another library of that soname is left to ldconfig.
+  // ldconfig makes its soname links after reading a folder: its first run passes by a link to
+  // one of them (libcuda.so -> libcuda.so.1, made beside libcuda.so.<version>), which its second
+  // run indexes. The hook runs it again when a link the request made led nowhere
+  // (update_ldcache), so the cache written is then the second run's: libcuda.so is in it from
+  // a container's first start, as in a restarted one's. Whether a link the request made, among
+  // the links the folders' scan passed by, leads to a soname link the plan makes beside it; one
+  // that leads out of its folder is left to ldconfig (a link made there may end its way).
+  Result<bool> second_run_indexes(const std::vector<std::pair<std::string, std::string>>& passed_by,
+                                  const std::vector<std::string>& links) {
+    bool again = false;
+    for (const auto& [folder, name] : passed_by) {
+      const auto id = ids_.find(folder);
+      if (id == ids_.end() || made_.count({id->second, name}) == 0) continue;
+      const std::string path = folder + "/" + name;
+      const auto& target = link_target(path);
+      if (!target) continue;
+      if (!is_plain_name(*target)) return Error{path + " leads elsewhere, where ldconfig may link"};
+      if (soname_link_made_at(links, folder + "/" + *target)) again = true;
+    }
+    return again;
+  }
+
+  // What ldconfig's second run adds: each link the folders' scan passed by that leads to a
+  // soname link the plan makes beside it, under its own name. One that leads elsewhere, or that
+  // ldconfig would take for another library of that soname, is left to ldconfig.
+  Status index_through_soname_links(
+      const std::vector<std::pair<std::string, std::string>>& passed_by,
+      std::vector<std::vector<LdCacheRef>>& per_folder, const std::vector<std::string>& links) {
+    for (const auto& [folder, name] : passed_by) {
+      const std::size_t i = static_cast<std::size_t>(
+          std::find(folders_.begin(), folders_.end(), folder) - folders_.begin());
+      if (i == folders_.size()) return Error{"a link outside the folders: " + folder + "/" + name};
+      if (auto s = index_through_soname_link(folder, name, per_folder[i], links); !s) return s;
+    }
+    return {};
+  }
+
   Status index_through_soname_link(const std::string& folder, const std::string& name,
-                                   std::vector<LdCacheRef>& entries, Indexed& indexed,
+                                   std::vector<LdCacheRef>& entries,
                                    const std::vector<std::string>& links) {
     const std::string path = folder + "/" + name;
     const auto& target = link_target(path);
-    if (!target || target->empty()) return {};
-    const std::string to = clean_path(target->front() == '/' ? *target : folder + "/" + *target);
-    if (dirname_of(to) != folder) return {};
-    const auto file = soname_link_made_at(links, to);
+    if (!target) return {};
+    if (!is_plain_name(*target)) return Error{path + " leads elsewhere, where ldconfig may link"};
+    const auto file = soname_link_made_at(links, folder + "/" + *target);
     if (!file) return {};
-    if (!may_add(folder, name))
-      return Error{folder + " changed after /etc/ld.so.cache (" + name + ")"};
     auto dir = directory(folder);
     if (!dir) return dir.error();
     if (!*dir) return Error{"cannot open " + folder};
@@ -450,8 +486,10 @@ class Planner {
     const std::string soname = lib->soname ? *lib->soname : *file;
     if (!indexed_under_own_name(name, soname) || !loader_orders(name))
       return Error{path + " leads to " + folder + "/" + soname + ", which ldconfig makes"};
+    if (std::any_of(entries.begin(), entries.end(),
+                    [&](const LdCacheRef& e) { return e.soname == name && e.flags == lib->flags; }))
+      return Error{path + ": another " + name};
     const std::string_view key = own(name);
-    if (!indexed.insert({key, lib->flags}).second) return Error{path + ": another " + name};
     entries.push_back(LdCacheRef{key, own(path), ld_cache_arch(lib->flags), lib->flags, 0});
     return {};
   }
@@ -557,10 +595,10 @@ class Planner {
   }
 
   // A link that leads to no library (it may dangle) is passed by, as ldconfig does, and noted
-  // in `dangling`.
+  // in dangling_.
   Status index_one(const std::string& folder, const std::string& name,
                    std::vector<LdCacheRef>& entries, Indexed& indexed,
-                   std::vector<std::string>& links, std::vector<std::string>& dangling) {
+                   std::vector<std::string>& links) {
     const std::string path = folder + "/" + name;
     auto dir = directory(folder);
     if (!dir) return dir.error();
@@ -569,7 +607,7 @@ class Planner {
     auto read = library_at((*dir)->get(), folder, name, is_link);
     if (!read) return read.error();
     if (!*read) {  // not a file, a dangling link, not ELF: ldconfig passes it by
-      if (is_link) dangling.push_back(name);
+      if (is_link) dangling_.push_back({folder, name});
       return {};
     }
     const auto& lib = *read;
@@ -713,6 +751,9 @@ class Planner {
   std::map<DirId, std::string> scanned_as_;       // ldconfig's name of each directory it scans
   std::set<std::pair<DirId, std::string>> made_;  // the links the request made
   bool checking_changed_ = false;                 // scanning a directory that is no folder
+  // The links a scan passed by that lead to no library, (directory, name): a second ldconfig
+  // run may index them.
+  std::vector<std::pair<std::string, std::string>> dangling_;
 };
 
 }  // namespace

@@ -144,6 +144,9 @@ TEST_CASE("update-ldcache indexes the folders through a drop-in; re-running is h
   }
 }
 
+// update-libraries knows the links it made: the one to a soname link ldconfig makes
+// (libcuda.so -> libcuda.so.1) is indexed as ldconfig's second run indexes it. update-ldcache
+// alone runs ldconfig once, as NVIDIA's does (NVIDIA's specs make the soname links too).
 TEST_CASE("update-libraries makes the links and the cache in one run, as the two hooks do") {
   require_root(kSandboxNeedsRoot);
   for (bool no_openat2 : {false, true}) {
@@ -159,7 +162,12 @@ TEST_CASE("update-libraries makes the links and the cache in one run, as the two
     REQUIRE(two.update_ldcache(no_openat2).exit_code == 0);
     CHECK(one.cache_listing().find("libcuda.so.1 (libc6,x86-64) => /usr/lib64/libcuda.so.1") !=
           std::string::npos);
-    CHECK(one.cache_entries() == two.cache_entries());
+    const std::string dev_link = "\tlibcuda.so (libc6,x86-64) => /usr/lib64/libcuda.so\n";
+    std::string indexed = one.cache_entries();
+    const auto at = indexed.find(dev_link);
+    CHECK(at != std::string::npos);
+    if (at != std::string::npos) indexed.erase(at, dev_link.size());
+    CHECK(indexed == two.cache_entries());
     for (const char* link : {"/usr/lib64/libcuda.so", "/usr/lib64/libcuda.so.1"}) {
       CAPTURE(link);
       CHECK(boost::filesystem::read_symlink(one.rootfs + link) ==

@@ -158,12 +158,26 @@ std::vector<std::string> hook_args(const std::string& name, const std::vector<st
 
 using gcr::test::kDropIn;
 
+// Whether the link of `spec` ("<target>::<link>") leads to a file in the image.
+bool leads_somewhere(const Image& image, const std::string& spec) {
+  auto root = gcr::RootFs::open(image.rootfs);
+  REQUIRE(root.ok());
+  const auto found = root->open_if_exists(spec.substr(spec.find("::") + 2), O_PATH);
+  REQUIRE(found.ok());
+  return found->has_value();
+}
+
 // The old way on `b`: the links, the drop-in (if any) and ld.so.conf `a` got, then ldconfig in
-// the root, twice: a link made to a soname link ldconfig makes (libcuda.so -> libcuda.so.1) is
-// indexed by its second run, and the hook runs it again when such a link led nowhere.
+// the root; again when a link made led nowhere before it and leads to a file after it (a link
+// to a soname link ldconfig makes, libcuda.so -> libcuda.so.1, which its second run indexes),
+// as the hook does.
 void the_ldconfig_way(const Image& a, const Image& b, const std::vector<std::string>& folders,
                       const std::vector<std::string>& links) {
   REQUIRE(b.hook(hook_args("create-symlinks", {}, links)).exit_code == 0);
+  std::vector<std::string> nowhere;
+  for (const auto& link : links) {
+    if (!leads_somewhere(b, link)) nowhere.push_back(link);
+  }
   gcr::test::write_file(b.rootfs + "/etc/ld.so.conf",
                         gcr::test::read_file(a.rootfs + "/etc/ld.so.conf"));
   ::unlink((b.rootfs + kDropIn).c_str());
@@ -172,7 +186,9 @@ void the_ldconfig_way(const Image& a, const Image& b, const std::vector<std::str
   std::vector<std::string> argv{"/sbin/ldconfig", "-r", b.rootfs};
   argv.insert(argv.end(), folders.begin(), folders.end());
   REQUIRE(gcr::test::run(argv).exit_code == 0);
-  REQUIRE(gcr::test::run(argv).exit_code == 0);
+  if (std::any_of(nowhere.begin(), nowhere.end(),
+                  [&](const std::string& link) { return leads_somewhere(b, link); }))
+    REQUIRE(gcr::test::run(argv).exit_code == 0);
 }
 
 // The (soname, file) pairs of an image's cache, sorted: what it indexes, whatever the order and
@@ -485,6 +501,18 @@ TEST_CASE("a first start's loader cache indexes libcuda.so, as a restarted conta
     CHECK(image.written_by_ldconfig());
     CHECK(indexes_dev_link(image));
   }
+}
+
+TEST_CASE("in-process cache = ldconfig's: the image's own link to a soname link still to come") {
+  // Not a link the request made: one ldconfig run passes it by, and the hook runs no second.
+  REQUIRE_MESSAGE(gcr::test::is_root(), "ldconfig -r needs root");
+  differential(
+      [](const Image& i) {
+        gcr::test::make_dirs(i.rootfs + kMultiarch);
+        gcr::test::make_symlink("libnvidia-ml.so.1", i.rootfs + kMultiarch + "/libnvidia-ml.so");
+      },
+      multiarch_libs(), {kMultiarch, kMultiarch32}, {"libcuda.so.1::" + kMultiarch + "/libcuda.so"},
+      true);
 }
 
 TEST_CASE("ldconfig does what the in-process update cannot do exactly") {
