@@ -437,6 +437,7 @@ Status read_hook_extras(const CliHookRequest& hook, const Config& config, const 
 // the environment apply to live GPUs, so they are not read (an image's unknown capability or
 // its MIG variable in an unprivileged pod does not fail it), as in NVIDIA's CDI modes.
 void note_unused_live_variables(const SpecView& spec, const Logger& logger) {
+  if (!logger.enabled(LogLevel::kDebug)) return;
   std::vector<std::string> unused;
   for (const char* variable :
        {kCapabilitiesVar, "NVIDIA_MIG_CONFIG_DEVICES", "NVIDIA_MIG_MONITOR_DEVICES"}) {
