@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <optional>
 #include <set>
 
@@ -138,14 +139,31 @@ std::string host_ldconfig(const std::string& path) {
   return ::stat(real.c_str(), &st) == 0 && S_ISREG(st.st_mode) ? real : path;
 }
 
-// Where the link `spec` ("<target>::<link>") leads in the root: unknown where it cannot be
-// followed (into another mount: a volume, or inside runc the libraries' bind mounts).
+// Where the link `spec` ("<target>::<link>") leads in the root. A chain of names beside the
+// link (libcuda.so -> libcuda.so.1 -> libcuda.so.<version>) is followed in its directory, to a
+// file whatever is mounted on it (inside runc the libraries are bind mounts); any other is
+// resolved in the root, and unknown where that crosses a mount (a volume).
 enum class LinkEnd { kSomewhere, kNowhere, kUnknown };
 
 LinkEnd link_end(const RootFs& root, const std::string& spec) {
   const auto parsed = parse_link_spec(spec);
   if (!parsed) return LinkEnd::kUnknown;
-  const auto found = root.open_if_exists(parsed->link, O_PATH);
+  const std::string& link = parsed->link;
+  const auto dir = root.open_if_exists(dirname_of(link), O_PATH | O_DIRECTORY);
+  if (!dir) return LinkEnd::kUnknown;
+  if (!*dir) return LinkEnd::kNowhere;
+  std::string name = basename_of(link);
+  for (int hop = 0; hop < 8; ++hop) {
+    char target[PATH_MAX];
+    const ssize_t n = ::readlinkat((*dir)->get(), name.c_str(), target, sizeof target - 1);
+    if (n < 0) {
+      if (errno == ENOENT) return LinkEnd::kNowhere;
+      return errno == EINVAL ? LinkEnd::kSomewhere : LinkEnd::kUnknown;  // EINVAL: no link
+    }
+    name.assign(target, static_cast<std::size_t>(n));
+    if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..") break;
+  }
+  const auto found = root.open_if_exists(link, O_PATH);
   if (!found) return LinkEnd::kUnknown;
   return *found ? LinkEnd::kSomewhere : LinkEnd::kNowhere;
 }

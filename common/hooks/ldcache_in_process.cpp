@@ -147,10 +147,13 @@ class Planner {
     if (auto s = check_changed(others, plan.links); !s) return s.error();
     const auto again = second_run_indexes(in_folders, plan.links);
     if (!again) return again.error();
+    // A link passed by in a directory that is no folder: where the request made it, the hook
+    // runs ldconfig again once a folder's soname link ends its way.
+    for (const auto& [dir, name] : dangling_) {
+      if (*again || made_by_request(dir, name))
+        return Error{dir + "/" + name + ": a link ldconfig's second run may index"};
+    }
     if (*again) {
-      if (!dangling_.empty())
-        return Error{dangling_.front().first + "/" + dangling_.front().second +
-                     ": a link ldconfig's second run may index"};
       if (auto s = index_through_soname_links(in_folders, per_folder, plan.links); !s)
         return s.error();
     }
@@ -440,8 +443,7 @@ class Planner {
                                   const std::vector<std::string>& links) {
     bool again = false;
     for (const auto& [folder, name] : passed_by) {
-      const auto id = ids_.find(folder);
-      if (id == ids_.end() || made_.count({id->second, name}) == 0) continue;
+      if (!made_by_request(folder, name)) continue;
       const std::string path = folder + "/" + name;
       const auto& target = link_target(path);
       if (!target) continue;
@@ -449,6 +451,12 @@ class Planner {
       if (soname_link_made_at(links, folder + "/" + *target)) again = true;
     }
     return again;
+  }
+
+  // Whether the request made the link `name` in the directory `dir` (looked at already).
+  bool made_by_request(const std::string& dir, const std::string& name) const {
+    const auto id = ids_.find(dir);
+    return id != ids_.end() && made_.count({id->second, name}) != 0;
   }
 
   // What ldconfig's second run adds: each link the folders' scan passed by that leads to a
