@@ -12,7 +12,7 @@ PACKAGES="g++ gcc-multilib cmake ninja-build pkg-config ca-certificates
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc zlib1g-dev
   runc busybox-static podman containerd docker.io
   debhelper dpkg-dev lintian rpm ccache
-  make rsync openssl iproute2 procps containernetworking-plugins systemd"
+  make rsync openssl iproute2 procps containernetworking-plugins systemd musl"
 LOG=$(mktemp)
 trap 'rm -f "$LOG"' EXIT
 # shellcheck disable=SC2086 # the package list is split on purpose

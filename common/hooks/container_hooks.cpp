@@ -15,6 +15,7 @@
 #include "hooks/cuda_compat.h"
 #include "hooks/ldcache_in_process.h"
 #include "hooks/ldconfig_sandbox.h"
+#include "hooks/musl_path.h"
 
 namespace gcr {
 namespace {
@@ -255,6 +256,7 @@ Status update_ldcache(const RootFs& root, const std::vector<std::string>& reques
                               : plan_ldcache_update(root, conf, folders, declared, budget, {},
                                                     nullptr, link_paths(links_made));
   if (auto s = write_loader_configuration(root, conf, declared); !s) return s;
+  if (auto s = add_folders_to_musl_path(root, folders); !s) return s;
   if (plan && apply_ldcache_plan(root, *plan)) return {};
   std::vector<std::string> unresolved;
   for (const auto& spec : links_made) {

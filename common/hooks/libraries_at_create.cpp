@@ -7,6 +7,7 @@
 #include "hooks/container_hooks.h"
 #include "hooks/cuda_compat.h"
 #include "hooks/library_links.h"
+#include "hooks/musl_path.h"
 
 namespace gcr {
 namespace {
@@ -222,6 +223,8 @@ Status update_libraries_at_create(const RootFs& root, const LibrariesRequest& re
   if (!plan) return plan.error();
   auto reads = resolved_reads(root, *plan, budget, known);
   if (!reads) return reads.error();
+  if (lists_musl_loader(root, known, budget))
+    return Error{"the image's loader is musl's, whose search path the hook writes"};
   for (std::size_t i = 0; i < mounts.mounts.size(); ++i) {
     if (!pending_mount[i] && mount_changes_plan(destinations[i], *reads))
       return Error{"the mount at " + destinations[i] + " changes what ldconfig reads"};
