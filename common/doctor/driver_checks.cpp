@@ -384,6 +384,12 @@ void check_fabric_manager(DriverHost& host, Findings& findings) {
 std::optional<std::string> check_driver(const Config& config, Findings& findings) {
   DriverHost host(config.driver, lstat_node);
   auto version = host.devices().version();
+  if (!version && host.devices().is_wsl()) {
+    findings.fail(kArea, version.error().message, host.devices().dev_path("/dev/dxg"),
+                  "in WSL2 use NVIDIA's container toolkit (Docker Desktop has it); this runtime "
+                  "needs a Linux host with NVIDIA's kernel driver");
+    return std::nullopt;
+  }
   if (!version) {
     const auto problem = module_problem(host, config);
     if (!problem) {

@@ -1,6 +1,7 @@
 #include "driver/device_nodes.h"
 
 #include <fnmatch.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -43,7 +44,12 @@ Result<std::string> DeviceNodes::version() {
   if (!version_) {
     const std::string path = dev_path("/proc/driver/nvidia/version");
     auto text = read_proc("/proc/driver/nvidia/version");
-    if (!text) {
+    if (!text && is_wsl()) {
+      version_ = Error{"NVIDIA driver not found: this is WSL2 (" + dev_path("/dev/dxg") +
+                       "), where the driver has no /proc files and gpu-container-runtime cannot "
+                       "give containers its GPUs (" +
+                       path + ")"};
+    } else if (!text) {
       version_ = Error{"NVIDIA driver not found: " + text.error().message + " (" + path + ")"};
     } else if (auto v = parse_driver_version(*text); !v) {
       version_ = Error{"cannot read the driver version: " + v.error().message + " (" + path + ")"};
@@ -52,6 +58,11 @@ Result<std::string> DeviceNodes::version() {
     }
   }
   return *version_;
+}
+
+bool DeviceNodes::is_wsl() {
+  struct stat st {};
+  return fs_.lstat(dev_path("/dev/dxg"), st);
 }
 
 bool DeviceNodes::modifies_device_files() {

@@ -59,7 +59,11 @@ class DeviceNodes {
   // The driver's /proc files are read through `store` from now on (it must outlive this).
   void keep_proc_files_in(ProcFileStore& store) { proc_files_ = &store; }
 
+  // The driver's version; without the driver, an error that says so (and, on WSL2, why).
   [[nodiscard]] Result<std::string> version();
+  // Whether this is WSL2: Microsoft's GPU node dev-root /dev/dxg, where NVIDIA's driver lives in
+  // the Windows host and Linux has no nvidia module or /proc/driver/nvidia.
+  [[nodiscard]] bool is_wsl();
   // Every GPU, each one's proc/driver/nvidia/gpus/<bus>/information read.
   [[nodiscard]] Result<std::vector<Gpu>> gpus();
   // The GPUs' bus ids in index order, from the names of proc/driver/nvidia/gpus' entries alone.

@@ -303,6 +303,12 @@ TEST_CASE("doctor: the kernel module not loaded: nouveau, no module for the kern
   CHECK(
       failure("FAIL  driver: NVIDIA driver not found: ").find("fix: check dmesg for NVRM errors") !=
       std::string::npos);
+  // WSL2: Microsoft's GPU node and no NVIDIA module in Linux, said instead of a module to load.
+  std::filesystem::remove(dev + "/proc/modules");
+  gcr::test::write_file(dev + "/dev/dxg", "");
+  const std::string wsl = failure("FAIL  driver: NVIDIA driver not found: this is WSL2 (");
+  CHECK(wsl.find("; fix: in WSL2 use NVIDIA's container toolkit") != std::string::npos);
+  CHECK(wsl.find("modprobe") == std::string::npos);
 }
 
 // NVSwitch systems need NVIDIA's fabric manager before CUDA can use a GPU (error 802). The

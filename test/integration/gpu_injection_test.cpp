@@ -448,6 +448,12 @@ TEST_CASE("a missing driver and a missing GPU node are errors naming what is mis
   CHECK(r.err.find("NVIDIA driver not found: No such file or directory (" + f.host().dev_root() +
                    "/proc/driver/nvidia/version)") != std::string::npos);
   CHECK(f.create({"PATH=/bin"}).exit_code == 0);
+  // WSL2 (Microsoft's /dev/dxg): said, since there is no driver to load.
+  gcr::test::write_file(f.host().dev_root() + "/dev/dxg", "");
+  r = f.create({"NVIDIA_VISIBLE_DEVICES=0"});
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("NVIDIA driver not found: this is WSL2 (" + f.host().dev_root() + "/dev/dxg)") !=
+        std::string::npos);
 }
 
 TEST_CASE("a device node that is not what it claims is refused") {
