@@ -20,6 +20,7 @@ constexpr std::string_view kComputeLibs[] = {"libcuda.so",
                                              "libnvidia-pkcs11.so",
                                              "libnvidia-pkcs11-openssl3.so",
                                              "libnvidia-nvvm.so",
+                                             "libnvidia-nvvm70.so",
                                              "libnvidia-tileiras.so"};
 // GBM's allocator serves CUDA interop and the GBM backend (gbm/nvidia-drm_gbm.so) alike.
 constexpr std::string_view kComputeAndGraphicsLibs[] = {"libnvidia-allocator.so"};
@@ -32,8 +33,10 @@ constexpr std::string_view kGraphicsLibs[] = {
     "libEGL_nvidia.so",       "libGLESv2_nvidia.so", "libGLESv1_CM_nvidia.so",
     "libnvidia-glvkspirv.so", "libnvidia-cbl.so",    "libnvidia-vulkan-producer.so"};
 constexpr std::string_view kNgxLibs[] = {"libnvidia-ngx.so"};
-constexpr std::string_view kUtilityBinaries[] = {"nvidia-smi", "nvidia-debugdump",
-                                                 "nvidia-persistenced", "nv-fabricmanager"};
+// The IMEX daemon and its control program, which multi-node NVLink (GB200) pods run.
+constexpr std::string_view kUtilityBinaries[] = {"nvidia-smi",          "nvidia-debugdump",
+                                                 "nvidia-persistenced", "nv-fabricmanager",
+                                                 "nvidia-imex",         "nvidia-imex-ctl"};
 constexpr std::string_view kComputeBinaries[] = {"nvidia-cuda-mps-control",
                                                  "nvidia-cuda-mps-server"};
 

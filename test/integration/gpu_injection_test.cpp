@@ -29,6 +29,9 @@ using gcr::test::kVersion;
 TEST_CASE("one GPU by index: its node (index != minor), control nodes, compute+utility files") {
   require_root();
   GpuFixture f;
+  // A host with IMEX (multi-node NVLink): its daemon and control program come with utility.
+  for (const char* bin : {"nvidia-imex", "nvidia-imex-ctl"})
+    gcr::test::write_file(f.host().driver_root() + "/usr/bin/" + bin, "#!/bin/sh\nexit 0\n", 0755);
   const auto result = f.create({"NVIDIA_VISIBLE_DEVICES=1"});
   REQUIRE(result.err == "");
   REQUIRE(result.exit_code == 0);
@@ -56,7 +59,8 @@ TEST_CASE("one GPU by index: its node (index != minor), control nodes, compute+u
   CHECK_FALSE(contains(mounts, kLib + "libcuda.so.470.57.02"));
   for (const char* bin :
        {"/usr/bin/nvidia-smi", "/usr/bin/nvidia-debugdump", "/usr/bin/nvidia-persistenced",
-        "/usr/bin/nvidia-cuda-mps-control", "/usr/bin/nvidia-cuda-mps-server"}) {
+        "/usr/bin/nvidia-cuda-mps-control", "/usr/bin/nvidia-cuda-mps-server",
+        "/usr/bin/nvidia-imex", "/usr/bin/nvidia-imex-ctl"}) {
     CHECK_MESSAGE(contains(mounts, bin), bin);
   }
   CHECK_FALSE(contains(mounts, "/usr/bin/nvidia-settings"));

@@ -72,3 +72,14 @@ TEST_CASE("libGLX_indirect.so.0 is linked where the loader finds libGLX_nvidia.s
     return l.link != "libGLX_indirect.so.0" && l.loader_dir;
   }));
 }
+
+TEST_CASE(
+    "NVIDIA 1.18's additions: libnvidia-nvvm70 with compute, the IMEX programs with utility") {
+  using C = Capability;
+  CHECK(contains(gcr::library_prefixes(caps_of({C::kCompute})), "libnvidia-nvvm70.so"));
+  CHECK_FALSE(contains(gcr::library_prefixes(caps_of({C::kUtility})), "libnvidia-nvvm70.so"));
+  const auto utility = gcr::binary_names(caps_of({C::kUtility}));
+  CHECK(contains(utility, "nvidia-imex"));
+  CHECK(contains(utility, "nvidia-imex-ctl"));
+  CHECK_FALSE(contains(gcr::binary_names(caps_of({C::kCompute})), "nvidia-imex"));
+}
