@@ -444,13 +444,22 @@ class Planner {
     bool again = false;
     for (const auto& [folder, name] : passed_by) {
       if (!made_by_request(folder, name)) continue;
-      const std::string path = folder + "/" + name;
-      const auto& target = link_target(path);
-      if (!target) continue;
-      if (!is_plain_name(*target)) return Error{path + " leads elsewhere, where ldconfig may link"};
-      if (soname_link_made_at(links, folder + "/" + *target)) again = true;
+      const auto file = file_through_soname_link(folder, name, links);
+      if (!file) return file.error();
+      again = again || file->has_value();
     }
     return again;
+  }
+
+  // The file named by the soname link the plan makes where the link folder/name leads, when it
+  // leads to one beside it; an error when it leads out of the folder.
+  Result<std::optional<std::string>> file_through_soname_link(
+      const std::string& folder, const std::string& name, const std::vector<std::string>& links) {
+    const std::string path = folder + "/" + name;
+    const auto& target = link_target(path);
+    if (!target) return std::optional<std::string>();
+    if (!is_plain_name(*target)) return Error{path + " leads elsewhere, where ldconfig may link"};
+    return soname_link_made_at(links, folder + "/" + *target);
   }
 
   // Whether the request made the link `name` in the directory `dir` (looked at already).
@@ -478,20 +487,19 @@ class Planner {
                                    std::vector<LdCacheRef>& entries,
                                    const std::vector<std::string>& links) {
     const std::string path = folder + "/" + name;
-    const auto& target = link_target(path);
-    if (!target) return {};
-    if (!is_plain_name(*target)) return Error{path + " leads elsewhere, where ldconfig may link"};
-    const auto file = soname_link_made_at(links, folder + "/" + *target);
-    if (!file) return {};
+    const auto through = file_through_soname_link(folder, name, links);
+    if (!through) return through.error();
+    if (!*through) return {};
+    const std::string& file = **through;
     auto dir = directory(folder);
     if (!dir) return dir.error();
     if (!*dir) return Error{"cannot open " + folder};
     bool file_is_link = false;
-    auto read = library_at((*dir)->get(), folder, *file, file_is_link);
+    auto read = library_at((*dir)->get(), folder, file, file_is_link);
     if (!read) return read.error();
     if (!*read) return {};
     const auto& lib = *read;
-    const std::string soname = lib->soname ? *lib->soname : *file;
+    const std::string soname = lib->soname ? *lib->soname : file;
     if (!indexed_under_own_name(name, soname) || !loader_orders(name))
       return Error{path + " leads to " + folder + "/" + soname + ", which ldconfig makes"};
     if (std::any_of(entries.begin(), entries.end(),
