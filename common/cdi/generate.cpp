@@ -1,6 +1,8 @@
 #include "cdi/generate.h"
 
 #include <algorithm>
+#include <cstring>
+#include <limits>
 #include <map>
 
 #include "base/text.h"
@@ -215,6 +217,43 @@ Result<CdiSpec> generate_management_spec(DriverHost& host, const Config& config,
   drop_device_limiting_hooks(*common, config.hooks);
   common->device_nodes.clear();  // every node is the device's
   spec.edits = std::move(*common);
+  spec.devices.push_back(CdiDevice{"all", {}, std::move(all)});
+  spec.version = minimum_cdi_version(spec);
+  if (auto s = validate_cdi_spec(spec); !s) return s.error().wrap("the generated spec is invalid");
+  return spec;
+}
+
+Result<CdiSpec> generate_imex_spec(DriverHost& host, const std::string& kind) {
+  const std::string dir = "/dev/nvidia-caps-imex-channels";
+  std::map<unsigned, DeviceNode> channels;  // in channel order
+  for (const auto& found : host.devices().char_nodes(dir, "channel*")) {
+    const auto number = parse_decimal(basename_of(found.path).substr(std::strlen("channel")));
+    if (!number || *number > std::numeric_limits<unsigned>::max()) {
+      host.notes().add("not an IMEX channel: " + found.host_path);
+      continue;
+    }
+    const auto channel = static_cast<unsigned>(*number);
+    auto node = host.devices().imex_channel_node(channel);
+    if (!node) {
+      host.notes().add("IMEX channel " + std::to_string(channel) +
+                       " left out: " + node.error().message);
+      continue;
+    }
+    channels.emplace(channel, std::move(*node));
+  }
+  if (channels.empty())
+    return Error{"no IMEX channel in " + host.devices().dev_path(dir) +
+                 " (the driver makes channel0 with NVreg_CreateImexChannel0=1)"};
+  CdiSpec spec;
+  spec.kind = kind;
+  ContainerEdits all;
+  for (auto& [channel, node] : channels) {
+    ContainerEdits one;
+    one.device_nodes.push_back(std::move(node));
+    paths_only(one);
+    all.device_nodes.push_back(one.device_nodes.front());
+    spec.devices.push_back(CdiDevice{std::to_string(channel), {}, std::move(one)});
+  }
   spec.devices.push_back(CdiDevice{"all", {}, std::move(all)});
   spec.version = minimum_cdi_version(spec);
   if (auto s = validate_cdi_spec(spec); !s) return s.error().wrap("the generated spec is invalid");

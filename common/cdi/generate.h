@@ -44,4 +44,11 @@ struct CdiNaming {
 [[nodiscard]] Result<CdiSpec> generate_management_spec(DriverHost& host, const Config& config,
                                                        const std::string& kind);
 
+// NVIDIA's IMEX spec (kind nvidia.com/imex-channel, `gpu-ctk cdi generate --mode imex`): a
+// device per IMEX channel in the dev root, named by its number (`0` for channel0), with that
+// channel's node alone, and `all` with every one. A node whose name is no channel number, or
+// whose numbers are not that channel's, is left out with a note. An error when no channel is
+// there.
+[[nodiscard]] Result<CdiSpec> generate_imex_spec(DriverHost& host, const std::string& kind);
+
 }  // namespace gcr

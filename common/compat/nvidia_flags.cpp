@@ -33,8 +33,8 @@ constexpr std::string_view kDevChar = "system create-dev-char-symlinks";
 constexpr std::string_view kNoOciHookMode =
     "only for --config-mode=oci-hook, which gpu-ctk does not have";
 constexpr std::string_view kDiscovery =
-    "gpu-ctk generates specs from the driver's files and NVML (auto, nvml), and the management "
-    "spec (management)";
+    "gpu-ctk generates specs from the driver's files and NVML (auto, nvml), the management spec "
+    "(management) and the IMEX channels' (imex)";
 constexpr std::string_view kNoCsv = "CSV (Tegra) mode is not supported";
 constexpr std::string_view kHooksAlways =
     "the spec always has the update-libraries hook (links and loader cache)";
@@ -69,8 +69,9 @@ constexpr std::array<Spelling, 54> kSpellings = {{
     {kGenerate, "cdi-class", Means::kOurs, false, "class", "", ""},
     {kGenerate, "nvidia-ctk-path", Means::kOurs, false, "ctk-path", "", ""},
     {kGenerate, "format", Means::kOurs, false, "format", "json,yaml", "a spec is json or yaml"},
-    {kGenerate, "mode", Means::kOurs, false, "mode", "auto,nvml,management", kDiscovery},
-    {kGenerate, "discovery-mode", Means::kOurs, false, "mode", "auto,nvml,management", kDiscovery},
+    {kGenerate, "mode", Means::kOurs, false, "mode", "auto,nvml,management,imex", kDiscovery},
+    {kGenerate, "discovery-mode", Means::kOurs, false, "mode", "auto,nvml,management,imex",
+     kDiscovery},
     {kGenerate, "device-id", Means::kAccepted, false, "", "all", kEveryGpu},
     {kGenerate, "device-ids", Means::kAccepted, false, "", "all", kEveryGpu},
     {kGenerate, "device", Means::kAccepted, false, "", "all", kEveryGpu},
@@ -263,14 +264,14 @@ Result<std::vector<std::string>> nvidia_env_flags(const std::string& command,
                                                   const EnvLookup& env) {
   std::vector<std::string> out;
   if (command != kGenerate) return out;
-  const bool management =
-      nvidia_value(args, "mode,discovery-mode")
-          .value_or(env("NVIDIA_CTK_CDI_GENERATE_MODE").value_or("")) == "management";
+  const std::string mode = nvidia_value(args, "mode,discovery-mode")
+                               .value_or(env("NVIDIA_CTK_CDI_GENERATE_MODE").value_or(""));
+  const bool names_no_gpus = mode == "management" || mode == "imex";
   for (const auto& e : kGenerateEnv) {
-    // Empty is unset (the flag's default); NVIDIA's management mode names no GPUs.
+    // Empty is unset (the flag's default); NVIDIA's management and IMEX modes name no GPUs.
     const auto value = env(std::string(e.variable));
     if (!value || value->empty() || given(args, e.names)) continue;
-    if (management && (e.flag == "device-name-strategy" || e.flag == "no-all-device")) continue;
+    if (names_no_gpus && (e.flag == "device-name-strategy" || e.flag == "no-all-device")) continue;
     auto flags = env_as_flags(e, *value);
     auto ours = flags ? translate_nvidia_flags(command, *flags, true) : flags;
     if (!ours) return ours.error().wrap(std::string(e.variable));

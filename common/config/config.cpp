@@ -153,6 +153,9 @@ Status check_sharing_fits(const Config& c) {
   return {};
 }
 
+Status check_imex_channel(const std::string& v) {
+  return check_choice(v, {"disabled", "auto", "enabled"});
+}
 Status check_allocation(const std::string& v) {
   return check_choice(v, {"topology", "packed", "distributed"});
 }
@@ -343,6 +346,8 @@ const std::vector<Key>& keys() {
        assign(&C::device_plugin, &C::DevicePlugin::allocation, check_allocation)},
       {"device-plugin", "health", Type::kBool, assign(&C::device_plugin, &C::DevicePlugin::health)},
       {"device-plugin", "ignored-xids", Type::kIntegerList, check_ignored_xids},
+      {"device-plugin", "imex-channel", Type::kString,
+       assign(&C::device_plugin, &C::DevicePlugin::imex_channel, check_imex_channel)},
   };
   return table;
 }

@@ -74,6 +74,9 @@ struct Config {
     std::string allocation = "topology";  // topology | packed | distributed
     bool health = true;
     std::vector<std::int64_t> ignored_xids;  // on top of NVIDIA's application-level set
+    // The default IMEX channel (channel 0) for every container given GPUs: disabled | auto
+    // (when its device node is on the node) | enabled (refused while it is not).
+    std::string imex_channel = "disabled";
     bool operator==(const DevicePlugin&) const = default;
   } device_plugin;
 

@@ -11,6 +11,7 @@ namespace gcr {
 namespace {
 
 constexpr const char* kVisibleDevices = "NVIDIA_VISIBLE_DEVICES";
+constexpr const char* kImexChannels = "NVIDIA_IMEX_CHANNELS";
 constexpr const char* kMarkerDir = "/var/run/nvidia-container-devices";
 
 bool uses(const Config& config, const char* strategy) {
@@ -132,6 +133,30 @@ Status add_mps(ContainerAllocation& out, const std::vector<std::string>& ids,
   return {};
 }
 
+// The IMEX `channels` in the forms the device-list strategies name, as NVIDIA's plugin hands
+// them: NVIDIA_IMEX_CHANNELS, imex/<channel> markers, CDI devices <vendor>/imex-channel=<channel>
+// (vendor: [cdi] default-kind's; `gpu-ctk cdi generate --mode imex` writes their spec).
+void add_imex_channels(ContainerAllocation& out, const std::vector<unsigned>& channels,
+                       const std::string& annotation_key, const Config& config) {
+  if (channels.empty()) return;
+  std::vector<std::string> numbers, cdi_names;
+  const std::string& kind = config.cdi.default_kind;
+  const std::string vendor = kind.substr(0, kind.find('/'));
+  for (unsigned channel : channels) {
+    numbers.push_back(std::to_string(channel));
+    cdi_names.push_back(vendor + "/imex-channel=" + numbers.back());
+  }
+  if (uses(config, "envvar")) out.envs[kImexChannels] = join(numbers, ",");
+  if (uses(config, "volume-mounts")) {
+    for (const auto& n : numbers)
+      out.mounts.push_back({"/dev/null", std::string(kMarkerDir) + "/imex/" + n, false});
+  }
+  if (uses(config, "cdi-annotations"))
+    out.annotations[annotation_key] += "," + join(cdi_names, ",");
+  if (uses(config, "cdi-cri"))
+    out.cdi_devices.insert(out.cdi_devices.end(), cdi_names.begin(), cdi_names.end());
+}
+
 // The resource the kubelet asked for `gpus` of (one per Allocate: one socket per resource).
 const std::string& resource_of(const std::vector<const PluginDevice*>& gpus, const Config& config) {
   if (gpus.empty() || gpus.front()->resource.empty()) return config.device_plugin.resource_name;
@@ -143,7 +168,7 @@ const std::string& resource_of(const std::vector<const PluginDevice*>& gpus, con
 Result<ContainerAllocation> allocate_container(const std::vector<std::string>& ids,
                                                const std::vector<PluginDevice>& devices,
                                                const Config& config,
-                                               const std::vector<std::string>& free_when_asked) {
+                                               const AllocationExtras& extras) {
   auto gpus = chosen_gpus(ids, devices, config);
   if (!gpus) return gpus.error();
   std::vector<std::string> gpu_ids;
@@ -163,12 +188,14 @@ Result<ContainerAllocation> allocate_container(const std::vector<std::string>& i
   }
   // A key per resource: the kubelet merges the answers for a container's resources (a GPU and
   // a MIG profile under mig-strategy mixed), keeping the first of two equal keys.
-  if (uses(config, "cdi-annotations"))
-    out.annotations[plugin_cdi_annotation_key(resource_of(*gpus, config))] = join(cdi_names, ",");
+  const std::string annotation_key = plugin_cdi_annotation_key(resource_of(*gpus, config));
+  if (uses(config, "cdi-annotations")) out.annotations[annotation_key] = join(cdi_names, ",");
   if (uses(config, "cdi-cri")) out.cdi_devices = cdi_names;
   if (config.mps()) {
-    if (auto s = add_mps(out, ids, *gpus, devices, free_when_asked, config); !s) return s.error();
+    if (auto s = add_mps(out, ids, *gpus, devices, extras.free_when_asked, config); !s)
+      return s.error();
   }
+  if (!gpus->empty()) add_imex_channels(out, extras.imex_channels, annotation_key, config);
   return out;
 }
 

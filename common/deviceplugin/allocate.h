@@ -27,12 +27,19 @@ struct ContainerAllocation {
   std::vector<std::string> cdi_devices;
 };
 
+// What Allocate knows besides the devices it is asked for.
+struct AllocationExtras {
+  // The IDs the kubelet said were available when it last asked GetPreferredAllocation for this
+  // container (empty: not known); with MPS, a refusal says how many shares each GPU had free
+  // then.
+  std::vector<std::string> free_when_asked;
+  // IMEX channels a container given GPUs also gets (imex.h).
+  std::vector<unsigned> imex_channels;
+};
+
 // An unknown or unhealthy ID is an error naming it. Replicas of one GPU name it once.
-// `free_when_asked`: the IDs the kubelet said were available when it last asked
-// GetPreferredAllocation for this container (empty: not known); with MPS, a refusal says how
-// many shares each GPU had free then.
 [[nodiscard]] Result<ContainerAllocation> allocate_container(
     const std::vector<std::string>& ids, const std::vector<PluginDevice>& devices,
-    const Config& config, const std::vector<std::string>& free_when_asked = {});
+    const Config& config, const AllocationExtras& extras = {});
 
 }  // namespace gcr

@@ -26,6 +26,7 @@
 #include "config/config_file.h"
 #include "deviceplugin/device_state.h"
 #include "deviceplugin/health.h"
+#include "deviceplugin/imex.h"
 #include "deviceplugin/inventory.h"
 #include "deviceplugin/mps_keeper.h"
 #include "deviceplugin/nvidia_plugin_options.h"
@@ -624,6 +625,17 @@ class Plugin {
     if (!had_nvml && nvml_) publish(inventory_.use_nvml(*nvml_));
     if (keep_mps()) publish_health();
     keep_labels();
+    note_imex_channel();
+  }
+
+  // imex-channel: what it gives, said at start and when the channel's node comes or goes.
+  void note_imex_channel() {
+    if (config_.device_plugin.imex_channel == "disabled") return;
+    DriverHost host(config_.driver, lstat_node);
+    auto state = imex_channel_state(config_, host.devices());
+    if (state == imex_state_) return;
+    logger_.info(state);
+    imex_state_ = std::move(state);
   }
 
   // The labels file follows the inventory: rewritten only when a label changes.
@@ -805,6 +817,7 @@ class Plugin {
   std::unique_ptr<MpsKeeper> mps_;
   bool mps_root_ok_ = false;
   std::string mps_refused_;  // why mps-root is refused, "" when it is not
+  std::string imex_state_;   // what imex-channel gives, as last said
   bool stopping_ = false;
 };
 

@@ -110,19 +110,23 @@ Result<CdiNaming> naming_of(const std::vector<std::string>& given, bool no_all_d
   return naming;
 }
 
-// The spec `mode` asks for: the GPUs' (auto, nvml) or the management spec, whose vendor is
-// management.nvidia.com unless one is given.
+// The spec `mode` asks for: the GPUs' (auto, nvml), the management spec, whose vendor is
+// management.nvidia.com unless one is given, or the IMEX channels' (class imex-channel unless
+// one is given).
 Result<CdiSpec> spec_of_mode(const std::string& mode, DriverHost& host, const Config& config,
                              const std::string& vendor, const std::string& device_class,
                              const CdiNaming& naming) {
+  const std::string gpu_class = device_class.empty() ? "gpu" : device_class;
   if (mode == "auto" || mode == "nvml")
     return generate_cdi_spec(host, config,
-                             (vendor.empty() ? "nvidia.com" : vendor) + "/" + device_class, naming);
+                             (vendor.empty() ? "nvidia.com" : vendor) + "/" + gpu_class, naming);
   if (mode == "management")
     return generate_management_spec(
-        host, config,
-        (vendor.empty() ? std::string(kManagementVendor) : vendor) + "/" + device_class);
-  return Error{"--mode " + printable(mode, 64) + " is not auto, nvml or management"};
+        host, config, (vendor.empty() ? std::string(kManagementVendor) : vendor) + "/" + gpu_class);
+  if (mode == "imex")
+    return generate_imex_spec(host, (vendor.empty() ? "nvidia.com" : vendor) + "/" +
+                                        (device_class.empty() ? "imex-channel" : device_class));
+  return Error{"--mode " + printable(mode, 64) + " is not auto, nvml, management or imex"};
 }
 
 // Whether `path` is a program of NVIDIA's name (nvidia-cdi-hook, nvidia-ctk) that is not this
@@ -138,7 +142,7 @@ bool is_nvidias_program(const std::string& path) {
 }
 
 int generate(const std::vector<std::string>& args, Config config) {
-  std::string output, format, vendor, device_class = "gpu", ldconfig, mode = "auto";
+  std::string output, format, vendor, device_class, ldconfig, mode = "auto";
   std::vector<std::string> strategies;
   bool no_all_device = false;
   po::options_description desc("options");
@@ -148,11 +152,11 @@ int generate(const std::vector<std::string>& args, Config config) {
       "without either")("format", po::value(&format),
                         "json or yaml (default: from the --output extension, else yaml)")(
       "mode", po::value(&mode),
-      "auto or nvml (the GPUs), or management (one device `all` with every NVIDIA device node, "
-      "for monitoring and management containers)")(
+      "auto or nvml (the GPUs), management (one device `all` with every NVIDIA device node, "
+      "for monitoring and management containers), or imex (a device per IMEX channel)")(
       "vendor", po::value(&vendor),
       "CDI vendor (default nvidia.com; management.nvidia.com for --mode management)")(
-      "class", po::value(&device_class), "CDI class (default gpu)")(
+      "class", po::value(&device_class), "CDI class (default gpu; imex-channel for --mode imex)")(
       "driver-root", po::value(&config.driver.root), "driver root (default: [driver] root)")(
       "dev-root", po::value(&config.driver.dev_root), "dev root (default: [driver] dev-root)")(
       "ctk-path", po::value(&config.hooks.ctk_path),
@@ -173,8 +177,8 @@ int generate(const std::vector<std::string>& args, Config config) {
     return fail(config.hooks.ctk_path +
                 " is NVIDIA's program, not gpu-ctk: the spec's hooks run `gpu-ctk hook ...`, which "
                 "it does not know; name gpu-ctk or its nvidia-cdi-hook link (--ctk-path)");
-  if (mode == "management" && (!strategies.empty() || no_all_device))
-    return fail("--device-name-strategy and --no-all-device do not apply to --mode management");
+  if ((mode == "management" || mode == "imex") && (!strategies.empty() || no_all_device))
+    return fail("--device-name-strategy and --no-all-device do not apply to --mode " + mode);
   auto naming = naming_of(strategies, no_all_device);
   if (!naming) return fail(naming.error().message);
   DriverHost host(config.driver, lstat_node);
@@ -302,7 +306,7 @@ int ctk_cdi(const std::vector<std::string>& args) {
   std::fprintf(
       sub == "--help" || sub == "-h" ? stdout : stderr,
       "usage: gpu-ctk cdi generate [--output FILE] [--format json|yaml] [--vendor V] [--class C]\n"
-      "                            [--mode auto|nvml|management]\n"
+      "                            [--mode auto|nvml|management|imex]\n"
       "                            [--driver-root DIR] [--dev-root DIR] [--ctk-path PATH]\n"
       "                            [--ldconfig-path PATH] [--device-name-strategy S]... "
       "[--no-all-device]\n"

@@ -77,7 +77,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       // containers of as many shares as distinct IDs.
       // What the kubelet said was free when it asked: here the handed IDs, in reverse.
       const std::vector<std::string> free(c.devices_ids().rbegin(), c.devices_ids().rend());
-      if (auto told = gcr::allocate_container(ids, devices(), mps, free); !told)
+      if (auto told = gcr::allocate_container(ids, devices(), mps, {free, {}}); !told)
         gcr::fuzz::require(!told.error().message.empty());
       if (auto shared = gcr::allocate_container(ids, devices(), mps); shared && !ids.empty()) {
         const auto& pct = shared->envs.at("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");

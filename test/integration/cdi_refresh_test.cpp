@@ -1,7 +1,7 @@
 // gpu-cdi-refresh.service's own commands, read from the shipped unit, run against a simulated
-// host: they write /var/run/cdi/nvidia.yaml and management.nvidia.yaml (here on a tmpfs in a
-// private mount namespace, so the real ones are not touched), a spec of every GPU and the
-// management spec, which gpu-ctk cdi list reads back. Needs root.
+// host: they write /var/run/cdi/nvidia.yaml, management.nvidia.yaml and nvidia-imex.yaml (here
+// on a tmpfs in a private mount namespace, so the real ones are not touched), a spec of every
+// GPU, the management spec and the IMEX channels', which gpu-ctk cdi list reads back. Needs root.
 #include <doctest/doctest.h>
 
 #include "gpu_fixture.h"
@@ -29,7 +29,7 @@ std::vector<std::vector<std::string>> exec_starts(const std::string& unit) {
 
 }  // namespace
 
-TEST_CASE("gpu-cdi-refresh.service's commands write the GPUs' and the management spec") {
+TEST_CASE("gpu-cdi-refresh.service's commands write the GPUs', the management and the IMEX spec") {
   REQUIRE(gcr::test::is_root());
   gcr::test::GpuFixture f;
   auto commands = exec_starts(GCR_TEST_SOURCE_DIR "/etc/systemd/gpu-cdi-refresh.service");
@@ -37,18 +37,25 @@ TEST_CASE("gpu-cdi-refresh.service's commands write the GPUs' and the management
           std::vector<std::vector<std::string>>{
               {"/usr/bin/gpu-ctk", "cdi", "generate", "--mode", "management", "--output",
                "/var/run/cdi/management.nvidia.yaml"},
-              {"/usr/bin/gpu-ctk", "cdi", "generate", "--output", "/var/run/cdi/nvidia.yaml"}});
+              {"/usr/bin/gpu-ctk", "cdi", "generate", "--output", "/var/run/cdi/nvidia.yaml"},
+              {"-/usr/bin/gpu-ctk", "cdi", "generate", "--mode", "imex", "--output",
+               "/var/run/cdi/nvidia-imex.yaml"}});
   // A private /var/run: the commands run as the unit's, one after the other, then the specs are
   // copied out.
   std::string script = "mount -t tmpfs tmpfs /var/run";
   for (auto& argv : commands) {
+    const bool may_fail = argv.front().starts_with("-");  // systemd's "-": its failure is no fault
     argv.front() = gcr::test::built("gpu-ctk");
     script += ";";
     for (const auto& word : argv) script += " '" + word + "'";
+    if (may_fail) script += " || true";
   }
   const std::string copy = f.path("refreshed");
   gcr::test::make_dirs(copy);
-  script += "; cp /var/run/cdi/nvidia.yaml /var/run/cdi/management.nvidia.yaml " + copy;
+  script +=
+      "; cp /var/run/cdi/nvidia.yaml /var/run/cdi/management.nvidia.yaml "
+      "/var/run/cdi/nvidia-imex.yaml " +
+      copy;
   gcr::test::RunOptions env;
   env.env["GPU_CONTAINER_RUNTIME_CONFIG"] = f.config_path();
   const auto r = gcr::test::run(
@@ -67,4 +74,5 @@ TEST_CASE("gpu-cdi-refresh.service's commands write the GPUs' and the management
   }
   CHECK(listed.out.find("\nnvidia.com/gpu=all\n") != std::string::npos);
   CHECK(listed.out.find("management.nvidia.com/gpu=all\n") != std::string::npos);
+  CHECK(listed.out.find("\nnvidia.com/imex-channel=0\n") != std::string::npos);
 }

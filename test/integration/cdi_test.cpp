@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <regex>
 #include <set>
@@ -263,6 +264,47 @@ TEST_CASE("the management spec under NVIDIA's flags, and without device nodes") 
   const auto wsl = f.ctk({"cdi", "generate", "--mode", "wsl"});
   CHECK(wsl.exit_code == 2);
   CHECK(wsl.err.find("--mode=wsl is not supported") != std::string::npos);
+}
+
+TEST_CASE("gpu-ctk cdi generate --mode imex: a device per IMEX channel, as the plugin names") {
+  require_root();
+  CdiFixture f;
+  const std::string path = f.spec_dir + "/imex.json";
+  const auto r = f.ctk({"cdi", "generate", "--mode", "imex", "--output", path});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  // The host's channel3 has minor 4: not that channel, left out with a line.
+  CHECK(r.err.find("gpu-ctk cdi generate: warning: IMEX channel 3 left out: device node minor 4 "
+                   "is not channel 3 (" +
+                   f.host().dev_root() + "/dev/nvidia-caps-imex-channels/channel3)\n") == 0);
+  const Json doc = Json::parse(gcr::test::read_file(path));
+  CHECK(doc["kind"] == "nvidia.com/imex-channel");
+  CHECK(device_names(doc) == std::vector<std::string>{"0", "1", "all"});
+  CHECK(node_paths(device_named(doc, "1")) ==
+        std::vector<std::string>{"/dev/nvidia-caps-imex-channels/channel1"});
+  CHECK(node_paths(device_named(doc, "all")) ==
+        std::vector<std::string>{"/dev/nvidia-caps-imex-channels/channel0",
+                                 "/dev/nvidia-caps-imex-channels/channel1"});
+  CHECK_FALSE(doc.contains("containerEdits"));
+  CHECK(f.ctk({"cdi", "validate", path}).out == path + ": ok\n");
+  CHECK(Json::parse(f.ctk({"cdi", "generate", "--format", "json", "--discovery-mode=imex",
+                           "--cdi-vendor=example.com"})
+                        .out)["kind"] == "example.com/imex-channel");
+
+  // What the device plugin hands with imex-channel and a CDI strategy: the GPU and channel 0.
+  const auto created = f.create({}, {{"annotations",
+                                      {{"cdi.k8s.io/gpu-device-plugin_nvidia.com_gpu",
+                                        "nvidia.com/gpu=0,nvidia.com/imex-channel=0"}}}});
+  REQUIRE_MESSAGE(created.exit_code == 0, created.err);
+  CHECK(f.devices().at("/dev/nvidia-caps-imex-channels/channel0") == "510:0");
+  CHECK(f.devices().count("/dev/nvidia-caps-imex-channels/channel1") == 0);
+  CHECK(f.devices().count("/dev/nvidia" + std::to_string(f.host().gpus()[0].minor)) == 1);
+
+  std::filesystem::remove_all(f.host().dev_root() + "/dev/nvidia-caps-imex-channels");
+  const auto none = f.ctk({"cdi", "generate", "--mode", "imex"});
+  CHECK(none.exit_code == 1);
+  CHECK(none.err == "gpu-ctk cdi: no IMEX channel in " + f.host().dev_root() +
+                        "/dev/nvidia-caps-imex-channels (the driver makes channel0 with "
+                        "NVreg_CreateImexChannel0=1)\n");
 }
 
 TEST_CASE("gpu-ctk cdi generate asks NVML only when the driver lists MIG instances") {

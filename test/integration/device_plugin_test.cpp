@@ -112,6 +112,51 @@ TEST_CASE("Allocate: envvar, volume-mounts, cdi-annotations and cdi-cri, as the 
   CHECK(m.cdi_devices_size() == 0);
 }
 
+TEST_CASE("imex-channel: channel 0 with the GPUs while the node has it; enabled refuses else") {
+  require_root();
+  PluginFixture f(Json{{"imex-channel", "auto"}});
+  f.start();
+  const std::string gpu = f.host.gpus()[1].uuid;
+  const std::string channel = f.host.dev_root() + "/dev/nvidia-caps-imex-channels/channel0";
+  CHECK(
+      f.logged("containers given GPUs get IMEX channel 0 "
+               "(/dev/nvidia-caps-imex-channels/channel0)"));
+  v1beta1::AllocateResponse response;
+  REQUIRE(f.kubelet->allocate({gpu}, response).ok());
+  CHECK(response.container_responses(0).envs().at("NVIDIA_IMEX_CHANNELS") == "0");
+  CHECK(f.logged("allocated " + gpu + " and IMEX channel 0"));
+  // auto: a node without the channel gives none, said once; it comes back when the node does.
+  REQUIRE(::rename(channel.c_str(), (channel + ".away").c_str()) == 0);
+  CHECK(
+      f.logged("IMEX channel 0 is not on this node, so containers given GPUs get none until "
+               "it is: missing device node: "));
+  CHECK(f.log().find(channel + ")") != std::string::npos);
+  v1beta1::AllocateResponse without;
+  REQUIRE(f.kubelet->allocate({gpu}, without).ok());
+  CHECK(without.container_responses(0).envs().count("NVIDIA_IMEX_CHANNELS") == 0);
+
+  PluginFixture enabled(Json{{"imex-channel", "enabled"}, {"device-list", {"volume-mounts"}}});
+  const std::string other = enabled.host.dev_root() + "/dev/nvidia-caps-imex-channels/channel0";
+  REQUIRE(::rename(other.c_str(), (other + ".away").c_str()) == 0);
+  enabled.start();
+  CHECK(
+      enabled.logged("IMEX channel 0 is not on this node, so containers given GPUs are refused "
+                     "until it is (imex-channel = enabled): missing device node: "));
+  const auto refused = enabled.kubelet->allocate({enabled.host.gpus()[0].uuid}, response);
+  CHECK(refused.error_code() == grpc::StatusCode::FAILED_PRECONDITION);
+  CHECK(refused.error_message().starts_with(
+      "IMEX channel 0, which [device-plugin] imex-channel = enabled gives every container with "
+      "GPUs, is not on this node: missing device node: "));
+  CHECK(refused.error_message().ends_with("(" + other + ")"));
+  REQUIRE(::rename((other + ".away").c_str(), other.c_str()) == 0);
+  v1beta1::AllocateResponse marked;
+  REQUIRE(enabled.kubelet->allocate({enabled.host.gpus()[0].uuid}, marked).ok());
+  const auto& mounts = marked.container_responses(0).mounts();
+  REQUIRE(mounts.size() == 2);
+  CHECK(mounts[1].container_path() == "/var/run/nvidia-container-devices/imex/0");
+  CHECK(mounts[1].host_path() == "/dev/null");
+}
+
 TEST_CASE("Allocate: an unknown or unhealthy ID is INVALID_ARGUMENT naming it") {
   require_root();
   PluginFixture f;
@@ -494,13 +539,17 @@ TEST_CASE("end to end: Allocate's answer through containerd, the shim and runc, 
   env.env["GPU_CONTAINER_RUNTIME_CONFIG"] = runtime.config_path();
   const gcr::test::Containerd containerd(runtime.path("containerd"), env);
   gcr::test::make_busybox_rootfs(runtime.path("ctr"));
-  // The plugin runs on the runtime's simulated host.
+  // The plugin runs on the runtime's simulated host, and gives IMEX channel 0 with the GPU (for
+  // the CDI strategies by name, from the spec --mode imex writes).
+  const auto imex = runtime.ctk(
+      {"cdi", "generate", "--mode", "imex", "--output", runtime.spec_dir + "/imex.yaml"});
+  REQUIRE_MESSAGE(imex.exit_code == 0, imex.err);
   const auto& gpu = runtime.host().gpus()[2];  // index 2, device minor differs
   int n = 0;
   for (const Json& strategy :
        {Json{"envvar"}, Json{"volume-mounts"}, Json{"cdi-annotations"}, Json{"cdi-cri"}}) {
     CAPTURE(strategy.dump());
-    PluginFixture f(Json{{"device-list", strategy}});
+    PluginFixture f(Json{{"device-list", strategy}, {"imex-channel", "enabled"}});
     Json config = Json::parse(gcr::test::read_file(f.dir / "config.json"));
     config["driver"] = runtime.host().driver_config()["driver"];
     gcr::test::write_file(f.dir / "config.json", config.dump(2));
@@ -512,9 +561,10 @@ TEST_CASE("end to end: Allocate's answer through containerd, the shim and runc, 
                                   "--env",         "NVIDIA_DRIVER_CAPABILITIES=utility"};
     const auto extra = gcr::test::ctr_arguments(response.container_responses(0));
     args.insert(args.end(), extra.begin(), extra.end());
-    args.insert(args.end(),
-                {"--rootfs", runtime.path("ctr/rootfs"), "gcr-plugin-" + std::to_string(n++),
-                 "/bin/sh", "-c", "ls /dev | grep nvidia | tr '\\n' ' '"});
+    args.insert(
+        args.end(),
+        {"--rootfs", runtime.path("ctr/rootfs"), "gcr-plugin-" + std::to_string(n++), "/bin/sh",
+         "-c", "ls /dev | grep nvidia | tr '\\n' ' '; ls /dev/nvidia-caps-imex-channels"});
     const auto r = containerd.ctr(args);
     CHECK(r.err == "");
     // Exactly that GPU's node (the control nodes depend on the strategy's capabilities).
@@ -528,6 +578,8 @@ TEST_CASE("end to end: Allocate's answer through containerd, the shim and runc, 
     }
     CHECK(gpu_nodes == std::set<std::string>{"nvidia" + std::to_string(gpu.minor)});
     CHECK(r.out.find("nvidiactl") != std::string::npos);
+    CHECK(r.out.find("nvidia-caps-imex-channels ") != std::string::npos);
+    CHECK(r.out.ends_with(" channel0\n"));  // that channel alone
   }
 }
 

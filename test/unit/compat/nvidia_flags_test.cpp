@@ -73,9 +73,10 @@ TEST_CASE("NVIDIA's generate modes that gpu-ctk has are ours; the others are ref
   CHECK(translated("cdi generate", {"--mode=nvml"}) == std::vector<std::string>{"--mode=nvml"});
   CHECK(translated("cdi generate", {"--discovery-mode", "management"}) ==
         std::vector<std::string>{"--mode=management"});
+  CHECK(translated("cdi generate", {"--mode", "imex"}) == std::vector<std::string>{"--mode=imex"});
   CHECK(flags_error("cdi generate", {"--mode", "wsl"}) ==
         "--mode=wsl is not supported: gpu-ctk generates specs from the driver's files and NVML "
-        "(auto, nvml), and the management spec (management)");
+        "(auto, nvml), the management spec (management) and the IMEX channels' (imex)");
 }
 
 TEST_CASE("refused flags name themselves") {

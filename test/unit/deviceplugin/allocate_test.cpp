@@ -55,6 +55,41 @@ TEST_CASE("each strategy in the form the runtime reads") {
   CHECK(a->cdi_devices == std::vector<std::string>{"nvidia.com/gpu=GPU-3"});
 }
 
+// imex-channel: the channel in the form each strategy names, which the runtime (and, for CDI, the
+// engine with `gpu-ctk cdi generate --mode imex`'s spec) reads.
+TEST_CASE("IMEX channels go with the GPUs in each strategy's form, and never alone") {
+  const gcr::AllocationExtras imex{{}, {0}};
+  const Config env = allocation_config({"envvar"});
+  auto a = gcr::allocate_container({"GPU-1"}, devices(env, 2), env, imex);
+  REQUIRE(a.ok());
+  CHECK(a->envs == std::map<std::string, std::string>{{"NVIDIA_VISIBLE_DEVICES", "GPU-1"},
+                                                      {"NVIDIA_IMEX_CHANNELS", "0"}});
+
+  const Config mounts = allocation_config({"volume-mounts"}, "index");
+  a = gcr::allocate_container({"1"}, devices(mounts, 2), mounts, imex);
+  REQUIRE(a.ok());
+  CHECK(a->envs == std::map<std::string, std::string>{
+                       {"NVIDIA_VISIBLE_DEVICES", "/var/run/nvidia-container-devices"}});
+  CHECK(a->mounts == std::vector<gcr::AllocatedMount>{
+                         {"/dev/null", "/var/run/nvidia-container-devices/1", false},
+                         {"/dev/null", "/var/run/nvidia-container-devices/imex/0", false}});
+
+  Config cdi = allocation_config({"cdi-annotations", "cdi-cri"});
+  cdi.cdi.default_kind = "example.com/gpu";  // the channel's vendor is the GPUs'
+  a = gcr::allocate_container({"GPU-0"}, devices(cdi, 2), cdi, imex);
+  REQUIRE(a.ok());
+  CHECK(a->envs.empty());
+  CHECK(a->annotations ==
+        std::map<std::string, std::string>{{"cdi.k8s.io/gpu-device-plugin_nvidia.com_gpu",
+                                            "example.com/gpu=GPU-0,example.com/imex-channel=0"}});
+  CHECK(a->cdi_devices ==
+        std::vector<std::string>{"example.com/gpu=GPU-0", "example.com/imex-channel=0"});
+
+  a = gcr::allocate_container({}, devices(env, 2), env, imex);  // a container given no GPU
+  REQUIRE(a.ok());
+  CHECK(a->envs == std::map<std::string, std::string>{{"NVIDIA_VISIBLE_DEVICES", ""}});
+}
+
 // The kubelet merges the answers for a container's resources, keeping the first of equal keys.
 TEST_CASE("cdi-annotations: a key per resource (a GPU and a MIG profile in one container)") {
   const Config cdi = allocation_config({"cdi-annotations"});
@@ -174,13 +209,13 @@ TEST_CASE("mps: k shares of one GPU, the limits, pipe and shared memory of k; tw
   // Where the kubelet said what was free when it asked for a preferred set of these: each GPU's
   // free shares then (in device order); not said for IDs it did not list.
   const std::vector<std::string> free{"GPU-1::0", "GPU-0::1", "GPU-1::1", "GPU-0::0"};
-  spread = gcr::allocate_container({"GPU-1::0", "GPU-0::0", "GPU-0::1"}, shares, mps, free);
+  spread = gcr::allocate_container({"GPU-1::0", "GPU-0::0", "GPU-0::1"}, shares, mps, {free, {}});
   REQUIRE_FALSE(spread.ok());
   CHECK(spread.error().message ==
         "MPS gives a container shares of one GPU (its limits are one GPU's): the kubelet handed 3 "
         "shares of several GPUs (GPU-1: 1, GPU-0: 2) (free when the kubelet last asked: GPU-0: 2, "
         "GPU-1: 2); wait for a GPU's shares to be free, or ask for fewer");
-  spread = gcr::allocate_container({"GPU-1::0", "GPU-0::0", "GPU-0::2"}, shares, mps, free);
+  spread = gcr::allocate_container({"GPU-1::0", "GPU-0::0", "GPU-0::2"}, shares, mps, {free, {}});
   REQUIRE_FALSE(spread.ok());
   CHECK(spread.error().message.find("when the kubelet last asked") == std::string::npos);
   std::vector<std::string> nine;
