@@ -227,9 +227,12 @@ Result<CdiSpec> generate_imex_spec(DriverHost& host, const std::string& kind) {
   const std::string dir = "/dev/nvidia-caps-imex-channels";
   std::map<unsigned, DeviceNode> channels;  // in channel order
   for (const auto& found : host.devices().char_nodes(dir, "channel*")) {
-    const auto number = parse_decimal(basename_of(found.path).substr(std::strlen("channel")));
-    if (!number || *number > std::numeric_limits<unsigned>::max()) {
-      host.notes().add("not an IMEX channel: " + found.host_path);
+    const std::string suffix = basename_of(found.path).substr(std::strlen("channel"));
+    const auto number = parse_decimal(suffix);
+    if (!number || *number > std::numeric_limits<unsigned>::max() ||
+        std::to_string(*number) != suffix) {
+      host.notes().add("IMEX channel device left out: its name is no channel number (" +
+                       found.host_path + ")");
       continue;
     }
     const auto channel = static_cast<unsigned>(*number);
@@ -242,7 +245,7 @@ Result<CdiSpec> generate_imex_spec(DriverHost& host, const std::string& kind) {
     channels.emplace(channel, std::move(*node));
   }
   if (channels.empty())
-    return Error{"no IMEX channel in " + host.devices().dev_path(dir) +
+    return Error{"no usable IMEX channel in " + host.devices().dev_path(dir) +
                  " (the driver makes channel0 with NVreg_CreateImexChannel0=1)"};
   CdiSpec spec;
   spec.kind = kind;

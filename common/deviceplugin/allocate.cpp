@@ -4,6 +4,7 @@
 #include <set>
 
 #include "base/text.h"
+#include "deviceplugin/imex.h"
 #include "deviceplugin/mps_supervisor.h"
 #include "mps/mps_daemon.h"
 
@@ -134,27 +135,21 @@ Status add_mps(ContainerAllocation& out, const std::vector<std::string>& ids,
 }
 
 // The IMEX `channels` in the forms the device-list strategies name, as NVIDIA's plugin hands
-// them: NVIDIA_IMEX_CHANNELS, imex/<channel> markers, CDI devices <vendor>/imex-channel=<channel>
-// (vendor: [cdi] default-kind's; `gpu-ctk cdi generate --mode imex` writes their spec).
-void add_imex_channels(ContainerAllocation& out, const std::vector<unsigned>& channels,
-                       const std::string& annotation_key, const Config& config) {
+// them: NVIDIA_IMEX_CHANNELS, imex/<channel> markers, and CDI devices
+// <vendor>/imex-channel=<channel> added to `cdi_names` (vendor: [cdi] default-kind's;
+// `gpu-ctk cdi generate --mode imex` writes their spec).
+void add_imex_channels(ContainerAllocation& out, std::vector<std::string>& cdi_names,
+                       const std::vector<unsigned>& channels, const Config& config) {
   if (channels.empty()) return;
-  std::vector<std::string> numbers, cdi_names;
   const std::string& kind = config.cdi.default_kind;
   const std::string vendor = kind.substr(0, kind.find('/'));
+  if (uses(config, "envvar")) out.envs[kImexChannels] = imex_channel_list(channels);
   for (unsigned channel : channels) {
-    numbers.push_back(std::to_string(channel));
-    cdi_names.push_back(vendor + "/imex-channel=" + numbers.back());
-  }
-  if (uses(config, "envvar")) out.envs[kImexChannels] = join(numbers, ",");
-  if (uses(config, "volume-mounts")) {
-    for (const auto& n : numbers)
+    const std::string n = std::to_string(channel);
+    if (uses(config, "volume-mounts"))
       out.mounts.push_back({"/dev/null", std::string(kMarkerDir) + "/imex/" + n, false});
+    cdi_names.push_back(vendor + "/imex-channel=" + n);
   }
-  if (uses(config, "cdi-annotations"))
-    out.annotations[annotation_key] += "," + join(cdi_names, ",");
-  if (uses(config, "cdi-cri"))
-    out.cdi_devices.insert(out.cdi_devices.end(), cdi_names.begin(), cdi_names.end());
 }
 
 // The resource the kubelet asked for `gpus` of (one per Allocate: one socket per resource).
@@ -186,16 +181,16 @@ Result<ContainerAllocation> allocate_container(const std::vector<std::string>& i
     for (const auto& id : gpu_ids)
       out.mounts.push_back({"/dev/null", std::string(kMarkerDir) + "/" + id, false});
   }
+  if (!gpus->empty()) add_imex_channels(out, cdi_names, extras.imex_channels, config);
   // A key per resource: the kubelet merges the answers for a container's resources (a GPU and
   // a MIG profile under mig-strategy mixed), keeping the first of two equal keys.
-  const std::string annotation_key = plugin_cdi_annotation_key(resource_of(*gpus, config));
-  if (uses(config, "cdi-annotations")) out.annotations[annotation_key] = join(cdi_names, ",");
+  if (uses(config, "cdi-annotations"))
+    out.annotations[plugin_cdi_annotation_key(resource_of(*gpus, config))] = join(cdi_names, ",");
   if (uses(config, "cdi-cri")) out.cdi_devices = cdi_names;
   if (config.mps()) {
     if (auto s = add_mps(out, ids, *gpus, devices, extras.free_when_asked, config); !s)
       return s.error();
   }
-  if (!gpus->empty()) add_imex_channels(out, extras.imex_channels, annotation_key, config);
   return out;
 }
 

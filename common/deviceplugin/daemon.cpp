@@ -630,11 +630,13 @@ class Plugin {
 
   // imex-channel: what it gives, said at start and when the channel's node comes or goes.
   void note_imex_channel() {
-    if (config_.device_plugin.imex_channel == "disabled") return;
-    DriverHost host(config_.driver, lstat_node);
-    auto state = imex_channel_state(config_, host.devices());
+    auto state = imex_channel_state(config_);
     if (state == imex_state_) return;
-    logger_.info(state);
+    if (state.warning) {
+      logger_.warning(state.line);
+    } else if (!state.line.empty()) {
+      logger_.info(state.line);
+    }
     imex_state_ = std::move(state);
   }
 
@@ -816,8 +818,8 @@ class Plugin {
   // sharing = mps: the daemons, by resource, share count and container size.
   std::unique_ptr<MpsKeeper> mps_;
   bool mps_root_ok_ = false;
-  std::string mps_refused_;  // why mps-root is refused, "" when it is not
-  std::string imex_state_;   // what imex-channel gives, as last said
+  std::string mps_refused_;      // why mps-root is refused, "" when it is not
+  ImexChannelState imex_state_;  // what imex-channel gives, as last said
   bool stopping_ = false;
 };
 

@@ -1,35 +1,68 @@
 #include "deviceplugin/imex.h"
 
+#include <cstdint>
+
+#include "base/node_stat.h"
+#include "base/text.h"
+#include "driver/host.h"
+
 namespace gcr {
 namespace {
 
-std::string channel_path() {
-  return "/dev/nvidia-caps-imex-channels/channel" + std::to_string(kDefaultImexChannel);
+const std::string kChannelDir = "/dev/nvidia-caps-imex-channels";
+const std::string kChannelName = "channel" + std::to_string(kDefaultImexChannel);
+
+// The default channel's character device in the dev root, or why it is not there.
+Status find_default_channel(const Config& config) {
+  DriverHost host(config.driver, lstat_node);  // read now: nothing kept between calls
+  DeviceNodes& nodes = host.devices();
+  const std::string path = nodes.dev_path(kChannelDir + "/" + kChannelName);
+  const auto found = nodes.char_nodes(kChannelDir, kChannelName);
+  if (found.empty()) return Error{"no character device (" + path + ")"};
+  if (found.front().minor != static_cast<std::int64_t>(kDefaultImexChannel)) {
+    return Error{"its minor is " + std::to_string(found.front().minor.value_or(0)) + ", not " +
+                 std::to_string(kDefaultImexChannel) + " (" + path + ")"};
+  }
+  return {};
 }
 
 }  // namespace
 
-Result<std::vector<unsigned>> imex_channels_to_give(const Config& config, DeviceNodes& nodes) {
+Result<std::vector<unsigned>> imex_channels_to_give(const Config& config) {
   const std::string& mode = config.device_plugin.imex_channel;
   if (mode == "disabled") return std::vector<unsigned>();
-  auto node = nodes.imex_channel_node(kDefaultImexChannel);
-  if (node) return std::vector<unsigned>{kDefaultImexChannel};
+  const auto found = find_default_channel(config);
+  if (found) return std::vector<unsigned>{kDefaultImexChannel};
   if (mode == "auto") return std::vector<unsigned>();
   return Error{"IMEX channel " + std::to_string(kDefaultImexChannel) +
                ", which [device-plugin] imex-channel = enabled gives every container with GPUs, "
                "is not on this node: " +
-               node.error().message};
+               found.error().message};
 }
 
-std::string imex_channel_state(const Config& config, DeviceNodes& nodes) {
+ImexChannelState imex_channel_state(const Config& config) {
   const std::string& mode = config.device_plugin.imex_channel;
-  if (mode == "disabled") return "";
-  auto node = nodes.imex_channel_node(kDefaultImexChannel);
-  if (node) return "containers given GPUs get IMEX channel 0 (" + channel_path() + ")";
-  return "IMEX channel 0 is not on this node, so containers given GPUs " +
-         (mode == "auto" ? std::string("get none until it is: ")
-                         : std::string("are refused until it is (imex-channel = enabled): ")) +
-         node.error().message;
+  if (mode == "disabled") return {};
+  const std::string channel = "IMEX channel " + std::to_string(kDefaultImexChannel);
+  const auto found = find_default_channel(config);
+  if (found)
+    return {"containers given GPUs get " + channel + " (" + kChannelDir + "/" + kChannelName + ")",
+            false};
+  if (mode == "auto")
+    return {channel + " is not on this node, so containers given GPUs get none until it is: " +
+                found.error().message,
+            false};
+  return {channel +
+              " is not on this node, so containers given GPUs are refused until it is "
+              "(imex-channel = enabled): " +
+              found.error().message,
+          true};
+}
+
+std::string imex_channel_list(const std::vector<unsigned>& channels) {
+  std::vector<std::string> numbers;
+  for (unsigned channel : channels) numbers.push_back(std::to_string(channel));
+  return join(numbers, ",");
 }
 
 }  // namespace gcr

@@ -14,7 +14,7 @@ struct NvidiaOption {
 };
 
 // NVIDIA's plugin's options (its docs/customizing.md and main.go), and ours.
-constexpr std::array<NvidiaOption, 16> kOptions = {{
+constexpr std::array<NvidiaOption, 18> kOptions = {{
     {"mig-strategy", "MIG_STRATEGY", "[device-plugin] mig-strategy"},
     {"device-list-strategy", "DEVICE_LIST_STRATEGY", "[device-plugin] device-list"},
     {"device-id-strategy", "DEVICE_ID_STRATEGY", "[device-plugin] device-ids"},
@@ -36,6 +36,9 @@ constexpr std::array<NvidiaOption, 16> kOptions = {{
     {"gds-enabled", "GDS_ENABLED", "NVIDIA_GDS=enabled in the container's environment"},
     {"mofed-enabled", "MOFED_ENABLED", "NVIDIA_MOFED=enabled in the container's environment"},
     {"kubelet-socket", "KUBELET_SOCKET", "[device-plugin] kubelet-dir"},
+    {"imex-channel-ids", "IMEX_CHANNEL_IDS", "[device-plugin] imex-channel (\"auto\" for [0])"},
+    {"imex-required", "IMEX_REQUIRED",
+     "[device-plugin] imex-channel (\"enabled\" for a required channel)"},
 }};
 
 // NVIDIA's health-check variables have no flag.

@@ -2,12 +2,10 @@
 
 #include <utility>
 
-#include "base/node_stat.h"
 #include "base/text.h"
 #include "deviceplugin/allocate.h"
 #include "deviceplugin/imex.h"
 #include "deviceplugin/preferred.h"
-#include "driver/host.h"
 
 namespace gcr {
 namespace {
@@ -103,16 +101,12 @@ grpc::Status PluginService::GetPreferredAllocation(
 grpc::Status PluginService::Allocate(grpc::ServerContext*, const v1beta1::AllocateRequest* request,
                                      v1beta1::AllocateResponse* response) {
   const auto snapshot = state_.snapshot();
-  AllocationExtras extras{take_free_when_asked(), {}};
-  if (config_.device_plugin.imex_channel != "disabled") {
-    DriverHost host(config_.driver, lstat_node);  // read now: a channel made later is given
-    auto channels = imex_channels_to_give(config_, host.devices());
-    if (!channels) {
-      logger_.warning("Allocate refused: " + channels.error().message);
-      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, channels.error().message);
-    }
-    extras.imex_channels = std::move(*channels);
+  auto channels = imex_channels_to_give(config_);
+  if (!channels) {
+    logger_.warning("Allocate refused: " + channels.error().message);
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, channels.error().message);
   }
+  const AllocationExtras extras{take_free_when_asked(), std::move(*channels)};
   for (const auto& container : request->container_requests()) {
     const auto ids = strings(container.devices_ids());
     auto allocation = allocate_container(ids, snapshot.devices, config_, extras);
@@ -122,7 +116,9 @@ grpc::Status PluginService::Allocate(grpc::ServerContext*, const v1beta1::Alloca
     }
     fill(*allocation, *response->add_container_responses());
     logger_.info("allocated " + join(ids, ",") +
-                 (extras.imex_channels.empty() || ids.empty() ? "" : " and IMEX channel 0"));
+                 (extras.imex_channels.empty() || ids.empty()
+                      ? ""
+                      : " and IMEX channel " + imex_channel_list(extras.imex_channels)));
   }
   return grpc::Status::OK;
 }

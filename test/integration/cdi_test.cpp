@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -270,12 +271,17 @@ TEST_CASE("gpu-ctk cdi generate --mode imex: a device per IMEX channel, as the p
   require_root();
   CdiFixture f;
   const std::string path = f.spec_dir + "/imex.json";
+  const std::string odd = f.host().dev_root() + "/dev/nvidia-caps-imex-channels/channel01";
+  REQUIRE(::mknod(odd.c_str(), S_IFCHR | 0666, ::makedev(f.host().imex_major(), 1)) == 0);
   const auto r = f.ctk({"cdi", "generate", "--mode", "imex", "--output", path});
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.err.find("warning: IMEX channel device left out: its name is no channel number (" + odd +
+                   ")\n") != std::string::npos);
   // The host's channel3 has minor 4: not that channel, left out with a line.
   CHECK(r.err.find("gpu-ctk cdi generate: warning: IMEX channel 3 left out: device node minor 4 "
                    "is not channel 3 (" +
-                   f.host().dev_root() + "/dev/nvidia-caps-imex-channels/channel3)\n") == 0);
+                   f.host().dev_root() + "/dev/nvidia-caps-imex-channels/channel3)\n") !=
+        std::string::npos);
   const Json doc = Json::parse(gcr::test::read_file(path));
   CHECK(doc["kind"] == "nvidia.com/imex-channel");
   CHECK(device_names(doc) == std::vector<std::string>{"0", "1", "all"});
@@ -302,7 +308,7 @@ TEST_CASE("gpu-ctk cdi generate --mode imex: a device per IMEX channel, as the p
   std::filesystem::remove_all(f.host().dev_root() + "/dev/nvidia-caps-imex-channels");
   const auto none = f.ctk({"cdi", "generate", "--mode", "imex"});
   CHECK(none.exit_code == 1);
-  CHECK(none.err == "gpu-ctk cdi: no IMEX channel in " + f.host().dev_root() +
+  CHECK(none.err == "gpu-ctk cdi: no usable IMEX channel in " + f.host().dev_root() +
                         "/dev/nvidia-caps-imex-channels (the driver makes channel0 with "
                         "NVreg_CreateImexChannel0=1)\n");
 }

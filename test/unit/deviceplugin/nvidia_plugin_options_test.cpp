@@ -14,6 +14,9 @@ TEST_CASE("NVIDIA's plugin's flags are refused with the key of ours to set") {
         "device-list");
   CHECK(gcr::nvidia_plugin_flag_refusal("--pass-device-specs=true")
             ->find("nothing: the runtime writes the device rules") != std::string::npos);
+  CHECK(gcr::nvidia_plugin_flag_refusal("--imex-channel-ids=0") ==
+        "--imex-channel-ids is NVIDIA's plugin's flag, not read here: set [device-plugin] "
+        "imex-channel (\"auto\" for [0])");
   for (const char* other : {"--config", "--mig", "mig-strategy", "-mig-strategy", "--x=y", ""}) {
     CAPTURE(other);
     CHECK_FALSE(gcr::nvidia_plugin_flag_refusal(other).has_value());
@@ -24,6 +27,7 @@ TEST_CASE("NVIDIA's plugin's variables set are each named once, empty ones not a
   const std::map<std::string, std::string> env = {{"MIG_STRATEGY", "mixed"},
                                                   {"DEVICE_ID_STRATEGY", ""},
                                                   {"DP_DISABLE_HEALTHCHECKS", "xids"},
+                                                  {"IMEX_REQUIRED", "true"},
                                                   {"NVIDIA_VISIBLE_DEVICES", "all"}};
   const auto lines = gcr::nvidia_plugin_env_warnings(
       [&](const std::string& name) -> std::optional<std::string> {
@@ -31,11 +35,15 @@ TEST_CASE("NVIDIA's plugin's variables set are each named once, empty ones not a
         return it == env.end() ? std::nullopt : std::optional<std::string>(it->second);
       },
       "/etc/gpu-container-runtime/config.toml");
-  REQUIRE(lines.size() == 2);
+  REQUIRE(lines.size() == 3);
   CHECK(lines[0] ==
         "MIG_STRATEGY=mixed is NVIDIA's plugin's variable, not read here: set [device-plugin] "
         "mig-strategy in /etc/gpu-container-runtime/config.toml");
   CHECK(lines[1] ==
+        "IMEX_REQUIRED=true is NVIDIA's plugin's variable, not read here: set [device-plugin] "
+        "imex-channel (\"enabled\" for a required channel) in "
+        "/etc/gpu-container-runtime/config.toml");
+  CHECK(lines[2] ==
         "DP_DISABLE_HEALTHCHECKS=xids is NVIDIA's plugin's variable, not read here: set "
         "[device-plugin] health (true or false) in /etc/gpu-container-runtime/config.toml");
 }
