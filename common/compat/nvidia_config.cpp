@@ -153,6 +153,17 @@ Status capabilities(Importer& in, const std::string& key, const Json& v) {
   return {};
 }
 
+// NVIDIA's comma-separated variable names are our list.
+Status swarm_resource(Importer& in, const std::string& key, const Json& v) {
+  if (!v.is_string()) return in.error(key, "must be a string");
+  Json names = Json::array();
+  for (auto item : split(v.get_ref<const std::string&>(), ',')) {
+    if (!trim(item).empty()) names.push_back(std::string(trim(item)));
+  }
+  if (!names.empty()) in.set("requests", "swarm-resource", names, key);
+  return {};
+}
+
 Status driver_root(Importer& in, const std::string& key, const Json& v) {
   if (!v.is_string()) return in.error(key, "must be a string");
   const auto root = v.get<std::string>();
@@ -228,8 +239,7 @@ const std::map<std::string, Handler>& handlers() {
       {"accept-nvidia-visible-devices-as-volume-mounts",
        to_bool("requests", "accept-volume-mounts")},
       {"supported-driver-capabilities", capabilities},
-      {"swarm-resource",
-       nothing("Swarm's generic resources are not read; NVIDIA_VISIBLE_DEVICES is")},
+      {"swarm-resource", swarm_resource},
       {"nvidia-container-cli.root", driver_root},
       {"nvidia-container-cli.ldconfig", ldconfig},
       {"nvidia-container-cli.path", nothing("nvidia-container-cli is not run")},

@@ -254,6 +254,17 @@ Status check_prefixes(const std::vector<std::string>& prefixes) {
   return {};
 }
 
+// Environment variable names: a container's `NAME=value` entries are matched by them.
+Status check_variable_names(const std::vector<std::string>& names) {
+  for (const auto& name : names) {
+    const bool plain = !name.empty() && name.size() <= 256 &&
+                       std::all_of(name.begin(), name.end(),
+                                   [](char c) { return c > 0x20 && c < 0x7f && c != '='; });
+    if (!plain) return Error{"`" + printable(name, 64) + "` is not an environment variable name"};
+  }
+  return {};
+}
+
 Status check_capabilities(const std::vector<std::string>& names) {
   for (const auto& name : names) {
     if (!capability_from_name(name)) return Error{"`" + name + "` is not a driver capability"};
@@ -316,6 +327,8 @@ const std::vector<Key>& keys() {
       {"requests", "mode", Type::kString, assign(&C::requests, &C::Requests::mode, check_mode)},
       {"requests", "cuda-compat-dir", Type::kString,
        assign(&C::requests, &C::Requests::cuda_compat_dir, check_cuda_compat_dir)},
+      {"requests", "swarm-resource", Type::kStringList,
+       assign(&C::requests, &C::Requests::swarm_resource, check_variable_names)},
       {"cdi", "spec-dirs", Type::kStringList,
        assign(&C::cdi, &C::Cdi::spec_dirs, require_absolute_each)},
       {"cdi", "default-kind", Type::kString, assign(&C::cdi, &C::Cdi::default_kind, check_kind)},

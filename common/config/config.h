@@ -37,6 +37,9 @@ struct Config {
     // The image's CUDA forward-compatibility folder, loaded first when its libcuda is newer
     // than the host's driver; "" = off.
     std::string cuda_compat_dir = "/usr/local/cuda/compat";
+    // Docker Swarm's generic-resource variables (DOCKER_RESOURCE_GPU): when a container's
+    // environment sets any of them, they name its GPUs instead of NVIDIA_VISIBLE_DEVICES.
+    std::vector<std::string> swarm_resource;
   } requests;
   struct Cdi {
     std::vector<std::string> spec_dirs{"/etc/cdi", "/var/run/cdi"};

@@ -13,20 +13,6 @@
 namespace gcr {
 namespace {
 
-std::string origin_of(const GpuRequest& request) {
-  switch (request.source) {
-    case GpuRequest::Source::kAnnotation:
-      return "annotations";
-    case GpuRequest::Source::kVolumeMount:
-      return kVolumeMarkerDir;
-    case GpuRequest::Source::kCliHook:
-      return kCliHookOrigin;
-    case GpuRequest::Source::kEnv:
-      return kVisibleDevicesVar;
-  }
-  return "";
-}
-
 // Each GPU's MIG devices from NVML, asked only when an ID names a MIG device.
 Result<std::optional<std::map<std::string, GpuFacts>>> mig_table(const GpuRequest& request,
                                                                  DriverProbe& probe) {
@@ -44,9 +30,9 @@ Result<GatheredEdits> live_part(const GpuRequest& request, const Config& config,
   auto version = sources.host.devices().version();
   if (!version) return version.error();
   auto migs = mig_table(request, sources.probe);
-  if (!migs) return migs.error().wrap(origin_of(request));
+  if (!migs) return migs.error().wrap(request.origin);
   auto selected = select_gpus(request, sources.host.devices(), *migs ? &**migs : nullptr);
-  if (!selected) return selected.error().wrap(origin_of(request));
+  if (!selected) return selected.error().wrap(request.origin);
   if (auto s = check_requirements(request.requirements, selected->gpus, *version, sources.probe);
       !s)
     return s.error();
@@ -89,7 +75,7 @@ Result<GatheredEdits> gather_edits(const GpuRequest& request, const Config& conf
                      ? Status{}
                      : check_no_mig_management(*part, sources.host.devices(), sources.stat);
         !s)
-      return s.error().wrap(origin_of(request) + ": " + join(request.cdi_names, ","));
+      return s.error().wrap(request.origin + ": " + join(request.cdi_names, ","));
     withhold_unsupported_capabilities(*part, config.requests.supported_capabilities,
                                       sources.logger);
     edits.append(*part);

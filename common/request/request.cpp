@@ -16,7 +16,7 @@ constexpr const char* kRequirePrefix = "NVIDIA_REQUIRE_";
 constexpr const char* kJetpackPrefix = "NVIDIA_REQUIRE_JETPACK";
 constexpr std::uint64_t kMaxImexChannel = (1u << 20) - 1;
 
-std::optional<std::string> env_value(const SpecView& spec, const char* name) {
+std::optional<std::string> env_value(const SpecView& spec, const std::string& name) {
   const auto it = spec.env.find(name);
   if (it == spec.env.end()) return std::nullopt;
   return it->second;
@@ -377,6 +377,23 @@ struct DeviceList {
   std::string origin;
 };
 
+// The environment's device list and the variables it came from: Docker Swarm's generic-resource
+// variables ([requests] swarm-resource) where the spec sets any of them (even empty), each of
+// them set in order, as NVIDIA's runtime reads them; else NVIDIA_VISIBLE_DEVICES.
+std::pair<std::vector<std::string>, std::string> env_device_list(const SpecView& spec,
+                                                                 const Config& config) {
+  std::vector<std::string> tokens;
+  std::vector<std::string> set;
+  for (const auto& name : config.requests.swarm_resource) {
+    const auto value = env_value(spec, name);
+    if (!value) continue;
+    set.push_back(name);
+    for (auto& token : comma_list(*value)) tokens.push_back(std::move(token));
+  }
+  if (!set.empty()) return {std::move(tokens), join(set, ",")};
+  return {comma_list(env_value(spec, kVisibleDevicesVar).value_or("")), kVisibleDevicesVar};
+}
+
 Result<std::optional<DeviceList>> device_list(const SpecView& spec, const Config& config,
                                               const CliHookRequest* hook, const Logger& logger) {
   auto annotated = annotation_names(spec, config);
@@ -398,12 +415,12 @@ Result<std::optional<DeviceList>> device_list(const SpecView& spec, const Config
     const auto tokens = hook->devices.empty() ? std::vector<std::string>{"none"} : hook->devices;
     return std::optional<DeviceList>({GpuRequest::Source::kCliHook, tokens, kCliHookOrigin});
   }
-  auto tokens = comma_list(env_value(spec, kVisibleDevicesVar).value_or(""));
+  auto [tokens, origin] = env_device_list(spec, config);
   if (tokens.empty()) return std::optional<DeviceList>();
-  if (!env_request_allowed(spec, config, logger, kVisibleDevicesVar))
-    return std::optional<DeviceList>();
+  if (!env_request_allowed(spec, config, logger, origin)) return std::optional<DeviceList>();
   // The device plugin's volume-mounts strategy: the GPUs are the markers, not this value.
-  if (tokens.size() == 1 && clean_path(tokens.front()) == kVolumeMarkerDir) {
+  if (origin == kVisibleDevicesVar && tokens.size() == 1 &&
+      clean_path(tokens.front()) == kVolumeMarkerDir) {
     if (!config.requests.accept_volume_mounts) {
       return Error{std::string(kVisibleDevicesVar) + "=" + kVolumeMarkerDir +
                    ": the GPUs were handed as volume mounts, which this runtime reads only with "
@@ -413,7 +430,7 @@ Result<std::optional<DeviceList>> device_list(const SpecView& spec, const Config
                    " but no device is mounted under it: no GPU given");
     return std::optional<DeviceList>();
   }
-  return std::optional<DeviceList>({GpuRequest::Source::kEnv, tokens, kVisibleDevicesVar});
+  return std::optional<DeviceList>({GpuRequest::Source::kEnv, std::move(tokens), origin});
 }
 
 // What the hook asks beside the devices: capabilities, MIG access, IMEX channels.
@@ -483,14 +500,17 @@ Status read_env_extras(const SpecView& spec, const Config& config, const Logger&
 bool could_be_request_part(std::string_view text, const Config& config) {
   if (text.rfind("NVIDIA_", 0) == 0 || text.find("nvidia-container") != std::string_view::npos)
     return true;
+  const auto starts = [&](const std::string& p) { return text.rfind(p, 0) == 0; };
   const auto& prefixes = config.requests.annotation_prefixes;
-  return std::any_of(prefixes.begin(), prefixes.end(),
-                     [&](const std::string& p) { return text.rfind(p, 0) == 0; });
+  const auto& swarm = config.requests.swarm_resource;
+  return std::any_of(prefixes.begin(), prefixes.end(), starts) ||
+         std::any_of(swarm.begin(), swarm.end(), starts);
 }
 
 bool could_be_request_part_of_any_config(std::string_view text) {
   static const Config defaults;
-  if (could_be_request_part(text, defaults)) return true;
+  if (could_be_request_part(text, defaults) || text.rfind(kSwarmVariablePrefix, 0) == 0)
+    return true;
   const auto tokens = split(text, ',');
   return std::any_of(tokens.begin(), tokens.end(),
                      [](std::string_view t) { return parse_qualified_name(trim(t)).has_value(); });
@@ -506,6 +526,7 @@ Result<std::optional<GpuRequest>> read_gpu_request(const SpecView& spec, const C
   if (!*list) return std::optional<GpuRequest>();
   GpuRequest request;
   request.source = (*list)->source;
+  request.origin = (*list)->origin;
   request.privileged = spec.privileged;
   auto wanted = classify_request((*list)->tokens, (*list)->origin, config, request);
   if (!wanted) return wanted.error();

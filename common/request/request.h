@@ -18,6 +18,8 @@
 namespace gcr {
 
 inline constexpr const char* kVisibleDevicesVar = "NVIDIA_VISIBLE_DEVICES";
+// What Docker Swarm names a generic resource's variable with (DOCKER_RESOURCE_<resource>).
+inline constexpr const char* kSwarmVariablePrefix = "DOCKER_RESOURCE_";
 inline constexpr const char* kVolumeMarkerDir = "/var/run/nvidia-container-devices";
 inline constexpr const char* kImexChannelsVar = "NVIDIA_IMEX_CHANNELS";
 inline constexpr const char* kCliHookOrigin = "ctr --gpus (nvidia-container-cli --device)";
@@ -25,6 +27,9 @@ inline constexpr const char* kCliHookOrigin = "ctr --gpus (nvidia-container-cli 
 struct GpuRequest {
   enum class Source { kAnnotation, kVolumeMount, kCliHook, kEnv };
   Source source = Source::kEnv;
+  // Where the devices were named, for messages: "annotations", the marker folder, the hook's
+  // flag, NVIDIA_VISIBLE_DEVICES or the Swarm variables set.
+  std::string origin = kVisibleDevicesVar;
   bool all = false;                     // every GPU
   std::vector<std::string> device_ids;  // unqualified IDs in request order, deduplicated
   std::vector<std::string> cdi_names;   // qualified CDI names in request order, deduplicated
@@ -52,13 +57,14 @@ struct GpuRequest {
                                                                  const Logger& logger);
 
 // Whether a string of a spec (a key or a value) could be part of a request: an NVIDIA_*
-// variable, a key with a configured annotation prefix, a volume-mount marker or containerd's
-// --gpus hook (both name "nvidia-container"). A spec in which no string could be has no
-// request, whatever its shape, so it need not be read further.
+// variable, a configured Swarm resource variable, a key with a configured annotation prefix, a
+// volume-mount marker or containerd's --gpus hook (both name "nvidia-container"). A spec in
+// which no string could be has no request, whatever its shape, so it need not be read further.
 [[nodiscard]] bool could_be_request_part(std::string_view text, const Config& config);
 
-// The same whatever the configuration says (when it cannot be read): the default's parts, and
-// any string holding a qualified CDI name, which any annotation prefix's value would.
+// The same whatever the configuration says (when it cannot be read): the default's parts, any
+// Swarm resource variable (DOCKER_RESOURCE_*), and any string holding a qualified CDI name,
+// which any annotation prefix's value would.
 [[nodiscard]] bool could_be_request_part_of_any_config(std::string_view text);
 
 }  // namespace gcr

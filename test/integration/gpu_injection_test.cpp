@@ -201,6 +201,23 @@ TEST_CASE("all GPUs, by UUID, by PCI bus id") {
   CHECK(f.devices().count("/dev/nvidia3") == 0);
 }
 
+TEST_CASE("Docker Swarm's generic resource names the GPUs with [requests] swarm-resource") {
+  require_root();
+  GpuFixture f;
+  f.configure({{"requests", {{"swarm-resource", {"DOCKER_RESOURCE_GPU"}}}}});
+  const auto& gpus = f.host().gpus();
+  // Swarm's variable, not the image's NVIDIA_VISIBLE_DEVICES=all.
+  REQUIRE(f.create({"NVIDIA_VISIBLE_DEVICES=all", "NVIDIA_DRIVER_CAPABILITIES=utility",
+                    "DOCKER_RESOURCE_GPU=" + gpus[2].uuid})
+              .err == "");
+  CHECK(f.devices() == NodeNumbers{{"/dev/nvidia4", "195:4"}, {"/dev/nvidiactl", "195:255"}});
+  const auto unknown = f.create({"DOCKER_RESOURCE_GPU=GPU-nope"});
+  CAPTURE(unknown.err);
+  CHECK(unknown.exit_code == 1);
+  CHECK(unknown.err.find("DOCKER_RESOURCE_GPU") != std::string::npos);
+  CHECK(unknown.err.find("GPU-nope") != std::string::npos);
+}
+
 TEST_CASE("none: driver files and control nodes, no GPU") {
   require_root();
   GpuFixture f;

@@ -38,6 +38,7 @@ std::string summary(const gcr::Config& c) {
          {"caps", c.requests.supported_capabilities},
          {"disable-require", c.requests.disable_require},
          {"mode", c.requests.mode},
+         {"swarm", c.requests.swarm_resource},
          {"spec-dirs", c.cdi.spec_dirs},
          {"kind", c.cdi.default_kind},
          {"ctk", c.hooks.ctk_path},
@@ -111,14 +112,15 @@ TEST_CASE("a customised file: each choice carried to our key, same decisions on 
                   {"annotation-prefixes", {"cdi.k8s.io/", "nvidia.cdi.k8s.io/"}},
                   {"supported-capabilities", {"compute", "utility"}},
                   {"disable-require", true},
-                  {"mode", "cdi"}}},
+                  {"mode", "cdi"},
+                  {"swarm-resource", {"DOCKER_RESOURCE_GPU"}}}},
                 {"cdi", {{"spec-dirs", {"/etc/cdi", "/var/run/cdi", "/opt/cdi"}}}},
                 {"hooks", {{"ldconfig", "@/sbin/ldconfig.real"}}}});
   CHECK(summary(r.config) == summary(expected));
   CHECK(decisions(r.config) == decisions(expected));
   CHECK(decisions(r.config) != decisions(gcr::Config{}));
-  for (const char* key : {"swarm-resource", "nvidia-container-cli.no-cgroups",
-                          "nvidia-container-cli.debug", "features.allow-cuda-compat-libs"}) {
+  for (const char* key : {"nvidia-container-cli.no-cgroups", "nvidia-container-cli.debug",
+                          "features.allow-cuda-compat-libs"}) {
     CHECK_MESSAGE(r.toml.find(std::string("#   ") + key) != std::string::npos, key);
   }
   // What is printed is a file of ours that means the same.

@@ -106,6 +106,8 @@ TEST_CASE("[device-plugin] keys are validated like every other key") {
        "`device-plugin.sharing` mps is not supported on MIG devices"},
       {"[device-plugin]\nmps-root = \"mps\"\n",
        "`device-plugin.mps-root` must be an absolute path"},
+      {"[device-plugin]\nimex-channel = \"yes\"\n",
+       "`device-plugin.imex-channel` must be one of disabled, auto, enabled"},
   };
   expect_refusals(dir, cases);
   write_file(dir / "ok.toml",
@@ -192,6 +194,10 @@ TEST_CASE("invalid values are refused") {
        "`requests.cuda-compat-dir` must not have `.` or `..` parts"},
       {"[requests]\ncuda-compat-dir = 1\n", "`requests.cuda-compat-dir` must be a string"},
       {"[cdi]\nspec-dirs = [\"/etc/cdi\", \"cdi\"]\n", "`cdi` must be an absolute path"},
+      {"[requests]\nswarm-resource = [\"DOCKER RESOURCE\"]\n",
+       "`DOCKER RESOURCE` is not an environment variable name"},
+      {"[requests]\nswarm-resource = [\"A=B\"]\n", "`A=B` is not an environment variable name"},
+      {"[requests]\nswarm-resource = [\"\"]\n", "`` is not an environment variable name"},
   };
   expect_refusals(dir, cases);
 }

@@ -171,6 +171,32 @@ TEST_CASE("unprivileged policy: CAP_SYS_ADMIN in the bounding set, exactly") {
       asks_nothing(caps({{"effective", {"CAP_SYS_ADMIN"}}, {"bounding", Json::array()}}), strict));
 }
 
+TEST_CASE("[requests] swarm-resource: Swarm's variables, when set, name the GPUs instead") {
+  gcr::Config swarm;
+  swarm.requests.swarm_resource = {"DOCKER_RESOURCE_GPU", "DOCKER_RESOURCE_NVIDIA-GPU"};
+  // Every one set, in the configured order; NVIDIA_VISIBLE_DEVICES (the image's `all`) unread.
+  auto r = must_request(spec_with({"NVIDIA_VISIBLE_DEVICES=all", "DOCKER_RESOURCE_NVIDIA-GPU=GPU-b",
+                                   "DOCKER_RESOURCE_GPU=GPU-a,GPU-c"}),
+                        swarm);
+  CHECK(r.source == gcr::GpuRequest::Source::kEnv);
+  CHECK(r.device_ids == std::vector<std::string>{"GPU-a", "GPU-c", "GPU-b"});
+  CHECK_FALSE(r.all);
+  // Set but empty: nothing, as NVIDIA's runtime reads it, not NVIDIA_VISIBLE_DEVICES.
+  CHECK(asks_nothing(spec_with({"NVIDIA_VISIBLE_DEVICES=all", "DOCKER_RESOURCE_GPU="}), swarm));
+  // Only a variable alone in the spec still asks (the spec is read, not skipped).
+  CHECK(must_request(spec_with({"DOCKER_RESOURCE_GPU=1"}), swarm).device_ids ==
+        std::vector<std::string>{"1"});
+  // None set: NVIDIA_VISIBLE_DEVICES; not configured: Swarm's variable is nothing.
+  CHECK(must_request(spec_with({"NVIDIA_VISIBLE_DEVICES=all"}), swarm).all);
+  CHECK(asks_nothing(spec_with({"DOCKER_RESOURCE_GPU=1"})));
+  // A wrong list is named with the variable; the unprivileged rule applies as to the others.
+  const auto both = error_of(spec_with({"DOCKER_RESOURCE_GPU=none,1"}), swarm);
+  CHECK(both.find("DOCKER_RESOURCE_GPU") != std::string::npos);
+  CHECK(both.find("`none` cannot be combined") != std::string::npos);
+  swarm.requests.accept_env_when_unprivileged = false;
+  CHECK(asks_nothing(spec_with({"DOCKER_RESOURCE_GPU=1"}), swarm));
+}
+
 TEST_CASE(
     "volume-mount markers: only from /dev/null, only under the marker dir, only when enabled") {
   gcr::Config marks;
