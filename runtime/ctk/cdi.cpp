@@ -245,17 +245,27 @@ int list(const std::vector<std::string>& args, const Config& config) {
   return 0;
 }
 
+// A command's --spec-dir folders (default [cdi] spec-dirs) into `dirs` and its arguments, each
+// a `what`, into `values`: nullopt when it goes on, else its exit status (--help, a bad option).
+std::optional<int> parse_dirs_and_values(const std::vector<std::string>& args, const char* what,
+                                         const char* description, const char* usage,
+                                         std::vector<std::string>& dirs,
+                                         std::vector<std::string>& values) {
+  po::options_description desc("options");
+  add_spec_dir_option(desc, dirs);
+  desc.add_options()(what, po::value(&values), description);
+  po::positional_options_description positional;
+  positional.add(what, -1);
+  po::variables_map vm;
+  return parse(args, desc, positional, vm, usage);
+}
+
 int validate(const std::vector<std::string>& args, const Config& config) {
   std::vector<std::string> files;
   std::vector<std::string> dirs = config.cdi.spec_dirs;
-  po::options_description desc("options");
-  add_spec_dir_option(desc, dirs);
-  desc.add_options()("file", po::value(&files), "spec file");
-  po::positional_options_description positional;
-  positional.add("file", -1);
-  po::variables_map vm;
-  if (auto done = parse(args, desc, positional, vm,
-                        "usage: gpu-ctk cdi validate [FILE...] [--spec-dir DIR]..."))
+  if (auto done = parse_dirs_and_values(args, "file", "spec file",
+                                        "usage: gpu-ctk cdi validate [FILE...] [--spec-dir DIR]...",
+                                        dirs, files))
     return *done;
   int problems = 0;
   if (files.empty()) {
@@ -276,14 +286,9 @@ int validate(const std::vector<std::string>& args, const Config& config) {
 int resolve(const std::vector<std::string>& args, const Config& config) {
   std::vector<std::string> names;
   std::vector<std::string> dirs = config.cdi.spec_dirs;
-  po::options_description desc("options");
-  add_spec_dir_option(desc, dirs);
-  desc.add_options()("name", po::value(&names), "qualified device name");
-  po::positional_options_description positional;
-  positional.add("name", -1);
-  po::variables_map vm;
-  if (auto done = parse(args, desc, positional, vm,
-                        "usage: gpu-ctk cdi resolve [--spec-dir DIR]... NAME..."))
+  if (auto done = parse_dirs_and_values(args, "name", "qualified device name",
+                                        "usage: gpu-ctk cdi resolve [--spec-dir DIR]... NAME...",
+                                        dirs, names))
     return *done;
   auto edits = cdi_edits_for(load_cdi_registry(dirs), names);
   if (!edits) return fail(edits.error().message);
