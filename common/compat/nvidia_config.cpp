@@ -156,10 +156,12 @@ Status capabilities(Importer& in, const std::string& key, const Json& v) {
 // NVIDIA's comma-separated variable names are our list.
 Status swarm_resource(Importer& in, const std::string& key, const Json& v) {
   if (!v.is_string()) return in.error(key, "must be a string");
-  Json names = Json::array();
+  std::vector<std::string> names;
   for (auto item : split(v.get_ref<const std::string&>(), ',')) {
-    if (!trim(item).empty()) names.push_back(std::string(trim(item)));
+    const std::string name(trim(item));
+    if (!name.empty()) names.push_back(name);
   }
+  if (auto s = check_swarm_resource(names); !s) return in.error(key, s.error().message);
   if (!names.empty()) in.set("requests", "swarm-resource", names, key);
   return {};
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <initializer_list>
+#include <set>
 #include <string_view>
 
 #include "base/text.h"
@@ -254,17 +255,6 @@ Status check_prefixes(const std::vector<std::string>& prefixes) {
   return {};
 }
 
-// Environment variable names: a container's `NAME=value` entries are matched by them.
-Status check_variable_names(const std::vector<std::string>& names) {
-  for (const auto& name : names) {
-    const bool plain = !name.empty() && name.size() <= 256 &&
-                       std::all_of(name.begin(), name.end(),
-                                   [](char c) { return c > 0x20 && c < 0x7f && c != '='; });
-    if (!plain) return Error{"`" + printable(name, 64) + "` is not an environment variable name"};
-  }
-  return {};
-}
-
 Status check_capabilities(const std::vector<std::string>& names) {
   for (const auto& name : names) {
     if (!capability_from_name(name)) return Error{"`" + name + "` is not a driver capability"};
@@ -328,7 +318,7 @@ const std::vector<Key>& keys() {
       {"requests", "cuda-compat-dir", Type::kString,
        assign(&C::requests, &C::Requests::cuda_compat_dir, check_cuda_compat_dir)},
       {"requests", "swarm-resource", Type::kStringList,
-       assign(&C::requests, &C::Requests::swarm_resource, check_variable_names)},
+       assign(&C::requests, &C::Requests::swarm_resource, check_swarm_resource)},
       {"cdi", "spec-dirs", Type::kStringList,
        assign(&C::cdi, &C::Cdi::spec_dirs, require_absolute_each)},
       {"cdi", "default-kind", Type::kString, assign(&C::cdi, &C::Cdi::default_kind, check_kind)},
@@ -398,6 +388,20 @@ bool is_dns_label(std::string_view label) {
 }
 
 }  // namespace
+
+Status check_swarm_resource(const std::vector<std::string>& names) {
+  std::set<std::string> seen;
+  for (const auto& name : names) {
+    const bool plain = !name.empty() && name.size() <= 256 &&
+                       std::all_of(name.begin(), name.end(),
+                                   [](char c) { return c > 0x20 && c < 0x7f && c != '='; });
+    if (!plain) return Error{"`" + printable(name, 64) + "` is not an environment variable name"};
+    if (name.starts_with("NVIDIA_") && name != "NVIDIA_VISIBLE_DEVICES")
+      return Error{"`" + name + "` is one of the runtime's own variables"};
+    if (!seen.insert(name).second) return Error{"names `" + name + "` twice"};
+  }
+  return {};
+}
 
 bool is_extended_resource_name(const std::string& name) {
   const auto slash = name.find('/');

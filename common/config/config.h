@@ -92,6 +92,11 @@ struct Config {
   }
 };
 
+// [requests] swarm-resource: environment variable names (a container's `NAME=value` entries are
+// matched by them), each once, none of the runtime's own NVIDIA_* variables but
+// NVIDIA_VISIBLE_DEVICES.
+[[nodiscard]] Status check_swarm_resource(const std::vector<std::string>& names);
+
 // An extended resource name the kubelet accepts: <DNS subdomain>/<name>, not in kubernetes.io.
 [[nodiscard]] bool is_extended_resource_name(const std::string& name);
 

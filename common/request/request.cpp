@@ -13,6 +13,8 @@ namespace {
 
 constexpr const char* kCapabilitiesVar = "NVIDIA_DRIVER_CAPABILITIES";
 constexpr const char* kRequirePrefix = "NVIDIA_REQUIRE_";
+// What Docker Swarm names a generic resource's variable with (DOCKER_RESOURCE_<resource>).
+constexpr const char* kSwarmVariablePrefix = "DOCKER_RESOURCE_";
 constexpr const char* kJetpackPrefix = "NVIDIA_REQUIRE_JETPACK";
 constexpr std::uint64_t kMaxImexChannel = (1u << 20) - 1;
 
@@ -61,7 +63,7 @@ Result<std::vector<std::string>> annotation_names(const SpecView& spec, const Co
       if (name.starts_with(kJitCdiPrefix)) {
         return Error{"annotation " + printable(key, 128) + ": `" + printable(name, 128) +
                      "`: " + std::string(kJitCdiPrefix) +
-                     "<id> names are accepted in NVIDIA_VISIBLE_DEVICES only"};
+                     "<id> names are accepted in the environment's device list only"};
       }
       names.push_back(name);
     }
@@ -377,21 +379,21 @@ struct DeviceList {
   std::string origin;
 };
 
-// The environment's device list and the variables it came from: Docker Swarm's generic-resource
-// variables ([requests] swarm-resource) where the spec sets any of them (even empty), each of
-// them set in order, as NVIDIA's runtime reads them; else NVIDIA_VISIBLE_DEVICES.
-std::pair<std::vector<std::string>, std::string> env_device_list(const SpecView& spec,
-                                                                 const Config& config) {
+// The environment's device list: Docker Swarm's generic-resource variables ([requests]
+// swarm-resource) where the spec sets any of them (even empty), each of them set in order, as
+// NVIDIA's runtime reads them; else NVIDIA_VISIBLE_DEVICES. Its origin names the variables.
+DeviceList env_device_list(const SpecView& spec, const Config& config) {
   std::vector<std::string> tokens;
-  std::vector<std::string> set;
+  std::vector<std::string> present;
   for (const auto& name : config.requests.swarm_resource) {
     const auto value = env_value(spec, name);
     if (!value) continue;
-    set.push_back(name);
+    present.push_back(name);
     for (auto& token : comma_list(*value)) tokens.push_back(std::move(token));
   }
-  if (!set.empty()) return {std::move(tokens), join(set, ",")};
-  return {comma_list(env_value(spec, kVisibleDevicesVar).value_or("")), kVisibleDevicesVar};
+  if (!present.empty()) return {GpuRequest::Source::kEnv, std::move(tokens), join(present, ",")};
+  return {GpuRequest::Source::kEnv, comma_list(env_value(spec, kVisibleDevicesVar).value_or("")),
+          kVisibleDevicesVar};
 }
 
 Result<std::optional<DeviceList>> device_list(const SpecView& spec, const Config& config,
@@ -407,19 +409,21 @@ Result<std::optional<DeviceList>> device_list(const SpecView& spec, const Config
           {GpuRequest::Source::kVolumeMount, marked, kVolumeMarkerDir});
   }
   if (hook != nullptr) {
-    const auto env = env_value(spec, kVisibleDevicesVar);
-    if (env && !trim(*env).empty()) {
-      logger.info(std::string(kCliHookOrigin) + " chooses the GPUs; " + kVisibleDevicesVar + "=" +
-                  printable(*env, 64) + " (usually the image's default) is not used");
+    const auto env = env_device_list(spec, config);
+    if (!env.tokens.empty()) {
+      logger.info(std::string(kCliHookOrigin) + " chooses the GPUs; " + env.origin + "=" +
+                  printable(join(env.tokens, ","), 64) +
+                  " (usually the image's default) is not used");
     }
     const auto tokens = hook->devices.empty() ? std::vector<std::string>{"none"} : hook->devices;
     return std::optional<DeviceList>({GpuRequest::Source::kCliHook, tokens, kCliHookOrigin});
   }
-  auto [tokens, origin] = env_device_list(spec, config);
+  auto env = env_device_list(spec, config);
+  const auto& tokens = env.tokens;
   if (tokens.empty()) return std::optional<DeviceList>();
-  if (!env_request_allowed(spec, config, logger, origin)) return std::optional<DeviceList>();
+  if (!env_request_allowed(spec, config, logger, env.origin)) return std::optional<DeviceList>();
   // The device plugin's volume-mounts strategy: the GPUs are the markers, not this value.
-  if (origin == kVisibleDevicesVar && tokens.size() == 1 &&
+  if (env.origin == kVisibleDevicesVar && tokens.size() == 1 &&
       clean_path(tokens.front()) == kVolumeMarkerDir) {
     if (!config.requests.accept_volume_mounts) {
       return Error{std::string(kVisibleDevicesVar) + "=" + kVolumeMarkerDir +
@@ -430,7 +434,7 @@ Result<std::optional<DeviceList>> device_list(const SpecView& spec, const Config
                    " but no device is mounted under it: no GPU given");
     return std::optional<DeviceList>();
   }
-  return std::optional<DeviceList>({GpuRequest::Source::kEnv, std::move(tokens), origin});
+  return std::optional<DeviceList>(std::move(env));
 }
 
 // What the hook asks beside the devices: capabilities, MIG access, IMEX channels.

@@ -18,8 +18,6 @@
 namespace gcr {
 
 inline constexpr const char* kVisibleDevicesVar = "NVIDIA_VISIBLE_DEVICES";
-// What Docker Swarm names a generic resource's variable with (DOCKER_RESOURCE_<resource>).
-inline constexpr const char* kSwarmVariablePrefix = "DOCKER_RESOURCE_";
 inline constexpr const char* kVolumeMarkerDir = "/var/run/nvidia-container-devices";
 inline constexpr const char* kImexChannelsVar = "NVIDIA_IMEX_CHANNELS";
 inline constexpr const char* kCliHookOrigin = "ctr --gpus (nvidia-container-cli --device)";
@@ -62,9 +60,10 @@ struct GpuRequest {
 // which no string could be has no request, whatever its shape, so it need not be read further.
 [[nodiscard]] bool could_be_request_part(std::string_view text, const Config& config);
 
-// The same whatever the configuration says (when it cannot be read): the default's parts, any
-// Swarm resource variable (DOCKER_RESOURCE_*), and any string holding a qualified CDI name,
-// which any annotation prefix's value would.
+// The same, nearly, whatever the configuration says (when it cannot be read): the default's
+// parts, any string holding a qualified CDI name, which any annotation prefix's value would, and
+// Docker Swarm's variables (DOCKER_RESOURCE_*; a swarm-resource name of another form is not
+// known then).
 [[nodiscard]] bool could_be_request_part_of_any_config(std::string_view text);
 
 }  // namespace gcr

@@ -310,12 +310,14 @@ TEST_CASE("a configuration that fails as a whole stops a GPU create only; runtim
       f.shim({"--gpu-config", f.path("lost.toml"), "create", "--bundle", f.bundle(), "c4"});
   CHECK(lost.exit_code == 1);
   CHECK(lost.err.find("lost.toml") != std::string::npos);
-  // A request in any form a configuration could name: an annotation's CDI name too.
+  // A request in any form a configuration could name: an annotation's CDI name, a Docker Swarm
+  // resource variable too.
+  const std::string head =
+      R"({"ociVersion":"1.0.2","process":{"args":["sh"]},"root":{"path":"rootfs"},)";
   for (const std::string& spec :
-       {kGpuSpec,
-        std::string(
-            R"({"ociVersion":"1.0.2","process":{"args":["sh"]},"root":{"path":"rootfs"},)") +
-            R"("annotations":{"example.com/gpus":"nvidia.com/gpu=0"}})"}) {
+       {kGpuSpec, head + R"("annotations":{"example.com/gpus":"nvidia.com/gpu=0"}})",
+        std::string(R"({"ociVersion":"1.0.2","process":{"args":["sh"],)") +
+            R"("env":["DOCKER_RESOURCE_GPU=0"]},"root":{"path":"rootfs"}})"}) {
     CAPTURE(spec);
     f.write_spec(spec);
     const auto gpu =

@@ -129,6 +129,21 @@ TEST_CASE("a customised file: each choice carried to our key, same decisions on 
   CHECK(summary(ours(gcr::toml_to_json(*table))) == summary(expected));
 }
 
+TEST_CASE("swarm-resource: NVIDIA's comma list is our list; a name we refuse is named") {
+  CHECK(imported("swarm-resource = \" DOCKER_RESOURCE_GPU , ,GPUS \"\n")
+            .config.requests.swarm_resource ==
+        std::vector<std::string>{"DOCKER_RESOURCE_GPU", "GPUS"});
+  for (const char* empty : {"\"\"", "\"  ,  \""}) {
+    CAPTURE(empty);
+    const auto r = imported(std::string("swarm-resource = ") + empty + "\n");
+    CHECK(r.config.requests.swarm_resource.empty());
+    CHECK(r.toml.find("swarm-resource") == std::string::npos);
+  }
+  CHECK(config_error("swarm-resource = \"NVIDIA_DRIVER_CAPABILITIES\"\n") ==
+        "nvidia.toml: swarm-resource `NVIDIA_DRIVER_CAPABILITIES` is one of the runtime's own "
+        "variables");
+}
+
 TEST_CASE("cuda-compat-mode: NVIDIA's ways of loading the image's compat libcuda are ours") {
   const std::string key = "[nvidia-container-runtime.modes.legacy]\ncuda-compat-mode = ";
   for (const char* on : {"\"ldconfig\"", "\"hook\"", "\"mount\""}) {

@@ -198,6 +198,9 @@ TEST_CASE("invalid values are refused") {
        "`DOCKER RESOURCE` is not an environment variable name"},
       {"[requests]\nswarm-resource = [\"A=B\"]\n", "`A=B` is not an environment variable name"},
       {"[requests]\nswarm-resource = [\"\"]\n", "`` is not an environment variable name"},
+      {"[requests]\nswarm-resource = [\"NVIDIA_IMEX_CHANNELS\"]\n",
+       "`NVIDIA_IMEX_CHANNELS` is one of the runtime's own variables"},
+      {"[requests]\nswarm-resource = [\"GPUS\", \"GPUS\"]\n", "names `GPUS` twice"},
   };
   expect_refusals(dir, cases);
 }

@@ -193,6 +193,9 @@ TEST_CASE("[requests] swarm-resource: Swarm's variables, when set, name the GPUs
   const auto both = error_of(spec_with({"DOCKER_RESOURCE_GPU=none,1"}), swarm);
   CHECK(both.find("DOCKER_RESOURCE_GPU") != std::string::npos);
   CHECK(both.find("`none` cannot be combined") != std::string::npos);
+  // The plugin's marker folder means "see the markers" in NVIDIA_VISIBLE_DEVICES alone.
+  CHECK(must_request(spec_with({"DOCKER_RESOURCE_GPU=/var/run/nvidia-container-devices"}), swarm)
+            .device_ids == std::vector<std::string>{"/var/run/nvidia-container-devices"});
   swarm.requests.accept_env_when_unprivileged = false;
   CHECK(asks_nothing(spec_with({"DOCKER_RESOURCE_GPU=1"}), swarm));
 }
@@ -246,7 +249,7 @@ TEST_CASE("annotations win; their values must be qualified CDI names") {
   CHECK(
       error_of(spec_with({}, {{"annotations", {{"cdi.k8s.io/x", "runtime.nvidia.com/gpu=0"}}}})) ==
       "annotation cdi.k8s.io/x: `runtime.nvidia.com/gpu=0`: runtime.nvidia.com/gpu=<id> names are "
-      "accepted in NVIDIA_VISIBLE_DEVICES only");
+      "accepted in the environment's device list only");
 }
 
 TEST_CASE("MIG config and monitor need a privileged container and `all`") {
