@@ -1,7 +1,5 @@
 #include "deviceplugin/imex.h"
 
-#include <cstdint>
-
 #include "base/node_stat.h"
 #include "base/text.h"
 #include "driver/host.h"
@@ -15,14 +13,8 @@ const std::string kChannelName = "channel" + std::to_string(kDefaultImexChannel)
 // The default channel's character device in the dev root, or why it is not there.
 Status find_default_channel(const Config& config) {
   DriverHost host(config.driver, lstat_node);  // read now: nothing kept between calls
-  DeviceNodes& nodes = host.devices();
-  const std::string path = nodes.dev_path(kChannelDir + "/" + kChannelName);
-  const auto found = nodes.char_nodes(kChannelDir, kChannelName);
-  if (found.empty()) return Error{"no character device (" + path + ")"};
-  if (found.front().minor != static_cast<std::int64_t>(kDefaultImexChannel)) {
-    return Error{"its minor is " + std::to_string(found.front().minor.value_or(0)) + ", not " +
-                 std::to_string(kDefaultImexChannel) + " (" + path + ")"};
-  }
+  auto node = host.devices().imex_channel_device(kDefaultImexChannel);
+  if (!node) return node.error();
   return {};
 }
 

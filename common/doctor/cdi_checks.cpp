@@ -15,6 +15,7 @@ namespace gcr {
 namespace {
 
 constexpr const char* kArea = "cdi";
+constexpr const char* kImexClass = "imex-channel";  // gpu-ctk cdi generate --mode imex's
 
 // The host files a spec's edits name: device nodes, bind mounts and hooks.
 void host_paths_of(const ContainerEdits& edits, std::set<std::string>& out) {
@@ -64,10 +65,12 @@ std::string regenerate_command(const CdiSpec& spec, const std::string& path) {
   std::string command = "gpu-ctk cdi generate";
   if (vendor == kManagementVendor) {
     command += " --mode management";
-  } else if (vendor != "nvidia.com") {
-    command += " --vendor " + vendor;
+  } else if (device_class == kImexClass) {
+    command += " --mode imex";
   }
-  if (!device_class.empty() && device_class != "gpu") command += " --class " + device_class;
+  if (vendor != "nvidia.com" && vendor != kManagementVendor) command += " --vendor " + vendor;
+  if (!device_class.empty() && device_class != "gpu" && device_class != kImexClass)
+    command += " --class " + device_class;
   return command + " --output " + path;
 }
 
@@ -109,6 +112,33 @@ void check_plugin_names(const Config& config, const CdiRegistry& registry, Findi
                 evidence, fix + ", after every change of GPUs");
 }
 
+// With imex-channel and device-list cdi-annotations or cdi-cri, the plugin hands out
+// <vendor>/imex-channel=0 beside the GPUs while the node has the channel: a spec must define it,
+// or every pod given GPUs fails to start.
+void check_plugin_imex_name(const Config& config, const CdiRegistry& registry, Findings& findings) {
+  if (!plugin_hands_out_cdi_names(config) || config.device_plugin.imex_channel == "disabled")
+    return;
+  DriverHost host(config.driver, lstat_node);
+  if (!host.devices().imex_channel_device(0)) return;  // none handed out: kubernetes says so
+  const std::string& kind = config.cdi.default_kind;
+  const std::string name = kind.substr(0, kind.find('/')) + "/" + kImexClass + "=0";
+  const std::string evidence =
+      "[device-plugin] imex-channel = " + config.device_plugin.imex_channel + "; " +
+      join(config.cdi.spec_dirs, ", ");
+  if (registry.devices.count(name) != 0) {
+    findings.ok(kArea, "the IMEX channel the device plugin hands out is a device of a spec",
+                evidence);
+    return;
+  }
+  findings.fail(kArea,
+                "no spec defines " + name +
+                    ", which the device plugin hands out with the GPUs: pods given GPUs fail to "
+                    "start (unresolvable CDI devices)",
+                evidence,
+                "gpu-ctk cdi generate --mode imex --output /var/run/cdi/nvidia-imex.yaml (or "
+                "systemctl enable --now gpu-cdi-refresh.path gpu-cdi-refresh.service)");
+}
+
 }  // namespace
 
 std::optional<std::string> library_version_of(const std::string& path) {
@@ -145,7 +175,10 @@ void check_cdi(const Config& config, const CdiRegistry& registry,
   }
   if (!registry.specs.empty() || !registry.errors.empty()) {
     // A refused spec may be the one that names them: its FAIL says what to do first.
-    if (registry.errors.empty()) check_plugin_names(config, registry, findings);
+    if (registry.errors.empty()) {
+      check_plugin_names(config, registry, findings);
+      check_plugin_imex_name(config, registry, findings);
+    }
     return;
   }
   const std::string dirs = join(config.cdi.spec_dirs, ", ");

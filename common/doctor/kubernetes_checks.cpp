@@ -8,9 +8,11 @@
 #include <cstring>
 
 #include "base/fs.h"
+#include "base/node_stat.h"
 #include "base/text.h"
 #include "doctor/engine_facts.h"
 #include "doctor/host_programs.h"
+#include "driver/host.h"
 
 namespace gcr {
 namespace {
@@ -129,11 +131,37 @@ void check_strategy(const Config& config, const DoctorOptions& options, Findings
   if (!failed) findings.ok(kArea, "the runtime accepts what the device plugin hands out", evidence);
 }
 
+// [device-plugin] imex-channel: whether the node has the default IMEX channel it gives (the
+// plugin looks for its character device alone, as here).
+void check_imex_channel(const Config& config, Findings& findings) {
+  const std::string& mode = config.device_plugin.imex_channel;
+  if (mode == "disabled") return;
+  DriverHost host(config.driver, lstat_node);
+  const auto node = host.devices().imex_channel_device(0);
+  const std::string evidence = "[device-plugin] imex-channel = " + mode +
+                               (config.source.empty() ? "" : " in " + config.source);
+  if (node) {
+    findings.ok(kArea, "pods given GPUs get IMEX channel 0 (" + node->host_path + ")", evidence);
+  } else if (mode == "auto") {
+    findings.ok(kArea, "no IMEX channel 0 on this node, so pods get none: " + node.error().message,
+                evidence);
+  } else {
+    findings.fail(kArea,
+                  "imex-channel = enabled, but this node has no IMEX channel 0: pods given GPUs "
+                  "are refused (" +
+                      node.error().message + ")",
+                  evidence,
+                  "load the driver with NVreg_CreateImexChannel0=1, or imex-channel = \"auto\" "
+                  "in [device-plugin]");
+  }
+}
+
 }  // namespace
 
 void check_kubernetes(const Config& config, const DoctorOptions& options, Findings& findings) {
   check_sockets(config, findings);
   check_strategy(config, options, findings);
+  check_imex_channel(config, findings);
 }
 
 }  // namespace gcr

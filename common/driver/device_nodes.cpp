@@ -297,6 +297,19 @@ Result<DeviceNode> DeviceNodes::imex_channel_node(unsigned channel) {
   return node;
 }
 
+Result<DeviceNode> DeviceNodes::imex_channel_device(unsigned channel) {
+  const std::string dir = "/dev/nvidia-caps-imex-channels";
+  const std::string name = "channel" + std::to_string(channel);
+  const std::string path = dev_path(dir + "/" + name);
+  auto found = char_nodes(dir, name);
+  if (found.empty()) return Error{"no character device (" + path + ")"};
+  if (found.front().minor != static_cast<std::int64_t>(channel)) {
+    return Error{"device node minor " + std::to_string(found.front().minor.value_or(0)) +
+                 " is not channel " + std::to_string(channel) + " (" + path + ")"};
+  }
+  return std::move(found.front());
+}
+
 Result<MigMinors> DeviceNodes::mig_minors() {
   const std::string path = dev_path("/proc/driver/nvidia-caps/mig-minors");
   auto text = fs_.read_file(path, kMaxProcFileBytes);

@@ -92,6 +92,9 @@ class DeviceNodes {
   // /dev/nvidia-caps-imex-channels/channel<N>: its major the one /proc/devices lists for
   // nvidia-caps-imex-channels, its minor N.
   [[nodiscard]] Result<DeviceNode> imex_channel_node(unsigned channel);
+  // The same channel's character device by its name and minor alone, for readers that see the
+  // host's /dev but not its /proc/devices (the device plugin's DaemonSet).
+  [[nodiscard]] Result<DeviceNode> imex_channel_device(unsigned channel);
   // proc/driver/nvidia-caps/mig-minors: which cap minor stands for what.
   [[nodiscard]] Result<MigMinors> mig_minors();
   // The MIG instances proc/driver/nvidia/capabilities/gpu<minor>/mig lists for a GPU.

@@ -655,6 +655,48 @@ TEST_CASE("doctor: on cgroup v2, NVIDIA nodes without their /dev/char links fail
         std::string::npos);
 }
 
+TEST_CASE(
+    "doctor: imex-channel: the node's channel 0, and its CDI name where the plugin hands one") {
+  REQUIRE(gcr::test::is_root());
+  DoctorNode node;
+  node.make_healthy();
+  node.configure({{"device-plugin", {{"imex-channel", "auto"}}}});
+  auto r = node.doctor();
+  CHECK(line_starting(r.out, "ok    kubernetes: pods given GPUs get IMEX channel 0 (") != "");
+  // With a CDI strategy the plugin names nvidia.com/imex-channel=0: a spec must define it.
+  node.configure(
+      {{"device-plugin", {{"imex-channel", "auto"}, {"device-list", {"cdi-annotations"}}}}});
+  REQUIRE(node.ctk({"cdi", "generate", "--output", node.f.path("cdi/nvidia.yaml")}).exit_code == 0);
+  r = node.doctor();
+  CHECK(r.exit_code == 1);
+  const std::string missing = line_starting(r.out,
+                                            "FAIL  cdi: no spec defines nvidia.com/imex-channel=0, "
+                                            "which the device plugin hands out with the GPUs");
+  CHECK(missing.find("fix: gpu-ctk cdi generate --mode imex --output "
+                     "/var/run/cdi/nvidia-imex.yaml") != std::string::npos);
+  const std::string imex = node.f.path("cdi/nvidia-imex.yaml");
+  REQUIRE(node.ctk({"cdi", "generate", "--mode", "imex", "--output", imex}).exit_code == 0);
+  r = node.doctor();
+  CHECK(line_starting(r.out,
+                      "ok    cdi: the IMEX channel the device plugin hands out is a "
+                      "device of a spec") != "");
+  CHECK(line_starting(r.out, "ok    cdi: nvidia.com/imex-channel: 3 devices") != "");
+  // enabled without the channel: every pod given GPUs is refused.
+  const std::string channel = node.f.host().dev_root() + "/dev/nvidia-caps-imex-channels/channel0";
+  REQUIRE(::rename(channel.c_str(), (channel + ".away").c_str()) == 0);
+  node.configure({{"device-plugin", {{"imex-channel", "enabled"}}}});
+  r = node.doctor();
+  CHECK(r.exit_code == 1);
+  CHECK(line_starting(r.out,
+                      "FAIL  kubernetes: imex-channel = enabled, but this node has no "
+                      "IMEX channel 0: pods given GPUs are refused (no character device (" +
+                          channel + "))") != "");
+  node.configure({{"device-plugin", {{"imex-channel", "auto"}}}});
+  r = node.doctor();
+  CHECK(line_starting(r.out,
+                      "ok    kubernetes: no IMEX channel 0 on this node, so pods get none") != "");
+}
+
 TEST_CASE("doctor: device-list strategies the runtime's [requests] refuse") {
   REQUIRE(gcr::test::is_root());
   DoctorNode node;
