@@ -1,8 +1,6 @@
 #include "cdi/generate.h"
 
 #include <algorithm>
-#include <cstring>
-#include <limits>
 #include <map>
 
 #include "base/text.h"
@@ -11,6 +9,7 @@
 #include "edits/injected_hooks.h"
 #include "injection/live_edits.h"
 #include "request/gpu_select.h"
+#include "vocabulary/imex_channel.h"
 
 namespace gcr {
 namespace {
@@ -161,7 +160,7 @@ void drop_device_limiting_hooks(ContainerEdits& edits, const Config::Hooks& hook
 std::vector<DeviceNode> management_nodes(DeviceNodes& devices) {
   auto nodes = devices.char_nodes("/dev", "nvidia*");
   auto caps = devices.char_nodes("/dev/nvidia-caps", "nvidia-cap*");
-  auto channels = devices.char_nodes("/dev/nvidia-caps-imex-channels", "channel*");
+  auto channels = devices.char_nodes(kImexChannelDir, "channel*");
   nodes.insert(nodes.end(), caps.begin(), caps.end());
   nodes.insert(nodes.end(), channels.begin(), channels.end());
   std::erase_if(nodes, [](const DeviceNode& node) {
@@ -224,25 +223,22 @@ Result<CdiSpec> generate_management_spec(DriverHost& host, const Config& config,
 }
 
 Result<CdiSpec> generate_imex_spec(DriverHost& host, const std::string& kind) {
-  const std::string dir = "/dev/nvidia-caps-imex-channels";
+  const std::string dir(kImexChannelDir);
   std::map<unsigned, DeviceNode> channels;  // in channel order
   for (const auto& found : host.devices().char_nodes(dir, "channel*")) {
-    const std::string suffix = basename_of(found.path).substr(std::strlen("channel"));
-    const auto number = parse_decimal(suffix);
-    if (!number || *number > std::numeric_limits<unsigned>::max() ||
-        std::to_string(*number) != suffix) {
+    const auto channel = imex_channel_of_node_name(basename_of(found.path));
+    if (!channel) {
       host.notes().add("IMEX channel device left out: its name is no channel number (" +
                        found.host_path + ")");
       continue;
     }
-    const auto channel = static_cast<unsigned>(*number);
-    auto node = host.devices().imex_channel_node(channel);
+    auto node = host.devices().imex_channel_node(*channel);
     if (!node) {
-      host.notes().add("IMEX channel " + std::to_string(channel) +
+      host.notes().add("IMEX channel " + std::to_string(*channel) +
                        " left out: " + node.error().message);
       continue;
     }
-    channels.emplace(channel, std::move(*node));
+    channels.emplace(*channel, std::move(*node));
   }
   if (channels.empty())
     return Error{"no usable IMEX channel in " + host.devices().dev_path(dir) +

@@ -9,6 +9,7 @@
 #include "base/text.h"
 #include "vocabulary/capabilities.h"
 #include "vocabulary/cdi_name.h"
+#include "vocabulary/request_names.h"
 
 namespace gcr {
 namespace {
@@ -396,7 +397,7 @@ Status check_swarm_resource(const std::vector<std::string>& names) {
                        std::all_of(name.begin(), name.end(),
                                    [](char c) { return c > 0x20 && c < 0x7f && c != '='; });
     if (!plain) return Error{"`" + printable(name, 64) + "` is not an environment variable name"};
-    if (name.starts_with("NVIDIA_") && name != "NVIDIA_VISIBLE_DEVICES")
+    if (name.starts_with("NVIDIA_") && name != kVisibleDevicesVar)
       return Error{"`" + name + "` is one of the runtime's own variables"};
     if (!seen.insert(name).second) return Error{"names `" + name + "` twice"};
   }

@@ -12,6 +12,7 @@
 #include "base/fs.h"
 #include "base/text.h"
 #include "driver/proc.h"
+#include "vocabulary/imex_channel.h"
 
 namespace gcr {
 namespace {
@@ -76,7 +77,7 @@ std::vector<CharNode> present_nvidia_nodes(DeviceNodes& nodes) {
   if (dev.empty()) return found;
   add_nodes(nodes, dev, "/dev", "nvidia*", found);
   add_nodes(nodes, dev, "/dev/nvidia-caps", "*", found);
-  add_nodes(nodes, dev, "/dev/nvidia-caps-imex-channels", "*", found);
+  add_nodes(nodes, dev, kImexChannelDir, "*", found);
   return with_announced({}, found);
 }
 

@@ -12,13 +12,14 @@
 
 #include "base/fs.h"
 #include "base/text.h"
+#include "vocabulary/imex_channel.h"
 
 namespace gcr {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr auto kSettle = std::chrono::milliseconds(100);
-constexpr const char* kSubdirs[] = {"nvidia-caps", "nvidia-caps-imex-channels"};
+constexpr const char* kSubdirs[] = {"nvidia-caps", kImexChannelModule};
 constexpr auto kRewatchEvery = std::chrono::seconds(1);
 constexpr std::uint32_t kMask = IN_CREATE | IN_MOVED_TO | IN_ONLYDIR;
 // The NVIDIA subdirectories are watched as what they are; /dev itself where it leads, as its

@@ -7,13 +7,11 @@
 #include "deviceplugin/imex.h"
 #include "deviceplugin/mps_supervisor.h"
 #include "mps/mps_daemon.h"
+#include "vocabulary/imex_channel.h"
+#include "vocabulary/request_names.h"
 
 namespace gcr {
 namespace {
-
-constexpr const char* kVisibleDevices = "NVIDIA_VISIBLE_DEVICES";
-constexpr const char* kImexChannels = "NVIDIA_IMEX_CHANNELS";
-constexpr const char* kMarkerDir = "/var/run/nvidia-container-devices";
 
 bool uses(const Config& config, const char* strategy) {
   const auto& list = config.device_plugin.device_list;
@@ -143,12 +141,13 @@ void add_imex_channels(ContainerAllocation& out, std::vector<std::string>& cdi_n
   if (channels.empty()) return;
   const std::string& kind = config.cdi.default_kind;
   const std::string vendor = kind.substr(0, kind.find('/'));
-  if (uses(config, "envvar")) out.envs[kImexChannels] = imex_channel_list(channels);
+  if (uses(config, "envvar")) out.envs[kImexChannelsVar] = imex_channel_list(channels);
   for (unsigned channel : channels) {
     const std::string n = std::to_string(channel);
     if (uses(config, "volume-mounts"))
-      out.mounts.push_back({"/dev/null", std::string(kMarkerDir) + "/imex/" + n, false});
-    cdi_names.push_back(vendor + "/imex-channel=" + n);
+      out.mounts.push_back(
+          {"/dev/null", std::string(kVolumeMarkerDir) + "/" + kImexMarkerFolder + "/" + n, false});
+    cdi_names.push_back(imex_channel_cdi_name(vendor, channel));
   }
 }
 
@@ -173,13 +172,13 @@ Result<ContainerAllocation> allocate_container(const std::vector<std::string>& i
     cdi_names.push_back(d->cdi_name);
   }
   ContainerAllocation out;
-  if (uses(config, "envvar")) out.envs[kVisibleDevices] = join(gpu_ids, ",");
+  if (uses(config, "envvar")) out.envs[kVisibleDevicesVar] = join(gpu_ids, ",");
   if (uses(config, "volume-mounts")) {
     // As NVIDIA's plugin: the variable says "see the mounts", so an image's own value
     // (NVIDIA_VISIBLE_DEVICES=all) does not select GPUs.
-    out.envs[kVisibleDevices] = kMarkerDir;
+    out.envs[kVisibleDevicesVar] = kVolumeMarkerDir;
     for (const auto& id : gpu_ids)
-      out.mounts.push_back({"/dev/null", std::string(kMarkerDir) + "/" + id, false});
+      out.mounts.push_back({"/dev/null", std::string(kVolumeMarkerDir) + "/" + id, false});
   }
   if (!gpus->empty()) add_imex_channels(out, cdi_names, extras.imex_channels, config);
   // A key per resource: the kubelet merges the answers for a container's resources (a GPU and

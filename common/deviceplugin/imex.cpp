@@ -3,12 +3,10 @@
 #include "base/node_stat.h"
 #include "base/text.h"
 #include "driver/host.h"
+#include "vocabulary/imex_channel.h"
 
 namespace gcr {
 namespace {
-
-const std::string kChannelDir = "/dev/nvidia-caps-imex-channels";
-const std::string kChannelName = "channel" + std::to_string(kDefaultImexChannel);
 
 // The default channel's character device in the dev root, or why it is not there.
 Status find_default_channel(const Config& config) {
@@ -38,7 +36,8 @@ ImexChannelState imex_channel_state(const Config& config) {
   const std::string channel = "IMEX channel " + std::to_string(kDefaultImexChannel);
   const auto found = find_default_channel(config);
   if (found)
-    return {"containers given GPUs get " + channel + " (" + kChannelDir + "/" + kChannelName + ")",
+    return {"containers given GPUs get " + channel + " (" + kImexChannelDir + "/" +
+                imex_channel_node_name(kDefaultImexChannel) + ")",
             false};
   if (mode == "auto")
     return {channel + " is not on this node, so containers given GPUs get none until it is: " +

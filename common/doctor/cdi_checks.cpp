@@ -10,12 +10,12 @@
 #include "cdi/registry.h"
 #include "driver/host.h"
 #include "vocabulary/cdi_name.h"
+#include "vocabulary/imex_channel.h"
 
 namespace gcr {
 namespace {
 
 constexpr const char* kArea = "cdi";
-constexpr const char* kImexClass = "imex-channel";  // gpu-ctk cdi generate --mode imex's
 
 // The host files a spec's edits name: device nodes, bind mounts and hooks.
 void host_paths_of(const ContainerEdits& edits, std::set<std::string>& out) {
@@ -65,11 +65,11 @@ std::string regenerate_command(const CdiSpec& spec, const std::string& path) {
   std::string command = "gpu-ctk cdi generate";
   if (vendor == kManagementVendor) {
     command += " --mode management";
-  } else if (device_class == kImexClass) {
+  } else if (device_class == kImexChannelClass) {
     command += " --mode imex";
   }
   if (vendor != "nvidia.com" && vendor != kManagementVendor) command += " --vendor " + vendor;
-  if (!device_class.empty() && device_class != "gpu" && device_class != kImexClass)
+  if (!device_class.empty() && device_class != "gpu" && device_class != kImexChannelClass)
     command += " --class " + device_class;
   return command + " --output " + path;
 }
@@ -121,7 +121,7 @@ void check_plugin_imex_name(const Config& config, const CdiRegistry& registry, F
   DriverHost host(config.driver, lstat_node);
   if (!host.devices().imex_channel_device(0)) return;  // none handed out: kubernetes says so
   const std::string& kind = config.cdi.default_kind;
-  const std::string name = kind.substr(0, kind.find('/')) + "/" + kImexClass + "=0";
+  const std::string name = imex_channel_cdi_name(kind.substr(0, kind.find('/')), 0);
   const std::string evidence =
       "[device-plugin] imex-channel = " + config.device_plugin.imex_channel + "; " +
       join(config.cdi.spec_dirs, ", ");

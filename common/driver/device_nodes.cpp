@@ -11,6 +11,7 @@
 #include "driver/files.h"
 #include "driver/root_path.h"
 #include "hooks/driver_params.h"
+#include "vocabulary/imex_channel.h"
 
 namespace gcr {
 namespace {
@@ -288,8 +289,8 @@ Result<DeviceNode> DeviceNodes::cap_node(unsigned minor) {
 }
 
 Result<DeviceNode> DeviceNodes::imex_channel_node(unsigned channel) {
-  auto node = node_of_module("nvidia-caps-imex-channels/channel" + std::to_string(channel),
-                             "nvidia-caps-imex-channels");
+  const std::string module(kImexChannelModule);
+  auto node = node_of_module(module + "/" + imex_channel_node_name(channel), module);
   if (node && *node->minor != channel) {
     return Error{"device node minor " + std::to_string(*node->minor) + " is not channel " +
                  std::to_string(channel) + " (" + node->host_path + ")"};
@@ -298,8 +299,8 @@ Result<DeviceNode> DeviceNodes::imex_channel_node(unsigned channel) {
 }
 
 Result<DeviceNode> DeviceNodes::imex_channel_device(unsigned channel) {
-  const std::string dir = "/dev/nvidia-caps-imex-channels";
-  const std::string name = "channel" + std::to_string(channel);
+  const std::string dir(kImexChannelDir);
+  const std::string name = imex_channel_node_name(channel);
   const std::string path = dev_path(dir + "/" + name);
   auto found = char_nodes(dir, name);
   if (found.empty()) return Error{"no character device (" + path + ")"};

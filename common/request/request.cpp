@@ -123,7 +123,7 @@ std::vector<std::string> volume_marker_channels(const SpecView& spec) {
   std::vector<std::string> channels;
   for (const auto& marker : volume_markers(spec)) {
     const auto parts = split(marker, '/');
-    if (parts.size() == 2 && parts[0] == "imex") channels.emplace_back(parts[1]);
+    if (parts.size() == 2 && parts[0] == kImexMarkerFolder) channels.emplace_back(parts[1]);
   }
   return channels;
 }

@@ -14,12 +14,10 @@
 #include "request/requirement.h"
 #include "vocabulary/capabilities.h"
 #include "vocabulary/gated_features.h"
+#include "vocabulary/request_names.h"
 
 namespace gcr {
 
-inline constexpr const char* kVisibleDevicesVar = "NVIDIA_VISIBLE_DEVICES";
-inline constexpr const char* kVolumeMarkerDir = "/var/run/nvidia-container-devices";
-inline constexpr const char* kImexChannelsVar = "NVIDIA_IMEX_CHANNELS";
 inline constexpr const char* kCliHookOrigin = "ctr --gpus (nvidia-container-cli --device)";
 
 struct GpuRequest {

@@ -18,6 +18,7 @@
 #include "ctk/ctk.h"
 #include "edits/edits_json.h"
 #include "vocabulary/cdi_name.h"
+#include "vocabulary/imex_channel.h"
 
 namespace po = boost::program_options;
 
@@ -124,8 +125,9 @@ Result<CdiSpec> spec_of_mode(const std::string& mode, DriverHost& host, const Co
     return generate_management_spec(
         host, config, (vendor.empty() ? std::string(kManagementVendor) : vendor) + "/" + gpu_class);
   if (mode == "imex")
-    return generate_imex_spec(host, (vendor.empty() ? "nvidia.com" : vendor) + "/" +
-                                        (device_class.empty() ? "imex-channel" : device_class));
+    return generate_imex_spec(
+        host, (vendor.empty() ? "nvidia.com" : vendor) + "/" +
+                  (device_class.empty() ? std::string(kImexChannelClass) : device_class));
   return Error{"--mode " + printable(mode, 64) + " is not auto, nvml, management or imex"};
 }
 
