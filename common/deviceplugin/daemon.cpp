@@ -357,30 +357,36 @@ void remove_labels_file(const std::string& path, Logger& logger) {
 }
 
 // The daemon: the inventory, NVML and its Xid watch, and one ResourcePlugin per resource.
+// `kept_mps`: the MPS daemons of the plugin a changed configuration stopped, still serving
+// (mps_daemons_carry_over), or none.
 class Plugin {
  public:
-  Plugin(const Config& config, std::optional<std::string> config_path, Logger& logger)
+  Plugin(const Config& config, std::optional<std::string> config_path, Logger& logger,
+         int mps_changed, std::unique_ptr<MpsKeeper> kept_mps)
       : config_(config),
         config_path_(std::move(config_path)),
         logger_(logger),
         health_(config.driver),
         inventory_(config, health_),
         labels_(config),
-        dir_(config.device_plugin.kubelet_dir) {}
+        dir_(config.device_plugin.kubelet_dir),
+        mps_changed_(mps_changed),
+        mps_(std::move(kept_mps)) {}
 
   int run(int signals) {
     auto ticks = tick_fd();
     if (!ticks) return fail(ticks.error());
     registered_ = Fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-    mps_changed_ = Fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-    if (!registered_.valid() || !mps_changed_.valid())
-      return fail(Error{"eventfd: " + errno_text(errno)});
+    if (!registered_.valid()) return fail(Error{"eventfd: " + errno_text(errno)});
     if (auto s = watch_directory(); !s) return fail(s.error());
     refresh();
     while (!stopping_ && !changed_config_) wait_and_handle(signals, ticks->get());
     xids_.reset();
     for (auto& [resource, plugin] : plugins_) plugin->stop();
-    if (mps_) mps_->stop();
+    if (mps_ && changed_config_ && mps_daemons_carry_over(config_, *changed_config_))
+      logger_.info("the MPS control daemons keep serving their clients into the new configuration");
+    else
+      mps_.reset();
     logger_.info("stopped; removed our sockets from " + dir_);
     return 0;
   }
@@ -388,6 +394,8 @@ class Plugin {
   // The configuration SIGHUP found changed, to start again with; nullopt when it stopped for
   // good.
   [[nodiscard]] std::optional<Config> take_changed_config() { return std::move(changed_config_); }
+  // The MPS daemons still serving for the changed configuration, or none.
+  [[nodiscard]] std::unique_ptr<MpsKeeper> take_mps() { return std::move(mps_); }
 
  private:
   int fail(const Error& e) {
@@ -558,7 +566,7 @@ class Plugin {
         for (std::int64_t k = 1; k <= replicas; ++k) groups[{resource, replicas, k}].push_back(gpu);
       }
     }
-    if (!mps_) mps_ = std::make_unique<MpsKeeper>(config_, logger_, mps_changed_.get());
+    if (!mps_) mps_ = std::make_unique<MpsKeeper>(config_, logger_, mps_changed_);
     mps_->want(std::move(groups), gpu_memory());
     say_compute_modes();
     return judged;
@@ -669,7 +677,7 @@ class Plugin {
                     {ticks, POLLIN, 0},
                     {xids_ ? xids_->fd() : -1, POLLIN, 0},
                     {registered_.get(), POLLIN, 0},
-                    {mps_changed_.get(), POLLIN, 0}};
+                    {mps_changed_, POLLIN, 0}};
     const int n = ::poll(fds, 6, poll_timeout());
     if (n < 0 && errno != EINTR) {
       logger_.error("poll: " + errno_text(errno));
@@ -688,7 +696,7 @@ class Plugin {
       for (auto& [resource, plugin] : plugins_) plugin->registration_ended();
     }
     if ((fds[5].revents & POLLIN) != 0) {
-      drain(mps_changed_.get());
+      drain(mps_changed_);
       publish_health();
     }
     for (auto& [resource, plugin] : plugins_) {
@@ -722,7 +730,8 @@ class Plugin {
   }
 
   // SIGHUP, as NVIDIA's plugin: the configuration read again. Changed where the plugin reads
-  // it, the plugin stops (its sockets and MPS daemons) and starts again with it; else, or
+  // it, the plugin stops (its sockets, and its MPS daemons unless they carry over) and starts
+  // again with it; else, or
   // unreadable (the running one kept), it serves and registers again. Not once stopping.
   void on_hangup() {
     if (stopping_) return;
@@ -812,7 +821,7 @@ class Plugin {
   Clock::time_point nvml_retry_at_;
   std::unique_ptr<XidWatch> xids_;
   std::map<std::string, std::unique_ptr<ResourcePlugin>> plugins_;
-  Fd mps_changed_;  // written by the MPS keeper when a daemon's health or limits change
+  int mps_changed_;  // written by the MPS keeper when a daemon's health or limits change
   GpuMemory gpu_memory_;
   std::map<std::string, unsigned> compute_modes_;  // by GPU UUID, as last seen
   // sharing = mps: the daemons, by resource, share count and container size.
@@ -892,6 +901,12 @@ int run_device_plugin(const std::vector<std::string>& args) {
     logger.error(signals.error().message);
     return 1;
   }
+  const Fd mps_changed(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!mps_changed.valid()) {
+    logger.error("eventfd: " + errno_text(errno));
+    return 1;
+  }
+  std::unique_ptr<MpsKeeper> mps;  // daemons serving from one plugin into the next
   auto config = load_config_patiently(options->config_path, signals->get(), logger);
   while (config) {
     logger.set_level(config->runtime.log_level);
@@ -903,13 +918,17 @@ int run_device_plugin(const std::vector<std::string>& args) {
     std::optional<Config> changed;
     int status = 0;
     {
-      Plugin plugin(*config, options->config_path, logger);
+      Plugin plugin(*config, options->config_path, logger, mps_changed.get(), std::move(mps));
       status = plugin.run(signals->get());
       changed = plugin.take_changed_config();
+      mps = plugin.take_mps();
     }
     if (!changed) return status;
-    config = config_to_restart_with(std::move(*changed), *config, options->config_path,
+    const Config before = std::move(*config);
+    config = config_to_restart_with(std::move(*changed), before, options->config_path,
                                     signals->get(), logger);
+    // Read again meanwhile: the newest file may not keep them.
+    if (mps && !(config && mps_daemons_carry_over(before, *config))) mps.reset();
   }
   return 0;
 }

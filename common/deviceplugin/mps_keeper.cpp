@@ -26,8 +26,16 @@ bool same_gpus(const std::map<MpsGroup, std::vector<Gpu>>& a,
 
 }  // namespace
 
-MpsKeeper::MpsKeeper(const Config& config, Logger& logger, int changed_fd)
-    : config_(config), logger_(logger), changed_fd_(changed_fd), thread_(&MpsKeeper::run, this) {}
+bool mps_daemons_carry_over(const Config& before, const Config& after) {
+  return before.mps() && after.mps() && before.driver == after.driver &&
+         before.device_plugin.mps_root == after.device_plugin.mps_root;
+}
+
+MpsKeeper::MpsKeeper(Config config, Logger& logger, int changed_fd)
+    : config_(std::move(config)),
+      logger_(logger),
+      changed_fd_(changed_fd),
+      thread_(&MpsKeeper::run, this) {}
 
 MpsKeeper::~MpsKeeper() {
   stop();

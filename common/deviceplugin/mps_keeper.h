@@ -27,10 +27,16 @@ struct MpsGroupState {
 };
 using MpsStates = std::map<MpsGroup, MpsGroupState>;
 
+// Whether the daemons a keeper runs under `before` serve as they are under `after`: MPS sharing
+// in both, from one driver and one mps-root. A plugin started again for a changed configuration
+// then takes the running keeper over (want() stops only the daemons of groups no longer given),
+// and the clients' work goes on.
+[[nodiscard]] bool mps_daemons_carry_over(const Config& before, const Config& after);
+
 class MpsKeeper {
  public:
-  // `changed_fd` (an eventfd) is written whenever states() changes.
-  MpsKeeper(const Config& config, Logger& logger, int changed_fd);
+  // `changed_fd` (an eventfd, which outlives the keeper) is written whenever states() changes.
+  MpsKeeper(Config config, Logger& logger, int changed_fd);
   // stop()
   ~MpsKeeper();
   MpsKeeper(const MpsKeeper&) = delete;
@@ -53,7 +59,7 @@ class MpsKeeper {
   // `state` as the group's, and the change said on changed_fd.
   void publish(const MpsGroup& group, MpsGroupState state);
 
-  const Config& config_;
+  const Config config_;  // the supervisors' (a keeper can outlive the plugin that made it)
   Logger& logger_;
   int changed_fd_;
   // The worker's own: touched by no other thread.

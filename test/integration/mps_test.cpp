@@ -535,6 +535,43 @@ TEST_SUITE("mps") {
     ::kill(server, SIGKILL);
   }
 
+  // A SIGHUP that finds the plugin's configuration changed starts the plugin again; its MPS
+  // daemons do not depend on the device-list, so they and their clients' servers run on.
+  TEST_CASE("SIGHUP with a changed device-list: the daemons and their clients' servers run on") {
+    require_root();
+    MpsNode node;
+    const auto running = node.serve_with_a_server();
+    REQUIRE(node.daemons().size() == 4);
+    Json config = gcr::parse_json_strict(gcr::test::read_file(node.f.dir / "config.json")).value();
+    config["device-plugin"]["device-list"] = Json::array({"volume-mounts"});
+    gcr::test::write_file(node.f.dir / "config.json", config.dump(2));
+    REQUIRE(::kill(node.f.plugin->pid(), SIGHUP) == 0);
+    REQUIRE_MESSAGE(node.f.logged("the MPS control daemons keep serving their clients into the "
+                                  "new configuration"),
+                    node.f.log());
+    REQUIRE_MESSAGE(node.f.kubelet->wait_for_registrations(2, kMpsWait), node.f.log());
+    REQUIRE_MESSAGE(node.f.kubelet->wait_for_devices(
+                        [](const Devices& d) { return all_health(d, "Healthy"); }, kMpsWait),
+                    node.f.log());
+    CHECK(node.daemon_pid(1) == running.daemon);
+    CHECK(::kill(running.server, 0) == 0);
+    CHECK(node.daemons().size() == 4);
+    CHECK(node.ask("get_default_active_thread_percentage") == "25.0");
+    CHECK_FALSE(node.f.log().find("stopped the MPS control daemon") != std::string::npos);
+    // The new plugin's Allocate names the daemon that kept serving, in the new device-list's form.
+    v1beta1::AllocateResponse response;
+    REQUIRE_MESSAGE(node.f.kubelet->allocate({node.shares_of(0).at(0)}, response).ok(),
+                    node.f.log());
+    const auto& a = response.container_responses(0);
+    CHECK(a.envs().at("NVIDIA_VISIBLE_DEVICES") == "/var/run/nvidia-container-devices");
+    CHECK(a.envs().at("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE") == "25");
+    REQUIRE(a.mounts_size() == 4);
+    CHECK(a.mounts(0).container_path() ==
+          "/var/run/nvidia-container-devices/" + node.f.host.gpus()[0].uuid);
+    CHECK(a.mounts(1).host_path() == node.pipe());
+    ::kill(running.server, SIGKILL);
+  }
+
   TEST_CASE(
       "a daemon a killed plugin left is kept with its clients; SIGTERM stops it and leaves no "
       "pipe") {
