@@ -30,6 +30,7 @@
 #include "deviceplugin/inventory.h"
 #include "deviceplugin/mps_keeper.h"
 #include "deviceplugin/nvidia_plugin_options.h"
+#include "deviceplugin/resource_plugin.h"
 #include "deviceplugin/server.h"
 #include "deviceplugin/xid_watch.h"
 #include "driver/host_facts.h"
@@ -44,7 +45,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr const char* kProgram = "gpu-device-plugin";
-constexpr const char* kKubeletSocket = "kubelet.sock";
 
 // NVML_COMPUTEMODE_* as nvidia-smi names them.
 std::string compute_mode_name(unsigned mode) {
@@ -63,18 +63,8 @@ std::string compute_mode_name(unsigned mode) {
 }
 
 constexpr auto kTick = std::chrono::milliseconds(500);
-constexpr auto kFirstRetry = std::chrono::seconds(1);
-constexpr auto kLastRetry = std::chrono::seconds(30);
 constexpr auto kConfigRetry = std::chrono::seconds(10);
 constexpr auto kNvmlRetry = std::chrono::seconds(5);
-
-// A socket's identity: which socket a path names now, if it names one.
-using SocketId = std::pair<dev_t, ino_t>;
-std::optional<SocketId> socket_at(const std::string& path) {
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) return std::nullopt;
-  return SocketId{st.st_dev, st.st_ino};
-}
 
 struct Options {
   std::optional<std::string> config_path;
@@ -143,175 +133,6 @@ void drain(int fd) {
   while (::read(fd, buf, sizeof buf) > 0) {
   }
 }
-
-bool exists(const std::string& path) {
-  struct stat st {};
-  return ::lstat(path.c_str(), &st) == 0;
-}
-
-// One advertised resource: its device list, our gRPC server on its socket, its registration
-// (with backoff when the kubelet refuses or is not there).
-class ResourcePlugin {
- public:
-  // `registered_fd`: the eventfd each registration writes when it ends.
-  ResourcePlugin(std::string resource, const Config& config, Logger& logger, int registered_fd)
-      : resource_(std::move(resource)),
-        socket_(plugin_socket_name(resource_)),
-        dir_(config.device_plugin.kubelet_dir),
-        logger_(logger),
-        server_(state_, config, logger),
-        registered_fd_(registered_fd) {}
-
-  [[nodiscard]] const std::string& socket() const { return socket_; }
-  DeviceState& state() { return state_; }
-  // When the next retry (of serving or of registering) is due.
-  [[nodiscard]] std::optional<Clock::time_point> next_due() const { return next_due_; }
-
-  void stop() {
-    registration_.reset();
-    server_.stop();
-  }
-
-  void on_due() {
-    next_due_.reset();
-    if (std::exchange(pending_serve_, false))
-      restart();
-    else
-      try_register();
-  }
-
-  // Serves the socket (again) and registers. A registration still out is cancelled first: the
-  // kubelet would dial back the server stopped here.
-  void restart() {
-    registration_.reset();
-    last_serve_ = Clock::now();
-    if (auto s = server_.start(dir_ + "/" + socket_); !s) {
-      logger_.error(s.error().message + "; retrying in " + std::to_string(backoff_.count()) + "s");
-      pending_serve_ = true;
-      next_due_ = Clock::now() + backoff_;
-      backoff_ = std::min(backoff_ * 2, std::chrono::seconds(kLastRetry));
-      return;
-    }
-    served_ = socket_at(dir_ + "/" + socket_);
-    logger_.info("serving " + dir_ + "/" + socket_);
-    // Served now (SIGHUP, or a removal long after the last serve): a serve or registration
-    // retry still due would serve or register a second time.
-    pending_serve_ = false;
-    next_due_.reset();
-    backoff_ = kFirstRetry;
-    try_register();
-  }
-
-  // Whether our socket's path still names the socket we serve: a removal we made ourselves
-  // (the stale socket a killed plugin left, unlinked before binding) leaves it there, and is
-  // no reason to serve again.
-  [[nodiscard]] bool serving_own_socket() const {
-    return served_ && socket_at(dir_ + "/" + socket_) == served_;
-  }
-
-  // Whether `kubelet` is the kubelet.sock of our last registration, or of the one still out,
-  // and we still serve: then its creation event is no restart (the kubelet started as we did,
-  // and the event was queued before we registered; or the same socket was moved back).
-  [[nodiscard]] bool registered_through(const std::optional<SocketId>& kubelet) const {
-    const bool ours =
-        registered_kubelet_ == kubelet || (registration_ && registering_kubelet_ == kubelet);
-    return kubelet && ours && serving_own_socket();
-  }
-
-  // Our socket is gone (the kubelet removes every socket when it restarts): serve it again, at
-  // once unless it was served less than `serve_backoff_` ago; removals that keep following a
-  // serve wait twice as long each time, up to 30 s, so nothing can drive a loop.
-  void socket_removed() {
-    const auto now = Clock::now();
-    if (last_serve_ && now - *last_serve_ < serve_backoff_) {
-      registration_.reset();  // registered again once served again
-      pending_serve_ = true;
-      next_due_ = *last_serve_ + serve_backoff_;
-      serve_backoff_ = std::min(serve_backoff_ * 2, std::chrono::seconds(kLastRetry));
-      return;
-    }
-    serve_backoff_ = kFirstRetry;
-    restart();
-  }
-
-  // Registers with the kubelet there now, in the background (a registration still out is
-  // cancelled): registration_ended says how it went.
-  void try_register() {
-    registration_.reset();
-    if (!exists(dir_ + "/" + kKubeletSocket)) {
-      // Whatever kubelet.sock comes next is a kubelet to register with, even one whose inode
-      // number is the last one's (ext4 and xfs hand a freed number out again).
-      registered_kubelet_.reset();
-      if (!waiting_logged_)
-        logger_.info("waiting for the kubelet (no " + dir_ + "/" + kKubeletSocket + ")");
-      waiting_logged_ = true;
-      return;
-    }
-    waiting_logged_ = false;
-    registered_kubelet_.reset();
-    registering_kubelet_ = socket_at(dir_ + "/" + kKubeletSocket);
-    registration_ = std::make_unique<Registration>(dir_ + "/" + kKubeletSocket, socket_, resource_,
-                                                   registered_fd_);
-  }
-
-  // After registered_fd was written: the registration's outcome, if it has ended.
-  void registration_ended() {
-    const auto result = registration_ ? registration_->result() : std::nullopt;
-    if (!result) return;
-    registration_.reset();
-    if (*result) {
-      registered_kubelet_ = registering_kubelet_;
-      logger_.info("registered with the kubelet as " + resource_ + " (" +
-                   std::to_string(state_.snapshot().devices.size()) + " devices)");
-      backoff_ = kFirstRetry;
-      return;
-    }
-    if (pending_serve_) return;  // serving again is due: it registers then
-    logger_.warning(result->error().message + "; retrying in " + std::to_string(backoff_.count()) +
-                    "s");
-    next_due_ = Clock::now() + backoff_;
-    backoff_ = std::min(backoff_ * 2, std::chrono::seconds(kLastRetry));
-  }
-
-  // kubelet.sock was removed: whatever comes next at its name is a kubelet to register with,
-  // and a registration still out with the one removed is no use.
-  void kubelet_gone() {
-    registration_.reset();
-    registered_kubelet_.reset();
-  }
-
-  void kubelet_restarted() {
-    backoff_ = kFirstRetry;
-    if (pending_serve_) return;  // serving again is due: it registers then
-    if (!serving_own_socket()) {
-      socket_removed();
-      return;
-    }
-    next_due_.reset();
-    try_register();
-  }
-
- private:
-  std::string resource_;
-  std::string socket_;
-  std::string dir_;
-  Logger& logger_;
-  DeviceState state_;
-  PluginServer server_;
-  bool waiting_logged_ = false;
-  bool pending_serve_ = false;
-  std::optional<Clock::time_point> next_due_;
-  std::optional<Clock::time_point> last_serve_;
-  std::optional<SocketId> served_;
-  std::optional<SocketId> registered_kubelet_;
-  std::optional<SocketId> registering_kubelet_;  // the kubelet.sock registration_ is out to
-  int registered_fd_;
-  // Declared after the server and the state the kubelet's dial-back reaches: cancelled and
-  // joined before they go.
-  std::unique_ptr<Registration> registration_;
-  std::chrono::seconds backoff_ = kFirstRetry;
-  std::chrono::seconds serve_backoff_ = kFirstRetry;
-};
 
 // The configuration from --config's FILE, else where $GPU_CONTAINER_RUNTIME_CONFIG or the
 // default location says.
@@ -615,7 +436,7 @@ class Plugin {
     // What happened while it was not watched is looked at once it is.
     if (!watching_ && (watching_ = watch_directory())) {
       logger_.info("watching " + dir_ + " again: kubelet restarts are noticed");
-      reconcile(true, {}, exists(dir_ + "/" + kKubeletSocket));
+      reconcile(true, {}, socket_at(dir_ + "/" + kKubeletSocket).has_value());
     }
     auto change = inventory_.refresh(nvml_.get());
     bool reset = false;
