@@ -451,6 +451,11 @@ bool Config::DevicePlugin::shares_gpus() const {
                                      [](const auto& g) { return g.second > 1; });
 }
 
+bool Config::DevicePlugin::hands_out_cdi_names() const {
+  return std::any_of(device_list.begin(), device_list.end(),
+                     [](const std::string& strategy) { return strategy.starts_with("cdi-"); });
+}
+
 std::string plugin_socket_name(const std::string& resource_name) {
   std::string name = resource_name;
   std::replace(name.begin(), name.end(), '/', '-');

@@ -70,6 +70,9 @@ struct Config {
     [[nodiscard]] std::int64_t replicas_for(unsigned index, const std::string& model) const;
     // Whether any GPU may be advertised more than once.
     [[nodiscard]] bool shares_gpus() const;
+    // Whether Allocate hands out CDI device names (device-list cdi-annotations or cdi-cri),
+    // which a spec on the node must define.
+    [[nodiscard]] bool hands_out_cdi_names() const;
     // The node's labels in NFD's local feature-file format; "" = none written.
     std::string labels_file =
         "/etc/kubernetes/node-feature-discovery/features.d/gpu-container-runtime";

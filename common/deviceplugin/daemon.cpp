@@ -204,10 +204,7 @@ class Plugin {
     while (!stopping_ && !changed_config_) wait_and_handle(signals, ticks->get());
     xids_.reset();
     for (auto& [resource, plugin] : plugins_) plugin->stop();
-    if (mps_ && changed_config_ && mps_daemons_carry_over(config_, *changed_config_))
-      logger_.info("the MPS control daemons keep serving their clients into the new configuration");
-    else
-      mps_.reset();
+    if (!changed_config_ || !mps_daemons_carry_over(config_, *changed_config_)) mps_.reset();
     logger_.info("stopped; removed our sockets from " + dir_);
     return 0;
   }
@@ -367,6 +364,7 @@ class Plugin {
     if (verdict.error().message == mps_refused_) return false;
     mps_refused_ = verdict.error().message;
     logger_.error(mps_refused_ + "; every MPS share is Unhealthy until it is fixed");
+    mps_.reset();  // daemons an earlier configuration's plugin left serving in it: stopped
     return true;
   }
 
@@ -436,7 +434,7 @@ class Plugin {
     // What happened while it was not watched is looked at once it is.
     if (!watching_ && (watching_ = watch_directory())) {
       logger_.info("watching " + dir_ + " again: kubelet restarts are noticed");
-      reconcile(true, {}, socket_at(dir_ + "/" + kKubeletSocket).has_value());
+      reconcile(true, {}, kubelet_socket_exists(dir_));
     }
     auto change = inventory_.refresh(nvml_.get());
     bool reset = false;
@@ -750,6 +748,8 @@ int run_device_plugin(const std::vector<std::string>& args) {
                                     signals->get(), logger);
     // Read again meanwhile: the newest file may not keep them.
     if (mps && !(config && mps_daemons_carry_over(before, *config))) mps.reset();
+    if (mps)
+      logger.info("the MPS control daemons keep serving their clients into the new configuration");
   }
   return 0;
 }

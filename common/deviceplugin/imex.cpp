@@ -35,10 +35,18 @@ ImexChannelState imex_channel_state(const Config& config) {
   if (mode == "disabled") return {};
   const std::string channel = "IMEX channel " + std::to_string(kDefaultImexChannel);
   const auto found = find_default_channel(config);
-  if (found)
-    return {"containers given GPUs get " + channel + " (" + kImexChannelDir + "/" +
-                imex_channel_node_name(kDefaultImexChannel) + ")",
-            false};
+  if (found) {
+    std::string line = "containers given GPUs get " + channel + " (" + kImexChannelDir + "/" +
+                       imex_channel_node_name(kDefaultImexChannel) + ")";
+    if (config.device_plugin.hands_out_cdi_names()) {
+      const std::string& kind = config.cdi.default_kind;
+      line += ", as CDI device " +
+              imex_channel_cdi_name(kind.substr(0, kind.find('/')), kDefaultImexChannel) +
+              ", which a spec on the node must define (gpu-ctk cdi generate --mode imex; "
+              "gpu-cdi-refresh does it when the channel comes)";
+    }
+    return {line, false};
+  }
   if (mode == "auto")
     return {channel + " is not on this node, so containers given GPUs get none until it is: " +
                 found.error().message,

@@ -29,8 +29,8 @@ using MpsStates = std::map<MpsGroup, MpsGroupState>;
 
 // Whether the daemons a keeper runs under `before` serve as they are under `after`: MPS sharing
 // in both, from one driver and one mps-root. A plugin started again for a changed configuration
-// then takes the running keeper over (want() stops only the daemons of groups no longer given),
-// and the clients' work goes on.
+// then takes the running keeper over, and the clients' work goes on: want() stops the daemons of
+// groups no longer given and restarts those whose GPUs changed.
 [[nodiscard]] bool mps_daemons_carry_over(const Config& before, const Config& after);
 
 class MpsKeeper {

@@ -10,12 +10,12 @@ namespace {
 constexpr auto kFirstRetry = std::chrono::seconds(1);
 constexpr auto kLastRetry = std::chrono::seconds(30);
 
-bool exists(const std::string& path) {
-  struct stat st {};
-  return ::lstat(path.c_str(), &st) == 0;
-}
-
 }  // namespace
+
+bool kubelet_socket_exists(const std::string& dir) {
+  struct stat st {};
+  return ::lstat((dir + "/" + kKubeletSocket).c_str(), &st) == 0;
+}
 
 std::optional<SocketId> socket_at(const std::string& path) {
   struct stat st {};
@@ -92,7 +92,7 @@ void ResourcePlugin::socket_removed() {
 
 void ResourcePlugin::try_register() {
   registration_.reset();
-  if (!exists(dir_ + "/" + kKubeletSocket)) {
+  if (!kubelet_socket_exists(dir_)) {
     // Whatever kubelet.sock comes next is a kubelet to register with, even one whose inode
     // number is the last one's (ext4 and xfs hand a freed number out again).
     registered_kubelet_.reset();

@@ -24,6 +24,9 @@ inline constexpr const char* kKubeletSocket = "kubelet.sock";
 // A socket's identity: which socket a path names now, if it names one.
 using SocketId = std::pair<dev_t, ino_t>;
 [[nodiscard]] std::optional<SocketId> socket_at(const std::string& path);
+// Whether anything is at kubelet.sock's name in the kubelet's directory `dir`: a kubelet to
+// register with.
+[[nodiscard]] bool kubelet_socket_exists(const std::string& dir);
 
 class ResourcePlugin {
  public:

@@ -101,12 +101,14 @@ grpc::Status PluginService::GetPreferredAllocation(
 grpc::Status PluginService::Allocate(grpc::ServerContext*, const v1beta1::AllocateRequest* request,
                                      v1beta1::AllocateResponse* response) {
   const auto snapshot = state_.snapshot();
+  // Taken even when refused: what GetPreferredAllocation saw free was this request's.
+  auto free_when_asked = take_free_when_asked();
   auto channels = imex_channels_to_give(config_);
   if (!channels) {
     logger_.warning("Allocate refused: " + channels.error().message);
     return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, channels.error().message);
   }
-  const AllocationExtras extras{take_free_when_asked(), std::move(*channels)};
+  const AllocationExtras extras{std::move(free_when_asked), std::move(*channels)};
   for (const auto& container : request->container_requests()) {
     const auto ids = strings(container.devices_ids());
     auto allocation = allocate_container(ids, snapshot.devices, config_, extras);

@@ -45,33 +45,55 @@ std::optional<std::string> staleness(const CdiSpec& spec,
   return std::nullopt;
 }
 
-// device-list cdi-annotations or cdi-cri.
-bool plugin_hands_out_cdi_names(const Config& config) {
-  const auto& list = config.device_plugin.device_list;
-  return std::any_of(list.begin(), list.end(),
-                     [](const std::string& strategy) { return strategy.rfind("cdi-", 0) == 0; });
-}
-
 bool needs_cdi(const Config& config) {
-  return config.requests.mode == "cdi" || plugin_hands_out_cdi_names(config);
+  return config.requests.mode == "cdi" || config.device_plugin.hands_out_cdi_names();
 }
 
-// The command that writes `spec` again for the loaded driver at `path`: the management spec in
-// its mode, another kind with its vendor and class.
+// Whether `spec` is an IMEX channels' spec (what --mode imex writes, of whatever class): its
+// devices give IMEX channel nodes and nothing else.
+bool is_imex_spec(const CdiSpec& spec) {
+  const std::string dir = std::string(kImexChannelDir) + "/";
+  const auto channel_nodes_only = [&](const ContainerEdits& edits) {
+    return edits.mounts.empty() && edits.hooks.empty() && edits.env.empty() &&
+           std::all_of(edits.device_nodes.begin(), edits.device_nodes.end(),
+                       [&](const DeviceNode& node) { return node.path.starts_with(dir); });
+  };
+  return !spec.devices.empty() && spec.edits.device_nodes.empty() &&
+         channel_nodes_only(spec.edits) &&
+         std::all_of(spec.devices.begin(), spec.devices.end(), [&](const CdiDevice& device) {
+           return !device.edits.device_nodes.empty() && channel_nodes_only(device.edits);
+         });
+}
+
+// The command that writes `spec` again for the loaded driver at `path`: the management spec and
+// the IMEX channels' in their modes, another kind with its vendor and class.
 std::string regenerate_command(const CdiSpec& spec, const std::string& path) {
   const auto slash = spec.kind.find('/');
   const std::string vendor = spec.kind.substr(0, slash);
   const std::string device_class = slash == std::string::npos ? "" : spec.kind.substr(slash + 1);
+  const bool imex = is_imex_spec(spec);
   std::string command = "gpu-ctk cdi generate";
   if (vendor == kManagementVendor) {
     command += " --mode management";
-  } else if (device_class == kImexChannelClass) {
+  } else if (imex) {
     command += " --mode imex";
   }
   if (vendor != "nvidia.com" && vendor != kManagementVendor) command += " --vendor " + vendor;
-  if (!device_class.empty() && device_class != "gpu" && device_class != kImexChannelClass)
+  if (!device_class.empty() && device_class != (imex ? kImexChannelClass : "gpu"))
     command += " --class " + device_class;
   return command + " --output " + path;
+}
+
+// The fix of a stale `spec` at `path`: written again, or, for IMEX channels where the node has
+// none now (--mode imex would fail), removed.
+std::string stale_spec_fix(const CdiSpec& spec, const std::string& path, const Config& config) {
+  if (is_imex_spec(spec)) {
+    DriverHost host(config.driver, lstat_node);
+    if (host.devices().char_nodes(kImexChannelDir, "channel*").empty())
+      return "rm " + path + " (this node has no IMEX channel now; gpu-ctk cdi generate --mode " +
+             "imex writes it again once it has)";
+  }
+  return regenerate_command(spec, path);
 }
 
 // With device-list cdi-annotations or cdi-cri, the names the device plugin hands out for the
@@ -79,7 +101,8 @@ std::string regenerate_command(const CdiSpec& spec, const std::string& path) {
 // given one fails to start ("unresolvable CDI devices"). Whole GPUs only: under a MIG strategy
 // the MIG devices' names need NVML.
 void check_plugin_names(const Config& config, const CdiRegistry& registry, Findings& findings) {
-  if (!plugin_hands_out_cdi_names(config) || config.device_plugin.mig_strategy != "none") return;
+  if (!config.device_plugin.hands_out_cdi_names() || config.device_plugin.mig_strategy != "none")
+    return;
   DriverHost host(config.driver, lstat_node);
   auto gpus = host.devices().gpus();
   if (!gpus || gpus->empty()) return;  // the driver's checks say why
@@ -116,7 +139,8 @@ void check_plugin_names(const Config& config, const CdiRegistry& registry, Findi
 // <vendor>/imex-channel=0 beside the GPUs while the node has the channel: a spec must define it,
 // or every pod given GPUs fails to start.
 void check_plugin_imex_name(const Config& config, const CdiRegistry& registry, Findings& findings) {
-  if (!plugin_hands_out_cdi_names(config) || config.device_plugin.imex_channel == "disabled")
+  if (!config.device_plugin.hands_out_cdi_names() ||
+      config.device_plugin.imex_channel == "disabled")
     return;
   DriverHost host(config.driver, lstat_node);
   if (!host.devices().imex_channel_device(0)) return;  // none handed out: kubernetes says so
@@ -130,13 +154,20 @@ void check_plugin_imex_name(const Config& config, const CdiRegistry& registry, F
                 evidence);
     return;
   }
+  // gpu-cdi-refresh writes nvidia.com's names: another vendor's spec is written by hand.
+  const std::string vendor = kind.substr(0, kind.find('/'));
+  const std::string command =
+      "gpu-ctk cdi generate --mode imex" +
+      (vendor == "nvidia.com" ? std::string() : " --vendor " + vendor) +
+      " --output /var/run/cdi/nvidia-imex.yaml" +
+      (vendor == "nvidia.com"
+           ? " (or systemctl enable --now gpu-cdi-refresh.path gpu-cdi-refresh.service)"
+           : " (gpu-cdi-refresh writes nvidia.com's: run it again when the channels change)");
   findings.fail(kArea,
                 "no spec defines " + name +
                     ", which the device plugin hands out with the GPUs: pods given GPUs fail to "
                     "start (unresolvable CDI devices)",
-                evidence,
-                "gpu-ctk cdi generate --mode imex --output /var/run/cdi/nvidia-imex.yaml (or "
-                "systemctl enable --now gpu-cdi-refresh.path gpu-cdi-refresh.service)");
+                evidence, command);
 }
 
 }  // namespace
@@ -165,7 +196,7 @@ void check_cdi(const Config& config, const CdiRegistry& registry,
   for (const auto& file : registry.specs) {
     if (const auto stale = staleness(file.spec, driver_version)) {
       findings.fail(kArea, "stale spec: " + *stale, file.path,
-                    regenerate_command(file.spec, file.path));
+                    stale_spec_fix(file.spec, file.path, config));
       continue;
     }
     findings.ok(kArea,

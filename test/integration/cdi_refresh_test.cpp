@@ -76,3 +76,20 @@ TEST_CASE("gpu-cdi-refresh.service's commands write the GPUs', the management an
   CHECK(listed.out.find("management.nvidia.com/gpu=all\n") != std::string::npos);
   CHECK(listed.out.find("\nnvidia.com/imex-channel=0\n") != std::string::npos);
 }
+
+// gpu-cdi-refresh.path starts the service for what makes a spec stale or missing: a driver's
+// libraries (the loader cache), its modules (depmod's index), and an IMEX channel made after
+// boot, whose CDI name the device plugin hands out once the node has it.
+TEST_CASE(
+    "gpu-cdi-refresh.path watches the loader cache, the modules' index and the IMEX channels") {
+  const std::string text =
+      gcr::test::read_file(GCR_TEST_SOURCE_DIR "/etc/systemd/gpu-cdi-refresh.path");
+  std::vector<std::string> watched;
+  for (auto at = text.find("\nPathChanged="); at != std::string::npos;
+       at = text.find("\nPathChanged=", at + 1)) {
+    const auto start = at + 13;
+    watched.push_back(text.substr(start, text.find('\n', start) - start));
+  }
+  CHECK(watched == std::vector<std::string>{"/etc/ld.so.cache", "/lib/modules/%v/modules.dep",
+                                            "/dev/nvidia-caps-imex-channels"});
+}

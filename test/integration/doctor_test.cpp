@@ -681,6 +681,14 @@ TEST_CASE(
                       "ok    cdi: the IMEX channel the device plugin hands out is a "
                       "device of a spec") != "");
   CHECK(line_starting(r.out, "ok    cdi: nvidia.com/imex-channel: 3 devices") != "");
+  // Another vendor's name: gpu-cdi-refresh writes nvidia.com's, so the fix names the vendor.
+  node.configure({{"device-plugin", {{"imex-channel", "auto"}, {"device-list", {"cdi-cri"}}}},
+                  {"cdi", {{"default-kind", "example.com/gpu"}}}});
+  r = node.doctor();
+  CHECK(line_starting(r.out, "FAIL  cdi: no spec defines example.com/imex-channel=0, ")
+            .find("fix: gpu-ctk cdi generate --mode imex --vendor example.com --output "
+                  "/var/run/cdi/nvidia-imex.yaml (gpu-cdi-refresh writes nvidia.com's") !=
+        std::string::npos);
   // enabled without the channel: every pod given GPUs is refused.
   const std::string channel = node.f.host().dev_root() + "/dev/nvidia-caps-imex-channels/channel0";
   REQUIRE(::rename(channel.c_str(), (channel + ".away").c_str()) == 0);
@@ -695,6 +703,22 @@ TEST_CASE(
   r = node.doctor();
   CHECK(line_starting(r.out,
                       "ok    kubernetes: no IMEX channel 0 on this node, so pods get none") != "");
+  // A spec of IMEX channels (of another class here) names channel 0, which is gone: written
+  // again in its mode and class while the node has a channel, removed once it has none (--mode
+  // imex would fail).
+  REQUIRE(::rename((channel + ".away").c_str(), channel.c_str()) == 0);
+  REQUIRE(node.ctk({"cdi", "generate", "--mode", "imex", "--class", "channel", "--output", imex})
+              .exit_code == 0);
+  REQUIRE(::rename(channel.c_str(), (channel + ".away").c_str()) == 0);
+  r = node.doctor();
+  CHECK(line_starting(r.out, "FAIL  cdi: stale spec: it names " + channel)
+            .find("fix: gpu-ctk cdi generate --mode imex --class channel --output " + imex) !=
+        std::string::npos);
+  const std::string channels = node.f.host().dev_root() + "/dev/nvidia-caps-imex-channels";
+  REQUIRE(::rename(channels.c_str(), (channels + ".away").c_str()) == 0);
+  r = node.doctor();
+  CHECK(line_starting(r.out, "FAIL  cdi: stale spec: it names ")
+            .find("fix: rm " + imex + " (this node has no IMEX channel now") != std::string::npos);
 }
 
 TEST_CASE("doctor: device-list strategies the runtime's [requests] refuse") {

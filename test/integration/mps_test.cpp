@@ -572,6 +572,29 @@ TEST_SUITE("mps") {
     ::kill(running.server, SIGKILL);
   }
 
+  // The plugin started again judges mps-root again: refused now (writable by others), the
+  // daemons the last one left serving in it are stopped, not kept.
+  TEST_CASE("SIGHUP with a changed configuration and mps-root refused now: the daemons stop") {
+    require_root();
+    MpsNode node;
+    node.start_serving();
+    REQUIRE(node.daemons().size() == 4);
+    REQUIRE(::chmod(node.mps_root.c_str(), 0777) == 0);
+    Json config = gcr::parse_json_strict(gcr::test::read_file(node.f.dir / "config.json")).value();
+    config["device-plugin"]["device-list"] = Json::array({"volume-mounts"});
+    gcr::test::write_file(node.f.dir / "config.json", config.dump(2));
+    REQUIRE(::kill(node.f.plugin->pid(), SIGHUP) == 0);
+    REQUIRE_MESSAGE(node.f.logged("every MPS share is Unhealthy until it is fixed"), node.f.log());
+    bool stopped = false;
+    for (int i = 0; i < 300 && !stopped; ++i) {
+      stopped = node.daemons().empty();
+      if (!stopped) std::this_thread::sleep_for(100ms);
+    }
+    CHECK_MESSAGE(stopped, node.f.log());
+    CHECK(node.f.logged("stopped the MPS control daemon of nvidia.com/gpu"));
+    REQUIRE(::chmod(node.mps_root.c_str(), 0755) == 0);
+  }
+
   TEST_CASE(
       "a daemon a killed plugin left is kept with its clients; SIGTERM stops it and leaves no "
       "pipe") {
