@@ -550,8 +550,8 @@ class Plugin {
 
   // SIGHUP, as NVIDIA's plugin: the configuration read again. Changed where the plugin reads
   // it, the plugin stops (its sockets, and its MPS daemons unless they carry over) and starts
-  // again with it; else, or
-  // unreadable (the running one kept), it serves and registers again. Not once stopping.
+  // again with it; else, or unreadable (the running one kept), it serves and registers again.
+  // Not once stopping.
   void on_hangup() {
     if (stopping_) return;
     auto fresh = read_config(config_path_);
