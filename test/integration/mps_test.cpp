@@ -809,10 +809,12 @@ TEST_SUITE("mps") {
                  "set_default_device_pinned_mem_limit 0 80G\n") == "100.0\n");
       CHECK(set_back() == "25.0 10G");
     }
-    // One line per look: the two commands in one, or in two when they straddled a look.
-    CHECK(
-        node.f.logged("warning a client changed the limits of the MPS control daemon of "
-                      "nvidia.com/gpu (containers of 1 of 4 shares) (`"));
+    // One line per look: the two commands in one, or in two when they straddled a look. (The
+    // log, when it lacks them, says whether the daemon was replaced instead, its limits set anew:
+    // a daemon that does not answer for 5 s on a loaded machine, running no server, is.)
+    CHECK_MESSAGE(node.f.logged("warning a client changed the limits of the MPS control daemon of "
+                                "nvidia.com/gpu (containers of 1 of 4 shares) (`"),
+                  node.f.log());
     CHECK(node.f.logged("`set_default_active_thread_percentage 100`"));
     CHECK(node.f.logged("`set_default_device_pinned_mem_limit 0 80G`"));
     CHECK(node.f.logged("): set back to 25% of the threads and 4040 MiB of pinned memory"));
