@@ -20,12 +20,16 @@ void FieldWriter::text(std::string_view value) {
   out_ += value;
 }
 
+constexpr std::size_t kDigitsThatFit = std::numeric_limits<std::uint64_t>::digits10;
+
 bool FieldReader::digits(std::uint64_t& value, char end) {
   value = 0;
   std::size_t i = 0;
   for (; i < data_.size() && data_[i] >= '0' && data_[i] <= '9'; ++i) {
     const auto digit = static_cast<std::uint64_t>(data_[i] - '0');
-    if (value > (std::numeric_limits<std::uint64_t>::max() - digit) / 10) break;
+    // 19 digits always fit: only a longer number can overflow.
+    if (i >= kDigitsThatFit && value > (std::numeric_limits<std::uint64_t>::max() - digit) / 10)
+      break;
     value = value * 10 + digit;
   }
   if (i == 0 || i >= data_.size() || data_[i] != end) {

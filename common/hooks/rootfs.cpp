@@ -58,11 +58,10 @@ void push_front_components(std::deque<std::string>& todo, std::string_view path)
 }
 
 Result<std::string> read_link_at(int dir, const std::string& name) {
-  std::string target(4096, '\0');
-  const ssize_t n = ::readlinkat(dir, name.c_str(), target.data(), target.size());
+  char target[PATH_MAX];  // on the stack: not a page of heap filled and freed per link
+  const ssize_t n = ::readlinkat(dir, name.c_str(), target, sizeof target);
   if (n < 0) return Error{errno_text(errno)};
-  target.resize(static_cast<std::size_t>(n));
-  return target;
+  return std::string(target, static_cast<std::size_t>(n));
 }
 
 // The component walk for kernels without openat2: each step is openat(O_PATH|O_NOFOLLOW)

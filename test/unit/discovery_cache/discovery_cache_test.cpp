@@ -320,6 +320,11 @@ TEST_CASE("fields: numbers and texts read back; lengths beyond the data are refu
   CHECK(r.at_end());
   std::size_t count = 0;
   CHECK_FALSE(gcr::FieldReader("18446744073709551616,").number(n));
+  CHECK_FALSE(gcr::FieldReader("99999999999999999999,").number(n));
+  CHECK(gcr::FieldReader("9999999999999999999,").number(n));
+  CHECK(n == 9999999999999999999ULL);
+  CHECK(gcr::FieldReader("0000000000000000000000000042,").number(n));
+  CHECK(n == 42);
   CHECK_FALSE(gcr::FieldReader("5:abc").text(text));
   CHECK_FALSE(gcr::FieldReader("1000000,ab").count(count));
   CHECK_FALSE(gcr::FieldReader(",").number(n));
