@@ -17,6 +17,7 @@
 #include "oci/handoff.h"
 #include "oci/runc_args.h"
 #include "oci/runtime_lookup.h"
+#include "shim/heap.h"
 
 namespace gcr {
 namespace {
@@ -39,9 +40,13 @@ constexpr const char* kHandoffMarker = "GPU_CONTAINER_RUNTIME_HANDED_TO";
 
 int shim_main(const std::string& program, const std::vector<std::string>& args, Logger& logger) {
   const RuncArgs runc = parse_runc_args(args);
-  // Only a call that may edit the bundle times its steps: a pass-through call reads no clock.
+  // Only a call that may edit the bundle times its steps and has a heap of its own: a
+  // pass-through call reads no clock and makes no mapping.
   std::optional<StepClock> clock;
-  if (runc.edits_bundle()) clock.emplace();
+  if (runc.edits_bundle()) {
+    clock.emplace();
+    start_create_heap();
+  }
   logger.set_runc_log(runc.log_path, runc.log_format);
   if (const char* runtime = std::getenv(kHandoffMarker)) {
     logger.error(std::string("runtime loop: ") + printable(runtime) +
