@@ -12,7 +12,9 @@ namespace {
 
 constexpr std::size_t kRegionBytes = gcr::SizeClassHeap::kSlabBytes * gcr::SizeClassHeap::kMaxSlabs;
 
-gcr::SizeClassHeap heap;
+// Constant-initialized: no static initializer runs before main, and a block allocated before
+// start() (none is owned) goes to malloc.
+constinit gcr::SizeClassHeap heap;
 
 }  // namespace
 
