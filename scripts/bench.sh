@@ -1,13 +1,14 @@
 #!/bin/sh
 # Prints how much the shim adds to runc: median ratio of paired runs (shim / runc) and the
 # spread (p10..p90). Needs root (it runs containers). N pairs per case (default 300).
-#   scripts/bench.sh [N] [SECTION...]   sections: goals steps real host gpu hook hostile plugin
-#                                        (default: all)
+#   [BASELINE=FILE] scripts/bench.sh [N] [SECTION...]
+#       sections: goals steps real compare host gpu hook hostile plugin (default: all)
 # `goals` prints, for each of the speed goals, ours, the floor and the gap in both layouts;
 # `steps` the shim's own GPU create, step by step, in both layouts, with the page faults of a
 # create, of a pass-through call and of the wrapper; `real` the same steps and runc's lifecycle
 # on NVIDIA's real driver files (test/real-driver.sh) with a host loader cache of real size;
-# `host` the same on this machine's own driver and GPU, where it has one.
+# `compare` two builds' steps there, BASELINE's (another build's gpu-container-runtime) and
+# this build's; `host` the same as `real` on this machine's own driver and GPU, where it has one.
 set -eu
 cd "$(dirname "$0")/.."
 N=300
@@ -157,16 +158,10 @@ goals() {
     --floor /bin/sh -c "$(whole "$WRAPPER $RUNC" "$BUNDLES/gpu" edited.json)"
 }
 
-# "  LABEL (median ms, wall/CPU): <step> <wall>/<cpu>...; CPU of the steps <sum>": N calls of the
-# shim's 1-GPU create at debug level, PREP run before each, each step's median from their lines.
-step_medians() { # LABEL PREP
-  gpu_config /bin/true debug "$WORK/steps.log"
-  rm -f "$WORK/steps.log"
-  for _ in $(seq "$N"); do
-    sh -c "$2"
-    GPU_CONTAINER_RUNTIME_CONFIG=$WORK/gpu.toml "$SHIM" create --bundle "$BUNDLES/gpu" x
-  done
-  sed -n 's/.*create steps: \(.*\) (ms wall\/CPU).*/\1/p' "$WORK/steps.log" |
+# "  LABEL (median ms, wall/CPU): <step> <wall>/<cpu>...; CPU of the steps <sum> (a call's steps
+# summed: median <m> [95% CI]...)" from the `create steps` debug lines in LOG.
+step_line() { # LABEL LOG CALLS
+  sed -n 's/.*create steps: \(.*\) (ms wall\/CPU).*/\1/p' "$2" |
     tr ',' '\n' | sed 's/^ //; s/loader cache/loader-cache/' >"$WORK/steps.txt"
   line="  $1 (median ms, wall/CPU):"
   total=0
@@ -180,16 +175,27 @@ step_medians() { # LABEL PREP
   done
   # Each call's steps summed: their median, with its 95% confidence interval (the order
   # statistics n/2 -+ 0.98 sqrt(n) of the sorted sums).
-  calls=$(sed -n 's/.*create steps: \(.*\) (ms wall\/CPU).*/\1/p' "$WORK/steps.log" |
+  calls=$(sed -n 's/.*create steps: \(.*\) (ms wall\/CPU).*/\1/p' "$2" |
     awk -F', ' '{ t = 0; for (i = 1; i <= NF; i++) { n = split($i, f, "/"); t += f[n] } print t }' |
     sort -n | awk '{ v[NR] = $1 } END {
       lo = int(NR / 2 - 0.98 * sqrt(NR)); hi = int(NR / 2 + 1 + 0.98 * sqrt(NR) + 0.999)
       if (lo < 1) lo = 1; if (hi > NR) hi = NR
       printf "%.3f [95%% CI %.3f-%.3f]", v[int((NR + 1) / 2)], v[lo], v[hi] }')
   # A call that left the loader cache to the hook did less: the row would not be the path asked.
-  hooked=$(grep -c 'the loader cache is left to the hook' "$WORK/steps.log" 2>/dev/null || true)
-  [ "${hooked:-0}" = 0 ] || line="$line [the loader cache left to the hook in $hooked of $N calls]"
+  hooked=$(grep -c 'the loader cache is left to the hook' "$2" 2>/dev/null || true)
+  [ "${hooked:-0}" = 0 ] || line="$line [the loader cache left to the hook in $hooked of $3 calls]"
   echo "$line; CPU of the steps $total (a call's steps summed: median $calls)"
+}
+
+# step_line's row for N calls of the shim's 1-GPU create at debug level, PREP run before each.
+step_medians() { # LABEL PREP
+  gpu_config /bin/true debug "$WORK/steps.log"
+  rm -f "$WORK/steps.log"
+  for _ in $(seq "$N"); do
+    sh -c "$2"
+    GPU_CONTAINER_RUNTIME_CONFIG=$WORK/gpu.toml "$SHIM" create --bundle "$BUNDLES/gpu" x
+  done
+  step_line "$1" "$WORK/steps.log" "$N"
 }
 
 # The shim's own work on the 1-GPU create (runc replaced by /bin/true): the whole call against
@@ -293,6 +299,61 @@ if want real; then
   rm -rf "$DISK/real"
   HOST="" DRIVER=$WORK/driver.toml
   gpu_config "$RUNC"
+fi
+
+# Two builds' own 1-GPU create (compute,utility) on NVIDIA's real files in Debian's layout
+# (real_host), a restart and a first start: BASELINE (another build's gpu-container-runtime)
+# against this build's, in alternating calls (which of the two goes first alternates too), each
+# with its own discovery cache. Both are copied afresh every 20 rounds: two copies of one
+# binary measured 4% apart on our VM (where a file's pages lie in memory matters to a program
+# this short), more than most changes make.
+compare_builds() {
+  LAYOUTS=${GCR_REAL_DRIVER:-$(test/real-driver.sh | tail -n 1)}
+  VERSION=$(head -n 1 "$LAYOUTS/../ready")
+  DRIVER=$WORK/real.toml
+  real_host debian
+  gpu_config "$RUNC"
+  on_tmpfs && gpu_and_plain
+  gpu_config /bin/true debug "$WORK/steps.log"
+  for build in base this; do
+    sed "s|^state-dir = .*|state-dir = \"$WORK/state-$build\"|" "$WORK/gpu.toml" >"$WORK/$build.toml"
+  done
+  copy="cp $BUNDLES/gpu/original.json $BUNDLES/gpu/config.json"
+  image="find $BUNDLES/gpu/rootfs -mindepth 1 -delete && cp -a $DISK/rootfs/gpu.image/. $BUNDLES/gpu/rootfs/"
+  for start in "a restart" "a first start"; do
+    prep=$copy
+    [ "$start" = "a restart" ] || prep="$copy && $image"
+    rm -f "$WORK/base.log" "$WORK/this.log"
+    for i in $(seq 0 "$N"); do
+      if [ $((i % 20)) = 0 ]; then
+        rm -f "$WORK/bin/base" "$WORK/bin/this"
+        cp "$BASELINE" "$WORK/bin/base" && cp "$B/gpu-container-runtime" "$WORK/bin/this"
+      fi
+      order="base this"
+      [ $((i % 2)) = 0 ] || order="this base"
+      for build in $order; do
+        sh -c "$prep"
+        rm -f "$WORK/steps.log"
+        GPU_CONTAINER_RUNTIME_CONFIG=$WORK/$build.toml "$WORK/bin/$build" create --bundle "$BUNDLES/gpu" x
+        # Round 0 fills each build's discovery cache: not counted.
+        [ "$i" = 0 ] || cat "$WORK/steps.log" >>"$WORK/$build.log"
+      done
+    done
+    echo "[$LAYOUT$HOST] two builds' own 1-GPU create (compute,utility), $start, alternating calls ($N each)"
+    step_line "BASELINE $BASELINE" "$WORK/base.log" "$N"
+    step_line "this build" "$WORK/this.log" "$N"
+  done
+  rm -rf "$DISK/real"
+  HOST="" DRIVER=$WORK/driver.toml
+  gpu_config "$RUNC"
+}
+if want compare; then
+  if [ -z "${BASELINE:-}" ] || [ ! -x "${BASELINE:-}" ]; then
+    echo "compare: BASELINE names no other build's gpu-container-runtime: no rows"
+  else
+    pad_library
+    compare_builds
+  fi
 fi
 
 # This machine's own driver and GPU as a node runs them (both roots /): the `real` rows, and a
