@@ -55,6 +55,8 @@ bool SizeClassHeap::holds_block_of(std::uintptr_t at, std::size_t c) const noexc
 void SizeClassHeap::release(void* block) noexcept {
   const auto at = reinterpret_cast<std::uintptr_t>(block);
   const std::size_t c = slab_class_[(at - region_) / kSlabBytes];
+  // A block freed twice in a row would be handed out twice: stopped, as glibc stops it.
+  if (free_[c] == at) std::abort();
   const std::uintptr_t next = mangle(at, free_[c]);
   std::memcpy(block, &next, sizeof next);
   free_[c] = at;

@@ -35,8 +35,9 @@ class SizeClassHeap {
   [[nodiscard]] bool owns(const void* block) const noexcept {
     return reinterpret_cast<std::uintptr_t>(block) - region_ < slabs_ * kSlabBytes;
   }
-  // Takes back a block allocate() gave: it serves the next allocation of its class. A freed
-  // block found written over when its turn comes stops the process (std::abort).
+  // Takes back a block allocate() gave: it serves the next allocation of its class. A block
+  // freed twice in a row, or a freed block found written over when its turn comes, stops the
+  // process (std::abort).
   void release(void* block) noexcept;
 
  private:

@@ -34,6 +34,24 @@ const void* at(std::uintptr_t a) {
   return reinterpret_cast<const void*>(a);
 }
 
+// Whether `use`, given a heap started on `region`, stops the process with abort(): run in a
+// child, where doctest's handler does not report the signal.
+template <typename Use>
+bool aborts(const Region& region, Use use) {
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    ::signal(SIGABRT, SIG_DFL);
+    SizeClassHeap heap;
+    heap.start(region.start(), region.size());
+    use(heap);
+    ::_exit(0);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
+}
+
 }  // namespace
 
 TEST_SUITE("size class heap") {
@@ -154,12 +172,7 @@ TEST_SUITE("size class heap") {
     Region region(64);
     const std::uintptr_t base = region.base();
     const auto overwritten_then_allocated = [&](std::uintptr_t target) {
-      const pid_t child = ::fork();
-      REQUIRE(child >= 0);
-      if (child == 0) {
-        ::signal(SIGABRT, SIG_DFL);  // doctest's handler would report the abort as a failure
-        SizeClassHeap heap;
-        heap.start(region.start(), region.size());
+      return aborts(region, [target](SizeClassHeap& heap) {
         void* a = heap.allocate(64);
         void* b = heap.allocate(64);
         (void)heap.allocate(16);  // slab 1: another class
@@ -169,11 +182,7 @@ TEST_SUITE("size class heap") {
         std::memcpy(a, &forged, sizeof forged);
         (void)heap.allocate(64);
         (void)heap.allocate(64);
-        ::_exit(0);
-      }
-      int status = 0;
-      REQUIRE(::waitpid(child, &status, 0) == child);
-      return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
+      });
     };
     CHECK(overwritten_then_allocated(base + 100 * kSlab));
     CHECK(overwritten_then_allocated(base + kSlab));
@@ -181,6 +190,20 @@ TEST_SUITE("size class heap") {
     CHECK(overwritten_then_allocated(base - 64));
     CHECK_FALSE(overwritten_then_allocated(0));
     CHECK_FALSE(overwritten_then_allocated(base + 64));
+  }
+
+  TEST_CASE("a block freed twice in a row stops the process") {
+    Region region(64);
+    const auto freed = [&](bool twice) {
+      return aborts(region, [twice](SizeClassHeap& heap) {
+        void* a = heap.allocate(32);
+        void* b = heap.allocate(32);
+        heap.release(a);
+        heap.release(twice ? a : b);
+      });
+    };
+    CHECK(freed(true));
+    CHECK_FALSE(freed(false));
   }
 
   TEST_CASE("blocks outside the region are not its own") {
