@@ -23,7 +23,7 @@ class SizeClassHeap {
   static constexpr std::size_t kClasses = 16;
   static constexpr std::size_t kLargestBlock = kGrain * kClasses;
   static constexpr std::size_t kSlabBytes = 1024;
-  static constexpr std::size_t kMaxSlabs = 4096;  // a region of 4 MiB at most is used
+  static constexpr std::size_t kMaxSlabs = 256;  // a region of 256 KiB at most is used
 
   // Starts handing out blocks of `region` (`size` bytes, aligned to kSlabBytes), which it never
   // gives back; before, every allocate() answers nullptr.
@@ -36,19 +36,22 @@ class SizeClassHeap {
     return reinterpret_cast<std::uintptr_t>(block) - region_ < slabs_ * kSlabBytes;
   }
   // Takes back a block allocate() gave: it serves the next allocation of its class. A block
-  // freed twice in a row, or a freed block found written over when its turn comes, stops the
-  // process (std::abort).
+  // already free, a pointer into a block, or a freed block found written over when its turn
+  // comes stops the process (std::abort).
   void release(void* block) noexcept;
 
  private:
   // A free block holds the next one's address, mangled with its own as glibc does (an overrun
-  // into a free block does not give an attacker a pointer it chose).
+  // into a free block does not give an attacker a pointer it chose), then free_mark_.
   static std::uintptr_t mangle(std::uintptr_t at, std::uintptr_t next) noexcept {
     return (at >> 12) ^ next;
   }
   void* from_new_slab(std::size_t c) noexcept;
-  // Whether `at` is the start of a block of class `c` in a slab handed out.
+  // Whether `at` is the start of a block class `c` has handed out.
   [[nodiscard]] bool holds_block_of(std::uintptr_t at, std::size_t c) const noexcept;
+  // Whether the block at `at` is on class `c`'s free list: asked only when it holds free_mark_
+  // (which a block in use holds by chance at most).
+  [[nodiscard]] bool on_free_list(std::uintptr_t at, std::size_t c) const noexcept;
 
   std::uintptr_t region_ = 0;
   std::size_t slabs_ = 0;       // slabs in the region
@@ -56,6 +59,7 @@ class SizeClassHeap {
   std::array<std::uintptr_t, kClasses> fresh_{};  // each class's next block never handed out
   std::array<std::uintptr_t, kClasses> slab_end_{};
   std::array<std::uintptr_t, kClasses> free_{};  // each class's last freed block, or 0
+  std::uintptr_t free_mark_ = 0;                 // a free block's second word
   std::array<std::uint8_t, kMaxSlabs> slab_class_{};
 };
 

@@ -1,4 +1,5 @@
 #include <doctest/doctest.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,6 +35,12 @@ const void* at(std::uintptr_t a) {
   return reinterpret_cast<const void*>(a);
 }
 
+// Makes the block at `at` look like the last one of a free list (its link mangled from 0).
+void end_list_at(std::uintptr_t at) {
+  const std::uintptr_t end = at >> 12;
+  std::memcpy(reinterpret_cast<void*>(at), &end, sizeof end);
+}
+
 // Whether `use`, given a heap started on `region`, stops the process with abort(): run in a
 // child, where doctest's handler does not report the signal.
 template <typename Use>
@@ -42,6 +49,9 @@ bool aborts(const Region& region, Use use) {
   REQUIRE(child >= 0);
   if (child == 0) {
     ::signal(SIGABRT, SIG_DFL);
+    ::signal(SIGSEGV, SIG_DFL);
+    const rlimit no_core{0, 0};
+    ::setrlimit(RLIMIT_CORE, &no_core);
     SizeClassHeap heap;
     heap.start(region.start(), region.size());
     use(heap);
@@ -171,8 +181,10 @@ TEST_SUITE("size class heap") {
     // taken.
     Region region(64);
     const std::uintptr_t base = region.base();
-    const auto overwritten_then_allocated = [&](std::uintptr_t target) {
-      return aborts(region, [target](SizeClassHeap& heap) {
+    // `ends_list`: the target made to look like the list's last free block, so that only the
+    // check of the link to it can stop the process.
+    const auto overwritten_then_allocated = [&](std::uintptr_t target, bool ends_list = false) {
+      return aborts(region, [target, ends_list](SizeClassHeap& heap) {
         void* a = heap.allocate(64);
         void* b = heap.allocate(64);
         (void)heap.allocate(16);  // slab 1: another class
@@ -180,30 +192,69 @@ TEST_SUITE("size class heap") {
         heap.release(a);
         const std::uintptr_t forged = (address(a) >> 12) ^ target;
         std::memcpy(a, &forged, sizeof forged);
+        if (ends_list) end_list_at(target);
         (void)heap.allocate(64);
         (void)heap.allocate(64);
       });
     };
     CHECK(overwritten_then_allocated(base + 100 * kSlab));
     CHECK(overwritten_then_allocated(base + kSlab));
-    CHECK(overwritten_then_allocated(base + 64 + 8));
+    CHECK(overwritten_then_allocated(base + 64 + 8, true));
     CHECK(overwritten_then_allocated(base - 64));
+    CHECK(overwritten_then_allocated(base + 128, true));  // of its class, never handed out
     CHECK_FALSE(overwritten_then_allocated(0));
     CHECK_FALSE(overwritten_then_allocated(base + 64));
   }
 
-  TEST_CASE("a block freed twice in a row stops the process") {
+  TEST_CASE("a free block's link to a block that would cross its slab's end stops the process") {
+    // 21 blocks of 48 bytes fill 1,008 bytes of a slab; the 22nd opens the next. A link to
+    // offset 1,008 names a block whose end lies in the next slab.
     Region region(64);
-    const auto freed = [&](bool twice) {
-      return aborts(region, [twice](SizeClassHeap& heap) {
-        void* a = heap.allocate(32);
-        void* b = heap.allocate(32);
-        heap.release(a);
-        heap.release(twice ? a : b);
+    const auto linked_to = [&](std::size_t offset) {
+      return aborts(region, [&region, offset](SizeClassHeap& heap) {
+        std::vector<void*> blocks;
+        for (int i = 0; i < 22; ++i) blocks.push_back(heap.allocate(48));
+        heap.release(blocks[1]);
+        heap.release(blocks[0]);
+        const std::uintptr_t forged = (address(blocks[0]) >> 12) ^ (region.base() + offset);
+        std::memcpy(blocks[0], &forged, sizeof forged);
+        end_list_at(region.base() + offset);
+        (void)heap.allocate(48);
+        (void)heap.allocate(48);
       });
     };
-    CHECK(freed(true));
-    CHECK_FALSE(freed(false));
+    CHECK(linked_to(1008));
+    CHECK_FALSE(linked_to(48));
+  }
+
+  TEST_CASE("a block freed again, or a pointer into a block, stops the process") {
+    Region region(64);
+    const auto freed = [&](int second) {  // 0: b, 1: a again, 2: a after b, 3: into a
+      return aborts(region, [second](SizeClassHeap& heap) {
+        auto* a = static_cast<unsigned char*>(heap.allocate(32));
+        void* b = heap.allocate(32);
+        heap.release(a);
+        if (second == 2) heap.release(b);
+        heap.release(second == 0 ? b : second == 3 ? a + 16 : a);
+      });
+    };
+    CHECK_FALSE(freed(0));
+    CHECK(freed(1));
+    CHECK(freed(2));
+    CHECK(freed(3));
+    // Taken again, a block may be freed again; a block in use that happens to hold what a free
+    // block holds after its link is not taken for a free one.
+    CHECK_FALSE(aborts(region, [](SizeClassHeap& heap) {
+      auto* a = static_cast<unsigned char*>(heap.allocate(32));
+      auto* b = static_cast<unsigned char*>(heap.allocate(32));
+      heap.release(b);
+      std::uintptr_t mark = 0;
+      std::memcpy(&mark, b + sizeof mark, sizeof mark);
+      void* again = heap.allocate(32);  // b
+      std::memcpy(a + sizeof mark, &mark, sizeof mark);
+      heap.release(again);
+      heap.release(a);
+    }));
   }
 
   TEST_CASE("blocks outside the region are not its own") {
