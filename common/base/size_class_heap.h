@@ -6,7 +6,8 @@
 //
 // Why: glibc's malloc keeps 7 free blocks of a size at hand; a create allocates about 6,100
 // blocks and frees most of them in bursts (JSON trees, path lists), so most calls went the
-// long way, about 90 instructions each and 28% of the create's. Here a call is about 20.
+// long way, about 90 instructions each and 28% of the create's. Here a call is about 20 to 30,
+// its checks included.
 // Slabs are small and handed out in order so that a create touches about as many pages as
 // malloc's heap would: on a VM each page's first touch costs 10 to 40 microseconds.
 #pragma once

@@ -40,8 +40,8 @@ constexpr const char* kHandoffMarker = "GPU_CONTAINER_RUNTIME_HANDED_TO";
 
 int shim_main(const std::string& program, const std::vector<std::string>& args, Logger& logger) {
   const RuncArgs runc = parse_runc_args(args);
-  // Only a call that may edit the bundle times its steps and has a heap of its own: a
-  // pass-through call reads no clock and makes no mapping.
+  // Only a call that may edit the bundle times its steps and takes its small blocks from the
+  // shim's heap: a pass-through call reads no clock and keeps malloc.
   std::optional<StepClock> clock;
   if (runc.edits_bundle()) {
     clock.emplace();
