@@ -265,6 +265,17 @@ fi
 # size hosts have (about 690 entries; a real H100 host had 522), the simulated /dev and /proc
 # around them: the shim's own create step by step for compute,utility and for all
 # capabilities, then runc's lifecycle on the spec the shim wrote against a container without GPU.
+real_driver() { # LAYOUTS, VERSION and the driver configuration of NVIDIA's real files
+  pad_library
+  LAYOUTS=${GCR_REAL_DRIVER:-$(test/real-driver.sh | tail -n 1)}
+  VERSION=$(head -n 1 "$LAYOUTS/../ready")
+  DRIVER=$WORK/real.toml
+}
+simulated_driver() { # back to the simulated host of the other sections
+  rm -rf "$DISK/real"
+  HOST="" DRIVER=$WORK/driver.toml
+  gpu_config "$RUNC"
+}
 real_host() { # LAYOUT
   rm -rf "$DISK/real" && mkdir "$DISK/real"
   cp -a "$LAYOUTS/$1" "$DISK/real/root"
@@ -279,6 +290,7 @@ real_host() { # LAYOUT
   # The discovery cache keeps nothing found from files changed less than 2 s before (a host's
   # driver files are older than that).
   sleep 3
+  gpu_config "$RUNC"
 }
 real_rows() {
   for CAPS in compute,utility all; do steps; done
@@ -297,22 +309,16 @@ real_rows() {
     /bin/sh -c "$(whole "$RUNC" "$BUNDLES/gpu" edited.json)"
 }
 if want real; then
-  pad_library
-  LAYOUTS=${GCR_REAL_DRIVER:-$(test/real-driver.sh | tail -n 1)}
-  VERSION=$(head -n 1 "$LAYOUTS/../ready")
-  DRIVER=$WORK/real.toml
+  real_driver
   for layout in debian flat nvidia; do
     if [ ! -d "$LAYOUTS/$layout" ]; then
       echo "[$layout layout] not in $LAYOUTS (made by an older test/real-driver.sh): no rows"
       continue
     fi
     real_host "$layout"
-    gpu_config "$RUNC"
     on_tmpfs && real_rows
   done
-  rm -rf "$DISK/real"
-  HOST="" DRIVER=$WORK/driver.toml
-  gpu_config "$RUNC"
+  simulated_driver
 fi
 
 # Two builds' own 1-GPU create (compute,utility) on NVIDIA's real files in Debian's layout
@@ -322,11 +328,8 @@ fi
 # binary measured 4% apart on our VM (where a file's pages lie in memory matters to a program
 # this short), more than most changes make.
 compare_builds() {
-  LAYOUTS=${GCR_REAL_DRIVER:-$(test/real-driver.sh | tail -n 1)}
-  VERSION=$(head -n 1 "$LAYOUTS/../ready")
-  DRIVER=$WORK/real.toml
+  real_driver
   real_host debian
-  gpu_config "$RUNC"
   on_tmpfs && gpu_and_plain
   gpu_config /bin/true debug "$WORK/steps.log"
   for build in base this; do
@@ -357,15 +360,12 @@ compare_builds() {
     step_line "BASELINE $BASELINE" "$WORK/base.log" "$N"
     step_line "this build" "$WORK/this.log" "$N"
   done
-  rm -rf "$DISK/real"
-  HOST="" DRIVER=$WORK/driver.toml
-  gpu_config "$RUNC"
+  simulated_driver
 }
 if want compare; then
   if [ -z "${BASELINE:-}" ] || [ ! -x "${BASELINE:-}" ]; then
     echo "compare: BASELINE names no other build's gpu-container-runtime: no rows"
   else
-    pad_library
     compare_builds
   fi
 fi
@@ -388,8 +388,7 @@ if want host; then
     GPU_CONTAINER_RUNTIME_CONFIG=$WORK/gpu.toml "$B/test/bench-pairs" "$N" \
       /bin/sh -c "$(whole "$RUNC" "$BUNDLES/plain" original.json)" -- \
       /bin/sh -c "$(whole "$SHIM" "$BUNDLES/gpu" original.json)"
-    HOST="" DRIVER=$WORK/driver.toml
-    gpu_config "$RUNC"
+    simulated_driver
   else
     echo "host: this machine has no NVIDIA driver loaded (no /proc/driver/nvidia/version): no rows"
   fi
