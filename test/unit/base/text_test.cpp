@@ -1,5 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <string_view>
+#include <vector>
+
 #include "base/text.h"
 
 TEST_CASE("path_is_under compares whole components") {
@@ -9,6 +12,18 @@ TEST_CASE("path_is_under compares whole components") {
   CHECK_FALSE(gcr::path_is_under("/ab", "/a"));
   CHECK_FALSE(gcr::path_is_under("/rootfs-evil/x", "/rootfs"));
   CHECK(gcr::path_is_under("/anything", "/"));
+}
+
+TEST_CASE("split keeps every part, empty ones too, and takes one block for them") {
+  using Parts = std::vector<std::string_view>;
+  using namespace std::string_view_literals;
+  CHECK(gcr::split("compute,utility"sv, ',') == Parts{"compute", "utility"});
+  CHECK(gcr::split(""sv, ',') == Parts{""});
+  CHECK(gcr::split(",a,,"sv, ',') == Parts{"", "a", "", ""});
+  CHECK(gcr::split("/usr/lib"sv, '/') == Parts{"", "usr", "lib"});
+  const auto parts = gcr::split("a.b.c.d.e.f.g.h.i"sv, '.');
+  CHECK(parts.size() == 9);
+  CHECK(parts.capacity() == 9);  // sized once, not grown part by part
 }
 
 TEST_CASE("clean_path") {
