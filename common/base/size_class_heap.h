@@ -40,6 +40,8 @@ class SizeClassHeap {
   // already free, a pointer into a block, or a freed block found written over when its turn
   // comes stops the process (std::abort).
   void release(void* block) noexcept;
+  // Slabs handed to a class so far: how much of the region a call took.
+  [[nodiscard]] std::size_t slabs_taken() const noexcept { return slabs_used_; }
 
  private:
   // A free block holds the next one's address, mangled with its own as glibc does (an overrun

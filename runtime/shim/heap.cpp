@@ -18,6 +18,7 @@ alignas(gcr::SizeClassHeap::kSlabBytes) unsigned char region[kRegionBytes];
 // Constant-initialized: no static initializer runs before main, and a block allocated before
 // start() (none is owned) goes to malloc.
 constinit gcr::SizeClassHeap heap;
+constinit bool started = false;
 
 }  // namespace
 
@@ -25,6 +26,13 @@ namespace gcr {
 
 void start_create_heap() noexcept {
   heap.start(region, kRegionBytes);
+  started = true;
+}
+
+std::optional<std::string> create_heap_use() {
+  if (!started) return std::nullopt;
+  return std::to_string(heap.slabs_taken()) + " of " +
+         std::to_string(gcr::SizeClassHeap::kMaxSlabs) + " slabs of 1 KiB";
 }
 
 }  // namespace gcr
@@ -57,6 +65,10 @@ void operator delete(void* block, std::size_t) noexcept {
 namespace gcr {
 
 void start_create_heap() noexcept {}
+
+std::optional<std::string> create_heap_use() {
+  return std::nullopt;
+}
 
 }  // namespace gcr
 

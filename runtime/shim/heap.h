@@ -1,6 +1,9 @@
 // The shim's small blocks, from a create onwards: see base/size_class_heap.h.
 #pragma once
 
+#include <optional>
+#include <string>
+
 namespace gcr {
 
 // From now on, blocks of up to 256 bytes that C++ code allocates come from a size-class heap
@@ -10,5 +13,9 @@ namespace gcr {
 // Sanitized builds keep the C++ runtime's allocator, whose checks they are for: there it does
 // nothing.
 void start_create_heap() noexcept;
+
+// "<n> of 256 slabs of 1 KiB", what the create took of the heap's region so far; nothing where
+// the heap is not built in (sanitized builds) or not started.
+std::optional<std::string> create_heap_use();
 
 }  // namespace gcr

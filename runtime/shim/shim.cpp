@@ -93,6 +93,8 @@ int shim_main(const std::string& program, const std::vector<std::string>& args, 
       logger.error(s.error().message);
       return 1;
     }
+    if (const auto use = create_heap_use(); use && logger.enabled(LogLevel::kDebug))
+      logger.debug("small blocks from the create's heap: " + *use);
   }
   close_unhanded_fds(handed_fd_count(runc, std::getenv("LISTEN_FDS"), std::getenv("LISTEN_PID")));
   ::setenv(kHandoffMarker, runtime->c_str(), 1);

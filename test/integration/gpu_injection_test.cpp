@@ -176,6 +176,12 @@ TEST_CASE("at debug level, a GPU create logs the wall and CPU time of each of it
                           std::regex("create steps: configuration" + step + ", request" + step +
                                      ", discovery" + step + ", edits" + step + ", loader cache" +
                                      step + ", write" + step + " \\(ms wall/CPU\\)")));
+#ifdef GCR_TEST_SHIM_HEAP
+  // The create took its small blocks from the shim's own heap (runtime/shim/heap.h).
+  CHECK(std::regex_search(
+      gcr::test::read_file(f.path("shim.log")),
+      std::regex("small blocks from the create's heap: [1-9][0-9]* of 256 slabs of 1 KiB")));
+#endif
 }
 
 TEST_CASE("all GPUs, by UUID, by PCI bus id") {

@@ -137,6 +137,7 @@ TEST_SUITE("size class heap") {
     heap.release(small);
     CHECK(heap.allocate(250) == fifth);
     CHECK(heap.allocate(1) == small);
+    CHECK(heap.slabs_taken() == 3);  // blocks reused take no slab
   }
 
   TEST_CASE("with the region used up, a class whose slab is full answers nothing") {
