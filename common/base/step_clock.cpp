@@ -40,4 +40,11 @@ std::string StepClock::summary() const {
   return text.empty() ? text : text + " (ms wall/CPU)";
 }
 
+bool StepClock::marked(std::string_view step) const {
+  for (std::size_t i = 0; i < count_; ++i) {
+    if (steps_[i].name == step) return true;
+  }
+  return false;
+}
+
 }  // namespace gcr

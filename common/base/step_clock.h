@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <ctime>
 #include <string>
+#include <string_view>
 
 namespace gcr {
 
@@ -18,6 +19,8 @@ class StepClock {
   void mark(const char* step);
   // "configuration 0.160/0.100, request 0.052/0.050, ... (ms wall/CPU)"; "" with no mark.
   [[nodiscard]] std::string summary() const;
+  // Whether a mark named `step` was kept.
+  [[nodiscard]] bool marked(std::string_view step) const;
 
  private:
   struct Step {

@@ -93,7 +93,9 @@ int shim_main(const std::string& program, const std::vector<std::string>& args, 
       logger.error(s.error().message);
       return 1;
     }
-    if (const auto use = create_heap_use(); use && logger.enabled(LogLevel::kDebug))
+    // After a GPU create's steps (their line is the one before), how much of its heap it took.
+    const auto use = create_heap_use();
+    if (use && clock->marked("write") && logger.enabled(LogLevel::kDebug))
       logger.debug("small blocks from the create's heap: " + *use);
   }
   close_unhanded_fds(handed_fd_count(runc, std::getenv("LISTEN_FDS"), std::getenv("LISTEN_PID")));

@@ -61,4 +61,8 @@ TEST_CASE("StepClock keeps its first eight steps only") {
   CHECK(summary.find("s8 ") != std::string::npos);
   CHECK(summary.find("s9 ") == std::string::npos);
   CHECK(summary.find("s10") == std::string::npos);
+  CHECK(clock.marked("s8"));
+  CHECK_FALSE(clock.marked("s9"));
+  CHECK_FALSE(clock.marked("s"));
+  CHECK_FALSE(gcr::StepClock().marked("s1"));
 }
