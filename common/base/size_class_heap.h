@@ -40,7 +40,8 @@ class SizeClassHeap {
   // already free, a pointer into a block, or a freed block found written over when its turn
   // comes stops the process (std::abort).
   void release(void* block) noexcept;
-  // Slabs handed to a class so far: how much of the region a call took.
+  // Slabs in the region (0 before start()), and those handed to a class so far.
+  [[nodiscard]] std::size_t slabs() const noexcept { return slabs_; }
   [[nodiscard]] std::size_t slabs_taken() const noexcept { return slabs_used_; }
 
  private:

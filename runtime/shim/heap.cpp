@@ -18,7 +18,6 @@ alignas(gcr::SizeClassHeap::kSlabBytes) unsigned char region[kRegionBytes];
 // Constant-initialized: no static initializer runs before main, and a block allocated before
 // start() (none is owned) goes to malloc.
 constinit gcr::SizeClassHeap heap;
-constinit bool started = false;
 
 }  // namespace
 
@@ -26,13 +25,12 @@ namespace gcr {
 
 void start_create_heap() noexcept {
   heap.start(region, kRegionBytes);
-  started = true;
 }
 
 std::optional<std::string> create_heap_use() {
-  if (!started) return std::nullopt;
-  return std::to_string(heap.slabs_taken()) + " of " +
-         std::to_string(gcr::SizeClassHeap::kMaxSlabs) + " slabs of 1 KiB";
+  if (heap.slabs() == 0) return std::nullopt;
+  return std::to_string(heap.slabs_taken()) + " of " + std::to_string(heap.slabs()) +
+         " slabs of 1 KiB";
 }
 
 }  // namespace gcr

@@ -68,6 +68,7 @@ TEST_SUITE("size class heap") {
   TEST_CASE("before it starts it hands out nothing and owns nothing") {
     SizeClassHeap heap;
     CHECK(heap.allocate(8) == nullptr);
+    CHECK(heap.slabs() == 0);
     int on_stack = 0;
     CHECK_FALSE(heap.owns(&on_stack));
   }
@@ -138,6 +139,7 @@ TEST_SUITE("size class heap") {
     CHECK(heap.allocate(250) == fifth);
     CHECK(heap.allocate(1) == small);
     CHECK(heap.slabs_taken() == 3);  // blocks reused take no slab
+    CHECK(heap.slabs() == 64);
   }
 
   TEST_CASE("with the region used up, a class whose slab is full answers nothing") {
