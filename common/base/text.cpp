@@ -209,8 +209,13 @@ std::string basename_of(const std::string& path) {
   return path.substr(path.rfind('/') + 1);
 }
 
-std::string child_path(const std::string& dir, const std::string& name) {
-  return (dir == "/" ? "" : dir) + "/" + name;
+std::string child_path(std::string_view dir, std::string_view name) {
+  // Built in one allocation: the planners call it for every library link of an image.
+  const std::size_t dir_size = dir == "/" ? 0 : dir.size();
+  std::string path;
+  path.reserve(dir_size + 1 + name.size());
+  path.append(dir, 0, dir_size).append(1, '/').append(name);
+  return path;
 }
 
 std::string last_line(std::string_view text) {

@@ -48,7 +48,7 @@ std::vector<std::string_view> split(std::string&& s, char sep) = delete;
 // "/a/b" -> "b".
 [[nodiscard]] std::string basename_of(const std::string& path);
 // The entry `name` of the directory `dir` ("/a" + "b" -> "/a/b"; "/" + "b" -> "/b").
-[[nodiscard]] std::string child_path(const std::string& dir, const std::string& name);
+[[nodiscard]] std::string child_path(std::string_view dir, std::string_view name);
 // The last non-empty line of a program's output, trimmed.
 [[nodiscard]] std::string last_line(std::string_view text);
 

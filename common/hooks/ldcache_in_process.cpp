@@ -5,13 +5,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
+#include <climits>
 #include <cstdint>
 #include <deque>
 #include <iterator>
 #include <map>
 #include <optional>
 #include <set>
+#include <string_view>
 
 #include "base/text.h"
 #include "hooks/container_hooks.h"
@@ -26,11 +29,10 @@ constexpr std::size_t kMaxLibrariesToIndex = 4096;
 
 // Subdirectories glibc 2.36's ldconfig also scans (legacy hwcaps), which this code does not.
 bool is_hwcap_subdirectory(std::string_view name) {
-  for (const char* known : {"glibc-hwcaps", "tls", "x86_64", "haswell", "xeon_phi", "avx512_1",
-                            "i386", "i486", "i586", "i686", "sse2"}) {
-    if (name == known) return true;
-  }
-  return false;
+  static constexpr std::array<std::string_view, 11> kKnown = {
+      "glibc-hwcaps", "tls",  "x86_64", "haswell", "xeon_phi", "avx512_1",
+      "i386",         "i486", "i586",   "i686",    "sse2"};
+  return std::find(kKnown.begin(), kKnown.end(), name) != kKnown.end();
 }
 
 // ldconfig keeps a link under its own name when that is the soname, or the soname's
@@ -413,17 +415,19 @@ class Planner {
       indexed.insert({e.soname, e.flags});
       if (auto s = account_entry(*view, name, accounted); !s) return s;
     }
-    std::vector<std::string> all;
+    // Views of the listing's names and the pending ones: a folder of an image holds hundreds.
+    std::vector<std::string_view> all;
     all.reserve((*listed)->size() + view->pending.size());
     for (const auto& e : **listed) all.push_back(e.name);
     all.insert(all.end(), view->pending.begin(), view->pending.end());
     std::sort(all.begin(), all.end());
     all.erase(std::unique(all.begin(), all.end()), all.end());
     std::vector<std::string> names;
-    for (const auto& name : all) {
-      if (is_hwcap_subdirectory(name)) return Error{folder + "/" + name + ": hwcap subdirectories"};
-      if (name.find(".#prelink#.") != std::string::npos) continue;  // ldconfig passes them by
-      if (looks_like_library(name) && !accounted.count(name)) names.push_back(name);
+    for (const auto name : all) {
+      if (is_hwcap_subdirectory(name))
+        return Error{child_path(folder, name) + ": hwcap subdirectories"};
+      if (name.find(".#prelink#.") != std::string_view::npos) continue;  // ldconfig passes them by
+      if (looks_like_library(name) && !accounted.count(name)) names.emplace_back(name);
     }
     if (names.size() > kMaxLibrariesToIndex) return Error{folder + ": too many libraries to index"};
     for (const auto& name : names) {
@@ -556,7 +560,7 @@ class Planner {
     if (folder.is_pending(name)) return {};
     const DirEntry* entry = find_entry(folder.listing, name);
     if (entry != nullptr && !entry->symlink) return check_file_beside(folder, name);
-    const std::string path = folder.path + "/" + std::string(name);
+    const std::string path = child_path(folder.path, name);
     if (entry != nullptr) {
       const auto& target = link_target(path);
       if (target && is_plain_name(*target)) {
@@ -582,16 +586,19 @@ class Planner {
   // mount no longer made (a library an older driver had), whose entry ldconfig would drop. A
   // file mounted there (inside runc, as the hook runs) goes the general way, which refuses to
   // cross a mount.
+  // Called for every library of the folder the cache holds: the name is copied to the stack,
+  // and its path made only where it is needed.
   Status check_file_beside(const FolderView& folder, std::string_view name) {
-    const std::string path = folder.path + "/" + std::string(name);
+    char at[NAME_MAX + 1];
+    const bool fits = name.size() < sizeof at;
+    if (fits) *std::copy(name.begin(), name.end(), at) = '\0';
     struct statx file {};
     const unsigned want = STATX_TYPE | STATX_SIZE | STATX_MNT_ID;
-    if (!folder.mount ||
-        ::statx(folder.fd, std::string(name).c_str(), AT_SYMLINK_NOFOLLOW, want, &file) != 0 ||
+    if (!folder.mount || !fits || ::statx(folder.fd, at, AT_SYMLINK_NOFOLLOW, want, &file) != 0 ||
         (file.stx_mask & STATX_MNT_ID) == 0 || file.stx_mnt_id != *folder.mount)
-      return check_still_there(path);
+      return check_still_there(child_path(folder.path, name));
     if (S_ISREG(file.stx_mode) && file.stx_size == 0)
-      return Error{path + " is in the cache but empty"};
+      return Error{child_path(folder.path, name) + " is in the cache but empty"};
     return {};
   }
 

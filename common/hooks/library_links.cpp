@@ -25,18 +25,15 @@ class LinkWalker {
       : root_(root), budget_(budget), known_(known) {}
 
   Status walk_directory(const std::string& dir) {
-    const auto [at, fresh] = links_.try_emplace(dir);
+    const auto [at, fresh] = listings_.try_emplace(dir, nullptr);
     if (!fresh) return {};
-    auto& listed = at->second;
     auto entries = root_.listing_in(dir, known_, budget_);
     if (!entries) return entries.error();
-    if (!*entries) return {};
+    if (!*entries) return {};  // missing: held as nullptr, it lists nothing
+    at->second = *entries;
     for (const auto& e : **entries) {
-      if (e.symlink) listed.insert(e.name);
-    }
-    for (const auto& name : listed) {
-      if (!ldconfig_reads_entry(name)) continue;
-      if (auto s = follow(dir, name); !s) return s;
+      if (!e.symlink || !ldconfig_reads_entry(e.name)) continue;
+      if (auto s = follow(dir, e.name); !s) return s;
     }
     return {};
   }
@@ -64,10 +61,13 @@ class LinkWalker {
   }
 
   // Whether `name` in the resolved `dir` may be a link: not when the directory was listed
-  // without it (most links lead to a file beside them; a missing directory lists nothing).
+  // without it as one (most links lead to a file beside them).
   bool may_be_link(const std::string& dir, const std::string& name) const {
-    const auto it = links_.find(dir);
-    return it == links_.end() || it->second.count(name) != 0;
+    const auto it = listings_.find(dir);
+    if (it == listings_.end()) return true;
+    if (it->second == nullptr) return false;
+    const DirEntry* entry = find_entry(*it->second, name);
+    return entry != nullptr && entry->symlink;
   }
 
   // Moves `dir` and `name` to where the link target `to` points. Most links name a file
@@ -92,9 +92,10 @@ class LinkWalker {
       auto fd = directory_fd(dir);
       if (!fd) return fd.error();
       if (*fd < 0) return {};
-      if (auto s = budget_.charge(Budget::kLinksFollowed, 1, child_path(dir, name)); !s) return s;
+      const std::string link = child_path(dir, name);
+      if (auto s = budget_.charge(Budget::kLinksFollowed, 1, link); !s) return s;
       // Read once for the plan and this walk.
-      const auto& target = root_.link_target_in(child_path(dir, name), known_);
+      const auto& target = root_.link_target_in(link, known_);
       if (!target) return {};  // not a link
       if (auto s = step(dir, name, *target); !s) return s;
       if (!paths_.insert(child_path(dir, name)).second) return {};
@@ -106,8 +107,9 @@ class LinkWalker {
   ImageBudget& budget_;
   ResolvedDirs& known_;
   std::map<std::string, std::string> resolved_;
-  std::set<std::string> asked_;                         // the directories links lead into
-  std::map<std::string, std::set<std::string>> links_;  // listed directory -> its symlinks
+  std::set<std::string> asked_;  // the directories links lead into
+  // Each directory walked, and its listing (held by known_), or nullptr where it is missing.
+  std::map<std::string, const std::vector<DirEntry>*> listings_;
   std::set<std::string> paths_;
 };
 

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "base/fs.h"
@@ -60,10 +61,11 @@ class ResolvedDirs {
 
   std::map<std::string, Dir, std::less<>> dirs_;
   // Directories RootFs::directory_in opened by resolving (invalid: missing), by the path asked.
-  std::map<std::string, Fd> opened_;
+  std::map<std::string, Fd, std::less<>> opened_;
   // What RootFs::listing_in listed (nothing: missing) and link_target_in read, by the path asked.
-  std::map<std::string, std::optional<std::vector<DirEntry>>> listings_;
-  std::map<std::string, std::optional<std::string>> link_targets_;
+  std::map<std::string, std::optional<std::vector<DirEntry>>, std::less<>> listings_;
+  // Hashed: a lookup for every library link of an image, whose paths share long prefixes.
+  std::unordered_map<std::string, std::optional<std::string>> link_targets_;
 };
 
 // The entry `name` of a listing sorted by name (list_directory's), or nullptr.

@@ -42,6 +42,21 @@ TEST_CASE("clean_path") {
   CHECK(gcr::clean_path("//a") == "/a");
 }
 
+TEST_CASE("a path's directory, name and children") {
+  CHECK(gcr::dirname_of("/a/b") == "/a");
+  CHECK(gcr::dirname_of("/a") == "/");
+  CHECK(gcr::dirname_of("a") == ".");
+  CHECK(gcr::basename_of("/a/b") == "b");
+  CHECK(gcr::basename_of("b") == "b");
+  CHECK(gcr::child_path("/a", "b") == "/a/b");
+  CHECK(gcr::child_path("/", "b") == "/b");
+  const std::string dir = "/usr/lib/x86_64-linux-gnu";
+  const std::string name = "libnvidia-ptxjitcompiler.so.535.261.03";
+  const std::string path = gcr::child_path(dir, name);
+  CHECK(path == dir + "/" + name);
+  CHECK(path.capacity() < path.size() + 16);  // sized once, not grown by each part
+}
+
 TEST_CASE("parse_decimal accepts only plain unsigned decimals") {
   CHECK(gcr::parse_decimal("0") == 0u);
   CHECK(gcr::parse_decimal("18446744073709551615") == UINT64_MAX);
