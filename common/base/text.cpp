@@ -199,10 +199,14 @@ std::string clean_path(std::string_view path) {
   return out;
 }
 
-std::string dirname_of(const std::string& path) {
+std::string_view dirname_view(std::string_view path) {
   const auto slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
+  if (slash == std::string_view::npos) return ".";
+  return slash == 0 ? path.substr(0, 1) : path.substr(0, slash);
+}
+
+std::string dirname_of(const std::string& path) {
+  return std::string(dirname_view(path));
 }
 
 std::string basename_of(const std::string& path) {

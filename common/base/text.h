@@ -45,6 +45,8 @@ std::vector<std::string_view> split(std::string&& s, char sep) = delete;
 
 // "/a/b" -> "/a", "/a" -> "/", "a" -> ".".
 [[nodiscard]] std::string dirname_of(const std::string& path);
+// The same, a view of `path` (or of "."), for a lookup that needs no string of its own.
+[[nodiscard]] std::string_view dirname_view(std::string_view path);
 // "/a/b" -> "b".
 [[nodiscard]] std::string basename_of(const std::string& path);
 // The entry `name` of the directory `dir` ("/a" + "b" -> "/a/b"; "/" + "b" -> "/b").

@@ -447,12 +447,10 @@ const DirEntry* find_entry(const std::vector<DirEntry>& listing, std::string_vie
 
 bool ResolvedDirs::listed_as_no_link(const std::string& path) const {
   // Looked up by views of the path: called for every library link of an image.
-  const auto slash = path.rfind('/');
-  if (slash == std::string::npos) return false;
-  const std::string_view view(path);
-  const auto listing = listings_.find(slash == 0 ? view.substr(0, 1) : view.substr(0, slash));
+  const auto listing = listings_.find(dirname_view(path));
   if (listing == listings_.end() || !listing->second) return false;
-  const DirEntry* entry = find_entry(*listing->second, view.substr(slash + 1));
+  const DirEntry* entry =
+      find_entry(*listing->second, std::string_view(path).substr(path.rfind('/') + 1));
   return entry == nullptr || !entry->symlink;
 }
 

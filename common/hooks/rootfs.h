@@ -61,7 +61,7 @@ class ResolvedDirs {
 
   std::map<std::string, Dir, std::less<>> dirs_;
   // Directories RootFs::directory_in opened by resolving (invalid: missing), by the path asked.
-  std::map<std::string, Fd, std::less<>> opened_;
+  std::map<std::string, Fd> opened_;
   // What RootFs::listing_in listed (nothing: missing) and link_target_in read, by the path asked.
   std::map<std::string, std::optional<std::vector<DirEntry>>, std::less<>> listings_;
   // Hashed: a lookup for every library link of an image, whose paths share long prefixes.

@@ -46,6 +46,9 @@ TEST_CASE("a path's directory, name and children") {
   CHECK(gcr::dirname_of("/a/b") == "/a");
   CHECK(gcr::dirname_of("/a") == "/");
   CHECK(gcr::dirname_of("a") == ".");
+  CHECK(gcr::dirname_view("/a/b") == "/a");
+  CHECK(gcr::dirname_view("/a") == "/");
+  CHECK(gcr::dirname_view("a") == ".");
   CHECK(gcr::basename_of("/a/b") == "b");
   CHECK(gcr::basename_of("b") == "b");
   CHECK(gcr::child_path("/a", "b") == "/a/b");

@@ -10,12 +10,14 @@
 
 namespace {
 
-// The plan for folder /usr/lib/nv in a rootfs whose /etc/ld.so.cache is `cache`.
-gcr::Result<gcr::LdcachePlan> plan_with_cache(const std::string& cache) {
+// The plan for folder /usr/lib/nv in a rootfs whose /etc/ld.so.cache is `cache`, the folder
+// holding the directory `subdirectory` where one is named.
+gcr::Result<gcr::LdcachePlan> plan_with_cache(const std::string& cache,
+                                              const std::string& subdirectory = "") {
   gcr::test::TempDir t;
   const std::string r = t / "rootfs";
   gcr::test::write_file(r + "/etc/ld.so.cache", cache);
-  gcr::test::make_dirs(r + "/usr/lib/nv");
+  gcr::test::make_dirs(r + "/usr/lib/nv" + (subdirectory.empty() ? "" : "/" + subdirectory));
   auto root = gcr::RootFs::open(r);
   REQUIRE(root.ok());
   gcr::ImageBudget budget;
@@ -136,17 +138,8 @@ TEST_CASE("a cache that already holds the plan is kept as read, unless it change
 }
 
 TEST_CASE("a folder with a hardware-capability subdirectory is left to ldconfig") {
-  // The plan for folder /usr/lib/nv holding the directory `sub`, and an empty cache.
   const auto plan_beside = [](const std::string& sub) {
-    gcr::test::TempDir t;
-    const std::string r = t / "rootfs";
-    gcr::test::write_file(r + "/etc/ld.so.cache", gcr::write_ld_cache({}));
-    gcr::test::make_dirs(r + "/usr/lib/nv/" + sub);
-    auto root = gcr::RootFs::open(r);
-    REQUIRE(root.ok());
-    gcr::ImageBudget budget;
-    const auto conf = gcr::read_ld_so_conf(*root, budget);
-    return gcr::plan_ldcache_update(*root, conf, {"/usr/lib/nv"}, {"/usr/lib/nv"}, budget);
+    return plan_with_cache(gcr::write_ld_cache({}), sub);
   };
   for (const char* sub : {"glibc-hwcaps", "tls", "x86_64", "haswell", "xeon_phi", "avx512_1",
                           "i386", "i486", "i586", "i686", "sse2"}) {
