@@ -7,11 +7,11 @@
 namespace gcr {
 
 // From now on, blocks of up to 256 bytes that C++ code allocates come from a size-class heap
-// on a region of their own (256 KiB of the program's zero-filled data, touched as used); larger
-// ones, and all once the region is full, from malloc as before. A call that may edit the bundle
-// starts it; a pass-through call keeps malloc. The heap takes no lock: the shim runs one thread.
-// Sanitized builds keep the C++ runtime's allocator, whose checks they are for: there it does
-// nothing.
+// on a region of their own (256 KiB of the program's zero-filled data, its first 64 KiB mapped
+// at the start, the rest touched as used); larger ones, and all once the region is full, from
+// malloc as before. A call that may edit the bundle starts it; a pass-through call keeps malloc.
+// The heap takes no lock: the shim runs one thread. Sanitized builds keep the C++ runtime's
+// allocator, whose checks they are for: there it does nothing.
 void start_create_heap() noexcept;
 
 // "<n> of 256 slabs of 1 KiB", what the create took of the heap's region so far; nothing where
